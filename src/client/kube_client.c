@@ -1,0 +1,887 @@
+#include "client/kube_client.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client/watch_decoder.h"
+#include "util/log.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+
+/* A LIST page or an object larger than this is refused (the buffer cap). */
+#define RESPONSE_MAX (256u << 20)
+/* Token files are re-read at least this often (service-account tokens rotate). */
+#define TOKEN_FILE_REFRESH_SECONDS 60
+#define TOKEN_FILE_MAX (64u << 10)
+
+struct thread_handle {
+	CURL *curl;
+	struct kube_client *client;
+	struct thread_handle *next;
+};
+
+struct kube_client {
+	struct kube_config cfg;
+	struct kube_client_options opts;
+	char *user_agent;
+	char *url_base;        /* scheme://host:port used in URLs (tls_server_name as host when set) */
+	struct curl_slist *connect_to; /* CURLOPT_CONNECT_TO list when tls_server_name is set */
+
+	pthread_key_t handle_key;
+	pthread_mutex_t handles_lock;
+	struct thread_handle *handles;
+
+	pthread_mutex_t auth_lock;
+	char *file_token;      /* last token read from cfg.token_file */
+	time_t file_token_at;
+	struct kube_exec_credential exec_cred;
+	bool exec_cred_valid;
+
+	kube_request_observer observer;
+	void *observer_ctx;
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+
+static void curl_global(void)
+{
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		abort();
+}
+
+static void set_error(struct kube_error *err, long code, const char *reason, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void set_error(struct kube_error *err, long code, const char *reason, const char *fmt, ...)
+{
+	err->code = code;
+	snprintf(err->reason, sizeof(err->reason), "%s", reason ? reason : "");
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err->message, sizeof(err->message), fmt, ap);
+	va_end(ap);
+}
+
+static void clear_error(struct kube_error *err)
+{
+	err->code = 0;
+	err->reason[0] = '\0';
+	err->message[0] = '\0';
+}
+
+/* Fills err from an error answer: the API Status when there is one, else the raw body. */
+static void error_from_body(struct kube_error *err, long code, const char *body, size_t len)
+{
+	json_t *st = len ? json_loadb(body, len, 0, NULL) : NULL;
+	const char *reason = st ? json_string_value(json_object_get(st, "reason")) : NULL;
+	const char *message = st ? json_string_value(json_object_get(st, "message")) : NULL;
+	if (message)
+		set_error(err, code, reason, "%s", message);
+	else
+		set_error(err, code, reason, "HTTP %ld: %.200s", code, len ? body : "(empty body)");
+	json_decref(st);
+}
+
+static void thread_handle_destroy(void *p)
+{
+	struct thread_handle *th = p;
+	struct kube_client *c = th->client;
+	pthread_mutex_lock(&c->handles_lock);
+	for (struct thread_handle **pp = &c->handles; *pp; pp = &(*pp)->next) {
+		if (*pp == th) {
+			*pp = th->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&c->handles_lock);
+	curl_easy_cleanup(th->curl);
+	free(th);
+}
+
+/* This thread's handle, made on first use; reused so connections are kept alive. */
+static CURL *thread_curl(struct kube_client *c)
+{
+	struct thread_handle *th = pthread_getspecific(c->handle_key);
+	if (th)
+		return th->curl;
+	th = xcalloc(1, sizeof(*th));
+	th->curl = curl_easy_init();
+	if (!th->curl)
+		abort();
+	th->client = c;
+	pthread_mutex_lock(&c->handles_lock);
+	th->next = c->handles;
+	c->handles = th;
+	pthread_mutex_unlock(&c->handles_lock);
+	if (pthread_setspecific(c->handle_key, th))
+		abort();
+	return th->curl;
+}
+
+/* Splits the server URL so that tls_server_name can be both SNI and the name verified. */
+static int setup_url(struct kube_client *c, char **err)
+{
+	const char *server = c->cfg.server;
+	if (!server || !*server) {
+		*err = xstrdup("the config has no server URL");
+		return -1;
+	}
+	CURLU *u = curl_url();
+	char *scheme = NULL, *host = NULL, *port = NULL;
+	int rc = -1;
+	if (!u || curl_url_set(u, CURLUPART_URL, server, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK) {
+		*err = xasprintf("server URL %s is not a valid URL", server);
+		goto out;
+	}
+	if (strcmp(scheme, "https") && strcmp(scheme, "http")) {
+		*err = xasprintf("server URL %s: scheme must be https (or http)", server);
+		goto out;
+	}
+	if (c->cfg.tls_server_name && *c->cfg.tls_server_name) {
+		c->url_base = xasprintf("%s://%s:%s", scheme, c->cfg.tls_server_name, port);
+		char *entry = xasprintf("%s:%s:%s:%s", c->cfg.tls_server_name, port, host, port);
+		c->connect_to = curl_slist_append(NULL, entry);
+		free(entry);
+		if (!c->connect_to)
+			abort();
+	} else {
+		size_t n = strlen(server);
+		while (n && server[n - 1] == '/')
+			n--;
+		c->url_base = xstrndup(server, n);
+	}
+	rc = 0;
+out:
+	curl_free(scheme);
+	curl_free(host);
+	curl_free(port);
+	curl_url_cleanup(u);
+	return rc;
+}
+
+struct kube_client *kube_client_new(struct kube_config *cfg, const struct kube_client_options *opts,
+				    char **err)
+{
+	pthread_once(&curl_once, curl_global);
+	struct kube_client *c = xcalloc(1, sizeof(*c));
+	c->cfg = *cfg;
+	memset(cfg, 0, sizeof(*cfg));
+	if (opts)
+		c->opts = *opts;
+	if (c->opts.max_retries <= 0)
+		c->opts.max_retries = 5;
+	if (c->opts.request_timeout_ms <= 0)
+		c->opts.request_timeout_ms = 60000;
+	c->user_agent = xstrdup(c->opts.user_agent ? c->opts.user_agent : "stateful-operator");
+	c->opts.user_agent = c->user_agent;
+	pthread_mutex_init(&c->handles_lock, NULL);
+	pthread_mutex_init(&c->auth_lock, NULL);
+	if (pthread_key_create(&c->handle_key, thread_handle_destroy)) {
+		*err = xstrdup("cannot create thread key");
+		goto fail;
+	}
+	if (setup_url(c, err) < 0) {
+		pthread_key_delete(c->handle_key);
+		goto fail;
+	}
+	return c;
+fail:
+	pthread_mutex_destroy(&c->handles_lock);
+	pthread_mutex_destroy(&c->auth_lock);
+	kube_config_release(&c->cfg);
+	free(c->user_agent);
+	free(c);
+	return NULL;
+}
+
+void kube_client_free(struct kube_client *c)
+{
+	if (!c)
+		return;
+	/* Handles of threads still alive; the caller has stopped those threads. */
+	pthread_key_delete(c->handle_key);
+	struct thread_handle *th = c->handles;
+	while (th) {
+		struct thread_handle *next = th->next;
+		curl_easy_cleanup(th->curl);
+		free(th);
+		th = next;
+	}
+	pthread_mutex_destroy(&c->handles_lock);
+	pthread_mutex_destroy(&c->auth_lock);
+	kube_exec_credential_release(&c->exec_cred);
+	free(c->file_token);
+	free(c->url_base);
+	curl_slist_free_all(c->connect_to);
+	free(c->user_agent);
+	kube_config_release(&c->cfg);
+	free(c);
+}
+
+void kube_client_set_observer(struct kube_client *c, kube_request_observer fn, void *ctx)
+{
+	c->observer = fn;
+	c->observer_ctx = ctx;
+}
+
+const char *kube_client_namespace(const struct kube_client *c)
+{
+	return c->cfg.namespace;
+}
+
+const char *kube_client_server(const struct kube_client *c)
+{
+	return c->cfg.server;
+}
+
+static int read_token_file(const char *path, char **out, char **err)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		*err = xasprintf("cannot read token file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	struct strbuf sb;
+	strbuf_init(&sb, TOKEN_FILE_MAX);
+	char buf[4096];
+	size_t n;
+	int rc = 0;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
+		if (strbuf_add(&sb, buf, n) < 0) {
+			*err = xasprintf("token file %s is larger than %u bytes", path, TOKEN_FILE_MAX);
+			rc = -1;
+			break;
+		}
+	}
+	fclose(f);
+	if (rc) {
+		strbuf_release(&sb);
+		return rc;
+	}
+	while (sb.len && (sb.buf[sb.len - 1] == '\n' || sb.buf[sb.len - 1] == '\r' ||
+			  sb.buf[sb.len - 1] == ' '))
+		sb.buf[--sb.len] = '\0';
+	if (!sb.len) {
+		strbuf_release(&sb);
+		*err = xasprintf("token file %s is empty", path);
+		return -1;
+	}
+	*out = strbuf_detach(&sb);
+	return 0;
+}
+
+/*
+ * The credentials for one request: a bearer token (new string or NULL)
+ * and, from an exec plugin, client certificate and key (new blobs).
+ * refresh forces a new read (after a 401).
+ */
+struct request_auth {
+	char *bearer;
+	struct kube_blob cert;
+	struct kube_blob key;
+};
+
+static void request_auth_release(struct request_auth *a)
+{
+	FREE_AND_NULL(a->bearer);
+	FREE_AND_NULL(a->cert.data);
+	FREE_AND_NULL(a->key.data);
+}
+
+static struct kube_blob blob_dup(const struct kube_blob *b)
+{
+	struct kube_blob out = {NULL, 0};
+	if (b->data) {
+		out.data = xmalloc(b->len + 1);
+		memcpy(out.data, b->data, b->len);
+		out.data[b->len] = '\0';
+		out.len = b->len;
+	}
+	return out;
+}
+
+static int get_auth(struct kube_client *c, bool refresh, struct request_auth *a, char **err)
+{
+	memset(a, 0, sizeof(*a));
+	if (c->cfg.token) {
+		a->bearer = xstrdup(c->cfg.token);
+		return 0;
+	}
+	int rc = 0;
+	pthread_mutex_lock(&c->auth_lock);
+	time_t now = time(NULL);
+	if (c->cfg.token_file) {
+		if (refresh || !c->file_token || now - c->file_token_at >= TOKEN_FILE_REFRESH_SECONDS) {
+			char *tok = NULL;
+			if (read_token_file(c->cfg.token_file, &tok, err) < 0) {
+				rc = -1;
+				goto out;
+			}
+			free(c->file_token);
+			c->file_token = tok;
+			c->file_token_at = now;
+		}
+		a->bearer = xstrdup(c->file_token);
+	} else if (c->cfg.exec) {
+		/* Renew a little before expiry so a request never carries a dying token. */
+		bool expired = c->exec_cred.expires_at && c->exec_cred.expires_at - 10 <= now;
+		if (refresh || !c->exec_cred_valid || expired) {
+			struct kube_exec_credential cred = {0};
+			if (kube_exec_credential_get(c->cfg.exec, c->cfg.server, &cred, err) < 0) {
+				rc = -1;
+				goto out;
+			}
+			kube_exec_credential_release(&c->exec_cred);
+			c->exec_cred = cred;
+			c->exec_cred_valid = true;
+		}
+		if (c->exec_cred.token)
+			a->bearer = xstrdup(c->exec_cred.token);
+		a->cert = blob_dup(&c->exec_cred.cert_data);
+		a->key = blob_dup(&c->exec_cred.key_data);
+	}
+out:
+	pthread_mutex_unlock(&c->auth_lock);
+	return rc;
+}
+
+static void set_blob(CURL *h, CURLoption opt, const struct kube_blob *b)
+{
+	struct curl_blob blob = {b->data, b->len, CURL_BLOB_COPY};
+	curl_easy_setopt(h, opt, &blob);
+}
+
+/* Options common to every request on a handle, after curl_easy_reset. */
+static struct curl_slist *setup_handle(struct kube_client *c, CURL *h, const char *method,
+				       const char *url, const char *content_type,
+				       const struct request_auth *auth)
+{
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+	/* The API server's redirects are never followed: credentials must not travel. */
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	if (c->connect_to)
+		curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to);
+	if (c->cfg.insecure_skip_tls_verify) {
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+	} else {
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+	}
+	if (c->cfg.ca_data.data)
+		set_blob(h, CURLOPT_CAINFO_BLOB, &c->cfg.ca_data);
+	else if (c->cfg.ca_file)
+		curl_easy_setopt(h, CURLOPT_CAINFO, c->cfg.ca_file);
+	if (auth->cert.data) {
+		set_blob(h, CURLOPT_SSLCERT_BLOB, &auth->cert);
+		set_blob(h, CURLOPT_SSLKEY_BLOB, &auth->key);
+	} else if (c->cfg.cert_data.data) {
+		set_blob(h, CURLOPT_SSLCERT_BLOB, &c->cfg.cert_data);
+		set_blob(h, CURLOPT_SSLKEY_BLOB, &c->cfg.key_data);
+	} else if (c->cfg.cert_file) {
+		curl_easy_setopt(h, CURLOPT_SSLCERT, c->cfg.cert_file);
+		curl_easy_setopt(h, CURLOPT_SSLKEY, c->cfg.key_file);
+	}
+
+	struct curl_slist *headers = NULL;
+	headers = curl_slist_append(headers, "Accept: application/json");
+	if (content_type) {
+		char *ct = xasprintf("Content-Type: %s", content_type);
+		headers = curl_slist_append(headers, ct);
+		free(ct);
+	}
+	if (auth->bearer) {
+		char *hdr = xasprintf("Authorization: Bearer %s", auth->bearer);
+		headers = curl_slist_append(headers, hdr);
+		explicit_bzero(hdr, strlen(hdr));
+		free(hdr);
+	}
+	if (!headers)
+		abort();
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+	return headers;
+}
+
+static size_t collect_body(char *data, size_t size, size_t nmemb, void *userp)
+{
+	struct strbuf *sb = userp;
+	size_t n = size * nmemb;
+	return strbuf_add(sb, data, n) < 0 ? 0 : n;
+}
+
+static bool retryable(long code)
+{
+	return code == 429 || code == 500 || code == 502 || code == 503 || code == 504;
+}
+
+/* Delay before retry number attempt (0-based): Retry-After when given, else 100 ms * 2^n with jitter. */
+static long retry_delay_ms(CURL *h, int attempt)
+{
+	struct curl_header *hdr = NULL;
+	if (h && curl_easy_header(h, "Retry-After", 0, CURLH_HEADER, -1, &hdr) == CURLHE_OK) {
+		char *end;
+		long secs = strtol(hdr->value, &end, 10);
+		if (end != hdr->value && secs >= 0)
+			return (secs > 60 ? 60 : secs) * 1000;
+	}
+	long base = 100L << (attempt > 7 ? 7 : attempt);
+	return base + rand() % (base / 2 + 1);
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static bool is_mutation(const char *method)
+{
+	return strcmp(method, "GET") != 0;
+}
+
+/* Appends dryRun=All to a mutation's path when the client is in dry-run mode. New string. */
+static char *effective_url(struct kube_client *c, const char *method, const char *path)
+{
+	if (c->opts.dry_run && is_mutation(method)) {
+		log_info("client", "dry-run: %s %s", method, path);
+		return xasprintf("%s%s%cdryRun=All", c->url_base, path, strchr(path, '?') ? '&' : '?');
+	}
+	return xasprintf("%s%s", c->url_base, path);
+}
+
+int kube_request(struct kube_client *c, const char *method, const char *path,
+		 const char *content_type, const char *body, json_t **out, struct kube_error *err)
+{
+	CURL *h = thread_curl(c);
+	char *url = effective_url(c, method, path);
+	struct strbuf resp;
+	strbuf_init(&resp, RESPONSE_MAX);
+	bool refreshed_auth = false;
+	int rc = KUBE_ETRANSPORT;
+	if (out)
+		*out = NULL;
+	clear_error(err);
+
+	for (int attempt = 0;; attempt++) {
+		struct request_auth auth;
+		char *auth_err = NULL;
+		if (get_auth(c, refreshed_auth, &auth, &auth_err) < 0) {
+			set_error(err, 0, "", "%s", auth_err);
+			free(auth_err);
+			rc = KUBE_EAUTH;
+			break;
+		}
+		curl_easy_reset(h);
+		struct curl_slist *headers = setup_handle(c, h, method, url, content_type, &auth);
+		char curl_err[CURL_ERROR_SIZE] = "";
+		curl_easy_setopt(h, CURLOPT_ERRORBUFFER, curl_err);
+		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->opts.request_timeout_ms);
+		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect_body);
+		curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
+		if (body) {
+			curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+			curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+		}
+		strbuf_reset(&resp);
+		double start = now_seconds();
+		CURLcode cc = curl_easy_perform(h);
+		long code = 0;
+		if (cc == CURLE_OK)
+			curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+		if (c->observer)
+			c->observer(c->observer_ctx, method, code, now_seconds() - start);
+		curl_slist_free_all(headers);
+		request_auth_release(&auth);
+
+		if (cc != CURLE_OK) {
+			set_error(err, 0, "", "%s %s: %s", method, path,
+				  curl_err[0] ? curl_err : curl_easy_strerror(cc));
+			rc = KUBE_ETRANSPORT;
+		} else if (code >= 200 && code < 300) {
+			rc = KUBE_OK;
+			if (out && resp.len) {
+				json_error_t jerr;
+				*out = json_loadb(resp.buf, resp.len, 0, &jerr);
+				if (!*out) {
+					set_error(err, code, "", "%s %s: answer is not JSON: %s", method,
+						  path, jerr.text);
+					rc = KUBE_EDECODE;
+				}
+			}
+			break;
+		} else {
+			error_from_body(err, code, resp.buf, resp.len);
+			rc = KUBE_EHTTP;
+			if (code == 401 && !refreshed_auth && (c->cfg.token_file || c->cfg.exec)) {
+				/* A rotated token or expired plugin credential: fetch anew once. */
+				refreshed_auth = true;
+				continue;
+			}
+			if (!retryable(code))
+				break;
+		}
+		if (attempt >= c->opts.max_retries)
+			break;
+		long delay = retry_delay_ms(cc == CURLE_OK ? h : NULL, attempt);
+		log_debug("client", "%s %s: %s; retry %d in %ld ms", method, path, err->message,
+			  attempt + 1, delay);
+		sleep_ms(delay);
+	}
+	strbuf_release(&resp);
+	free(url);
+	return rc;
+}
+
+static char *json_body(const json_t *obj)
+{
+	char *s = json_dumps(obj, JSON_COMPACT);
+	if (!s)
+		abort();
+	return s;
+}
+
+int kube_get(struct kube_client *c, const struct kube_resource *r, const char *ns,
+	     const char *name, json_t **out, struct kube_error *err)
+{
+	char *path = kube_resource_path(r, ns, name, NULL);
+	int rc = kube_request(c, "GET", path, NULL, NULL, out, err);
+	free(path);
+	return rc;
+}
+
+static void add_query(struct strbuf *sb, const char *key, const char *value)
+{
+	if (!value || !*value)
+		return;
+	char *esc = curl_easy_escape(NULL, value, 0);
+	if (!esc || strbuf_addf(sb, "%c%s=%s", strchr(strbuf_str(sb), '?') ? '&' : '?', key, esc) < 0)
+		abort();
+	curl_free(esc);
+}
+
+static void add_query_long(struct strbuf *sb, const char *key, long value)
+{
+	if (value <= 0)
+		return;
+	char num[32];
+	snprintf(num, sizeof(num), "%ld", value);
+	add_query(sb, key, num);
+}
+
+int kube_list_page(struct kube_client *c, const struct kube_resource *r, const char *ns,
+		   const struct kube_list_options *opts, json_t **out, struct kube_error *err)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *base = kube_resource_path(r, ns, NULL, NULL);
+	if (strbuf_addstr(&sb, base) < 0)
+		abort();
+	free(base);
+	if (opts) {
+		add_query(&sb, "labelSelector", opts->label_selector);
+		add_query(&sb, "fieldSelector", opts->field_selector);
+		add_query_long(&sb, "limit", opts->limit);
+		add_query(&sb, "continue", opts->continue_token);
+		add_query(&sb, "resourceVersion", opts->resource_version);
+	}
+	int rc = kube_request(c, "GET", sb.buf, NULL, NULL, out, err);
+	if (rc == KUBE_OK && (!*out || !json_is_array(json_object_get(*out, "items")))) {
+		set_error(err, 200, "", "LIST %s: answer has no items", r->plural);
+		json_decref(*out);
+		*out = NULL;
+		rc = KUBE_EDECODE;
+	}
+	strbuf_release(&sb);
+	return rc;
+}
+
+int kube_list_all(struct kube_client *c, const struct kube_resource *r, const char *ns,
+		  const char *label_selector, long page_size, json_t **items, char **rv,
+		  struct kube_error *err)
+{
+	json_t *all = json_array();
+	char *cont = NULL;
+	int rc;
+	*items = NULL;
+	if (rv)
+		*rv = NULL;
+	for (;;) {
+		struct kube_list_options lo = {.label_selector = label_selector,
+					       .limit = page_size,
+					       .continue_token = cont};
+		json_t *page = NULL;
+		rc = kube_list_page(c, r, ns, &lo, &page, err);
+		if (rc != KUBE_OK && cont && err->code == 410) {
+			/* The continue token expired mid-list: start over for a consistent snapshot. */
+			FREE_AND_NULL(cont);
+			json_array_clear(all);
+			continue;
+		}
+		if (rc != KUBE_OK)
+			break;
+		json_array_extend(all, json_object_get(page, "items"));
+		const char *next = kube_obj_str(page, "metadata.continue");
+		if (rv && (!next || !*next)) {
+			const char *v = kube_obj_str(page, "metadata.resourceVersion");
+			*rv = xstrdup(v ? v : "");
+		}
+		free(cont);
+		cont = next && *next ? xstrdup(next) : NULL;
+		json_decref(page);
+		if (!cont)
+			break;
+	}
+	free(cont);
+	if (rc == KUBE_OK)
+		*items = all;
+	else
+		json_decref(all);
+	return rc;
+}
+
+int kube_create(struct kube_client *c, const struct kube_resource *r, const char *ns,
+		const json_t *obj, json_t **out, struct kube_error *err)
+{
+	char *path = kube_resource_path(r, ns, NULL, NULL);
+	char *body = json_body(obj);
+	int rc = kube_request(c, "POST", path, "application/json", body, out, err);
+	free(body);
+	free(path);
+	return rc;
+}
+
+int kube_replace(struct kube_client *c, const struct kube_resource *r, const char *ns,
+		 const char *name, const char *sub, const json_t *obj, json_t **out,
+		 struct kube_error *err)
+{
+	char *path = kube_resource_path(r, ns, name, sub);
+	char *body = json_body(obj);
+	int rc = kube_request(c, "PUT", path, "application/json", body, out, err);
+	free(body);
+	free(path);
+	return rc;
+}
+
+int kube_patch(struct kube_client *c, const struct kube_resource *r, const char *ns,
+	       const char *name, const char *sub, enum kube_patch_type type, const json_t *patch,
+	       json_t **out, struct kube_error *err)
+{
+	char *path = kube_resource_path(r, ns, name, sub);
+	char *body = json_body(patch);
+	const char *ct = type == KUBE_PATCH_JSON ? "application/json-patch+json"
+						 : "application/merge-patch+json";
+	int rc = kube_request(c, "PATCH", path, ct, body, out, err);
+	free(body);
+	free(path);
+	return rc;
+}
+
+int kube_delete(struct kube_client *c, const struct kube_resource *r, const char *ns,
+		const char *name, const struct kube_delete_options *opts, struct kube_error *err)
+{
+	char *path = kube_resource_path(r, ns, name, NULL);
+	json_t *del = json_pack("{s:s, s:s}", "kind", "DeleteOptions", "apiVersion", "v1");
+	if (opts && opts->propagation_policy)
+		json_object_set_new(del, "propagationPolicy", json_string(opts->propagation_policy));
+	if (opts && (opts->precondition_uid || opts->precondition_resource_version)) {
+		json_t *pre = json_object();
+		if (opts->precondition_uid)
+			json_object_set_new(pre, "uid", json_string(opts->precondition_uid));
+		if (opts->precondition_resource_version)
+			json_object_set_new(pre, "resourceVersion",
+					    json_string(opts->precondition_resource_version));
+		json_object_set_new(del, "preconditions", pre);
+	}
+	if (opts && opts->grace_period_seconds)
+		json_object_set_new(del, "gracePeriodSeconds",
+				    json_integer((json_int_t)*opts->grace_period_seconds));
+	char *body = json_body(del);
+	int rc = kube_request(c, "DELETE", path, "application/json", body, NULL, err);
+	free(body);
+	json_decref(del);
+	free(path);
+	return rc;
+}
+
+int kube_update_retry(struct kube_client *c, const struct kube_resource *r, const char *ns,
+		      const char *name, kube_mutate_fn mutate, void *ctx, int max_attempts,
+		      json_t **out, struct kube_error *err)
+{
+	int rc = KUBE_EHTTP;
+	if (out)
+		*out = NULL;
+	for (int attempt = 0; attempt < max_attempts; attempt++) {
+		json_t *obj = NULL;
+		rc = kube_get(c, r, ns, name, &obj, err);
+		if (rc < 0)
+			return rc;
+		int m = mutate(ctx, obj);
+		if (m != 0) {
+			json_decref(obj);
+			return m > 0 ? 1 : m;
+		}
+		rc = kube_replace(c, r, ns, name, NULL, obj, out, err);
+		json_decref(obj);
+		if (rc != KUBE_EHTTP || err->code != 409)
+			return rc;
+		log_debug("client", "update %s/%s: conflict, retrying", r->plural, name);
+	}
+	return rc;
+}
+
+struct watch_state {
+	CURL *curl;
+	struct watch_decoder dec;
+	kube_watch_fn fn;
+	void *ctx;
+	const atomic_bool *stop;
+	struct strbuf error_body; /* body of a non-200 answer */
+	char *decode_err;
+	bool ended_by_fn;
+};
+
+static size_t watch_body(char *data, size_t size, size_t nmemb, void *userp)
+{
+	struct watch_state *ws = userp;
+	size_t n = size * nmemb;
+	long code = 0;
+	curl_easy_getinfo(ws->curl, CURLINFO_RESPONSE_CODE, &code);
+	if (code != 200)
+		return strbuf_add(&ws->error_body, data, n) < 0 ? 0 : n;
+	int rc = watch_decoder_feed(&ws->dec, data, n, ws->fn, ws->ctx, &ws->decode_err);
+	if (rc == 1)
+		ws->ended_by_fn = true;
+	return rc ? 0 : n;
+}
+
+static int watch_progress(void *userp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+			  curl_off_t ulnow)
+{
+	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	struct watch_state *ws = userp;
+	return ws->stop && atomic_load(ws->stop) ? 1 : 0;
+}
+
+int kube_watch(struct kube_client *c, const struct kube_resource *r, const char *ns,
+	       const struct kube_watch_options *opts, kube_watch_fn fn, void *ctx,
+	       const atomic_bool *stop, struct kube_error *err)
+{
+	struct strbuf path = STRBUF_INIT;
+	char *base = kube_resource_path(r, ns, NULL, NULL);
+	if (strbuf_addstr(&path, base) < 0 || strbuf_addstr(&path, "?watch=true") < 0)
+		abort();
+	free(base);
+	add_query(&path, "resourceVersion", opts->resource_version);
+	add_query(&path, "labelSelector", opts->label_selector);
+	add_query(&path, "fieldSelector", opts->field_selector);
+	add_query_long(&path, "timeoutSeconds", opts->timeout_seconds);
+	if (opts->allow_bookmarks)
+		add_query(&path, "allowWatchBookmarks", "true");
+
+	clear_error(err);
+	struct request_auth auth;
+	char *auth_err = NULL;
+	if (get_auth(c, false, &auth, &auth_err) < 0) {
+		set_error(err, 0, "", "%s", auth_err);
+		free(auth_err);
+		strbuf_release(&path);
+		return KUBE_EAUTH;
+	}
+	CURL *h = thread_curl(c);
+	char *url = xasprintf("%s%s", c->url_base, path.buf);
+	curl_easy_reset(h);
+	struct curl_slist *headers = setup_handle(c, h, "GET", url, NULL, &auth);
+	struct watch_state ws = {.curl = h, .fn = fn, .ctx = ctx, .stop = stop};
+	watch_decoder_init(&ws.dec);
+	strbuf_init(&ws.error_body, 1u << 20);
+	char curl_err[CURL_ERROR_SIZE] = "";
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, curl_err);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, watch_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &ws);
+	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, watch_progress);
+	curl_easy_setopt(h, CURLOPT_XFERINFODATA, &ws);
+	if (opts->timeout_seconds > 0)
+		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (opts->timeout_seconds + 30) * 1000L);
+
+	double start = now_seconds();
+	CURLcode cc = curl_easy_perform(h);
+	long code = 0;
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	if (c->observer)
+		c->observer(c->observer_ctx, "WATCH", code, now_seconds() - start);
+
+	int rc;
+	if (stop && atomic_load(stop)) {
+		rc = KUBE_ESTOPPED;
+		set_error(err, code, "", "watch %s stopped", r->plural);
+	} else if (ws.decode_err) {
+		rc = KUBE_EDECODE;
+		set_error(err, code, "", "watch %s: %s", r->plural, ws.decode_err);
+	} else if (ws.ended_by_fn) {
+		rc = KUBE_OK;
+	} else if (code != 0 && code != 200) {
+		error_from_body(err, code, ws.error_body.buf, ws.error_body.len);
+		rc = KUBE_EHTTP;
+	} else if (cc != CURLE_OK) {
+		rc = KUBE_ETRANSPORT;
+		set_error(err, code, "", "watch %s: %s", r->plural,
+			  curl_err[0] ? curl_err : curl_easy_strerror(cc));
+	} else {
+		rc = KUBE_OK; /* the server ended the watch (timeoutSeconds) */
+	}
+	curl_slist_free_all(headers);
+	request_auth_release(&auth);
+	watch_decoder_release(&ws.dec);
+	strbuf_release(&ws.error_body);
+	free(ws.decode_err);
+	free(url);
+	strbuf_release(&path);
+	return rc;
+}
+
+const char *kube_obj_str(const json_t *obj, const char *path)
+{
+	const json_t *cur = obj;
+	const char *p = path;
+	while (cur && *p) {
+		const char *dot = strchr(p, '.');
+		size_t n = dot ? (size_t)(dot - p) : strlen(p);
+		cur = json_object_getn(cur, p, n);
+		p += n;
+		if (*p == '.')
+			p++;
+	}
+	return json_string_value(cur);
+}
+
+char *kube_obj_key(const json_t *obj)
+{
+	const char *ns = kube_obj_str(obj, "metadata.namespace");
+	const char *name = kube_obj_str(obj, "metadata.name");
+	if (!name)
+		name = "";
+	return ns && *ns ? xasprintf("%s/%s", ns, name) : xstrdup(name);
+}

@@ -1,0 +1,185 @@
+/*
+ * A thin Kubernetes API client over libcurl and jansson. It works on whole
+ * JSON documents: what the server sends is what the caller gets, unknown
+ * fields included, so an update never drops a field this client does not
+ * know about.
+ *
+ * Threads: every function may be called from any thread. Each thread gets
+ * its own keep-alive curl handle (libcurl forbids sharing one), created on
+ * first use and freed when the thread exits or the client is freed.
+ *
+ * Errors: functions return 0 on success or a negative KUBE_E* code, and
+ * fill a struct kube_error with the HTTP code and the API's own Status
+ * reason and message, so callers can pass them on to Events and logs.
+ * 429 and 5xx answers and transport failures are retried with exponential
+ * backoff (honouring Retry-After) before an error is returned; 409 Conflict
+ * is returned at once (the caller requeues).
+ */
+#ifndef SOP_CLIENT_KUBE_CLIENT_H
+#define SOP_CLIENT_KUBE_CLIENT_H
+
+#include <jansson.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "client/kube_config.h"
+#include "client/kube_resource.h"
+
+enum {
+	KUBE_OK = 0,
+	KUBE_EHTTP = -1,      /* the server answered with an error Status (see code/reason) */
+	KUBE_ETRANSPORT = -2, /* no answer: connection, TLS or timeout (see message) */
+	KUBE_EDECODE = -3,    /* the answer was not the JSON expected */
+	KUBE_ESTOPPED = -4,   /* a watch was stopped by its caller */
+	KUBE_EAUTH = -5,      /* credentials could not be obtained (token file, exec plugin) */
+};
+
+struct kube_error {
+	long code;         /* HTTP status; 0 when there was no answer */
+	char reason[64];   /* Status.reason: NotFound, Conflict, AlreadyExists, Forbidden, Expired, ... */
+	char message[1024];
+};
+
+/* True when err is the HTTP code given. */
+static inline bool kube_error_is(const struct kube_error *err, long code)
+{
+	return err->code == code;
+}
+
+struct kube_client_options {
+	int max_retries;          /* for 429/5xx/transport errors; default 5 */
+	long request_timeout_ms;  /* non-watch requests; default 60000 */
+	bool dry_run;             /* mutations are sent with dryRun=All: validated, never persisted */
+	const char *user_agent;   /* default "stateful-operator" */
+};
+
+/* Called after every request; used for the API request metrics. */
+typedef void (*kube_request_observer)(void *ctx, const char *verb, long code, double seconds);
+
+struct kube_client;
+
+/*
+ * Creates a client. Takes over the contents of cfg (cfg is left zeroed);
+ * opts may be NULL for defaults. Returns NULL and sets *err (new string)
+ * when the config cannot be used.
+ */
+struct kube_client *kube_client_new(struct kube_config *cfg, const struct kube_client_options *opts,
+				    char **err);
+void kube_client_free(struct kube_client *c);
+void kube_client_set_observer(struct kube_client *c, kube_request_observer fn, void *ctx);
+/* The namespace the config named (context or in-cluster), or NULL. Borrowed. */
+const char *kube_client_namespace(const struct kube_client *c);
+/* Borrowed; e.g. https://127.0.0.1:6443 */
+const char *kube_client_server(const struct kube_client *c);
+
+/*
+ * The generic request: method, a path with query (e.g. from
+ * kube_resource_path), and an optional body with its content type. On
+ * success *out (if out is not NULL) is a new reference to the decoded
+ * body, or NULL when the body was empty.
+ */
+int kube_request(struct kube_client *c, const char *method, const char *path,
+		 const char *content_type, const char *body, json_t **out, struct kube_error *err)
+	__attribute__((warn_unused_result));
+
+int kube_get(struct kube_client *c, const struct kube_resource *r, const char *ns,
+	     const char *name, json_t **out, struct kube_error *err) __attribute__((warn_unused_result));
+
+struct kube_list_options {
+	const char *label_selector;
+	const char *field_selector;
+	long limit;                   /* page size; 0 = server default (all) */
+	const char *continue_token;
+	const char *resource_version;
+};
+
+/* One LIST page; *out is the List object (items, metadata.continue, metadata.resourceVersion). */
+int kube_list_page(struct kube_client *c, const struct kube_resource *r, const char *ns,
+		   const struct kube_list_options *opts, json_t **out, struct kube_error *err)
+	__attribute__((warn_unused_result));
+
+/*
+ * Every page of a LIST; *items is a new array of the items and *rv (may be
+ * NULL) a new string with the list's resourceVersion.
+ */
+int kube_list_all(struct kube_client *c, const struct kube_resource *r, const char *ns,
+		  const char *label_selector, long page_size, json_t **items, char **rv,
+		  struct kube_error *err) __attribute__((warn_unused_result));
+
+/* POST; obj is borrowed. *out (may be NULL) is the created object. */
+int kube_create(struct kube_client *c, const struct kube_resource *r, const char *ns,
+		const json_t *obj, json_t **out, struct kube_error *err)
+	__attribute__((warn_unused_result));
+
+/* PUT of a whole object (or of a subresource when sub is not NULL). */
+int kube_replace(struct kube_client *c, const struct kube_resource *r, const char *ns,
+		 const char *name, const char *sub, const json_t *obj, json_t **out,
+		 struct kube_error *err) __attribute__((warn_unused_result));
+
+enum kube_patch_type {
+	KUBE_PATCH_MERGE,   /* application/merge-patch+json (RFC 7386) */
+	KUBE_PATCH_JSON,    /* application/json-patch+json (RFC 6902), may carry "test" ops */
+};
+
+/* PATCH name (or its subresource sub). patch is borrowed. */
+int kube_patch(struct kube_client *c, const struct kube_resource *r, const char *ns,
+	       const char *name, const char *sub, enum kube_patch_type type, const json_t *patch,
+	       json_t **out, struct kube_error *err) __attribute__((warn_unused_result));
+
+struct kube_delete_options {
+	const char *propagation_policy; /* "Orphan", "Background", "Foreground" or NULL */
+	const char *precondition_uid;
+	const char *precondition_resource_version;
+	const long *grace_period_seconds; /* NULL = the object's default; 0 = at once */
+};
+
+int kube_delete(struct kube_client *c, const struct kube_resource *r, const char *ns,
+		const char *name, const struct kube_delete_options *opts, struct kube_error *err)
+	__attribute__((warn_unused_result));
+
+/*
+ * Changes an object in place for kube_update_retry. Returns 0 to PUT it,
+ * 1 when no change is needed (nothing is sent), negative to give up.
+ */
+typedef int (*kube_mutate_fn)(void *ctx, json_t *obj);
+
+/*
+ * GET, mutate, PUT; on 409 Conflict (someone changed it since the GET),
+ * again from the GET, up to max_attempts (client-go's RetryOnConflict).
+ * *out (may be NULL) receives the object as stored. Returns 0, 1 when
+ * mutate said no change was needed, or the error of the last attempt.
+ */
+int kube_update_retry(struct kube_client *c, const struct kube_resource *r, const char *ns,
+		      const char *name, kube_mutate_fn mutate, void *ctx, int max_attempts,
+		      json_t **out, struct kube_error *err) __attribute__((warn_unused_result));
+
+struct kube_watch_options {
+	const char *resource_version;
+	const char *label_selector;
+	const char *field_selector;
+	long timeout_seconds;         /* server-side end of the watch; 0 = server default */
+	bool allow_bookmarks;
+};
+
+/*
+ * Called for each watch event with its type (ADDED, MODIFIED, DELETED,
+ * BOOKMARK, ERROR) and object (borrowed, valid during the call). Return 0
+ * to go on, non-zero to end the watch.
+ */
+typedef int (*kube_watch_fn)(void *ctx, const char *type, json_t *object);
+
+/*
+ * Streams a WATCH until the server ends it (returns 0), fn asks to end
+ * (returns 0), *stop becomes true (checked at least once a second;
+ * returns KUBE_ESTOPPED), or an error.
+ */
+int kube_watch(struct kube_client *c, const struct kube_resource *r, const char *ns,
+	       const struct kube_watch_options *opts, kube_watch_fn fn, void *ctx,
+	       const atomic_bool *stop, struct kube_error *err) __attribute__((warn_unused_result));
+
+/* Helpers for reading objects: borrowed strings, NULL when absent. */
+const char *kube_obj_str(const json_t *obj, const char *path); /* dotted path, e.g. "metadata.name" */
+/* "namespace/name", or "name" for cluster-scoped objects. New string. */
+char *kube_obj_key(const json_t *obj);
+
+#endif

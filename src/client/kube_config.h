@@ -1,0 +1,91 @@
+/*
+ * Where the API server is and how to authenticate to it: the resolved
+ * result of a kubeconfig file (kubeconfig.c) or of the in-cluster service
+ * account (in_cluster.c). The client (kube_client.c) consumes it.
+ *
+ * All strings are owned by the struct and freed by kube_config_release().
+ * Inline data (certificate-authority-data, client-certificate-data,
+ * client-key-data) is stored base64-decoded, as PEM bytes.
+ */
+#ifndef SOP_CLIENT_KUBE_CONFIG_H
+#define SOP_CLIENT_KUBE_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct kube_exec_config {
+	char *command;              /* resolved as given; PATH lookup at run time */
+	char **args;                /* nargs items */
+	size_t nargs;
+	char **env;                 /* "NAME=VALUE" items added to the environment */
+	size_t nenv;
+	char *api_version;          /* client.authentication.k8s.io/v1 or v1beta1 */
+	bool provide_cluster_info;
+};
+
+struct kube_blob {
+	char *data;                 /* NULL when unset; NUL-terminated for convenience */
+	size_t len;
+};
+
+struct kube_config {
+	char *server;               /* "https://host:port", no trailing slash */
+	char *tls_server_name;      /* optional SNI / verification name */
+	bool insecure_skip_tls_verify;
+	char *ca_file;
+	struct kube_blob ca_data;
+	char *cert_file;
+	struct kube_blob cert_data;
+	char *key_file;
+	struct kube_blob key_data;
+	char *token;                /* static bearer token */
+	char *token_file;           /* bearer token re-read from this file (at least every minute) */
+	struct kube_exec_config *exec; /* exec credential plugin, or NULL */
+	char *namespace;            /* the context's namespace (or in-cluster namespace); may be NULL */
+	char *context;              /* name of the context used; NULL in-cluster */
+};
+
+void kube_config_release(struct kube_config *cfg);
+
+/*
+ * Loads a kubeconfig. path NULL means $KUBECONFIG (a colon-separated list,
+ * merged first-wins like kubectl) or else ~/.kube/config. context NULL
+ * means current-context. Relative file paths are resolved against the
+ * directory of the file that names them. On failure returns -1 and sets
+ * *err to a new message that names the file and the field to fix.
+ */
+int kubeconfig_load(const char *path, const char *context, struct kube_config *out, char **err)
+	__attribute__((warn_unused_result));
+
+/* Parses kubeconfig text; base_dir resolves relative paths. Same contract. */
+int kubeconfig_parse(const char *text, size_t len, const char *base_dir, const char *context,
+		     struct kube_config *out, char **err) __attribute__((warn_unused_result));
+
+/*
+ * In-cluster config from KUBERNETES_SERVICE_HOST/PORT and the service
+ * account files under root (NULL = /var/run/secrets/kubernetes.io/serviceaccount).
+ * The token is given as token_file so the client re-reads it.
+ */
+int kube_config_in_cluster(const char *root, struct kube_config *out, char **err)
+	__attribute__((warn_unused_result));
+
+/* What an exec credential plugin returned (ExecCredential status). */
+struct kube_exec_credential {
+	char *token;
+	struct kube_blob cert_data;
+	struct kube_blob key_data;
+	long long expires_at;       /* unix seconds; 0 = no expiry given */
+};
+
+void kube_exec_credential_release(struct kube_exec_credential *cred);
+
+/*
+ * Runs the plugin (no shell; stdin closed, stderr passed through) with
+ * KUBERNETES_EXEC_INFO set, and parses its ExecCredential. server is
+ * passed as cluster info when provide_cluster_info is set.
+ */
+int kube_exec_credential_get(const struct kube_exec_config *exec, const char *server,
+			     struct kube_exec_credential *out, char **err)
+	__attribute__((warn_unused_result));
+
+#endif

@@ -1,0 +1,39 @@
+/*
+ * Splits a Kubernetes watch stream (one JSON event object per line) into
+ * events, whatever way the bytes were cut into reads: an event split
+ * across reads waits for its end; several in one read are all delivered.
+ * Not thread-safe; one decoder per stream.
+ */
+#ifndef SOP_CLIENT_WATCH_DECODER_H
+#define SOP_CLIENT_WATCH_DECODER_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "util/strbuf.h"
+
+/* A single event larger than this ends the stream with an error. */
+#define WATCH_EVENT_MAX (64u << 20)
+
+struct watch_decoder {
+	struct strbuf pending; /* bytes of an event not yet complete */
+};
+
+/* type: ADDED, MODIFIED, DELETED, BOOKMARK or ERROR; object borrowed for the call. */
+typedef int (*watch_event_fn)(void *ctx, const char *type, json_t *object);
+
+void watch_decoder_init(struct watch_decoder *d);
+void watch_decoder_release(struct watch_decoder *d);
+
+/*
+ * Feeds bytes. Calls fn for every complete event. Returns 0; 1 when fn
+ * asked to stop (the rest is dropped); -1 on a malformed event or one over
+ * WATCH_EVENT_MAX, with *err a new message.
+ */
+int watch_decoder_feed(struct watch_decoder *d, const char *data, size_t len, watch_event_fn fn,
+		       void *ctx, char **err) __attribute__((warn_unused_result));
+
+/* For an ERROR event's object (a Status): its code, or 0. */
+long watch_error_code(const json_t *object);
+
+#endif

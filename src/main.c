@@ -1,0 +1,139 @@
+/*
+ * stateful-operator: one daemon for the storage lifecycle of stateful
+ * workloads. main() wires the parts together: flags, logging, the API
+ * client, the shared caches and the controllers, and signal handling.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client/kube_client.h"
+#include "client/kube_config.h"
+#include "options.h"
+#include "runtime/manager.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+
+#define SOP_VERSION "0.1.0"
+
+struct signal_thread {
+	sigset_t set;
+	struct manager *manager;
+};
+
+/* The first SIGTERM/SIGINT stops gracefully; a second one exits at once. */
+static void *wait_signals(void *arg)
+{
+	struct signal_thread *st = arg;
+	int sig;
+	bool stopping = false;
+	while (sigwait(&st->set, &sig) == 0) {
+		if (sig == SIGUSR1)
+			return NULL; /* main is done: end this thread */
+		if (stopping) {
+			log_warn("main", "second signal %d: exiting now", sig);
+			_exit(1);
+		}
+		log_info("main", "signal %d: shutting down", sig);
+		stopping = true;
+		manager_request_stop(st->manager);
+	}
+	return NULL;
+}
+
+/*
+ * The config, in controller-runtime's order: --kubeconfig, $KUBECONFIG,
+ * the in-cluster service account, ~/.kube/config.
+ */
+static int load_config(const struct operator_options *o, struct kube_config *cfg, char **err)
+{
+	if (o->kubeconfig)
+		return kubeconfig_load(o->kubeconfig, o->context, cfg, err);
+	const char *env = getenv("KUBECONFIG");
+	if (env && *env)
+		return kubeconfig_load(NULL, o->context, cfg, err);
+	if (getenv("KUBERNETES_SERVICE_HOST") && !o->context)
+		return kube_config_in_cluster(NULL, cfg, err);
+	return kubeconfig_load(NULL, o->context, cfg, err);
+}
+
+/* The caches the enabled controllers read. */
+static void register_informers(struct manager *m, const struct operator_options *o)
+{
+	if (o->controllers & (CONTROLLER_RESIZE | CONTROLLER_SCALEDOWN))
+		manager_informer(m, &KUBE_STATEFULSETS);
+	manager_informer(m, &KUBE_PVCS);
+	manager_informer(m, &KUBE_PODS);
+}
+
+int main(int argc, char **argv)
+{
+	struct operator_options opts;
+	char *err = NULL;
+	int status = 1;
+	struct kube_config cfg = {0};
+	struct kube_client *client = NULL;
+	struct manager *manager = NULL;
+
+	if (options_parse(argc, argv, &opts, &err) < 0) {
+		fprintf(stderr, "stateful-operator: %s\n", err);
+		status = 2;
+		goto out;
+	}
+	if (opts.help) {
+		fputs(options_usage(), stdout);
+		status = 0;
+		goto out;
+	}
+	if (opts.version) {
+		printf("stateful-operator %s\n", SOP_VERSION);
+		status = 0;
+		goto out;
+	}
+	log_setup(opts.log_level, opts.log_format);
+
+	if (load_config(&opts, &cfg, &err) < 0) {
+		log_error("main", "%s", err);
+		goto out;
+	}
+	log_info("main", "stateful-operator %s: API server %s%s%s%s", SOP_VERSION, cfg.server,
+		 cfg.context ? ", context " : "", cfg.context ? cfg.context : "",
+		 opts.dry_run ? ", dry-run (nothing is changed)" : "");
+	struct kube_client_options co = {.dry_run = opts.dry_run};
+	client = kube_client_new(&cfg, &co, &err);
+	if (!client) {
+		log_error("main", "%s", err);
+		goto out;
+	}
+
+	struct manager_options mo = {.namespace = opts.namespace};
+	manager = manager_new(client, &mo);
+	register_informers(manager, &opts);
+	log_info("main", "watching %s", opts.namespace ? opts.namespace : "all namespaces");
+
+	/* Block the signals in every thread; one thread waits for them. */
+	struct signal_thread st = {.manager = manager};
+	sigemptyset(&st.set);
+	sigaddset(&st.set, SIGTERM);
+	sigaddset(&st.set, SIGINT);
+	sigaddset(&st.set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &st.set, NULL);
+	pthread_t sig_thread;
+	if (pthread_create(&sig_thread, NULL, wait_signals, &st)) {
+		log_error("main", "cannot start the signal thread");
+		goto out;
+	}
+	status = manager_run(manager) < 0 ? 1 : 0;
+	pthread_kill(sig_thread, SIGUSR1);
+	pthread_join(sig_thread, NULL);
+out:
+	manager_free(manager);
+	kube_client_free(client);
+	kube_config_release(&cfg);
+	options_release(&opts);
+	free(err);
+	return status;
+}

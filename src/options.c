@@ -1,0 +1,204 @@
+#include "options.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/xalloc.h"
+
+enum {
+	OPT_KUBECONFIG = 256,
+	OPT_CONTEXT,
+	OPT_NAMESPACE,
+	OPT_WORKERS,
+	OPT_CONTROLLERS,
+	OPT_DRY_RUN,
+	OPT_LOG_LEVEL,
+	OPT_LOG_FORMAT,
+	OPT_METRICS,
+	OPT_HEALTH,
+	OPT_LEADER_ELECT,
+	OPT_LEADER_NS,
+	OPT_HELP,
+	OPT_VERSION,
+};
+
+static const struct option long_options[] = {
+	{"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
+	{"context", required_argument, NULL, OPT_CONTEXT},
+	{"namespace", required_argument, NULL, OPT_NAMESPACE},
+	{"workers", required_argument, NULL, OPT_WORKERS},
+	{"controllers", required_argument, NULL, OPT_CONTROLLERS},
+	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
+	{"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+	{"log-format", required_argument, NULL, OPT_LOG_FORMAT},
+	{"metrics-bind-address", required_argument, NULL, OPT_METRICS},
+	{"health-probe-bind-address", required_argument, NULL, OPT_HEALTH},
+	{"leader-elect", no_argument, NULL, OPT_LEADER_ELECT},
+	{"leader-election-namespace", required_argument, NULL, OPT_LEADER_NS},
+	{"help", no_argument, NULL, OPT_HELP},
+	{"version", no_argument, NULL, OPT_VERSION},
+	{NULL, 0, NULL, 0},
+};
+
+const char *options_usage(void)
+{
+	return "Usage: stateful-operator [flags]\n"
+	       "  --kubeconfig PATH               kubeconfig file (default: $KUBECONFIG, ~/.kube/config,\n"
+	       "                                  then the in-cluster service account)\n"
+	       "  --context NAME                  kubeconfig context (default: current-context)\n"
+	       "  --namespace NS                  watch only NS (works with a namespaced Role);\n"
+	       "                                  default: all namespaces\n"
+	       "  --workers N                     reconcile workers per controller (default 2)\n"
+	       "  --controllers LIST              comma list of resize,scaledown,cluster (default all)\n"
+	       "  --dry-run                       decide and log every action, change nothing\n"
+	       "  --log-level LEVEL               error|warn|info|debug (default info)\n"
+	       "  --log-format FORMAT             text|json (default text)\n"
+	       "  --metrics-bind-address ADDR     /metrics listener (default :8080; 0 disables)\n"
+	       "  --health-probe-bind-address ADDR /healthz and /readyz listener (default :8081)\n"
+	       "  --leader-elect                  run only while holding the Lease stateful-operator\n"
+	       "  --leader-election-namespace NS  namespace of the Lease (default: own namespace)\n"
+	       "  --help, --version\n";
+}
+
+static int parse_controllers(const char *s, unsigned *out, char **err)
+{
+	unsigned bits = 0;
+	char *copy = xstrdup(s);
+	char *save = NULL;
+	int rc = 0;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "resize"))
+			bits |= CONTROLLER_RESIZE;
+		else if (!strcmp(tok, "scaledown"))
+			bits |= CONTROLLER_SCALEDOWN;
+		else if (!strcmp(tok, "cluster"))
+			bits |= CONTROLLER_CLUSTER;
+		else {
+			*err = xasprintf("--controllers: unknown controller \"%s\"; use resize, "
+					 "scaledown, cluster",
+					 tok);
+			rc = -1;
+			break;
+		}
+	}
+	if (!rc && !bits) {
+		*err = xstrdup("--controllers: name at least one of resize, scaledown, cluster");
+		rc = -1;
+	}
+	free(copy);
+	if (!rc)
+		*out = bits;
+	return rc;
+}
+
+static void set_str(char **dst, const char *v)
+{
+	free(*dst);
+	*dst = xstrdup(v);
+}
+
+int options_parse(int argc, char **argv, struct operator_options *o, char **err)
+{
+	memset(o, 0, sizeof(*o));
+	o->workers = 2;
+	o->controllers = CONTROLLER_ALL;
+	o->log_level = LOG_INFO;
+	o->log_format = LOG_FORMAT_TEXT;
+	o->metrics_bind_address = xstrdup(":8080");
+	o->health_probe_bind_address = xstrdup(":8081");
+	*err = NULL;
+
+	optind = 1;
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, ":", long_options, NULL)) != -1) {
+		char *end;
+		long n;
+		switch (c) {
+		case OPT_KUBECONFIG:
+			set_str(&o->kubeconfig, optarg);
+			break;
+		case OPT_CONTEXT:
+			set_str(&o->context, optarg);
+			break;
+		case OPT_NAMESPACE:
+			if (!*optarg) {
+				*err = xstrdup("--namespace: give a namespace name, or leave the flag out "
+					       "for all namespaces");
+				return -1;
+			}
+			set_str(&o->namespace, optarg);
+			break;
+		case OPT_WORKERS:
+			n = strtol(optarg, &end, 10);
+			if (*end || end == optarg || n < 1 || n > 64) {
+				*err = xasprintf("--workers: \"%s\" is not a whole number from 1 to 64", optarg);
+				return -1;
+			}
+			o->workers = (int)n;
+			break;
+		case OPT_CONTROLLERS:
+			if (parse_controllers(optarg, &o->controllers, err) < 0)
+				return -1;
+			break;
+		case OPT_DRY_RUN:
+			o->dry_run = true;
+			break;
+		case OPT_LOG_LEVEL:
+			if (log_level_parse(optarg, &o->log_level) < 0) {
+				*err = xasprintf("--log-level: \"%s\" is not one of error, warn, info, debug",
+						 optarg);
+				return -1;
+			}
+			break;
+		case OPT_LOG_FORMAT:
+			if (log_format_parse(optarg, &o->log_format) < 0) {
+				*err = xasprintf("--log-format: \"%s\" is not one of text, json", optarg);
+				return -1;
+			}
+			break;
+		case OPT_METRICS:
+			set_str(&o->metrics_bind_address, optarg);
+			break;
+		case OPT_HEALTH:
+			set_str(&o->health_probe_bind_address, optarg);
+			break;
+		case OPT_LEADER_ELECT:
+			o->leader_elect = true;
+			break;
+		case OPT_LEADER_NS:
+			set_str(&o->leader_election_namespace, optarg);
+			break;
+		case OPT_HELP:
+			o->help = true;
+			break;
+		case OPT_VERSION:
+			o->version = true;
+			break;
+		case ':':
+			*err = xasprintf("%s needs a value", argv[optind - 1]);
+			return -1;
+		default:
+			*err = xasprintf("unknown flag %s; see --help", argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		*err = xasprintf("unexpected argument \"%s\"; flags only, see --help", argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+void options_release(struct operator_options *o)
+{
+	FREE_AND_NULL(o->kubeconfig);
+	FREE_AND_NULL(o->context);
+	FREE_AND_NULL(o->namespace);
+	FREE_AND_NULL(o->metrics_bind_address);
+	FREE_AND_NULL(o->health_probe_bind_address);
+	FREE_AND_NULL(o->leader_election_namespace);
+}

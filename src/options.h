@@ -1,0 +1,47 @@
+/*
+ * The daemon's command-line flags. Parsing is pure: no I/O but the error
+ * message, so every flag and every refusal is unit-tested.
+ */
+#ifndef SOP_OPTIONS_H
+#define SOP_OPTIONS_H
+
+#include <stdbool.h>
+
+#include "util/log.h"
+
+enum {
+	CONTROLLER_RESIZE = 1 << 0,
+	CONTROLLER_SCALEDOWN = 1 << 1,
+	CONTROLLER_CLUSTER = 1 << 2,
+	CONTROLLER_ALL = CONTROLLER_RESIZE | CONTROLLER_SCALEDOWN | CONTROLLER_CLUSTER,
+};
+
+struct operator_options {
+	char *kubeconfig;                 /* NULL: $KUBECONFIG, ~/.kube/config, or in-cluster */
+	char *context;
+	char *namespace;                  /* NULL: all namespaces */
+	int workers;
+	unsigned controllers;             /* CONTROLLER_* bits */
+	bool dry_run;
+	enum log_level log_level;
+	enum log_format log_format;
+	char *metrics_bind_address;
+	char *health_probe_bind_address;
+	bool leader_elect;
+	char *leader_election_namespace;
+	bool help;
+	bool version;
+};
+
+/*
+ * Parses argv into opts (defaults first). Returns 0, or -1 with *err a new
+ * message naming the flag and what it accepts. Strings in opts are new;
+ * release opts with options_release() whatever the result.
+ */
+int options_parse(int argc, char **argv, struct operator_options *opts, char **err)
+	__attribute__((warn_unused_result));
+void options_release(struct operator_options *opts);
+/* The --help text. Borrowed static string. */
+const char *options_usage(void);
+
+#endif

@@ -1,0 +1,149 @@
+#include "runtime/controller.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "client/kube_client.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+
+struct controller {
+	char *name;
+	int nworkers;
+	reconcile_fn reconcile;
+	void *ctx;
+	struct workqueue *queue;
+	pthread_t *threads;
+	int nstarted;
+	atomic_uint_fast64_t reconciles, errors, duration_ns;
+};
+
+struct controller *controller_new(const struct controller_options *opts)
+{
+	struct controller *c = xcalloc(1, sizeof(*c));
+	c->name = xstrdup(opts->name);
+	c->nworkers = opts->workers > 0 ? opts->workers : 1;
+	c->reconcile = opts->reconcile;
+	c->ctx = opts->ctx;
+	struct workqueue_options qo;
+	workqueue_options_init(&qo);
+	c->queue = workqueue_new(&qo);
+	c->threads = xcalloc((size_t)c->nworkers, sizeof(*c->threads));
+	return c;
+}
+
+void controller_free(struct controller *c)
+{
+	if (!c)
+		return;
+	controller_stop(c);
+	workqueue_free(c->queue);
+	free(c->threads);
+	free(c->name);
+	free(c);
+}
+
+const char *controller_name(const struct controller *c)
+{
+	return c->name;
+}
+
+struct workqueue *controller_queue(struct controller *c)
+{
+	return c->queue;
+}
+
+void controller_enqueue(struct controller *c, const char *key)
+{
+	workqueue_add(c->queue, key);
+}
+
+void controller_enqueue_after(struct controller *c, const char *key, long delay_ms)
+{
+	workqueue_add_after(c->queue, key, delay_ms);
+}
+
+static void enqueue_obj(void *ctx, const json_t *obj)
+{
+	char *key = kube_obj_key(obj);
+	controller_enqueue(ctx, key);
+	free(key);
+}
+
+static void enqueue_update(void *ctx, const json_t *old, const json_t *obj)
+{
+	(void)old;
+	enqueue_obj(ctx, obj);
+}
+
+struct informer_handlers controller_object_handlers(struct controller *c)
+{
+	struct informer_handlers h = {
+		.on_add = enqueue_obj, .on_update = enqueue_update, .on_delete = enqueue_obj, .ctx = c};
+	return h;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void *worker(void *arg)
+{
+	struct controller *c = arg;
+	char *key;
+	while ((key = workqueue_get(c->queue)) != NULL) {
+		long requeue_after = 0;
+		uint64_t start = mono_ns();
+		int rc = c->reconcile(c->ctx, key, &requeue_after);
+		atomic_fetch_add(&c->duration_ns, mono_ns() - start);
+		atomic_fetch_add(&c->reconciles, 1);
+		if (rc < 0) {
+			atomic_fetch_add(&c->errors, 1);
+			log_debug(c->name, "reconcile %s failed; retry %u", key,
+				  workqueue_num_requeues(c->queue, key) + 1);
+			workqueue_add_rate_limited(c->queue, key);
+		} else {
+			workqueue_forget(c->queue, key);
+			if (requeue_after > 0)
+				workqueue_add_after(c->queue, key, requeue_after);
+		}
+		workqueue_done(c->queue, key);
+		free(key);
+	}
+	return NULL;
+}
+
+int controller_start(struct controller *c)
+{
+	for (; c->nstarted < c->nworkers; c->nstarted++) {
+		if (pthread_create(&c->threads[c->nstarted], NULL, worker, c)) {
+			controller_stop(c);
+			return -1;
+		}
+	}
+	log_info(c->name, "controller started with %d workers", c->nworkers);
+	return 0;
+}
+
+void controller_stop(struct controller *c)
+{
+	if (!c->nstarted)
+		return;
+	workqueue_shutdown(c->queue);
+	for (int i = 0; i < c->nstarted; i++)
+		pthread_join(c->threads[i], NULL);
+	c->nstarted = 0;
+	log_info(c->name, "controller stopped");
+}
+
+void controller_get_stats(struct controller *c, struct controller_stats *out)
+{
+	out->reconciles = atomic_load(&c->reconciles);
+	out->errors = atomic_load(&c->errors);
+	out->duration_ns_sum = atomic_load(&c->duration_ns);
+}

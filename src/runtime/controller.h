@@ -1,0 +1,57 @@
+/*
+ * A controller: N worker threads that take keys from a work queue and call
+ * the reconciler, one worker per key at a time. A failed reconcile is
+ * retried with per-key exponential backoff; a reconcile may also ask to be
+ * called again after a delay (to poll progress it cannot watch).
+ *
+ * Threads: controller_start/stop from one controlling thread; enqueue and
+ * the handlers from any thread.
+ */
+#ifndef SOP_RUNTIME_CONTROLLER_H
+#define SOP_RUNTIME_CONTROLLER_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "runtime/informer.h"
+#include "runtime/workqueue.h"
+
+/*
+ * Reconciles key ("namespace/name"). Returns 0 on success, negative on
+ * failure (the key is retried with backoff). *requeue_after_ms, 0 on entry,
+ * may be set to have the key reconciled again after that delay.
+ */
+typedef int (*reconcile_fn)(void *ctx, const char *key, long *requeue_after_ms);
+
+struct controller_options {
+	const char *name;        /* "resize", "scaledown", "cluster" */
+	int workers;             /* default 1 */
+	reconcile_fn reconcile;
+	void *ctx;
+};
+
+struct controller_stats {
+	uint64_t reconciles;
+	uint64_t errors;
+	uint64_t duration_ns_sum;
+};
+
+struct controller;
+
+struct controller *controller_new(const struct controller_options *opts);
+void controller_free(struct controller *c);
+const char *controller_name(const struct controller *c);
+/* Borrowed; valid until controller_free. */
+struct workqueue *controller_queue(struct controller *c);
+
+void controller_enqueue(struct controller *c, const char *key);
+void controller_enqueue_after(struct controller *c, const char *key, long delay_ms);
+/* Handlers that enqueue the key of every object added, updated or deleted. */
+struct informer_handlers controller_object_handlers(struct controller *c);
+
+int controller_start(struct controller *c) __attribute__((warn_unused_result));
+/* Stops taking keys, lets each worker finish its current reconcile, joins them. */
+void controller_stop(struct controller *c);
+void controller_get_stats(struct controller *c, struct controller_stats *out);
+
+#endif

@@ -1,0 +1,378 @@
+#include "runtime/informer.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client/watch_decoder.h"
+#include "util/hashmap.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+
+#define MAX_HANDLERS 8
+#define BACKOFF_INITIAL_MS 800
+#define BACKOFF_MAX_MS 30000
+#define WATCH_TIMEOUT_MIN_S 300
+#define WATCH_TIMEOUT_MAX_S 600
+
+struct informer {
+	struct kube_client *client;
+	const struct kube_resource *resource;
+	char *namespace;
+	char *label_selector;
+	long page_size;
+	void (*transform)(json_t *obj);
+
+	struct informer_handlers handlers[MAX_HANDLERS];
+	int nhandlers;
+	struct store *store;
+
+	pthread_t thread;
+	bool started;
+	atomic_bool stop;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;     /* signalled on sync and on stop */
+	bool synced;
+
+	char *rv;                /* last resourceVersion seen; informer thread only */
+	bool expired;            /* the watch reported 410 Gone; informer thread only */
+	atomic_ulong lists, watch_restarts, events;
+};
+
+struct informer *informer_new(struct kube_client *client, const struct informer_options *opts)
+{
+	struct informer *inf = xcalloc(1, sizeof(*inf));
+	inf->client = client;
+	inf->resource = opts->resource;
+	inf->namespace = opts->namespace && *opts->namespace ? xstrdup(opts->namespace) : NULL;
+	inf->label_selector = opts->label_selector ? xstrdup(opts->label_selector) : NULL;
+	inf->page_size = opts->page_size > 0 ? opts->page_size : 250;
+	inf->transform = opts->transform;
+	inf->store = store_new();
+	pthread_mutex_init(&inf->lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&inf->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	return inf;
+}
+
+void informer_free(struct informer *inf)
+{
+	if (!inf)
+		return;
+	informer_stop(inf);
+	store_free(inf->store);
+	pthread_mutex_destroy(&inf->lock);
+	pthread_cond_destroy(&inf->cond);
+	free(inf->namespace);
+	free(inf->label_selector);
+	free(inf->rv);
+	free(inf);
+}
+
+void informer_add_handlers(struct informer *inf, const struct informer_handlers *h)
+{
+	if (inf->nhandlers == MAX_HANDLERS || inf->started)
+		abort(); /* a programming error */
+	inf->handlers[inf->nhandlers++] = *h;
+}
+
+struct store *informer_store(struct informer *inf)
+{
+	return inf->store;
+}
+
+const struct kube_resource *informer_resource(const struct informer *inf)
+{
+	return inf->resource;
+}
+
+static void set_rv(struct informer *inf, const char *rv)
+{
+	if (!rv || !*rv)
+		return;
+	free(inf->rv);
+	inf->rv = xstrdup(rv);
+}
+
+static void trim(struct informer *inf, json_t *obj)
+{
+	json_object_del(json_object_get(obj, "metadata"), "managedFields");
+	if (inf->transform)
+		inf->transform(obj);
+}
+
+/* Stores obj and tells the handlers; obj is borrowed and may be trimmed. */
+static void apply_upsert(struct informer *inf, json_t *obj)
+{
+	trim(inf, obj);
+	json_t *old = NULL;
+	if (!store_upsert(inf->store, obj, &old))
+		return; /* same resourceVersion: already seen */
+	for (int i = 0; i < inf->nhandlers; i++) {
+		const struct informer_handlers *h = &inf->handlers[i];
+		if (old && h->on_update)
+			h->on_update(h->ctx, old, obj);
+		else if (!old && h->on_add)
+			h->on_add(h->ctx, obj);
+	}
+	json_decref(old);
+}
+
+static void apply_delete(struct informer *inf, const char *key, const json_t *last)
+{
+	json_t *old = NULL;
+	if (!store_delete(inf->store, key, &old))
+		return;
+	for (int i = 0; i < inf->nhandlers; i++)
+		if (inf->handlers[i].on_delete)
+			inf->handlers[i].on_delete(inf->handlers[i].ctx, last ? last : old);
+	json_decref(old);
+}
+
+/* Sleeps up to ms, returning early when stopped. */
+static void wait_ms(struct informer *inf, long ms)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&inf->lock);
+	while (!atomic_load(&inf->stop) &&
+	       pthread_cond_timedwait(&inf->cond, &inf->lock, &until) != ETIMEDOUT)
+		;
+	pthread_mutex_unlock(&inf->lock);
+}
+
+/*
+ * LIST page by page, applying each page as it comes so that memory holds
+ * one page at a time; then remove what the list no longer has.
+ */
+static int relist(struct informer *inf)
+{
+	struct hashmap seen = HASHMAP_INIT;
+	char *cont = NULL;
+	char *list_rv = NULL;
+	struct kube_error err;
+	int rc = 0;
+	for (;;) {
+		struct kube_list_options lo = {.label_selector = inf->label_selector,
+					       .limit = inf->page_size,
+					       .continue_token = cont};
+		json_t *page = NULL;
+		if (kube_list_page(inf->client, inf->resource, inf->namespace, &lo, &page, &err) < 0) {
+			if (cont && err.code == 410) {
+				/* The continue token expired: start the snapshot over. */
+				FREE_AND_NULL(cont);
+				continue;
+			}
+			log_warn("informer", "list %s failed: %s (%s)", inf->resource->plural,
+				 err.message, err.reason[0] ? err.reason : "no reason");
+			rc = -1;
+			break;
+		}
+		size_t i;
+		json_t *item;
+		json_array_foreach(json_object_get(page, "items"), i, item) {
+			/* Items of a list carry no kind; the cache should look like a GET. */
+			json_object_set_new(item, "kind", json_string(inf->resource->kind));
+			json_object_set_new(item, "apiVersion", json_string(inf->resource->api_version));
+			char *key = kube_obj_key(item);
+			hashmap_put(&seen, key, (void *)1);
+			free(key);
+			apply_upsert(inf, item);
+		}
+		const char *next = kube_obj_str(page, "metadata.continue");
+		free(cont);
+		cont = next && *next ? xstrdup(next) : NULL;
+		if (!cont) {
+			const char *v = kube_obj_str(page, "metadata.resourceVersion");
+			list_rv = xstrdup(v ? v : "");
+		}
+		json_decref(page);
+		if (!cont)
+			break;
+		if (atomic_load(&inf->stop)) {
+			rc = -1;
+			break;
+		}
+	}
+	if (!rc) {
+		size_t n;
+		char **keys = store_keys(inf->store, &n);
+		for (size_t i = 0; i < n; i++) {
+			if (!hashmap_get(&seen, keys[i]))
+				apply_delete(inf, keys[i], NULL);
+			free(keys[i]);
+		}
+		free(keys);
+		set_rv(inf, list_rv);
+		atomic_fetch_add(&inf->lists, 1);
+		pthread_mutex_lock(&inf->lock);
+		if (!inf->synced)
+			log_info("informer", "%s synced: %zu objects", inf->resource->plural,
+				 store_len(inf->store));
+		inf->synced = true;
+		pthread_cond_broadcast(&inf->cond);
+		pthread_mutex_unlock(&inf->lock);
+	}
+	free(cont);
+	free(list_rv);
+	hashmap_release(&seen, NULL);
+	return rc;
+}
+
+static int on_watch_event(void *ctx, const char *type, json_t *object)
+{
+	struct informer *inf = ctx;
+	if (!strcmp(type, "ERROR")) {
+		long code = watch_error_code(object);
+		if (code == 410) {
+			inf->expired = true;
+		} else {
+			const char *msg = json_string_value(json_object_get(object, "message"));
+			log_warn("informer", "watch %s: error %ld: %s", inf->resource->plural, code,
+				 msg ? msg : "(no message)");
+		}
+		return 1;
+	}
+	const char *rv = kube_obj_str(object, "metadata.resourceVersion");
+	atomic_fetch_add(&inf->events, 1);
+	if (!strcmp(type, "ADDED") || !strcmp(type, "MODIFIED")) {
+		apply_upsert(inf, object);
+	} else if (!strcmp(type, "DELETED")) {
+		char *key = kube_obj_key(object);
+		trim(inf, object);
+		apply_delete(inf, key, object);
+		free(key);
+	} else if (strcmp(type, "BOOKMARK")) {
+		log_warn("informer", "watch %s: unknown event type %s", inf->resource->plural, type);
+	}
+	set_rv(inf, rv);
+	return 0;
+}
+
+static void *informer_run(void *arg)
+{
+	struct informer *inf = arg;
+	bool need_list = true;
+	long backoff = 0;
+	while (!atomic_load(&inf->stop)) {
+		if (backoff) {
+			wait_ms(inf, backoff);
+			if (atomic_load(&inf->stop))
+				break;
+		}
+		if (need_list) {
+			if (relist(inf) < 0) {
+				backoff = backoff ? (backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2)
+						  : BACKOFF_INITIAL_MS;
+				continue;
+			}
+			need_list = false;
+			backoff = 0;
+		}
+		struct kube_watch_options wo = {
+			.resource_version = inf->rv,
+			.label_selector = inf->label_selector,
+			.timeout_seconds = WATCH_TIMEOUT_MIN_S +
+					   rand() % (WATCH_TIMEOUT_MAX_S - WATCH_TIMEOUT_MIN_S + 1),
+			.allow_bookmarks = true,
+		};
+		struct kube_error err;
+		unsigned long before = atomic_load(&inf->events);
+		inf->expired = false;
+		int rc = kube_watch(inf->client, inf->resource, inf->namespace, &wo, on_watch_event, inf,
+				    &inf->stop, &err);
+		if (rc == KUBE_ESTOPPED || atomic_load(&inf->stop))
+			break;
+		atomic_fetch_add(&inf->watch_restarts, 1);
+		if (inf->expired || (rc == KUBE_EHTTP && err.code == 410)) {
+			log_info("informer", "watch %s: resourceVersion %s expired; relisting",
+				 inf->resource->plural, inf->rv ? inf->rv : "");
+			need_list = true;
+			backoff = 0;
+		} else if (rc == KUBE_OK) {
+			backoff = 0;
+		} else {
+			if (atomic_load(&inf->events) != before)
+				backoff = 0; /* it was healthy until it broke: start the backoff anew */
+			backoff = backoff ? (backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2)
+					  : BACKOFF_INITIAL_MS;
+			log_warn("informer", "watch %s ended: %s; reconnecting in %ld ms",
+				 inf->resource->plural, err.message, backoff);
+		}
+	}
+	return NULL;
+}
+
+int informer_start(struct informer *inf)
+{
+	if (inf->started)
+		return 0;
+	atomic_store(&inf->stop, false);
+	if (pthread_create(&inf->thread, NULL, informer_run, inf))
+		return -1;
+	inf->started = true;
+	return 0;
+}
+
+void informer_stop(struct informer *inf)
+{
+	if (!inf->started)
+		return;
+	pthread_mutex_lock(&inf->lock);
+	atomic_store(&inf->stop, true);
+	pthread_cond_broadcast(&inf->cond);
+	pthread_mutex_unlock(&inf->lock);
+	pthread_join(inf->thread, NULL);
+	inf->started = false;
+}
+
+bool informer_has_synced(struct informer *inf)
+{
+	pthread_mutex_lock(&inf->lock);
+	bool s = inf->synced;
+	pthread_mutex_unlock(&inf->lock);
+	return s;
+}
+
+bool informer_wait_synced(struct informer *inf, long timeout_ms)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	if (timeout_ms >= 0) {
+		until.tv_sec += timeout_ms / 1000;
+		until.tv_nsec += (timeout_ms % 1000) * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+	}
+	pthread_mutex_lock(&inf->lock);
+	while (!inf->synced && !atomic_load(&inf->stop)) {
+		int rc = timeout_ms >= 0 ? pthread_cond_timedwait(&inf->cond, &inf->lock, &until)
+					 : pthread_cond_wait(&inf->cond, &inf->lock);
+		if (rc == ETIMEDOUT)
+			break;
+	}
+	bool s = inf->synced;
+	pthread_mutex_unlock(&inf->lock);
+	return s;
+}
+
+void informer_get_stats(struct informer *inf, struct informer_stats *out)
+{
+	out->lists = atomic_load(&inf->lists);
+	out->watch_restarts = atomic_load(&inf->watch_restarts);
+	out->events = atomic_load(&inf->events);
+}

@@ -1,0 +1,71 @@
+/*
+ * An informer keeps a store in step with one resource type: it LISTs (in
+ * pages), then WATCHes from the list's resourceVersion with bookmarks,
+ * resumes a cut watch from the last resourceVersion it saw (so no event is
+ * lost or repeated), relists when that version has expired (410 Gone), and
+ * backs off 0.8 s -> 30 s between failed attempts. Each watch asks the
+ * server to end it after a random 5-10 minutes, so load spreads out.
+ *
+ * Handlers run on the informer's own thread after the store is updated;
+ * they must be quick (enqueue a key) and must not call informer_stop().
+ * Objects are cached without metadata.managedFields (never needed to
+ * decide, and often half the object).
+ *
+ * Threads: informer_start/stop from one controlling thread; the store,
+ * has_synced and stats from any thread.
+ */
+#ifndef SOP_RUNTIME_INFORMER_H
+#define SOP_RUNTIME_INFORMER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "client/kube_client.h"
+#include "runtime/store.h"
+
+struct informer_handlers {
+	void (*on_add)(void *ctx, const json_t *obj);
+	void (*on_update)(void *ctx, const json_t *old, const json_t *obj);
+	/* obj is the last state known: from the DELETED event, or the cache after a relist. */
+	void (*on_delete)(void *ctx, const json_t *obj);
+	void *ctx;
+};
+
+struct informer_options {
+	const struct kube_resource *resource;
+	const char *namespace;      /* NULL or "" = all namespaces */
+	const char *label_selector; /* optional */
+	long page_size;             /* LIST page size; default 250 */
+	/* Optional: trims an object (in place) before it is cached. */
+	void (*transform)(json_t *obj);
+};
+
+struct informer_stats {
+	unsigned long lists;          /* LIST cycles completed */
+	unsigned long watch_restarts; /* watches that ended and were reopened */
+	unsigned long events;         /* watch events applied */
+};
+
+struct informer;
+
+/* The client is borrowed and must outlive the informer. */
+struct informer *informer_new(struct kube_client *client, const struct informer_options *opts);
+void informer_free(struct informer *inf);
+
+/* Before informer_start. At most 8 handler sets. */
+void informer_add_handlers(struct informer *inf, const struct informer_handlers *h);
+/* Borrowed; valid until informer_free. Add indexes before informer_start. */
+struct store *informer_store(struct informer *inf);
+const struct kube_resource *informer_resource(const struct informer *inf);
+
+int informer_start(struct informer *inf) __attribute__((warn_unused_result));
+/* Stops the thread (within about a second) and joins it. */
+void informer_stop(struct informer *inf);
+
+/* True once the first LIST has been applied to the store. */
+bool informer_has_synced(struct informer *inf);
+/* Waits until synced or timeout_ms passed (negative = no limit); returns has_synced. */
+bool informer_wait_synced(struct informer *inf, long timeout_ms);
+void informer_get_stats(struct informer *inf, struct informer_stats *out);
+
+#endif

@@ -1,0 +1,157 @@
+#include "runtime/manager.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "util/log.h"
+#include "util/xalloc.h"
+
+#define MAX_INFORMERS 16
+#define MAX_CONTROLLERS 8
+
+struct manager {
+	struct kube_client *client;
+	char *namespace;
+	long sync_timeout_ms;
+	struct informer *informers[MAX_INFORMERS];
+	int ninformers;
+	struct controller *controllers[MAX_CONTROLLERS];
+	int ncontrollers;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop;
+	bool synced;
+};
+
+struct manager *manager_new(struct kube_client *client, const struct manager_options *opts)
+{
+	struct manager *m = xcalloc(1, sizeof(*m));
+	m->client = client;
+	m->namespace = opts && opts->namespace ? xstrdup(opts->namespace) : NULL;
+	m->sync_timeout_ms = opts && opts->sync_timeout_ms > 0 ? opts->sync_timeout_ms : 120000;
+	pthread_mutex_init(&m->lock, NULL);
+	pthread_cond_init(&m->cond, NULL);
+	return m;
+}
+
+void manager_free(struct manager *m)
+{
+	if (!m)
+		return;
+	for (int i = 0; i < m->ncontrollers; i++)
+		controller_free(m->controllers[i]);
+	for (int i = 0; i < m->ninformers; i++)
+		informer_free(m->informers[i]);
+	pthread_mutex_destroy(&m->lock);
+	pthread_cond_destroy(&m->cond);
+	free(m->namespace);
+	free(m);
+}
+
+struct informer *manager_informer(struct manager *m, const struct kube_resource *r)
+{
+	for (int i = 0; i < m->ninformers; i++)
+		if (informer_resource(m->informers[i]) == r)
+			return m->informers[i];
+	if (m->ninformers == MAX_INFORMERS)
+		abort(); /* a programming error */
+	struct informer_options o = {.resource = r, .namespace = r->namespaced ? m->namespace : NULL};
+	return m->informers[m->ninformers++] = informer_new(m->client, &o);
+}
+
+void manager_add_controller(struct manager *m, struct controller *c)
+{
+	if (m->ncontrollers == MAX_CONTROLLERS)
+		abort();
+	m->controllers[m->ncontrollers++] = c;
+}
+
+bool manager_synced(struct manager *m)
+{
+	pthread_mutex_lock(&m->lock);
+	bool s = m->synced;
+	pthread_mutex_unlock(&m->lock);
+	return s;
+}
+
+static bool stopping(struct manager *m)
+{
+	pthread_mutex_lock(&m->lock);
+	bool s = m->stop;
+	pthread_mutex_unlock(&m->lock);
+	return s;
+}
+
+void manager_request_stop(struct manager *m)
+{
+	pthread_mutex_lock(&m->lock);
+	m->stop = true;
+	pthread_cond_broadcast(&m->cond);
+	pthread_mutex_unlock(&m->lock);
+}
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void stop_all(struct manager *m, int ncontrollers)
+{
+	for (int i = 0; i < ncontrollers; i++)
+		controller_stop(m->controllers[i]);
+	for (int i = 0; i < m->ninformers; i++)
+		informer_stop(m->informers[i]);
+}
+
+int manager_run(struct manager *m)
+{
+	double start = mono_ms();
+	for (int i = 0; i < m->ninformers; i++) {
+		if (informer_start(m->informers[i]) < 0) {
+			log_error("manager", "cannot start informer thread");
+			stop_all(m, 0);
+			return -1;
+		}
+	}
+	/* Wait in short slices so a stop request is seen while waiting. */
+	for (int i = 0; i < m->ninformers; i++) {
+		while (!informer_wait_synced(m->informers[i], 200)) {
+			if (stopping(m)) {
+				stop_all(m, 0);
+				return 0;
+			}
+			if (mono_ms() - start > (double)m->sync_timeout_ms) {
+				log_error("manager", "caches for %s not synced after %ld ms; check the "
+					  "API server address and the operator's RBAC",
+					  informer_resource(m->informers[i])->plural, m->sync_timeout_ms);
+				stop_all(m, 0);
+				return -1;
+			}
+		}
+	}
+	log_info("manager", "all caches synced in %.0f ms", mono_ms() - start);
+	pthread_mutex_lock(&m->lock);
+	m->synced = true;
+	pthread_mutex_unlock(&m->lock);
+
+	int started = 0;
+	for (; started < m->ncontrollers; started++) {
+		if (controller_start(m->controllers[started]) < 0) {
+			log_error("manager", "cannot start controller %s",
+				  controller_name(m->controllers[started]));
+			stop_all(m, started);
+			return -1;
+		}
+	}
+	pthread_mutex_lock(&m->lock);
+	while (!m->stop)
+		pthread_cond_wait(&m->cond, &m->lock);
+	pthread_mutex_unlock(&m->lock);
+	log_info("manager", "stopping: finishing current steps");
+	stop_all(m, started);
+	log_info("manager", "stopped");
+	return 0;
+}

@@ -1,0 +1,45 @@
+/*
+ * The manager owns the shared informers and the controllers and runs them
+ * in order: start the caches, wait until each has synced, start the
+ * controllers; on stop, the reverse: stop taking work and let each worker
+ * finish its current step, then stop the caches.
+ *
+ * Threads: manager_request_stop may be called from any thread (e.g. the
+ * signal thread); everything else from the thread that runs the manager.
+ */
+#ifndef SOP_RUNTIME_MANAGER_H
+#define SOP_RUNTIME_MANAGER_H
+
+#include <stdbool.h>
+
+#include "client/kube_client.h"
+#include "runtime/controller.h"
+#include "runtime/informer.h"
+
+struct manager_options {
+	const char *namespace;   /* NULL = all namespaces */
+	long sync_timeout_ms;    /* give up starting when caches are not synced by then; default 120 s */
+};
+
+struct manager;
+
+/* client borrowed; must outlive the manager. */
+struct manager *manager_new(struct kube_client *client, const struct manager_options *opts);
+void manager_free(struct manager *m);
+
+/* The shared informer for r in the manager's scope, made on first call. Borrowed. */
+struct informer *manager_informer(struct manager *m, const struct kube_resource *r);
+/* Takes ownership of c. */
+void manager_add_controller(struct manager *m, struct controller *c);
+
+/* True once every informer has synced (for /readyz). */
+bool manager_synced(struct manager *m);
+
+/*
+ * Runs until manager_request_stop. Returns 0 after a clean stop, -1 when
+ * the caches could not sync in time or a controller could not start.
+ */
+int manager_run(struct manager *m) __attribute__((warn_unused_result));
+void manager_request_stop(struct manager *m);
+
+#endif

@@ -1,0 +1,138 @@
+#include "itest.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util/xalloc.h"
+
+#ifndef SOP_SOURCE_DIR
+#define SOP_SOURCE_DIR "."
+#endif
+
+struct kube_client *it_client_from(const char *kubeconfig, const char *server)
+{
+	struct kube_config cfg = {0};
+	char *err = NULL;
+	if (!kubeconfig)
+		fail_msg("no kubeconfig: run the integration tests through scripts/test, or "
+			 "eval \"$(scripts/local-cluster env)\" first");
+	if (kubeconfig_load(kubeconfig, NULL, &cfg, &err) < 0)
+		fail_msg("%s", err);
+	if (server) {
+		free(cfg.server);
+		cfg.server = xstrdup(server);
+	}
+	struct kube_client *c = kube_client_new(&cfg, NULL, &err);
+	if (!c)
+		fail_msg("%s", err);
+	return c;
+}
+
+struct kube_client *it_admin_client(void)
+{
+	return it_client_from(getenv("KUBECONFIG"), NULL);
+}
+
+struct kube_client *it_operator_client(void)
+{
+	return it_client_from(getenv("SOP_OPERATOR_KUBECONFIG"), NULL);
+}
+
+char *it_namespace_new(struct kube_client *admin, const char *prefix)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	char *name = xasprintf("%s-%lx", prefix, (unsigned long)(ts.tv_nsec ^ (ts.tv_sec << 20)) & 0xffffff);
+	json_t *ns = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
+			       "metadata", "name", name);
+	struct kube_error err;
+	if (kube_create(admin, &KUBE_NAMESPACES, NULL, ns, NULL, &err) < 0)
+		fail_msg("create namespace %s: %s", name, err.message);
+	json_decref(ns);
+	/* Pods need the namespace's default ServiceAccount, made by the controller-manager. */
+	for (int i = 0; i < 500; i++) {
+		char *path = xasprintf("/api/v1/namespaces/%s/serviceaccounts/default", name);
+		int rc = kube_request(admin, "GET", path, NULL, NULL, NULL, &err);
+		free(path);
+		if (rc == 0)
+			return name;
+		it_sleep_ms(20);
+	}
+	fail_msg("namespace %s: no default ServiceAccount after 10 s", name);
+	return name;
+}
+
+void it_namespace_delete(struct kube_client *admin, const char *ns)
+{
+	struct kube_error err;
+	struct kube_delete_options o = {.propagation_policy = "Background"};
+	if (kube_delete(admin, &KUBE_NAMESPACES, NULL, ns, &o, &err) < 0 && err.code != 404)
+		fprintf(stderr, "warning: delete namespace %s: %s\n", ns, err.message);
+}
+
+json_t *it_json(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *text = xvasprintf(fmt, ap);
+	va_end(ap);
+	json_error_t jerr;
+	json_t *o = json_loads(text, 0, &jerr);
+	if (!o)
+		fail_msg("test JSON does not parse: %s: %s", jerr.text, text);
+	free(text);
+	return o;
+}
+
+double it_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+void it_sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+bool it_wait(bool (*cond)(void *ctx), void *ctx, long timeout_ms)
+{
+	double until = it_now_ms() + (double)timeout_ms;
+	for (;;) {
+		if (cond(ctx))
+			return true;
+		if (it_now_ms() > until)
+			return false;
+		it_sleep_ms(10);
+	}
+}
+
+int it_sh(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *cmd = xvasprintf(fmt, ap);
+	va_end(ap);
+	int rc = system(cmd);
+	free(cmd);
+	if (rc == -1)
+		return -1;
+	return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
+}
+
+const char *it_source_dir(void)
+{
+	const char *d = getenv("SOP_SOURCE_DIR");
+	return d && *d ? d : SOP_SOURCE_DIR;
+}

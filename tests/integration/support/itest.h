@@ -1,0 +1,39 @@
+/*
+ * Helpers for integration tests against the local control plane
+ * (scripts/local-cluster up; its env sets KUBECONFIG for the admin and
+ * SOP_OPERATOR_KUBECONFIG for the operator's least-privileged identity).
+ * Failures abort the test through cmocka's fail_msg.
+ */
+#ifndef SOP_ITEST_H
+#define SOP_ITEST_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "client/kube_client.h"
+
+/* A client for the admin (KUBECONFIG) or the operator (SOP_OPERATOR_KUBECONFIG). */
+struct kube_client *it_admin_client(void);
+struct kube_client *it_operator_client(void);
+/* A client from a kubeconfig path, with the server URL replaced when server is not NULL. */
+struct kube_client *it_client_from(const char *kubeconfig, const char *server);
+
+/* Creates a namespace named prefix-<random>; returns its name (new string). */
+char *it_namespace_new(struct kube_client *admin, const char *prefix);
+void it_namespace_delete(struct kube_client *admin, const char *ns);
+
+/* Parses JSON text built like printf; aborts the test when it is not JSON. */
+json_t *it_json(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Polls cond every 10 ms until it is true or timeout_ms passed. */
+bool it_wait(bool (*cond)(void *ctx), void *ctx, long timeout_ms);
+double it_now_ms(void);
+void it_sleep_ms(long ms);
+
+/* Runs a shell command (test glue, e.g. scripts/local-cluster); returns its exit status. */
+int it_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The repository's top directory (from the test binary's build location or SOP_SOURCE_DIR). */
+const char *it_source_dir(void);
+
+#endif

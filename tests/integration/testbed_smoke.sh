@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Smoke test of the test bed (SPEC section 6). Assumes `scripts/local-cluster up`
+# ran. Checks that the simulated cluster does what every other test relies on:
+#   - a PVC of each StorageClass (expandable, fixed) gets Bound;
+#   - a StatefulSet's pods become Running+Ready and its claims Bound;
+#   - a Job's pod Succeeds and the Job completes; the outcome=fail annotation fails a pod;
+#   - the operator's identity can list StatefulSets cluster-wide but not delete pods.
+# Everything it creates lives in one namespace, deleted on exit.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+eval "$("$REPO/scripts/local-cluster" env)"
+[ -f "$SOP_OPERATOR_KUBECONFIG" ] || { echo "FAIL: no operator kubeconfig; run scripts/local-cluster up" >&2; exit 1; }
+
+NS=testbed-smoke-$$
+WAIT=${SMOKE_TIMEOUT:-90s}
+STEP=
+
+fail() {
+	echo "FAIL: $STEP: $*" >&2
+	echo "--- objects in $NS:" >&2
+	kubectl get -n "$NS" pods,pvc,sts,jobs -o wide >&2 || true
+	kubectl get events -n "$NS" --sort-by=.lastTimestamp 2>/dev/null | tail -n 20 >&2 || true
+	exit 1
+}
+step() {
+	STEP=$*
+	echo "--- $STEP"
+}
+cleanup() {
+	local rc=$?
+	kubectl delete namespace "$NS" --ignore-not-found --wait=true --timeout=120s >/dev/null ||
+		{ echo "cleanup: namespace $NS not deleted in time" >&2; rc=1; }
+	[ $rc -eq 0 ] && echo "PASS: testbed smoke" || echo "testbed smoke: FAILED" >&2
+	exit $rc
+}
+trap cleanup EXIT
+
+kubectl create namespace "$NS" >/dev/null
+kubectl wait -n "$NS" --for=create serviceaccount/default --timeout="$WAIT" >/dev/null ||
+	fail "default service account of $NS not created"
+
+step "a PVC of each StorageClass gets Bound"
+for class in expandable fixed; do
+	kubectl apply -n "$NS" -f - >/dev/null <<EOF
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: pvc-$class}
+spec:
+  storageClassName: $class
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+EOF
+done
+for class in expandable fixed; do
+	kubectl wait -n "$NS" --for=jsonpath='{.status.phase}'=Bound "pvc/pvc-$class" --timeout="$WAIT" ||
+		fail "pvc-$class not Bound"
+done
+[ "$(kubectl get storageclass expandable -o jsonpath='{.allowVolumeExpansion}')" = true ] ||
+	fail "expandable does not allow expansion"
+[ "$(kubectl get storageclass fixed -o jsonpath='{.allowVolumeExpansion}')" != true ] ||
+	fail "fixed allows expansion"
+
+step "a 2-replica StatefulSet with a volumeClaimTemplate: pods Running+Ready, PVCs Bound"
+kubectl apply -n "$NS" -f - >/dev/null <<'EOF'
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: web}
+spec:
+  replicas: 2
+  serviceName: web
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - {name: web, image: registry.k8s.io/pause:3.10}
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec:
+      accessModes: [ReadWriteOnce]
+      resources: {requests: {storage: 1Gi}}
+EOF
+kubectl rollout status -n "$NS" statefulset/web --timeout="$WAIT" || fail "StatefulSet web did not roll out"
+kubectl wait -n "$NS" --for=condition=Ready pod/web-0 pod/web-1 --timeout="$WAIT" || fail "pods not Ready"
+for p in web-0 web-1; do
+	[ "$(kubectl get -n "$NS" pod "$p" -o jsonpath='{.status.phase}/{.spec.nodeName}')" = Running/kwok-node-0 ] ||
+		fail "$p is not Running on kwok-node-0"
+	kubectl wait -n "$NS" --for=jsonpath='{.status.phase}'=Bound "pvc/data-$p" --timeout="$WAIT" ||
+		fail "pvc/data-$p not Bound"
+	[ "$(kubectl get -n "$NS" pvc "data-$p" -o jsonpath='{.spec.storageClassName}')" = expandable ] ||
+		fail "data-$p did not get the default class"
+done
+
+step "a Job's pod Succeeds and the Job completes"
+kubectl create job -n "$NS" ok --image=registry.k8s.io/pause:3.10 >/dev/null
+kubectl wait -n "$NS" --for=condition=Complete job/ok --timeout="$WAIT" || fail "Job ok did not complete"
+[ "$(kubectl get -n "$NS" pods -l job-name=ok -o jsonpath='{.items[*].status.phase}')" = Succeeded ] ||
+	fail "the pod of Job ok did not Succeed"
+
+step "a Job whose pods are annotated outcome=fail fails"
+kubectl apply -n "$NS" -f - >/dev/null <<'EOF'
+apiVersion: batch/v1
+kind: Job
+metadata: {name: bad}
+spec:
+  backoffLimit: 0
+  template:
+    metadata:
+      annotations:
+        testbed.stateful-operator.io/outcome: fail
+        testbed.stateful-operator.io/message: disk full
+    spec:
+      restartPolicy: Never
+      containers:
+      - {name: main, image: registry.k8s.io/pause:3.10}
+EOF
+kubectl wait -n "$NS" --for=condition=Failed job/bad --timeout="$WAIT" || fail "Job bad did not fail"
+[ "$(kubectl get -n "$NS" pods -l job-name=bad -o jsonpath='{.items[0].status.containerStatuses[0].state.terminated.message}')" = "disk full" ] ||
+	fail "the failure message did not reach the pod status"
+
+step "the operator identity: list StatefulSets everywhere, delete no pod"
+OP=(kubectl --kubeconfig "$SOP_OPERATOR_KUBECONFIG")
+[ "$("${OP[@]}" auth whoami -o jsonpath='{.status.userInfo.username}')" = \
+	system:serviceaccount:stateful-operator-system:stateful-operator ] || fail "operator kubeconfig is not the service account"
+"${OP[@]}" get statefulsets --all-namespaces -o name | grep -qx statefulset.apps/web ||
+	fail "operator cannot list statefulsets cluster-wide"
+[ "$("${OP[@]}" auth can-i delete pods -n "$NS" || true)" = no ] || fail "operator may delete pods"
+if out=$("${OP[@]}" delete pod -n "$NS" web-0 --wait=false 2>&1); then
+	fail "operator deleted a pod"
+fi
+grep -q Forbidden <<<"$out" || fail "deleting a pod as the operator failed, but not with Forbidden: $out"
+[ "$("${OP[@]}" auth can-i create leases -n stateful-operator-system)" = yes ] || fail "operator cannot create leases"

@@ -1,0 +1,433 @@
+/*
+ * Unit tests for exec_credential.c: small /bin/sh plugins written into a
+ * scratch directory play the credential plugin.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "client/kube_config.h"
+#include "util/xalloc.h"
+
+#define V1 "client.authentication.k8s.io/v1"
+#define V1BETA1 "client.authentication.k8s.io/v1beta1"
+
+static char *tmpdir; /* scratch directory with the plugins; removed at the end */
+
+/* Writes tmpdir/name as an executable /bin/sh script; returns the new full path. */
+static char *plugin(const char *name, const char *body)
+{
+	char *path = xasprintf("%s/%s", tmpdir, name);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_true(fprintf(f, "#!/bin/sh\n%s", body) > 0);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(path, 0700), 0);
+	return path;
+}
+
+/* A script that prints body as a heredoc (no expansion). */
+static char *printing_plugin(const char *name, const char *json)
+{
+	char *body = xasprintf("cat <<'EOF'\n%s\nEOF\n", json);
+	char *p = plugin(name, body);
+	free(body);
+	return p;
+}
+
+static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+static int group_setup(void **state)
+{
+	(void)state;
+	const char *t = getenv("TMPDIR");
+	char *tmpl = xasprintf("%s/test_exec_credential.XXXXXX", t && *t ? t : "/tmp");
+	tmpdir = mkdtemp(tmpl);
+	if (!tmpdir) {
+		free(tmpl);
+		return -1;
+	}
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	if (tmpdir)
+		nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	FREE_AND_NULL(tmpdir);
+	return 0;
+}
+
+static void assert_err_has(const char *err, const char *needle)
+{
+	if (!err)
+		fail_msg("expected an error containing \"%s\", got none", needle);
+	if (!strstr(err, needle))
+		fail_msg("error \"%s\"\n  does not contain \"%s\"", err, needle);
+}
+
+static void assert_cred_zeroed(const struct kube_exec_credential *c)
+{
+	static const struct kube_exec_credential zero;
+	assert_memory_equal(c, &zero, sizeof(zero));
+}
+
+/* Runs cmd (owned by the caller) as a v1 plugin and expects success. */
+static void get_ok(const struct kube_exec_config *x, const char *server,
+		   struct kube_exec_credential *cred)
+{
+	char *err = NULL;
+	if (kube_exec_credential_get(x, server, cred, &err) != 0)
+		fail_msg("kube_exec_credential_get failed: %s", err ? err : "(no message)");
+	assert_null(err);
+}
+
+/* Runs x and expects an error containing want; returns nothing, frees everything. */
+static void get_fails(const struct kube_exec_config *x, const char *server, const char *want)
+{
+	struct kube_exec_credential cred;
+	char *err = NULL;
+	memset(&cred, 0xA5, sizeof(cred));
+	assert_int_equal(kube_exec_credential_get(x, server, &cred, &err), -1);
+	assert_err_has(err, want);
+	assert_cred_zeroed(&cred);
+	free(err);
+}
+
+static struct kube_exec_config simple(char *cmd, const char *api)
+{
+	struct kube_exec_config x = {0};
+	x.command = cmd;
+	x.api_version = (char *)api;
+	return x;
+}
+
+/* ------------------------------------------------------------------ */
+
+static void test_v1_token_with_expiry(void **state)
+{
+	(void)state;
+	char *p = printing_plugin("ok_v1",
+				  "{\"apiVersion\": \"" V1 "\", \"kind\": \"ExecCredential\",\n"
+				  " \"status\": {\"token\": \"tok-123\",\n"
+				  "   \"expirationTimestamp\": \"2030-01-02T03:04:05Z\"}}");
+	struct kube_exec_config x = simple(p, V1);
+	struct kube_exec_credential cred;
+	get_ok(&x, "https://h:6443", &cred);
+	assert_string_equal(cred.token, "tok-123");
+	assert_int_equal(cred.expires_at, 1893553445LL);
+	assert_null(cred.cert_data.data);
+	assert_null(cred.key_data.data);
+	kube_exec_credential_release(&cred);
+	assert_cred_zeroed(&cred);
+	free(p);
+}
+
+static void test_v1beta1_cert_and_key(void **state)
+{
+	(void)state;
+	char *p = printing_plugin(
+		"certs",
+		"{\"apiVersion\": \"" V1BETA1 "\", \"kind\": \"ExecCredential\", \"status\": {\n"
+		"  \"clientCertificateData\": \"-----BEGIN CERTIFICATE-----\\nAAAA\\n-----END CERTIFICATE-----\\n\",\n"
+		"  \"clientKeyData\": \"-----BEGIN PRIVATE KEY-----\\nBBBB\\n-----END PRIVATE KEY-----\\n\",\n"
+		"  \"expirationTimestamp\": \"2024-03-01T00:59:59.123456+01:00\"}}");
+	struct kube_exec_config x = simple(p, V1BETA1);
+	struct kube_exec_credential cred;
+	get_ok(&x, NULL, &cred);
+	assert_null(cred.token);
+	assert_string_equal(cred.cert_data.data,
+			    "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n");
+	assert_int_equal(cred.cert_data.len, strlen(cred.cert_data.data));
+	assert_string_equal(cred.key_data.data,
+			    "-----BEGIN PRIVATE KEY-----\nBBBB\n-----END PRIVATE KEY-----\n");
+	assert_int_equal(cred.key_data.len, strlen(cred.key_data.data));
+	assert_int_equal(cred.expires_at, 1709251199LL); /* 2024-02-29T23:59:59Z */
+	kube_exec_credential_release(&cred);
+	free(p);
+}
+
+static void test_exit_status(void **state)
+{
+	(void)state;
+	char *p = plugin("fail", "echo 'plugin says no' >&2\nexit 1\n");
+	struct kube_exec_config x = simple(p, V1);
+	char *want = xasprintf("exec plugin \"%s\" exited with status 1", p);
+	get_fails(&x, NULL, want);
+	free(want);
+	free(p);
+
+	p = plugin("killed", "kill -9 $$\n");
+	x = simple(p, V1);
+	get_fails(&x, NULL, "was killed by signal 9");
+	free(p);
+}
+
+static void test_garbage_output(void **state)
+{
+	(void)state;
+	char *p = plugin("garbage", "echo 'this is not json s3cr3t-token'\n");
+	struct kube_exec_config x = simple(p, V1);
+	struct kube_exec_credential cred;
+	char *err = NULL;
+	assert_int_equal(kube_exec_credential_get(&x, NULL, &cred, &err), -1);
+	assert_err_has(err, "printed output that is not valid JSON (line 1, column");
+	assert_null(strstr(err, "s3cr3t")); /* output may be a secret: never quoted */
+	free(err);
+	free(p);
+
+	p = plugin("empty", "exit 0\n");
+	x = simple(p, V1);
+	get_fails(&x, NULL, "printed nothing");
+	free(p);
+
+	p = printing_plugin("array", "[1, 2]");
+	x = simple(p, V1);
+	get_fails(&x, NULL, "printed JSON that is not an object");
+	free(p);
+}
+
+/* The plugin gets KUBERNETES_EXEC_INFO and echoes the server back in its token. */
+static void test_cluster_info_is_passed(void **state)
+{
+	(void)state;
+	char *p = plugin(
+		"info",
+		"[ -n \"$KUBERNETES_EXEC_INFO\" ] || { echo 'no KUBERNETES_EXEC_INFO' >&2; exit 3; }\n"
+		"case \"$KUBERNETES_EXEC_INFO\" in\n"
+		"*'\"kind\":\"ExecCredential\"'*) ;; *) echo 'bad kind' >&2; exit 4 ;; esac\n"
+		"case \"$KUBERNETES_EXEC_INFO\" in\n"
+		"*'\"apiVersion\":\"" V1 "\"'*) ;; *) echo 'bad apiVersion' >&2; exit 5 ;; esac\n"
+		"case \"$KUBERNETES_EXEC_INFO\" in\n"
+		"*'\"interactive\":false'*) ;; *) echo 'not interactive=false' >&2; exit 6 ;; esac\n"
+		"server=$(printf '%s' \"$KUBERNETES_EXEC_INFO\" | "
+		"sed -n 's/.*\"cluster\":{\"server\":\"\\([^\"]*\\)\".*/\\1/p')\n"
+		"[ -n \"$server\" ] || server=none\n"
+		"printf '{\"apiVersion\":\"" V1 "\",\"kind\":\"ExecCredential\","
+		"\"status\":{\"token\":\"server=%s\"}}' \"$server\"\n");
+	struct kube_exec_config x = simple(p, V1);
+	x.provide_cluster_info = true;
+	struct kube_exec_credential cred;
+	get_ok(&x, "https://api.example:6443", &cred);
+	assert_string_equal(cred.token, "server=https://api.example:6443");
+	kube_exec_credential_release(&cred);
+
+	/* Without provideClusterInfo there is no cluster in the info. */
+	x.provide_cluster_info = false;
+	get_ok(&x, "https://api.example:6443", &cred);
+	assert_string_equal(cred.token, "server=none");
+	kube_exec_credential_release(&cred);
+
+	/* A KUBERNETES_EXEC_INFO inherited from the parent is replaced, not doubled. */
+	setenv("KUBERNETES_EXEC_INFO", "stale", 1);
+	x.provide_cluster_info = true;
+	get_ok(&x, "https://other:1", &cred);
+	assert_string_equal(cred.token, "server=https://other:1");
+	kube_exec_credential_release(&cred);
+	unsetenv("KUBERNETES_EXEC_INFO");
+
+	/* provideClusterInfo with no server is refused before running anything. */
+	get_fails(&x, NULL, "provideClusterInfo is set but there is no server");
+	free(p);
+}
+
+static void test_args_env_stdin(void **state)
+{
+	(void)state;
+	char *p = plugin("argsenv",
+			 "if read -r line; then echo 'stdin was not empty' >&2; exit 7; fi\n"
+			 "printf '{\"apiVersion\":\"" V1 "\",\"kind\":\"ExecCredential\","
+			 "\"status\":{\"token\":\"%s|%s|%s|%s|%s\"}}' \"$1\" \"$2\" \"$FOO\" "
+			 "\"$SOP_TEST_PARENT\" \"$SOP_TEST_OVERRIDE\"\n");
+	char *args[] = {(char *)"first arg", (char *)"--second"};
+	char *env[] = {(char *)"FOO=bar", (char *)"SOP_TEST_OVERRIDE=old",
+		       (char *)"SOP_TEST_OVERRIDE=from-config"};
+	struct kube_exec_config x = simple(p, V1);
+	x.args = args;
+	x.nargs = 2;
+	x.env = env;
+	x.nenv = 3;
+	setenv("SOP_TEST_PARENT", "inherited", 1);
+	setenv("SOP_TEST_OVERRIDE", "from-parent", 1);
+	/* Our stdin has a line waiting; the plugin must not see it. */
+	int fds[2], saved_stdin = dup(0);
+	assert_true(saved_stdin >= 0);
+	assert_int_equal(pipe(fds), 0);
+	assert_int_equal(write(fds[1], "line\n", 5), 5);
+	close(fds[1]);
+	assert_int_equal(dup2(fds[0], 0), 0);
+	close(fds[0]);
+	struct kube_exec_credential cred;
+	char *err = NULL;
+	int rc = kube_exec_credential_get(&x, NULL, &cred, &err);
+	assert_int_equal(dup2(saved_stdin, 0), 0);
+	close(saved_stdin);
+	if (rc)
+		fail_msg("%s", err);
+	assert_string_equal(cred.token, "first arg|--second|bar|inherited|from-config");
+	kube_exec_credential_release(&cred);
+	unsetenv("SOP_TEST_PARENT");
+	unsetenv("SOP_TEST_OVERRIDE");
+	free(p);
+}
+
+static void test_path_lookup_and_missing(void **state)
+{
+	(void)state;
+	/* No slash: found through PATH. */
+	char *p = printing_plugin("sop-test-plugin",
+				  "{\"apiVersion\":\"" V1 "\",\"kind\":\"ExecCredential\","
+				  "\"status\":{\"token\":\"via-path\"}}");
+	const char *old = getenv("PATH");
+	char *saved = old ? xstrdup(old) : NULL;
+	char *path = xasprintf("%s:%s", tmpdir, old ? old : "/usr/bin:/bin");
+	setenv("PATH", path, 1);
+	struct kube_exec_config x = simple((char *)"sop-test-plugin", V1);
+	struct kube_exec_credential cred;
+	get_ok(&x, NULL, &cred);
+	assert_string_equal(cred.token, "via-path");
+	kube_exec_credential_release(&cred);
+	if (saved)
+		setenv("PATH", saved, 1);
+	else
+		unsetenv("PATH");
+	free(saved);
+	free(path);
+	free(p);
+
+	x = simple((char *)"sop-no-such-plugin-anywhere", V1);
+	get_fails(&x, NULL, "exec plugin \"sop-no-such-plugin-anywhere\": cannot run it: "
+			    "not found in PATH");
+
+	char *missing = xasprintf("%s/no-such-dir/plugin", tmpdir);
+	x = simple(missing, V1);
+	get_fails(&x, NULL, "cannot run it: No such file or directory");
+	free(missing);
+
+	char *noexec = xasprintf("%s/not-executable", tmpdir);
+	FILE *f = fopen(noexec, "w");
+	assert_non_null(f);
+	assert_int_equal(fclose(f), 0);
+	x = simple(noexec, V1);
+	get_fails(&x, NULL, "cannot run it: Permission denied");
+	free(noexec);
+
+	x = simple(NULL, V1);
+	get_fails(&x, NULL, "command and apiVersion must be set");
+}
+
+static void test_bad_credentials(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *json;
+		const char *api;
+		const char *want;
+	} cases[] = {
+		{"{\"apiVersion\":\"" V1BETA1 "\",\"kind\":\"ExecCredential\",\"status\":{\"token\":\"t\"}}",
+		 V1, "returned apiVersion \"" V1BETA1 "\", expected \"" V1 "\""},
+		{"{\"kind\":\"ExecCredential\",\"status\":{\"token\":\"t\"}}", V1,
+		 "returned apiVersion \"\", expected"},
+		{"{\"apiVersion\":\"" V1 "\",\"kind\":\"Secret\",\"status\":{\"token\":\"t\"}}", V1,
+		 "returned kind \"Secret\", expected \"ExecCredential\""},
+		{"{\"apiVersion\":\"" V1 "\",\"kind\":\"ExecCredential\"}", V1,
+		 "returned an ExecCredential without status"},
+		{"{\"apiVersion\":\"" V1 "\",\"kind\":\"ExecCredential\",\"status\":{}}", V1,
+		 "returned neither status.token nor status.clientCertificateData"},
+		{"{\"apiVersion\":\"" V1 "\",\"kind\":\"ExecCredential\",\"status\":{\"token\":\"\"}}", V1,
+		 "returned neither status.token"},
+		{"{\"apiVersion\":\"" V1 "\",\"kind\":\"ExecCredential\",\"status\":"
+		 "{\"clientCertificateData\":\"-----BEGIN CERTIFICATE-----\"}}",
+		 V1, "status.clientCertificateData is set but status.clientKeyData is not"},
+		{"{\"apiVersion\":\"" V1 "\",\"kind\":\"ExecCredential\",\"status\":"
+		 "{\"token\":\"t\",\"clientKeyData\":\"k\"}}",
+		 V1, "status.clientKeyData is set but status.clientCertificateData is not"},
+		{"{\"apiVersion\":\"" V1 "\",\"kind\":\"ExecCredential\",\"status\":{\"token\":5}}", V1,
+		 "status.token is not a string"},
+		{"{\"apiVersion\":\"" V1 "\",\"kind\":\"ExecCredential\",\"status\":"
+		 "{\"token\":\"a\\r\\nX-Evil: 1\"}}",
+		 V1, "status.token contains a line break"},
+		{"{\"apiVersion\":\"" V1 "\",\"kind\":\"ExecCredential\",\"status\":"
+		 "{\"token\":\"t\",\"expirationTimestamp\":\"tomorrow\"}}",
+		 V1, "status.expirationTimestamp \"tomorrow\" is not an RFC 3339 time"},
+		{"{\"apiVersion\":\"" V1 "\",\"kind\":\"ExecCredential\",\"status\":"
+		 "{\"token\":\"t\",\"expirationTimestamp\":\"2030-02-30T00:00:00Z\"}}",
+		 V1, "is not an RFC 3339 time"},
+		{"{\"apiVersion\":\"" V1 "\",\"kind\":\"ExecCredential\",\"status\":"
+		 "{\"token\":\"t\",\"expirationTimestamp\":\"2030-01-01T00:00:00\"}}",
+		 V1, "is not an RFC 3339 time"},
+		{"{\"apiVersion\":\"" V1 "\",\"kind\":\"ExecCredential\",\"status\":"
+		 "{\"token\":\"t\",\"token\":\"u\"}}",
+		 V1, "not valid JSON"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *name = xasprintf("bad%zu", i);
+		char *p = printing_plugin(name, cases[i].json);
+		struct kube_exec_config x = simple(p, cases[i].api);
+		print_message("case %zu: %s\n", i, cases[i].want);
+		get_fails(&x, NULL, cases[i].want);
+		free(p);
+		free(name);
+	}
+}
+
+static void test_output_cap(void **state)
+{
+	(void)state;
+	char *p = plugin("big", "head -c 2000000 /dev/zero | tr '\\000' a\n");
+	struct kube_exec_config x = simple(p, V1);
+	get_fails(&x, NULL, "printed more than 1024 KiB");
+	free(p);
+
+	/* Just under the cap is read in full (and then found not to be JSON). */
+	p = plugin("almost", "head -c 1048000 /dev/zero | tr '\\000' a\n");
+	x = simple(p, V1);
+	get_fails(&x, NULL, "not valid JSON (line 1, column");
+	free(p);
+}
+
+static void test_release_is_safe(void **state)
+{
+	(void)state;
+	struct kube_exec_credential cred;
+	memset(&cred, 0, sizeof(cred));
+	kube_exec_credential_release(&cred);
+	kube_exec_credential_release(&cred);
+	kube_exec_credential_release(NULL);
+	assert_cred_zeroed(&cred);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_v1_token_with_expiry),
+		cmocka_unit_test(test_v1beta1_cert_and_key),
+		cmocka_unit_test(test_exit_status),
+		cmocka_unit_test(test_garbage_output),
+		cmocka_unit_test(test_cluster_info_is_passed),
+		cmocka_unit_test(test_args_env_stdin),
+		cmocka_unit_test(test_path_lookup_and_missing),
+		cmocka_unit_test(test_bad_credentials),
+		cmocka_unit_test(test_output_cap),
+		cmocka_unit_test(test_release_is_safe),
+	};
+	return cmocka_run_group_tests_name("exec_credential", tests, group_setup, group_teardown);
+}

@@ -1,0 +1,977 @@
+/*
+ * Unit tests for kubeconfig.c and in_cluster.c: every auth form, context
+ * selection, path resolution, KUBECONFIG merging, and one case per error
+ * with the field path asserted in the message.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "client/kube_config.h"
+#include "util/xalloc.h"
+
+#define CA_PEM "-----BEGIN CERTIFICATE-----\nQ0EgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n"
+#define CERT_PEM "-----BEGIN CERTIFICATE-----\nY2xpZW50IGNlcnQ=\n-----END CERTIFICATE-----\n"
+#define KEY_PEM "-----BEGIN PRIVATE KEY-----\na2V5IGJ5dGVz\n-----END PRIVATE KEY-----\n"
+/* base64 of the above: no padding, one '=', two '='. */
+#define CA64 "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tClEwRWdZMlZ5ZEdsbWFXTmhkR1U9Ci0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K"
+#define CERT64 "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tClkyeHBaVzUwSUdObGNuUT0KLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="
+#define KEY64 "LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCmEyVjVJR0o1ZEdWegotLS0tLUVORCBQUklWQVRFIEtFWS0tLS0tCg=="
+
+static char *tmpdir; /* the test's scratch directory; removed at the end */
+
+/* ------------------------------------------------------------------ */
+/* Helpers                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Writes content to tmpdir/rel (creating parent directories); returns the new full path. */
+static char *write_file(const char *rel, const char *content, mode_t mode)
+{
+	char *path = xasprintf("%s/%s", tmpdir, rel);
+	for (char *p = path + strlen(tmpdir) + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		if (mkdir(path, 0700) < 0 && errno != EEXIST)
+			fail_msg("mkdir %s: %s", path, strerror(errno));
+		*p = '/';
+	}
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fputs(content, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(path, mode), 0);
+	return path;
+}
+
+static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+static int group_setup(void **state)
+{
+	(void)state;
+	const char *t = getenv("TMPDIR");
+	char *tmpl = xasprintf("%s/test_kubeconfig.XXXXXX", t && *t ? t : "/tmp");
+	tmpdir = mkdtemp(tmpl);
+	if (!tmpdir) {
+		free(tmpl);
+		return -1;
+	}
+	/* Files the static error cases name by relative path. */
+	free(write_file("fixtures/cert.pem", CERT_PEM, 0600));
+	free(write_file("fixtures/ca.pem", CA_PEM, 0600));
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	if (tmpdir)
+		nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	FREE_AND_NULL(tmpdir);
+	return 0;
+}
+
+/* Parses yaml with base dir tmpdir; the test fails with the message if it does not load. */
+static void parse_ok(const char *yaml, const char *context, struct kube_config *cfg)
+{
+	char *err = NULL;
+	int rc = kubeconfig_parse(yaml, strlen(yaml), tmpdir, context, cfg, &err);
+	if (rc != 0)
+		fail_msg("kubeconfig_parse failed: %s", err ? err : "(no message)");
+	assert_null(err);
+}
+
+static void assert_zeroed(const struct kube_config *cfg)
+{
+	static const struct kube_config zero;
+	assert_memory_equal(cfg, &zero, sizeof(zero));
+}
+
+/* Asserts that err exists and contains every needle (NULL-terminated list). */
+static void assert_err_has(const char *err, const char *needle)
+{
+	if (!err)
+		fail_msg("expected an error containing \"%s\", got none", needle);
+	if (!strstr(err, needle))
+		fail_msg("error \"%s\"\n  does not contain \"%s\"", err, needle);
+}
+
+static void assert_blob(const struct kube_blob *b, const char *want)
+{
+	assert_non_null(b->data);
+	assert_int_equal(b->len, strlen(want));
+	assert_memory_equal(b->data, want, b->len);
+	assert_int_equal(b->data[b->len], '\0');
+}
+
+/* Saves and restores the environment variables a test changes. */
+static const char *const env_names[] = {
+	"KUBECONFIG", "HOME", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT", "POD_NAMESPACE",
+};
+#define NENV (sizeof(env_names) / sizeof(env_names[0]))
+static char *env_saved[NENV];
+
+static int env_setup(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < NENV; i++) {
+		const char *v = getenv(env_names[i]);
+		env_saved[i] = v ? xstrdup(v) : NULL;
+		unsetenv(env_names[i]);
+	}
+	return 0;
+}
+
+static int env_teardown(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < NENV; i++) {
+		if (env_saved[i])
+			setenv(env_names[i], env_saved[i], 1);
+		else
+			unsetenv(env_names[i]);
+		FREE_AND_NULL(env_saved[i]);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Auth forms and selection                                            */
+/* ------------------------------------------------------------------ */
+
+static const char base_yaml[] =
+	"apiVersion: v1\n"
+	"kind: Config\n"
+	"current-context: dev\n"
+	"clusters:\n"
+	"- name: c1\n"
+	"  cluster:\n"
+	"    server: https://10.0.0.1:6443/\n"
+	"    certificate-authority-data: " CA64 "\n"
+	"- name: c2\n"
+	"  cluster:\n"
+	"    server: https://prod.example.com\n"
+	"    insecure-skip-tls-verify: true\n"
+	"    tls-server-name: api.internal\n"
+	"contexts:\n"
+	"- name: dev\n"
+	"  context:\n"
+	"    cluster: c1\n"
+	"    user: alice\n"
+	"    namespace: team-a\n"
+	"- name: prod\n"
+	"  context: {cluster: c2, user: bob}\n"
+	"users:\n"
+	"- name: alice\n"
+	"  user:\n"
+	"    token: abc.def\n"
+	"- name: bob\n"
+	"  user:\n"
+	"    client-certificate-data: " CERT64 "\n"
+	"    client-key-data: " KEY64 "\n";
+
+static void test_token_and_current_context(void **state)
+{
+	(void)state;
+	struct kube_config cfg;
+	parse_ok(base_yaml, NULL, &cfg);
+	assert_string_equal(cfg.context, "dev");
+	assert_string_equal(cfg.server, "https://10.0.0.1:6443");
+	assert_string_equal(cfg.token, "abc.def");
+	assert_string_equal(cfg.namespace, "team-a");
+	assert_blob(&cfg.ca_data, CA_PEM);
+	assert_null(cfg.ca_file);
+	assert_false(cfg.insecure_skip_tls_verify);
+	assert_null(cfg.tls_server_name);
+	assert_null(cfg.cert_data.data);
+	assert_null(cfg.key_data.data);
+	assert_null(cfg.token_file);
+	assert_null(cfg.exec);
+	kube_config_release(&cfg);
+	assert_zeroed(&cfg);
+}
+
+static void test_explicit_context_cert_data_insecure(void **state)
+{
+	(void)state;
+	struct kube_config cfg;
+	parse_ok(base_yaml, "prod", &cfg);
+	assert_string_equal(cfg.context, "prod");
+	assert_string_equal(cfg.server, "https://prod.example.com");
+	assert_true(cfg.insecure_skip_tls_verify);
+	assert_string_equal(cfg.tls_server_name, "api.internal");
+	assert_null(cfg.ca_data.data);
+	assert_blob(&cfg.cert_data, CERT_PEM);
+	assert_blob(&cfg.key_data, KEY_PEM);
+	assert_null(cfg.token);
+	assert_null(cfg.namespace);
+	kube_config_release(&cfg);
+}
+
+static void test_relative_files(void **state)
+{
+	(void)state;
+	char *ca = write_file("rel/ca.crt", CA_PEM, 0600);
+	char *crt = write_file("rel/client.crt", CERT_PEM, 0600);
+	char *key = write_file("rel/client.key", KEY_PEM, 0600);
+	char *tok = write_file("rel/token", "tok\n", 0600);
+	char *yaml = xasprintf("current-context: x\n"
+			       "clusters: [{name: c, cluster: {server: 'https://h:1', "
+			       "certificate-authority: rel/ca.crt}}]\n"
+			       "contexts: [{name: x, context: {cluster: c, user: u}}]\n"
+			       "users:\n"
+			       "- name: u\n"
+			       "  user:\n"
+			       "    client-certificate: rel/client.crt\n"
+			       "    client-key: %s\n" /* absolute: kept as is */
+			       "    tokenFile: ./rel/token\n",
+			       key);
+	struct kube_config cfg;
+	parse_ok(yaml, NULL, &cfg);
+	assert_string_equal(cfg.ca_file, ca);
+	assert_string_equal(cfg.cert_file, crt);
+	assert_string_equal(cfg.key_file, key);
+	char *want_tok = xasprintf("%s/./rel/token", tmpdir);
+	assert_string_equal(cfg.token_file, want_tok);
+	assert_null(cfg.token);
+	assert_null(cfg.ca_data.data);
+	kube_config_release(&cfg);
+	free(want_tok);
+	free(yaml);
+	free(ca);
+	free(crt);
+	free(key);
+	free(tok);
+}
+
+static void test_exec_config(void **state)
+{
+	(void)state;
+	char *plugin = write_file("bin/plugin", "#!/bin/sh\nexit 0\n", 0700);
+	const char *yaml =
+		"current-context: x\n"
+		"clusters: [{name: c, cluster: {server: 'https://h:1'}}]\n"
+		"contexts: [{name: x, context: {cluster: c, user: u}}, "
+		"{name: y, context: {cluster: c, user: v}}]\n"
+		"users:\n"
+		"- name: u\n"
+		"  user:\n"
+		"    exec:\n"
+		"      apiVersion: client.authentication.k8s.io/v1\n"
+		"      command: kubectl-oidc_login\n"
+		"      args: [get-token, --issuer, 'https://issuer', 8000]\n"
+		"      env:\n"
+		"      - {name: FOO, value: bar}\n"
+		"      - {name: EMPTY}\n"
+		"      provideClusterInfo: true\n"
+		"      interactiveMode: IfAvailable\n"
+		"      installHint: install it\n"
+		"- name: v\n"
+		"  user:\n"
+		"    exec:\n"
+		"      apiVersion: client.authentication.k8s.io/v1beta1\n"
+		"      command: bin/plugin\n";
+	struct kube_config cfg;
+	parse_ok(yaml, NULL, &cfg);
+	assert_non_null(cfg.exec);
+	assert_string_equal(cfg.exec->command, "kubectl-oidc_login"); /* PATH lookup later */
+	assert_int_equal(cfg.exec->nargs, 4);
+	assert_string_equal(cfg.exec->args[0], "get-token");
+	assert_string_equal(cfg.exec->args[1], "--issuer");
+	assert_string_equal(cfg.exec->args[2], "https://issuer");
+	assert_string_equal(cfg.exec->args[3], "8000");
+	assert_int_equal(cfg.exec->nenv, 2);
+	assert_string_equal(cfg.exec->env[0], "FOO=bar");
+	assert_string_equal(cfg.exec->env[1], "EMPTY=");
+	assert_string_equal(cfg.exec->api_version, "client.authentication.k8s.io/v1");
+	assert_true(cfg.exec->provide_cluster_info);
+	assert_null(cfg.token);
+	kube_config_release(&cfg);
+
+	parse_ok(yaml, "y", &cfg);
+	assert_string_equal(cfg.exec->command, plugin); /* has a slash: relative to the file */
+	assert_int_equal(cfg.exec->nargs, 0);
+	assert_int_equal(cfg.exec->nenv, 0);
+	assert_false(cfg.exec->provide_cluster_info);
+	assert_string_equal(cfg.exec->api_version, "client.authentication.k8s.io/v1beta1");
+	kube_config_release(&cfg);
+	free(plugin);
+}
+
+static void test_anonymous_and_bare_server(void **state)
+{
+	(void)state;
+	struct kube_config cfg;
+	parse_ok("current-context: a\n"
+		 "clusters: [{name: c, cluster: {server: '127.0.0.1:6443'}}]\n"
+		 "contexts: [{name: a, context: {cluster: c}}]\n",
+		 NULL, &cfg);
+	assert_string_equal(cfg.server, "https://127.0.0.1:6443");
+	assert_null(cfg.token);
+	assert_null(cfg.token_file);
+	assert_null(cfg.cert_file);
+	assert_null(cfg.exec);
+	kube_config_release(&cfg);
+
+	parse_ok("current-context: a\n"
+		 "clusters: [{name: c, cluster: {server: 'HTTP://h:8080/prefix//'}}]\n"
+		 "contexts: [{name: a, context: {cluster: c}}]\n",
+		 NULL, &cfg);
+	assert_string_equal(cfg.server, "HTTP://h:8080/prefix");
+	kube_config_release(&cfg);
+}
+
+static void test_base64_forms(void **state)
+{
+	(void)state;
+	/* KEY64 without its padding, and split over lines by a folded scalar. */
+	char *key_nopad = xstrndup(KEY64, strlen(KEY64) - 2);
+	char *yaml = xasprintf("current-context: a\n"
+			       "clusters: [{name: c, cluster: {server: 'https://h'}}]\n"
+			       "contexts: [{name: a, context: {cluster: c, user: u}}]\n"
+			       "users:\n"
+			       "- name: u\n"
+			       "  user:\n"
+			       "    client-key-data: %s\n"
+			       "    client-certificate-data: >-\n"
+			       "      %.40s\n"
+			       "      %s\n",
+			       key_nopad, CERT64, CERT64 + 40);
+	struct kube_config cfg;
+	parse_ok(yaml, NULL, &cfg);
+	assert_blob(&cfg.key_data, KEY_PEM);
+	assert_blob(&cfg.cert_data, CERT_PEM);
+	kube_config_release(&cfg);
+	free(yaml);
+	free(key_nopad);
+}
+
+static void test_yaml_features(void **state)
+{
+	(void)state;
+	struct kube_config cfg;
+	/* JSON is YAML too. */
+	parse_ok("{\"current-context\": \"j\", \"clusters\": [{\"name\": \"c\", \"cluster\": "
+		 "{\"server\": \"https://json\"}}], \"contexts\": [{\"name\": \"j\", \"context\": "
+		 "{\"cluster\": \"c\", \"user\": \"u\"}}], \"users\": [{\"name\": \"u\", \"user\": "
+		 "{\"token\": \"t1\"}}]}",
+		 NULL, &cfg);
+	assert_string_equal(cfg.server, "https://json");
+	assert_string_equal(cfg.token, "t1");
+	kube_config_release(&cfg);
+
+	/* Anchors, aliases, merge keys (explicit keys win), numeric names, a second document. */
+	parse_ok("current-context: 1\n"
+		 "clusters:\n"
+		 "- name: 7\n"
+		 "  cluster: &base\n"
+		 "    server: https://base\n"
+		 "    tls-server-name: base-name\n"
+		 "- name: other\n"
+		 "  cluster:\n"
+		 "    <<: *base\n"
+		 "    server: https://merged\n"
+		 "contexts:\n"
+		 "- name: 1\n"
+		 "  context: {cluster: other, user: u, namespace: &ns \"007\"}\n"
+		 "users:\n"
+		 "- name: u\n"
+		 "  user: {token: *ns}\n"
+		 "---\n"
+		 "ignored: [\n",
+		 NULL, &cfg);
+	assert_string_equal(cfg.context, "1");
+	assert_string_equal(cfg.server, "https://merged");
+	assert_string_equal(cfg.tls_server_name, "base-name");
+	assert_string_equal(cfg.namespace, "007");
+	assert_string_equal(cfg.token, "007");
+	kube_config_release(&cfg);
+}
+
+static void test_release_is_safe(void **state)
+{
+	(void)state;
+	struct kube_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	kube_config_release(&cfg);
+	kube_config_release(&cfg);
+	assert_zeroed(&cfg);
+	kube_config_release(NULL);
+
+	parse_ok(base_yaml, "prod", &cfg);
+	kube_config_release(&cfg);
+	assert_zeroed(&cfg);
+	kube_config_release(&cfg);
+}
+
+/* ------------------------------------------------------------------ */
+/* Errors: one case per message                                        */
+/* ------------------------------------------------------------------ */
+
+struct err_case {
+	const char *name;
+	const char *yaml;
+	const char *context;
+	const char *want;       /* substring of the message */
+};
+
+#define CL_OK "clusters: [{name: c, cluster: {server: 'https://h'}}]\n"
+#define CTX_U "current-context: x\ncontexts: [{name: x, context: {cluster: c, user: u}}]\n"
+#define USER(body) "users:\n- name: u\n  user:\n" body
+
+static const struct err_case err_cases[] = {
+	{"user not in users",
+	 CL_OK "current-context: dev\ncontexts: [{name: dev, context: {cluster: c, user: bob}}]\n"
+	       "users: [{name: alice, user: {token: t}}]\n",
+	 NULL, "kubeconfig: context \"dev\" names user \"bob\", which is not in users"},
+	{"cluster not in clusters",
+	 CL_OK "current-context: dev\ncontexts: [{name: dev, context: {cluster: nope}}]\n", NULL,
+	 "context \"dev\" names cluster \"nope\", which is not in clusters"},
+	{"server missing",
+	 CTX_U "clusters: [{name: c, cluster: {insecure-skip-tls-verify: true}}]\n"
+	       USER("    token: t\n"),
+	 NULL, "clusters[0].cluster.server is missing"},
+	{"server empty cluster",
+	 CTX_U "clusters: [{name: c}]\n" USER("    token: t\n"), NULL,
+	 "clusters[0].cluster.server is missing"},
+	{"key data not base64",
+	 CL_OK "current-context: x\ncontexts: [{name: x, context: {cluster: c, user: u}}]\n"
+	       "users:\n- name: other\n  user: {token: t}\n- name: u\n  user:\n"
+	       "    client-certificate-data: " CERT64 "\n"
+	       "    client-key-data: '-----BEGIN PRIVATE KEY-----'\n",
+	 NULL, "users[1].user.client-key-data is not valid base64"},
+	{"base64 dangling char",
+	 CL_OK CTX_U USER("    client-certificate-data: " CERT64 "\n    client-key-data: QUJDR\n"),
+	 NULL, "users[0].user.client-key-data is not valid base64"},
+	{"base64 data after padding",
+	 CL_OK CTX_U USER("    client-certificate-data: " CERT64 "\n    client-key-data: QQ==QUFB\n"),
+	 NULL, "users[0].user.client-key-data is not valid base64"},
+	{"ca data not pem",
+	 CTX_U "clusters: [{name: c, cluster: {server: 'https://h', "
+	       "certificate-authority-data: aGVsbG8=}}]\n" USER("    token: t\n"),
+	 NULL, "clusters[0].cluster.certificate-authority-data is valid base64 but does not decode to PEM"},
+	{"no current context", CL_OK "contexts: [{name: x, context: {cluster: c}}]\n", NULL,
+	 "kubeconfig: current-context is not set and no --context was given"},
+	{"empty document", "", NULL, "current-context is not set and no --context was given"},
+	{"context flag unknown", base_yaml, "nope",
+	 "context \"nope\" (from --context) is not in contexts"},
+	{"current context unknown", CL_OK "current-context: ghost\n", NULL,
+	 "current-context \"ghost\" is not in contexts"},
+	{"context without cluster",
+	 "current-context: x\ncontexts: [{name: x, context: {user: u}}]\n", NULL,
+	 "contexts[0].context.cluster is missing"},
+	{"cert without key",
+	 CL_OK CTX_U USER("    client-certificate: fixtures/cert.pem\n"), NULL,
+	 "users[0].user.client-certificate is set but client-key is not"},
+	{"cert data without key",
+	 CL_OK CTX_U USER("    client-certificate-data: " CERT64 "\n"), NULL,
+	 "users[0].user.client-certificate-data is set but client-key is not"},
+	{"key without cert",
+	 CL_OK CTX_U USER("    client-key-data: " KEY64 "\n"), NULL,
+	 "users[0].user.client-key-data is set but client-certificate is not"},
+	{"cert file and data",
+	 CL_OK CTX_U USER("    client-certificate: fixtures/cert.pem\n"
+			  "    client-certificate-data: " CERT64 "\n"
+			  "    client-key-data: " KEY64 "\n"),
+	 NULL, "users[0].user: client-certificate and client-certificate-data are both set"},
+	{"auth provider",
+	 CL_OK CTX_U USER("    auth-provider:\n      name: gcp\n"), NULL,
+	 "users[0].user.auth-provider is not supported"},
+	{"username", CL_OK CTX_U USER("    username: admin\n"), NULL,
+	 "users[0].user.username/password (basic authentication) is not supported"},
+	{"password", CL_OK CTX_U USER("    password: secret\n"), NULL,
+	 "users[0].user.username/password (basic authentication) is not supported"},
+	{"impersonation", CL_OK CTX_U USER("    token: t\n    as: admin\n"), NULL,
+	 "users[0].user.as (impersonation) is not supported"},
+	{"token with line break", CL_OK CTX_U USER("    token: \"abc\\ndef\"\n"), NULL,
+	 "users[0].user.token contains a line break"},
+	{"token file unreadable", CL_OK CTX_U USER("    tokenFile: no/such/token\n"), NULL,
+	 "users[0].user.tokenFile: cannot read "},
+	{"ca file unreadable",
+	 CTX_U "clusters: [{name: c, cluster: {server: 'https://h', "
+	       "certificate-authority: /nonexistent/ca.crt}}]\n" USER("    token: t\n"),
+	 NULL, "clusters[0].cluster.certificate-authority: cannot read /nonexistent/ca.crt"},
+	{"ca file and data",
+	 CTX_U "clusters: [{name: c, cluster: {server: 'https://h', certificate-authority: "
+	       "fixtures/ca.pem, certificate-authority-data: " CA64 "}}]\n" USER("    token: t\n"),
+	 NULL, "clusters[0].cluster: certificate-authority and certificate-authority-data are both set"},
+	{"insecure with ca",
+	 CTX_U "clusters: [{name: c, cluster: {server: 'https://h', insecure-skip-tls-verify: true, "
+	       "certificate-authority-data: " CA64 "}}]\n" USER("    token: t\n"),
+	 NULL, "clusters[0].cluster: insecure-skip-tls-verify is set together with"},
+	{"insecure not bool",
+	 CTX_U "clusters: [{name: c, cluster: {server: 'https://h', insecure-skip-tls-verify: "
+	       "'yes'}}]\n" USER("    token: t\n"),
+	 NULL, "clusters[0].cluster.insecure-skip-tls-verify must be true or false"},
+	{"server bad scheme",
+	 CTX_U "clusters: [{name: c, cluster: {server: 'ftp://h'}}]\n" USER("    token: t\n"), NULL,
+	 "clusters[0].cluster.server \"ftp://h\" is not an https://"},
+	{"server no host",
+	 CTX_U "clusters: [{name: c, cluster: {server: 'https:///x'}}]\n" USER("    token: t\n"), NULL,
+	 "clusters[0].cluster.server \"https:///x\" has no host"},
+	{"server is a list",
+	 CTX_U "clusters: [{name: c, cluster: {server: [a]}}]\n" USER("    token: t\n"), NULL,
+	 "clusters[0].cluster.server is not a string"},
+	{"proxy url",
+	 CTX_U "clusters: [{name: c, cluster: {server: 'https://h', proxy-url: 'http://p'}}]\n"
+	       USER("    token: t\n"),
+	 NULL, "clusters[0].cluster.proxy-url is not supported"},
+	{"namespace is a float",
+	 CL_OK "current-context: x\ncontexts: [{name: x, context: {cluster: c, namespace: 1.5}}]\n",
+	 NULL, "contexts[0].context.namespace is a number; quote it"},
+	{"exec without command",
+	 CL_OK CTX_U USER("    exec:\n      apiVersion: client.authentication.k8s.io/v1\n"), NULL,
+	 "users[0].user.exec.command is missing"},
+	{"exec without apiVersion", CL_OK CTX_U USER("    exec:\n      command: x\n"), NULL,
+	 "users[0].user.exec.apiVersion is missing"},
+	{"exec old apiVersion",
+	 CL_OK CTX_U USER("    exec:\n      command: x\n"
+			  "      apiVersion: client.authentication.k8s.io/v1alpha1\n"),
+	 NULL, "users[0].user.exec.apiVersion \"client.authentication.k8s.io/v1alpha1\" is not supported"},
+	{"exec command path missing",
+	 CL_OK CTX_U USER("    exec:\n      command: ./no/such/plugin\n"
+			  "      apiVersion: client.authentication.k8s.io/v1\n"),
+	 NULL, "users[0].user.exec.command: cannot run "},
+	{"exec args not list",
+	 CL_OK CTX_U USER("    exec:\n      command: x\n      args: a b\n"
+			  "      apiVersion: client.authentication.k8s.io/v1\n"),
+	 NULL, "users[0].user.exec.args is not a list"},
+	{"exec env without name",
+	 CL_OK CTX_U USER("    exec:\n      command: x\n      env: [{value: v}]\n"
+			  "      apiVersion: client.authentication.k8s.io/v1\n"),
+	 NULL, "users[0].user.exec.env[0].name is missing"},
+	{"exec interactive always",
+	 CL_OK CTX_U USER("    exec:\n      command: x\n      interactiveMode: Always\n"
+			  "      apiVersion: client.authentication.k8s.io/v1\n"),
+	 NULL, "users[0].user.exec.interactiveMode is Always"},
+	{"exec interactive bogus",
+	 CL_OK CTX_U USER("    exec:\n      command: x\n      interactiveMode: Sometimes\n"
+			  "      apiVersion: client.authentication.k8s.io/v1\n"),
+	 NULL, "users[0].user.exec.interactiveMode \"Sometimes\" is not"},
+	{"yaml syntax", "a: b\nc: d: e\n", NULL,
+	 "YAML syntax error at line 2, column 5: mapping values are not allowed"},
+	{"yaml unclosed flow", "clusters: [\n  {name: a}\n", NULL, "YAML syntax error at line 3"},
+	{"yaml duplicate key",
+	 CTX_U "clusters: [{name: c, cluster: {server: 'https://a', server: 'https://b'}}]\n", NULL,
+	 "YAML error at line 3, column 53: duplicate key \"server\""},
+	{"yaml unknown alias", "current-context: *nope\n", NULL, "YAML error at line 1, column 18: alias *nope names no anchor"},
+	{"not a mapping", "- a\n- b\n", NULL, "the document is not a mapping"},
+	{"wrong kind", "kind: Pod\n", NULL, "kind is not \"Config\""},
+	{"clusters not list", "clusters: {name: c}\n", NULL, "kubeconfig: clusters is not a list"},
+	{"entry not mapping", "users: [u]\n", NULL, "users[0] is not a mapping"},
+	{"name missing", "clusters: [{name: a}, {cluster: {server: 'https://h'}}]\n", NULL,
+	 "clusters[1].name is missing"},
+	{"body not mapping", "contexts: [{name: a, context: [x]}]\n", NULL,
+	 "contexts[0].context is not a mapping"},
+	{"duplicate name", "users: [{name: alice}, {name: alice}]\n", NULL,
+	 "users[1].name \"alice\" is also the name of users[0]"},
+};
+
+static void test_error_case(void **state)
+{
+	const struct err_case *c = *state;
+	struct kube_config cfg;
+	char *err = NULL;
+	memset(&cfg, 0xA5, sizeof(cfg)); /* out is overwritten, never read */
+	int rc = kubeconfig_parse(c->yaml, strlen(c->yaml), tmpdir, c->context, &cfg, &err);
+	assert_int_equal(rc, -1);
+	if (getenv("TEST_VERBOSE"))
+		print_message("%s\n", err);
+	assert_err_has(err, c->want);
+	assert_int_equal(strncmp(err, "kubeconfig: ", 12), 0);
+	assert_zeroed(&cfg);
+	free(err);
+}
+
+/* Secrets never appear in messages. */
+static void test_error_hides_secrets(void **state)
+{
+	(void)state;
+	const char *yaml = CL_OK CTX_U USER("    token: \"s3cr3t\\x01more\"\n");
+	struct kube_config cfg;
+	char *err = NULL;
+	int rc = kubeconfig_parse(yaml, strlen(yaml), tmpdir, NULL, &cfg, &err);
+	assert_int_equal(rc, -1);
+	assert_err_has(err, "users[0].user.token");
+	assert_null(strstr(err, "s3cr3t"));
+	free(err);
+}
+
+/* ------------------------------------------------------------------ */
+/* Files, KUBECONFIG, ~/.kube/config                                   */
+/* ------------------------------------------------------------------ */
+
+static void test_load_file_relative(void **state)
+{
+	(void)state;
+	char *ca = write_file("load/certs/ca.crt", CA_PEM, 0600);
+	char *cfgpath = write_file("load/config",
+				   "current-context: a\n"
+				   "clusters: [{name: c, cluster: {server: 'https://h', "
+				   "certificate-authority: certs/ca.crt}}]\n"
+				   "contexts: [{name: a, context: {cluster: c, namespace: ns1}}]\n",
+				   0600);
+	setenv("KUBECONFIG", "/nonexistent/ignored-when-path-given", 1);
+	struct kube_config cfg;
+	char *err = NULL;
+	int rc = kubeconfig_load(cfgpath, NULL, &cfg, &err);
+	if (rc)
+		fail_msg("%s", err);
+	assert_string_equal(cfg.ca_file, ca);
+	assert_string_equal(cfg.namespace, "ns1");
+	kube_config_release(&cfg);
+	free(ca);
+	free(cfgpath);
+}
+
+static void test_load_errors_name_the_file(void **state)
+{
+	(void)state;
+	char *p = write_file("bad/config", CTX_U "clusters: [{name: c, cluster: {}}]\n", 0600);
+	struct kube_config cfg;
+	char *err = NULL;
+	assert_int_equal(kubeconfig_load(p, NULL, &cfg, &err), -1);
+	char *want = xasprintf("kubeconfig %s: clusters[0].cluster.server is missing", p);
+	assert_err_has(err, want);
+	assert_zeroed(&cfg);
+	free(want);
+	FREE_AND_NULL(err);
+
+	char *syn = write_file("bad/syntax", "clusters:\n  - name: a\n   bad\n", 0600);
+	assert_int_equal(kubeconfig_load(syn, NULL, &cfg, &err), -1);
+	want = xasprintf("kubeconfig %s: YAML syntax error at line 3, column", syn);
+	assert_err_has(err, want);
+	free(want);
+	FREE_AND_NULL(err);
+
+	char *missing = xasprintf("%s/bad/missing", tmpdir);
+	assert_int_equal(kubeconfig_load(missing, NULL, &cfg, &err), -1);
+	want = xasprintf("kubeconfig %s: cannot read it: No such file or directory", missing);
+	assert_err_has(err, want);
+	free(want);
+	FREE_AND_NULL(err);
+
+	assert_int_equal(kubeconfig_load(tmpdir, NULL, &cfg, &err), -1);
+	assert_err_has(err, "is a directory");
+	FREE_AND_NULL(err);
+	free(missing);
+	free(syn);
+	free(p);
+}
+
+static void test_kubeconfig_merge(void **state)
+{
+	(void)state;
+	char *a = write_file("merge/a/config",
+			     "current-context: dev\n"
+			     "clusters: [{name: c1, cluster: {server: 'https://from-a'}}]\n"
+			     "contexts: [{name: dev, context: {cluster: c1, user: bob, namespace: a-ns}}]\n"
+			     "users: [{name: alice, user: {tokenFile: tok}}]\n",
+			     0600);
+	char *atok = write_file("merge/a/tok", "a\n", 0600);
+	char *b = write_file("merge/b/config",
+			     "current-context: onlyb\n"
+			     "clusters:\n"
+			     "- {name: c1, cluster: {server: 'https://from-b'}}\n"
+			     "- {name: c2, cluster: {server: 'https://c2-from-b'}}\n"
+			     "contexts:\n"
+			     "- {name: dev, context: {cluster: c2, user: alice, namespace: b-ns}}\n"
+			     "- {name: onlyb, context: {cluster: c2, user: alice}}\n"
+			     "users:\n"
+			     "- {name: bob, user: {client-certificate: bob.crt, client-key: bob.key}}\n"
+			     "- {name: alice, user: {token: from-b}}\n",
+			     0600);
+	char *bcrt = write_file("merge/b/bob.crt", CERT_PEM, 0600);
+	char *bkey = write_file("merge/b/bob.key", KEY_PEM, 0600);
+	/* A missing file and an empty entry are skipped; a repeated file counts once. */
+	char *list = xasprintf("%s:%s/merge/missing::%s:%s", a, tmpdir, b, a);
+	setenv("KUBECONFIG", list, 1);
+
+	struct kube_config cfg;
+	char *err = NULL;
+	int rc = kubeconfig_load(NULL, NULL, &cfg, &err);
+	if (rc)
+		fail_msg("%s", err);
+	/* current-context and context "dev" from a; cluster c1 from a; user bob from b. */
+	assert_string_equal(cfg.context, "dev");
+	assert_string_equal(cfg.namespace, "a-ns");
+	assert_string_equal(cfg.server, "https://from-a");
+	assert_string_equal(cfg.cert_file, bcrt); /* relative to b's directory */
+	assert_string_equal(cfg.key_file, bkey);
+	assert_null(cfg.token);
+	kube_config_release(&cfg);
+
+	/* Explicit context only in b; user alice from a (first wins), tokenFile relative to a. */
+	rc = kubeconfig_load(NULL, "onlyb", &cfg, &err);
+	if (rc)
+		fail_msg("%s", err);
+	assert_string_equal(cfg.server, "https://c2-from-b");
+	assert_string_equal(cfg.token_file, atok);
+	assert_null(cfg.token);
+	kube_config_release(&cfg);
+
+	/* A missing user across all files is reported against the context's file. */
+	char *c = write_file("merge/c/config",
+			     "current-context: lost\n"
+			     "contexts: [{name: lost, context: {cluster: c1, user: nobody}}]\n",
+			     0600);
+	char *list2 = xasprintf("%s:%s", c, a);
+	setenv("KUBECONFIG", list2, 1);
+	assert_int_equal(kubeconfig_load(NULL, NULL, &cfg, &err), -1);
+	char *want = xasprintf("kubeconfig %s: context \"lost\" names user \"nobody\", which is not "
+			       "in users of any KUBECONFIG file", c);
+	assert_err_has(err, want);
+	FREE_AND_NULL(err);
+	free(want);
+
+	/* Current context from the second file when the first sets none. */
+	char *d = write_file("merge/d/config", "clusters: []\n", 0600);
+	char *list3 = xasprintf("%s:%s", d, b);
+	setenv("KUBECONFIG", list3, 1);
+	rc = kubeconfig_load(NULL, NULL, &cfg, &err);
+	if (rc)
+		fail_msg("%s", err);
+	assert_string_equal(cfg.context, "onlyb");
+	assert_string_equal(cfg.token, "from-b");
+	kube_config_release(&cfg);
+
+	/* No current-context anywhere: the message lists the files. */
+	char *list4 = xasprintf("%s:%s", d, d);
+	setenv("KUBECONFIG", list4, 1);
+	assert_int_equal(kubeconfig_load(NULL, NULL, &cfg, &err), -1);
+	want = xasprintf("kubeconfig %s: current-context is not set and no --context was given", d);
+	assert_err_has(err, want);
+	FREE_AND_NULL(err);
+	free(want);
+
+	setenv("KUBECONFIG", "/nonexistent/one:/nonexistent/two", 1);
+	assert_int_equal(kubeconfig_load(NULL, NULL, &cfg, &err), -1);
+	assert_err_has(err, "none of the files in KUBECONFIG=/nonexistent/one:/nonexistent/two exists");
+	FREE_AND_NULL(err);
+
+	/* A broken file in the list is an error, not skipped. */
+	char *list5 = xasprintf("%s:%s/merge", a, tmpdir);
+	setenv("KUBECONFIG", list5, 1);
+	assert_int_equal(kubeconfig_load(NULL, NULL, &cfg, &err), -1);
+	assert_err_has(err, "/merge: is a directory");
+	FREE_AND_NULL(err);
+
+	free(list5);
+	free(list4);
+	free(list3);
+	free(list2);
+	free(list);
+	free(a);
+	free(atok);
+	free(b);
+	free(bcrt);
+	free(bkey);
+	free(c);
+	free(d);
+}
+
+static void test_home_fallback(void **state)
+{
+	(void)state;
+	char *home = xasprintf("%s/home", tmpdir);
+	setenv("HOME", home, 1);
+	struct kube_config cfg;
+	char *err = NULL;
+	assert_int_equal(kubeconfig_load(NULL, NULL, &cfg, &err), -1);
+	char *want = xasprintf("kubeconfig %s/.kube/config: does not exist, and KUBECONFIG is not set",
+			       home);
+	assert_err_has(err, want);
+	FREE_AND_NULL(err);
+	free(want);
+
+	char *p = write_file("home/.kube/config",
+			     "current-context: h\n"
+			     "clusters: [{name: c, cluster: {server: 'https://home'}}]\n"
+			     "contexts: [{name: h, context: {cluster: c}}]\n",
+			     0600);
+	setenv("KUBECONFIG", "", 1); /* empty counts as unset */
+	int rc = kubeconfig_load(NULL, NULL, &cfg, &err);
+	if (rc)
+		fail_msg("%s", err);
+	assert_string_equal(cfg.server, "https://home");
+	kube_config_release(&cfg);
+	free(p);
+	free(home);
+}
+
+/* ------------------------------------------------------------------ */
+/* In-cluster                                                          */
+/* ------------------------------------------------------------------ */
+
+static char *make_sa_dir(const char *name, bool token, bool ca, const char *ns)
+{
+	char *rel = xasprintf("%s/token", name);
+	if (token)
+		free(write_file(rel, "eyJhbGciOi.sa-token\n", 0600));
+	free(rel);
+	rel = xasprintf("%s/ca.crt", name);
+	if (ca)
+		free(write_file(rel, CA_PEM, 0600));
+	free(rel);
+	rel = xasprintf("%s/namespace", name);
+	if (ns)
+		free(write_file(rel, ns, 0600));
+	free(rel);
+	return xasprintf("%s/%s", tmpdir, name);
+}
+
+static void test_in_cluster(void **state)
+{
+	(void)state;
+	char *dir = make_sa_dir("sa1", true, true, "operators\n");
+	setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+	setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+	struct kube_config cfg;
+	char *err = NULL;
+	int rc = kube_config_in_cluster(dir, &cfg, &err);
+	if (rc)
+		fail_msg("%s", err);
+	assert_string_equal(cfg.server, "https://10.96.0.1:443");
+	char *want = xasprintf("%s/token", dir);
+	assert_string_equal(cfg.token_file, want);
+	free(want);
+	want = xasprintf("%s/ca.crt", dir);
+	assert_string_equal(cfg.ca_file, want);
+	free(want);
+	assert_null(cfg.token); /* re-read from token_file by the client */
+	assert_string_equal(cfg.namespace, "operators");
+	assert_null(cfg.context);
+	assert_false(cfg.insecure_skip_tls_verify);
+	kube_config_release(&cfg);
+
+	/* IPv6 in brackets; POD_NAMESPACE wins over the file. */
+	setenv("KUBERNETES_SERVICE_HOST", "fd00:10:96::1", 1);
+	setenv("POD_NAMESPACE", "from-env", 1);
+	rc = kube_config_in_cluster(dir, &cfg, &err);
+	if (rc)
+		fail_msg("%s", err);
+	assert_string_equal(cfg.server, "https://[fd00:10:96::1]:443");
+	assert_string_equal(cfg.namespace, "from-env");
+	kube_config_release(&cfg);
+	free(dir);
+
+	/* No namespace file: namespace unset. */
+	unsetenv("POD_NAMESPACE");
+	dir = make_sa_dir("sa2", true, true, NULL);
+	rc = kube_config_in_cluster(dir, &cfg, &err);
+	if (rc)
+		fail_msg("%s", err);
+	assert_null(cfg.namespace);
+	kube_config_release(&cfg);
+	free(dir);
+}
+
+static void test_in_cluster_errors(void **state)
+{
+	(void)state;
+	struct kube_config cfg;
+	char *err = NULL;
+	char *dir = make_sa_dir("sa3", true, true, "ns");
+
+	assert_int_equal(kube_config_in_cluster(dir, &cfg, &err), -1);
+	assert_err_has(err, "not running in a Kubernetes cluster");
+	assert_err_has(err, "KUBERNETES_SERVICE_HOST");
+	assert_zeroed(&cfg);
+	FREE_AND_NULL(err);
+
+	setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+	assert_int_equal(kube_config_in_cluster(dir, &cfg, &err), -1);
+	assert_err_has(err, "not running in a Kubernetes cluster");
+	FREE_AND_NULL(err);
+
+	setenv("KUBERNETES_SERVICE_PORT", "http", 1);
+	assert_int_equal(kube_config_in_cluster(dir, &cfg, &err), -1);
+	assert_err_has(err, "KUBERNETES_SERVICE_PORT \"http\" is not a port number");
+	FREE_AND_NULL(err);
+
+	setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+	setenv("KUBERNETES_SERVICE_HOST", "evil/host", 1);
+	assert_int_equal(kube_config_in_cluster(dir, &cfg, &err), -1);
+	assert_err_has(err, "KUBERNETES_SERVICE_HOST \"evil/host\" is not a host");
+	FREE_AND_NULL(err);
+	setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+	free(dir);
+
+	dir = make_sa_dir("sa4", false, true, "ns");
+	assert_int_equal(kube_config_in_cluster(dir, &cfg, &err), -1);
+	assert_err_has(err, "cannot read the service account token");
+	assert_err_has(err, "sa4/token");
+	assert_zeroed(&cfg);
+	FREE_AND_NULL(err);
+	free(dir);
+
+	dir = make_sa_dir("sa5", true, false, "ns");
+	assert_int_equal(kube_config_in_cluster(dir, &cfg, &err), -1);
+	assert_err_has(err, "cannot read the cluster CA");
+	assert_err_has(err, "sa5/ca.crt");
+	FREE_AND_NULL(err);
+	free(dir);
+
+	free(write_file("sa6/token", " \n", 0600));
+	dir = make_sa_dir("sa6", false, true, NULL);
+	assert_int_equal(kube_config_in_cluster(dir, &cfg, &err), -1);
+	assert_err_has(err, "sa6/token is empty");
+	FREE_AND_NULL(err);
+	free(dir);
+}
+
+/* ------------------------------------------------------------------ */
+
+int main(void)
+{
+	static const struct CMUnitTest fixed[] = {
+		cmocka_unit_test(test_token_and_current_context),
+		cmocka_unit_test(test_explicit_context_cert_data_insecure),
+		cmocka_unit_test(test_relative_files),
+		cmocka_unit_test(test_exec_config),
+		cmocka_unit_test(test_anonymous_and_bare_server),
+		cmocka_unit_test(test_base64_forms),
+		cmocka_unit_test(test_yaml_features),
+		cmocka_unit_test(test_release_is_safe),
+		cmocka_unit_test(test_error_hides_secrets),
+		cmocka_unit_test_setup_teardown(test_load_file_relative, env_setup, env_teardown),
+		cmocka_unit_test_setup_teardown(test_load_errors_name_the_file, env_setup, env_teardown),
+		cmocka_unit_test_setup_teardown(test_kubeconfig_merge, env_setup, env_teardown),
+		cmocka_unit_test_setup_teardown(test_home_fallback, env_setup, env_teardown),
+		cmocka_unit_test_setup_teardown(test_in_cluster, env_setup, env_teardown),
+		cmocka_unit_test_setup_teardown(test_in_cluster_errors, env_setup, env_teardown),
+	};
+	const size_t nfixed = sizeof(fixed) / sizeof(fixed[0]);
+	const size_t ncases = sizeof(err_cases) / sizeof(err_cases[0]);
+	struct CMUnitTest *tests = xcalloc(nfixed + ncases, sizeof(*tests));
+	memcpy(tests, fixed, sizeof(fixed));
+	char **names = xcalloc(ncases, sizeof(*names));
+	for (size_t i = 0; i < ncases; i++) {
+		names[i] = xasprintf("error: %s", err_cases[i].name);
+		tests[nfixed + i].name = names[i];
+		tests[nfixed + i].test_func = test_error_case;
+		tests[nfixed + i].initial_state = (void *)&err_cases[i];
+	}
+	int failed = _cmocka_run_group_tests("kubeconfig", tests, nfixed + ncases, group_setup,
+					     group_teardown);
+	for (size_t i = 0; i < ncases; i++)
+		free(names[i]);
+	free(names);
+	free(tests);
+	return failed;
+}

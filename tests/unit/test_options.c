@@ -1,0 +1,121 @@
+/* Command-line flags: defaults, every flag, and refusals that say what to fix. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+
+/* getopt wants writable strings; -Wwrite-strings makes literals const, so copy them. */
+struct args {
+	int argc;
+	char *argv[32];
+};
+
+static struct args *args_new(const char *const *list)
+{
+	struct args *a = calloc(1, sizeof(*a));
+	a->argv[a->argc++] = strdup("stateful-operator");
+	for (; *list; list++)
+		a->argv[a->argc++] = strdup(*list);
+	return a;
+}
+
+static void args_free(struct args *a)
+{
+	for (int i = 0; i < a->argc; i++)
+		free(a->argv[i]);
+	free(a);
+}
+
+#define ARGV(...) args_new((const char *const[]){__VA_ARGS__, NULL})
+
+static void test_defaults(void **state)
+{
+	(void)state;
+	struct args *a = args_new((const char *const[]){NULL});
+	struct operator_options o;
+	char *err = NULL;
+	assert_int_equal(options_parse(a->argc, a->argv, &o, &err), 0);
+	args_free(a);
+	assert_null(o.kubeconfig);
+	assert_null(o.namespace);
+	assert_int_equal(o.workers, 2);
+	assert_int_equal(o.controllers, CONTROLLER_ALL);
+	assert_false(o.dry_run);
+	assert_false(o.leader_elect);
+	assert_int_equal(o.log_level, LOG_INFO);
+	assert_int_equal(o.log_format, LOG_FORMAT_TEXT);
+	assert_string_equal(o.metrics_bind_address, ":8080");
+	assert_string_equal(o.health_probe_bind_address, ":8081");
+	options_release(&o);
+}
+
+static void test_every_flag(void **state)
+{
+	(void)state;
+	struct args *a = ARGV("--kubeconfig", "/k", "--context", "dev", "--namespace", "apps", "--workers",
+			   "8", "--controllers", "resize,cluster", "--dry-run", "--log-level", "debug",
+			   "--log-format=json", "--metrics-bind-address", "127.0.0.1:9090",
+			   "--health-probe-bind-address", ":9091", "--leader-elect",
+			   "--leader-election-namespace", "ops");
+	struct operator_options o;
+	char *err = NULL;
+	assert_int_equal(options_parse(a->argc, a->argv, &o, &err), 0);
+	args_free(a);
+	assert_string_equal(o.kubeconfig, "/k");
+	assert_string_equal(o.context, "dev");
+	assert_string_equal(o.namespace, "apps");
+	assert_int_equal(o.workers, 8);
+	assert_int_equal(o.controllers, CONTROLLER_RESIZE | CONTROLLER_CLUSTER);
+	assert_true(o.dry_run);
+	assert_int_equal(o.log_level, LOG_DEBUG);
+	assert_int_equal(o.log_format, LOG_FORMAT_JSON);
+	assert_string_equal(o.metrics_bind_address, "127.0.0.1:9090");
+	assert_string_equal(o.health_probe_bind_address, ":9091");
+	assert_true(o.leader_elect);
+	assert_string_equal(o.leader_election_namespace, "ops");
+	options_release(&o);
+}
+
+static void expect_refusal(struct args *a, const char *needle)
+{
+	struct operator_options o;
+	char *err = NULL;
+	assert_int_equal(options_parse(a->argc, a->argv, &o, &err), -1);
+	args_free(a);
+	assert_non_null(err);
+	if (!strstr(err, needle))
+		fail_msg("error \"%s\" does not mention \"%s\"", err, needle);
+	free(err);
+	options_release(&o);
+}
+
+static void test_refusals_name_the_flag(void **state)
+{
+	(void)state;
+	expect_refusal(ARGV("--workers", "0"), "--workers");
+	expect_refusal(ARGV("--workers", "many"), "--workers");
+	expect_refusal(ARGV("--workers", "65"), "1 to 64");
+	expect_refusal(ARGV("--controllers", "resize,backup"), "\"backup\"");
+	expect_refusal(ARGV("--controllers", ","), "at least one");
+	expect_refusal(ARGV("--log-level", "verbose"), "--log-level");
+	expect_refusal(ARGV("--log-format", "xml"), "--log-format");
+	expect_refusal(ARGV("--namespace", ""), "--namespace");
+	expect_refusal(ARGV("--frobnicate"), "unknown flag --frobnicate");
+	expect_refusal(ARGV("--kubeconfig"), "--kubeconfig needs a value");
+	expect_refusal(ARGV("stray"), "unexpected argument \"stray\"");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_every_flag),
+		cmocka_unit_test(test_refusals_name_the_flag),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

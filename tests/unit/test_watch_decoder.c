@@ -1,0 +1,202 @@
+/* Watch-stream framing: however the bytes are cut into reads, each event arrives once, whole. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/watch_decoder.h"
+#include "util/xalloc.h"
+
+#define MAX_SEEN 16
+
+struct seen {
+	int n;
+	char type[MAX_SEEN][16];
+	char name[MAX_SEEN][64];
+	long code[MAX_SEEN];
+	int stop_after; /* ask to stop after this many events; 0 = never */
+};
+
+static int record(void *ctx, const char *type, json_t *object)
+{
+	struct seen *s = ctx;
+	if (s->n < MAX_SEEN) {
+		snprintf(s->type[s->n], sizeof(s->type[0]), "%s", type);
+		const char *name = json_string_value(
+			json_object_get(json_object_get(object, "metadata"), "name"));
+		snprintf(s->name[s->n], sizeof(s->name[0]), "%s", name ? name : "");
+		s->code[s->n] = watch_error_code(object);
+	}
+	s->n++;
+	return s->stop_after && s->n >= s->stop_after;
+}
+
+static const char EV_ADD[] = "{\"type\":\"ADDED\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\","
+			     "\"resourceVersion\":\"10\"}}}\n";
+static const char EV_MOD[] = "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"b\"}}}\n";
+static const char EV_BOOKMARK[] = "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":"
+				  "{\"resourceVersion\":\"12345\"}}}\n";
+static const char EV_GONE[] = "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":\"v1\","
+			      "\"status\":\"Failure\",\"message\":\"too old resource version: 1 (999)\","
+			      "\"reason\":\"Expired\",\"code\":410}}\n";
+
+static void feed_ok(struct watch_decoder *d, const char *data, size_t len, struct seen *s)
+{
+	char *err = NULL;
+	assert_int_equal(watch_decoder_feed(d, data, len, record, s, &err), 0);
+	assert_null(err);
+}
+
+static void test_event_split_at_every_byte(void **state)
+{
+	(void)state;
+	size_t len = strlen(EV_ADD);
+	/* Cut the event in two at every possible place: it must arrive exactly once, whole. */
+	for (size_t cut = 0; cut <= len; cut++) {
+		struct watch_decoder d;
+		struct seen s = {0};
+		watch_decoder_init(&d);
+		feed_ok(&d, EV_ADD, cut, &s);
+		assert_int_equal(s.n, cut == len ? 1 : 0);
+		feed_ok(&d, EV_ADD + cut, len - cut, &s);
+		assert_int_equal(s.n, 1);
+		assert_string_equal(s.type[0], "ADDED");
+		assert_string_equal(s.name[0], "a");
+		watch_decoder_release(&d);
+	}
+}
+
+static void test_byte_by_byte(void **state)
+{
+	(void)state;
+	char *all = xasprintf("%s%s%s", EV_ADD, EV_MOD, EV_BOOKMARK);
+	struct watch_decoder d;
+	struct seen s = {0};
+	watch_decoder_init(&d);
+	for (size_t i = 0; all[i]; i++)
+		feed_ok(&d, all + i, 1, &s);
+	assert_int_equal(s.n, 3);
+	assert_string_equal(s.type[2], "BOOKMARK");
+	watch_decoder_release(&d);
+	free(all);
+}
+
+static void test_several_events_in_one_read(void **state)
+{
+	(void)state;
+	char *all = xasprintf("%s%s%s%s", EV_ADD, EV_MOD, EV_BOOKMARK, EV_GONE);
+	struct watch_decoder d;
+	struct seen s = {0};
+	watch_decoder_init(&d);
+	feed_ok(&d, all, strlen(all), &s);
+	assert_int_equal(s.n, 4);
+	assert_string_equal(s.type[0], "ADDED");
+	assert_string_equal(s.type[1], "MODIFIED");
+	assert_string_equal(s.name[1], "b");
+	assert_string_equal(s.type[2], "BOOKMARK");
+	assert_string_equal(s.type[3], "ERROR");
+	assert_int_equal(s.code[3], 410);
+	watch_decoder_release(&d);
+	free(all);
+}
+
+static void test_error_410_is_reported(void **state)
+{
+	(void)state;
+	struct watch_decoder d;
+	struct seen s = {0};
+	watch_decoder_init(&d);
+	feed_ok(&d, EV_GONE, strlen(EV_GONE), &s);
+	assert_int_equal(s.n, 1);
+	assert_string_equal(s.type[0], "ERROR");
+	assert_int_equal(s.code[0], 410);
+	watch_decoder_release(&d);
+}
+
+static void test_blank_lines_and_crlf_are_skipped(void **state)
+{
+	(void)state;
+	char *all = xasprintf("\n\r\n%.*s\r\n\n", (int)strlen(EV_MOD) - 1, EV_MOD);
+	struct watch_decoder d;
+	struct seen s = {0};
+	watch_decoder_init(&d);
+	feed_ok(&d, all, strlen(all), &s);
+	assert_int_equal(s.n, 1);
+	assert_string_equal(s.type[0], "MODIFIED");
+	watch_decoder_release(&d);
+	free(all);
+}
+
+static void test_stop_drops_the_rest(void **state)
+{
+	(void)state;
+	char *all = xasprintf("%s%s%s", EV_ADD, EV_MOD, EV_BOOKMARK);
+	struct watch_decoder d;
+	struct seen s = {.stop_after = 2};
+	char *err = NULL;
+	watch_decoder_init(&d);
+	assert_int_equal(watch_decoder_feed(&d, all, strlen(all), record, &s, &err), 1);
+	assert_int_equal(s.n, 2);
+	watch_decoder_release(&d);
+	free(all);
+}
+
+static void test_malformed_event_is_an_error(void **state)
+{
+	(void)state;
+	static const char *const bad[] = {
+		"{\"type\":\"ADDED\",\"object\":{\"metadata\":\n", /* not JSON */
+		"{\"object\":{}}\n",                                /* no type */
+		"{\"type\":\"ADDED\"}\n",                           /* no object */
+		"{\"type\":\"ADDED\",\"object\":[]}\n",             /* object not an object */
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct watch_decoder d;
+		struct seen s = {0};
+		char *err = NULL;
+		watch_decoder_init(&d);
+		assert_int_equal(watch_decoder_feed(&d, bad[i], strlen(bad[i]), record, &s, &err), -1);
+		assert_non_null(err);
+		assert_int_equal(s.n, 0);
+		free(err);
+		watch_decoder_release(&d);
+	}
+}
+
+static void test_oversized_event_is_refused(void **state)
+{
+	(void)state;
+	size_t chunk = 1u << 20;
+	char *junk = xmalloc(chunk);
+	memset(junk, 'x', chunk);
+	struct watch_decoder d;
+	struct seen s = {0};
+	char *err = NULL;
+	int rc = 0;
+	watch_decoder_init(&d);
+	for (size_t fed = 0; fed <= WATCH_EVENT_MAX && rc == 0; fed += chunk)
+		rc = watch_decoder_feed(&d, junk, chunk, record, &s, &err);
+	assert_int_equal(rc, -1);
+	assert_non_null(strstr(err, "larger than"));
+	free(err);
+	free(junk);
+	watch_decoder_release(&d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_event_split_at_every_byte),
+		cmocka_unit_test(test_byte_by_byte),
+		cmocka_unit_test(test_several_events_in_one_read),
+		cmocka_unit_test(test_error_410_is_reported),
+		cmocka_unit_test(test_blank_lines_and_crlf_are_skipped),
+		cmocka_unit_test(test_stop_drops_the_rest),
+		cmocka_unit_test(test_malformed_event_is_an_error),
+		cmocka_unit_test(test_oversized_event_is_refused),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
