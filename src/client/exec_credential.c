@@ -33,6 +33,8 @@
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
+#define WUR __attribute__((warn_unused_result))
+
 #define EXEC_OUTPUT_CAP (1024u * 1024u)
 #define EXEC_TIMEOUT_MS 60000
 
@@ -101,8 +103,9 @@ static char **build_env(const struct kube_exec_config *exec, char *info)
 static char *build_exec_info(const struct kube_exec_config *exec, const char *server)
 {
 	json_t *spec = json_pack("{s:b}", "interactive", 0);
-	if (spec && exec->provide_cluster_info)
-		json_object_set_new(spec, "cluster", json_pack("{s:s}", "server", server));
+	if (spec && exec->provide_cluster_info &&
+	    json_object_set_new(spec, "cluster", json_pack("{s:s}", "server", server)) < 0)
+		spec = NULL; /* leaked only on the way to abort */
 	json_t *doc = json_pack("{s:s, s:s, s:o}", "apiVersion", exec->api_version, "kind",
 				"ExecCredential", "spec", spec);
 	char *json = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
@@ -129,7 +132,7 @@ static bool take_digits(const char *s, int n, int *v)
 }
 
 /* "2006-01-02T15:04:05[.frac](Z|+hh:mm)" -> unix seconds (fraction dropped). */
-static int parse_rfc3339(const char *s, long long *out)
+static WUR int parse_rfc3339(const char *s, long long *out)
 {
 	int Y, M, D, h, m, sec, oh = 0, om = 0;
 	long off = 0;
@@ -175,7 +178,7 @@ static int parse_rfc3339(const char *s, long long *out)
 }
 
 /* status[key] as a new string (NULL when absent, null or empty); refuses non-strings. */
-static int status_str(const char *cmd, json_t *status, const char *key, char **val, char **err)
+static WUR int status_str(const char *cmd, json_t *status, const char *key, char **val, char **err)
 {
 	json_t *v = json_object_get(status, key);
 	*val = NULL;
@@ -197,7 +200,7 @@ static void blob_take(struct kube_blob *b, char *s)
 }
 
 /* Parses the plugin's stdout into out (zeroed; the caller releases it on failure). */
-static int parse_credential(const struct kube_exec_config *exec, const char *buf, size_t len,
+static WUR int parse_credential(const struct kube_exec_config *exec, const char *buf, size_t len,
 			    struct kube_exec_credential *out, char **err)
 {
 	const char *cmd = exec->command;
@@ -292,7 +295,7 @@ out:
  * Reads the child's stdout until EOF, the cap or the deadline. Returns 0
  * at EOF, -1 with *err set otherwise.
  */
-static int read_output(const char *cmd, int fd, int64_t deadline, struct strbuf *sb, char **err)
+static WUR int read_output(const char *cmd, int fd, int64_t deadline, struct strbuf *sb, char **err)
 {
 	char chunk[16384];
 	int rc = -1;
@@ -337,7 +340,7 @@ out:
 }
 
 /* Waits for pid until the deadline. Returns 0 with *status, or -1 with *err set. */
-static int wait_child(const char *cmd, pid_t pid, int64_t deadline, int *status, char **err)
+static WUR int wait_child(const char *cmd, pid_t pid, int64_t deadline, int *status, char **err)
 {
 	long nap = 1;
 	for (;;) {

@@ -28,7 +28,7 @@
  * Reads a small file into sb (capped). Returns 0, or -1 with errno set
  * (EFBIG when it is over the cap, EISDIR for a directory).
  */
-static int read_small_file(const char *path, struct strbuf *sb)
+static __attribute__((warn_unused_result)) int read_small_file(const char *path, struct strbuf *sb)
 {
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);

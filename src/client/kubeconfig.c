@@ -38,8 +38,11 @@
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
+#define WUR __attribute__((warn_unused_result))
+
 #define KC_FILE_CAP (16u * 1024u * 1024u) /* larger than any real kubeconfig */
 #define YAML_MAX_DEPTH 64
+#define YAML_MAX_MERGED 100000u /* "<<" key copies per document */
 
 /* ------------------------------------------------------------------ */
 /* Small helpers                                                       */
@@ -105,6 +108,7 @@ struct y2j {
 	size_t nanchors;
 	size_t anchors_cap;
 	json_t *root;       /* owned reference, set when the top node completes */
+	size_t merged;      /* keys copied by "<<" so far, against YAML_MAX_MERGED */
 };
 
 static void y2j_release(struct y2j *st)
@@ -155,7 +159,7 @@ static bool y2j_want_key(const struct y2j *st)
 }
 
 /* Adds a complete value to the innermost open node. Steals v. */
-static int y2j_add(struct y2j *st, json_t *v, const yaml_mark_t *mark, char **msg)
+static WUR int y2j_add(struct y2j *st, json_t *v, const yaml_mark_t *mark, char **msg)
 {
 	if (st->depth == 0) {
 		json_decref(st->root);
@@ -176,9 +180,8 @@ static int y2j_add(struct y2j *st, json_t *v, const yaml_mark_t *mark, char **ms
 		}
 		if (!ok) {
 			json_decref(v);
-			*msg = xasprintf("YAML error at line %zu, column %zu: the value of a \"<<\" merge key must be a "
-					 "mapping or a list of mappings",
-					 mark->line + 1, mark->column + 1);
+			yaml_fail(msg, mark, the value of a \"<<\" merge key must be a "
+					 "mapping or a list of mappings");
 			return -1;
 		}
 		if (!f->merges)
@@ -278,7 +281,7 @@ static bool yaml_core_float(const char *s, size_t len, double *out)
 }
 
 /* Scalar event -> new JSON value. Untagged plain scalars are resolved by the core schema. */
-static int yaml_scalar_value(const yaml_event_t *ev, json_t **out, char **msg)
+static WUR int yaml_scalar_value(const yaml_event_t *ev, json_t **out, char **msg)
 {
 	const char *s = (const char *)ev->data.scalar.value;
 	size_t len = ev->data.scalar.length;
@@ -325,15 +328,14 @@ static int yaml_scalar_value(const yaml_event_t *ev, json_t **out, char **msg)
 		return 0;
 	}
 	if (want) {
-		*msg = xasprintf("YAML error at line %zu, column %zu: value is not a valid !!%s",
-				 ev->start_mark.line + 1, ev->start_mark.column + 1, want);
+		yaml_fail(msg, &ev->start_mark, value is not a valid !!%s", want);
 		return -1;
 	}
 	*out = jcheck(json_stringn_nocheck(s, len));
 	return 0;
 }
 
-static int y2j_scalar(struct y2j *st, const yaml_event_t *ev, char **msg)
+static WUR int y2j_scalar(struct y2j *st, const yaml_event_t *ev, char **msg)
 {
 	const char *s = (const char *)ev->data.scalar.value;
 	size_t len = ev->data.scalar.length;
@@ -342,8 +344,7 @@ static int y2j_scalar(struct y2j *st, const yaml_event_t *ev, char **msg)
 	if (y2j_want_key(st)) {
 		struct y2j_frame *f = &st->stack[st->depth - 1];
 		if (memchr(s, '\0', len)) {
-			*msg = xasprintf("YAML error at line %zu, column %zu: mapping key contains a NUL character",
-					 ev->start_mark.line + 1, ev->start_mark.column + 1);
+			yaml_fail(msg, &ev->start_mark, mapping key contains a NUL character");
 			return -1;
 		}
 		if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !ev->data.scalar.tag &&
@@ -352,8 +353,7 @@ static int y2j_scalar(struct y2j *st, const yaml_event_t *ev, char **msg)
 			return 0;
 		}
 		if (json_object_get(f->node, s)) {
-			*msg = xasprintf("YAML error at line %zu, column %zu: duplicate key \"%s\"",
-					 ev->start_mark.line + 1, ev->start_mark.column + 1, s);
+			yaml_fail(msg, &ev->start_mark, duplicate key \"%s\"", s);
 			return -1;
 		}
 		if (anchor) {
@@ -373,19 +373,17 @@ static int y2j_scalar(struct y2j *st, const yaml_event_t *ev, char **msg)
 	return y2j_add(st, v, &ev->start_mark, msg);
 }
 
-static int y2j_start(struct y2j *st, const yaml_event_t *ev, bool mapping, char **msg)
+static WUR int y2j_start(struct y2j *st, const yaml_event_t *ev, bool mapping, char **msg)
 {
 	const yaml_char_t *anchor = mapping ? ev->data.mapping_start.anchor
 					    : ev->data.sequence_start.anchor;
 	if (y2j_want_key(st)) {
-		*msg = xasprintf("YAML error at line %zu, column %zu: a mapping key must be a plain value, "
-				 "not a list or a mapping",
-				 ev->start_mark.line + 1, ev->start_mark.column + 1);
+		yaml_fail(msg, &ev->start_mark, a mapping key must be a plain value, "
+				 "not a list or a mapping");
 		return -1;
 	}
 	if (st->depth == YAML_MAX_DEPTH) {
-		*msg = xasprintf("YAML error at line %zu, column %zu: nested deeper than %d levels",
-				 ev->start_mark.line + 1, ev->start_mark.column + 1, YAML_MAX_DEPTH);
+		yaml_fail(msg, &ev->start_mark, nested deeper than %d levels", YAML_MAX_DEPTH);
 		return -1;
 	}
 	struct y2j_frame *f = &st->stack[st->depth++];
@@ -395,8 +393,13 @@ static int y2j_start(struct y2j *st, const yaml_event_t *ev, bool mapping, char 
 	return 0;
 }
 
-/* Applies "<<" sources: explicit keys win, then earlier sources over later ones. */
-static void y2j_apply_merges(json_t *obj, json_t *merges)
+/*
+ * Applies "<<" sources: explicit keys win, then earlier sources over later
+ * ones. Refuses to copy more than YAML_MAX_MERGED keys in all, so aliases
+ * cannot make the work grow far beyond the input.
+ */
+static WUR int y2j_apply_merges(struct y2j *st, json_t *obj, json_t *merges, const yaml_mark_t *mark,
+			    char **msg)
 {
 	for (size_t i = 0; i < json_array_size(merges); i++) {
 		json_t *src = json_array_get(merges, i);
@@ -405,19 +408,31 @@ static void y2j_apply_merges(json_t *obj, json_t *merges)
 			json_t *m = json_is_array(src) ? json_array_get(src, j) : src;
 			const char *k;
 			json_t *v;
+			st->merged += json_object_size(m);
+			if (st->merged > YAML_MAX_MERGED) {
+				yaml_fail(msg, mark, \"<<\" merge keys "
+						 "copy more than %u keys", YAML_MAX_MERGED);
+				return -1;
+			}
 			json_object_foreach(m, k, v) {
 				if (!json_object_get(obj, k))
 					jcheck_rc(json_object_set_nocheck(obj, k, v));
 			}
 		}
 	}
+	return 0;
 }
 
-static int y2j_end(struct y2j *st, const yaml_event_t *ev, char **msg)
+static WUR int y2j_end(struct y2j *st, const yaml_event_t *ev, char **msg)
 {
 	struct y2j_frame f = st->stack[--st->depth];
-	if (f.merges)
-		y2j_apply_merges(f.node, f.merges);
+	if (f.merges && y2j_apply_merges(st, f.node, f.merges, &ev->start_mark, msg) < 0) {
+		json_decref(f.node);
+		json_decref(f.merges);
+		free(f.key);
+		free(f.anchor);
+		return -1;
+	}
 	json_decref(f.merges);
 	free(f.key);
 	if (f.anchor)
@@ -426,27 +441,24 @@ static int y2j_end(struct y2j *st, const yaml_event_t *ev, char **msg)
 	return y2j_add(st, f.node, &ev->start_mark, msg);
 }
 
-static int y2j_alias(struct y2j *st, const yaml_event_t *ev, char **msg)
+static WUR int y2j_alias(struct y2j *st, const yaml_event_t *ev, char **msg)
 {
 	const char *name = (const char *)ev->data.alias.anchor;
 	json_t *v = y2j_anchor_find(st, name);
 	if (!v) {
-		*msg = xasprintf("YAML error at line %zu, column %zu: alias *%s names no anchor defined before it",
-				 ev->start_mark.line + 1, ev->start_mark.column + 1, name);
+		yaml_fail(msg, &ev->start_mark, alias *%s names no anchor defined before it", name);
 		return -1;
 	}
 	if (y2j_want_key(st)) {
 		if (!json_is_string(v)) {
-			*msg = xasprintf("YAML error at line %zu, column %zu: alias *%s used as a mapping key "
-					 "does not name a string",
-					 ev->start_mark.line + 1, ev->start_mark.column + 1, name);
+			yaml_fail(msg, &ev->start_mark, alias *%s used as a mapping key "
+					 "does not name a string", name);
 			return -1;
 		}
 		struct y2j_frame *f = &st->stack[st->depth - 1];
 		const char *k = json_string_value(v);
 		if (json_object_get(f->node, k)) {
-			*msg = xasprintf("YAML error at line %zu, column %zu: duplicate key \"%s\"",
-					 ev->start_mark.line + 1, ev->start_mark.column + 1, k);
+			yaml_fail(msg, &ev->start_mark, duplicate key \"%s\"", k);
 			return -1;
 		}
 		f->key = xstrdup(k);
@@ -474,7 +486,7 @@ static char *yaml_problem(const yaml_parser_t *p)
  * new reference (JSON null for an empty document); on failure *msg is a
  * new message with the line and column, without a file prefix.
  */
-static int yaml_to_json(const char *text, size_t len, json_t **out, char **msg)
+static WUR int yaml_to_json(const char *text, size_t len, json_t **out, char **msg)
 {
 	yaml_parser_t parser;
 	yaml_event_t ev;
@@ -561,7 +573,7 @@ static int b64_value(unsigned char c)
  * NUL-terminated buffer. Refuses other characters, data after padding, a
  * dangling single character, and input that decodes to nothing.
  */
-static int b64_decode(const char *in, size_t inlen, struct kube_blob *out)
+static WUR int b64_decode(const char *in, size_t inlen, struct kube_blob *out)
 {
 	unsigned char *buf = xmalloc(inlen / 4 * 3 + 4);
 	unsigned acc = 0;
@@ -663,7 +675,7 @@ static const char *kc_scalar_text(json_t *v, char buf[static 32])
  * mappings, each with a unique non-empty name. Replaces an empty document
  * by an empty mapping.
  */
-static int kc_check_file(struct kc_file *f, char **err)
+static WUR int kc_check_file(struct kc_file *f, char **err)
 {
 	char b1[32], b2[32];
 
@@ -767,7 +779,7 @@ static bool kc_has(json_t *obj, const char *key)
  * *val: new string, NULL when v is absent or null. Refuses lists,
  * mappings, numbers with a fraction (their text is lost) and NUL bytes.
  */
-static int kc_text(const struct kc_file *f, const char *what, json_t *v, char **val, char **err)
+static WUR int kc_text(const struct kc_file *f, const char *what, json_t *v, char **val, char **err)
 {
 	char buf[32];
 	*val = NULL;
@@ -791,7 +803,7 @@ static int kc_text(const struct kc_file *f, const char *what, json_t *v, char **
 }
 
 /* obj[key] as a new string; NULL when absent, null or empty. */
-static int kc_get_str(const struct kc_file *f, const char *path, json_t *obj, const char *key,
+static WUR int kc_get_str(const struct kc_file *f, const char *path, json_t *obj, const char *key,
 		      char **val, char **err)
 {
 	char *what = xasprintf("%s.%s", path, key);
@@ -803,7 +815,7 @@ static int kc_get_str(const struct kc_file *f, const char *path, json_t *obj, co
 }
 
 /* obj[key] as a boolean; false when absent or null. */
-static int kc_get_bool(const struct kc_file *f, const char *path, json_t *obj, const char *key,
+static WUR int kc_get_bool(const struct kc_file *f, const char *path, json_t *obj, const char *key,
 		       bool *val, char **err)
 {
 	json_t *v = obj ? json_object_get(obj, key) : NULL;
@@ -827,7 +839,7 @@ static char *kc_resolve_path(const struct kc_file *f, const char *p)
 }
 
 /* obj[key] as a file path resolved against f's directory, which must be a readable file. */
-static int kc_get_path(const struct kc_file *f, const char *path, json_t *obj, const char *key,
+static WUR int kc_get_path(const struct kc_file *f, const char *path, json_t *obj, const char *key,
 		       char **val, char **err)
 {
 	char *raw = NULL;
@@ -862,7 +874,7 @@ out:
 }
 
 /* obj[key] as base64 of PEM text, decoded into val (data NULL when unset). */
-static int kc_get_data(const struct kc_file *f, const char *path, json_t *obj, const char *key,
+static WUR int kc_get_data(const struct kc_file *f, const char *path, json_t *obj, const char *key,
 		       struct kube_blob *val, char **err)
 {
 	char *raw = NULL;
@@ -895,7 +907,7 @@ out:
 }
 
 /* A secret that goes into an HTTP header: trimmed; refuses control characters. */
-static int kc_check_header_value(const struct kc_file *f, const char *what, char **val, char **err)
+static WUR int kc_check_header_value(const struct kc_file *f, const char *what, char **val, char **err)
 {
 	char *s = *val;
 	if (!s)
@@ -923,7 +935,7 @@ static int kc_check_header_value(const struct kc_file *f, const char *what, char
 /* ------------------------------------------------------------------ */
 
 /* raw server -> new "scheme://host[:port][/prefix]" without a trailing slash. */
-static int kc_server(const struct kc_file *f, const char *path, const char *raw, char **out,
+static WUR int kc_server(const struct kc_file *f, const char *path, const char *raw, char **out,
 		     char **err)
 {
 	for (const char *p = raw; *p; p++) {
@@ -959,7 +971,7 @@ static int kc_server(const struct kc_file *f, const char *path, const char *raw,
 	return 0;
 }
 
-static int kc_fill_cluster(const struct kc_entry *e, struct kube_config *out, char **err)
+static WUR int kc_fill_cluster(const struct kc_entry *e, struct kube_config *out, char **err)
 {
 	const struct kc_file *f = e->file;
 	const char *path = e->path;
@@ -1007,7 +1019,7 @@ static const char *const kc_exec_versions[] = {
 	NULL,
 };
 
-static int kc_fill_exec_env(const struct kc_file *f, const char *path, json_t *env,
+static WUR int kc_fill_exec_env(const struct kc_file *f, const char *path, json_t *env,
 			    struct kube_exec_config *x, char **err)
 {
 	char *what = NULL, *name = NULL, *value = NULL;
@@ -1053,7 +1065,7 @@ out:
 	return rc;
 }
 
-static int kc_fill_exec(const struct kc_file *f, const char *upath, json_t *ex,
+static WUR int kc_fill_exec(const struct kc_file *f, const char *upath, json_t *ex,
 			struct kube_exec_config **xout, char **err)
 {
 	char *path = xasprintf("%s.exec", upath);
@@ -1141,7 +1153,7 @@ out:
 	return rc;
 }
 
-static int kc_fill_user(const struct kc_entry *e, struct kube_config *out, char **err)
+static WUR int kc_fill_user(const struct kc_entry *e, struct kube_config *out, char **err)
 {
 	const struct kc_file *f = e->file;
 	const char *path = e->path;
@@ -1197,6 +1209,15 @@ static int kc_fill_user(const struct kc_entry *e, struct kube_config *out, char 
 		goto out;
 	}
 
+	/* The client hands a certificate and its key to TLS the same way: both files or both data. */
+	if (have_cert && (out->cert_file != NULL) != (out->key_file != NULL)) {
+		kc_fail(err, f->label, "%s: %s and %s mix a file with inline data; give both as files "
+			"or both as -data", path,
+			out->cert_file ? "client-certificate" : "client-certificate-data",
+			out->key_file ? "client-key" : "client-key-data");
+		goto out;
+	}
+
 	what = xasprintf("%s.token", path);
 	if (kc_get_str(f, path, u, "token", &out->token, err) < 0 ||
 	    kc_check_header_value(f, what, &out->token, err) < 0)
@@ -1218,7 +1239,7 @@ out:
 /* ------------------------------------------------------------------ */
 
 /* Fills out from the merged files. out must be zeroed; the caller releases it on failure. */
-static int kc_resolve(const struct kc_set *set, const char *context, struct kube_config *out,
+static WUR int kc_resolve(const struct kc_set *set, const char *context, struct kube_config *out,
 		      char **err)
 {
 	struct kc_entry ctx = {0}, cl = {0}, us = {0};
@@ -1288,7 +1309,7 @@ out:
 }
 
 /* Parses text into a new entry of set; label and base_dir are copied. */
-static int kc_set_add_text(struct kc_set *set, const char *text, size_t len, const char *label,
+static WUR int kc_set_add_text(struct kc_set *set, const char *text, size_t len, const char *label,
 			   const char *base_dir, char **err)
 {
 	json_t *root = NULL;
@@ -1355,7 +1376,7 @@ static char *kc_dirname(const char *abs)
  * Reads and parses one file into set. Returns 0, 1 when optional and the
  * file does not exist (nothing added), or -1 with *err set.
  */
-static int kc_set_add_file(struct kc_set *set, const char *path, bool optional, char **err)
+static WUR int kc_set_add_file(struct kc_set *set, const char *path, bool optional, char **err)
 {
 	char *abs = kc_abspath(path), *dir = NULL;
 	struct strbuf sb;

@@ -40,7 +40,15 @@ struct informer {
 	char *rv;                /* last resourceVersion seen; informer thread only */
 	bool expired;            /* the watch reported 410 Gone; informer thread only */
 	atomic_ulong lists, watch_restarts, events;
+	_Atomic double list_wait_ms, list_total_ms;
 };
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
 
 struct informer *informer_new(struct kube_client *client, const struct informer_options *opts)
 {
@@ -164,12 +172,16 @@ static int relist(struct informer *inf)
 	char *list_rv = NULL;
 	struct kube_error err;
 	int rc = 0;
+	double start = mono_ms(), waited = 0;
 	for (;;) {
 		struct kube_list_options lo = {.label_selector = inf->label_selector,
 					       .limit = inf->page_size,
 					       .continue_token = cont};
 		json_t *page = NULL;
-		if (kube_list_page(inf->client, inf->resource, inf->namespace, &lo, &page, &err) < 0) {
+		double t = mono_ms();
+		int lrc = kube_list_page(inf->client, inf->resource, inf->namespace, &lo, &page, &err);
+		waited += mono_ms() - t;
+		if (lrc < 0) {
 			if (cont && err.code == 410) {
 				/* The continue token expired: start the snapshot over. */
 				FREE_AND_NULL(cont);
@@ -217,10 +229,14 @@ static int relist(struct informer *inf)
 		free(keys);
 		set_rv(inf, list_rv);
 		atomic_fetch_add(&inf->lists, 1);
+		double total = mono_ms() - start;
+		atomic_store(&inf->list_wait_ms, atomic_load(&inf->list_wait_ms) + waited);
+		atomic_store(&inf->list_total_ms, atomic_load(&inf->list_total_ms) + total);
 		pthread_mutex_lock(&inf->lock);
 		if (!inf->synced)
-			log_info("informer", "%s synced: %zu objects", inf->resource->plural,
-				 store_len(inf->store));
+			log_info("informer", "%s synced: %zu objects in %.0f ms (%.0f ms waiting for "
+				 "LIST responses)",
+				 inf->resource->plural, store_len(inf->store), total, waited);
 		inf->synced = true;
 		pthread_cond_broadcast(&inf->cond);
 		pthread_mutex_unlock(&inf->lock);
@@ -375,4 +391,6 @@ void informer_get_stats(struct informer *inf, struct informer_stats *out)
 	out->lists = atomic_load(&inf->lists);
 	out->watch_restarts = atomic_load(&inf->watch_restarts);
 	out->events = atomic_load(&inf->events);
+	out->list_wait_ms = atomic_load(&inf->list_wait_ms);
+	out->list_total_ms = atomic_load(&inf->list_total_ms);
 }

@@ -44,6 +44,8 @@ struct informer_stats {
 	unsigned long lists;          /* LIST cycles completed */
 	unsigned long watch_restarts; /* watches that ended and were reopened */
 	unsigned long events;         /* watch events applied */
+	double list_wait_ms;          /* time spent waiting for LIST responses, all cycles */
+	double list_total_ms;         /* time of the LIST cycles, waiting and applying */
 };
 
 struct informer;

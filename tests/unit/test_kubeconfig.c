@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "client/kube_config.h"
+#include "util/strbuf.h"
 #include "util/xalloc.h"
 
 #define CA_PEM "-----BEGIN CERTIFICATE-----\nQ0EgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n"
@@ -489,6 +490,10 @@ static const struct err_case err_cases[] = {
 			  "    client-certificate-data: " CERT64 "\n"
 			  "    client-key-data: " KEY64 "\n"),
 	 NULL, "users[0].user: client-certificate and client-certificate-data are both set"},
+	{"cert data with key file",
+	 CL_OK CTX_U USER("    client-certificate-data: " CERT64 "\n"
+			  "    client-key: fixtures/cert.pem\n"),
+	 NULL, "users[0].user: client-certificate-data and client-key mix a file with inline data"},
 	{"auth provider",
 	 CL_OK CTX_U USER("    auth-provider:\n      name: gcp\n"), NULL,
 	 "users[0].user.auth-provider is not supported"},
@@ -596,6 +601,27 @@ static void test_error_case(void **state)
 	assert_int_equal(strncmp(err, "kubeconfig: ", 12), 0);
 	assert_zeroed(&cfg);
 	free(err);
+}
+
+/* "<<" merge keys cannot make the work grow far beyond the input. */
+static void test_yaml_merge_budget(void **state)
+{
+	(void)state;
+	struct strbuf sb = STRBUF_INIT;
+	assert_int_equal(strbuf_addstr(&sb, "big: &big {"), 0);
+	for (int i = 0; i < 500; i++)
+		assert_int_equal(strbuf_addf(&sb, "%sk%d: %d", i ? ", " : "", i, i), 0);
+	assert_int_equal(strbuf_addstr(&sb, "}\nm: {<<: [*big"), 0);
+	for (int i = 0; i < 250; i++)
+		assert_int_equal(strbuf_addstr(&sb, ", *big"), 0);
+	assert_int_equal(strbuf_addstr(&sb, "]}\n"), 0);
+	struct kube_config cfg;
+	char *err = NULL;
+	assert_int_equal(kubeconfig_parse(sb.buf, sb.len, NULL, NULL, &cfg, &err), -1);
+	assert_err_has(err, "YAML error at line 2, column");
+	assert_err_has(err, "merge keys copy more than 100000 keys");
+	free(err);
+	strbuf_release(&sb);
 }
 
 /* Secrets never appear in messages. */
@@ -948,6 +974,7 @@ int main(void)
 		cmocka_unit_test(test_base64_forms),
 		cmocka_unit_test(test_yaml_features),
 		cmocka_unit_test(test_release_is_safe),
+		cmocka_unit_test(test_yaml_merge_budget),
 		cmocka_unit_test(test_error_hides_secrets),
 		cmocka_unit_test_setup_teardown(test_load_file_relative, env_setup, env_teardown),
 		cmocka_unit_test_setup_teardown(test_load_errors_name_the_file, env_setup, env_teardown),
