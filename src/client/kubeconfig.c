@@ -88,6 +88,21 @@ static void kc_fail(char **err, const char *label, const char *fmt, ...)
 /* YAML -> JSON                                                        */
 /* ------------------------------------------------------------------ */
 
+/* Sets *msg to a new "YAML error at line L, column C: ..." for mark. */
+static void yaml_fail(char **msg, const yaml_mark_t *mark, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void yaml_fail(char **msg, const yaml_mark_t *mark, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *what = xvasprintf(fmt, ap);
+	va_end(ap);
+	*msg = xasprintf("YAML error at line %zu, column %zu: %s", mark->line + 1, mark->column + 1,
+			 what);
+	free(what);
+}
+
 struct y2j_frame {
 	json_t *node;       /* owned: the object or array being built */
 	char *anchor;       /* owned; registered once the node is complete */
@@ -180,8 +195,8 @@ static WUR int y2j_add(struct y2j *st, json_t *v, const yaml_mark_t *mark, char 
 		}
 		if (!ok) {
 			json_decref(v);
-			yaml_fail(msg, mark, the value of a \"<<\" merge key must be a "
-					 "mapping or a list of mappings");
+			yaml_fail(msg, mark, "the value of a \"<<\" merge key must be a mapping "
+				  "or a list of mappings");
 			return -1;
 		}
 		if (!f->merges)
@@ -328,7 +343,7 @@ static WUR int yaml_scalar_value(const yaml_event_t *ev, json_t **out, char **ms
 		return 0;
 	}
 	if (want) {
-		yaml_fail(msg, &ev->start_mark, value is not a valid !!%s", want);
+		yaml_fail(msg, &ev->start_mark, "value is not a valid !!%s", want);
 		return -1;
 	}
 	*out = jcheck(json_stringn_nocheck(s, len));
@@ -344,7 +359,7 @@ static WUR int y2j_scalar(struct y2j *st, const yaml_event_t *ev, char **msg)
 	if (y2j_want_key(st)) {
 		struct y2j_frame *f = &st->stack[st->depth - 1];
 		if (memchr(s, '\0', len)) {
-			yaml_fail(msg, &ev->start_mark, mapping key contains a NUL character");
+			yaml_fail(msg, &ev->start_mark, "mapping key contains a NUL character");
 			return -1;
 		}
 		if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !ev->data.scalar.tag &&
@@ -353,7 +368,7 @@ static WUR int y2j_scalar(struct y2j *st, const yaml_event_t *ev, char **msg)
 			return 0;
 		}
 		if (json_object_get(f->node, s)) {
-			yaml_fail(msg, &ev->start_mark, duplicate key \"%s\"", s);
+			yaml_fail(msg, &ev->start_mark, "duplicate key \"%s\"", s);
 			return -1;
 		}
 		if (anchor) {
@@ -378,12 +393,12 @@ static WUR int y2j_start(struct y2j *st, const yaml_event_t *ev, bool mapping, c
 	const yaml_char_t *anchor = mapping ? ev->data.mapping_start.anchor
 					    : ev->data.sequence_start.anchor;
 	if (y2j_want_key(st)) {
-		yaml_fail(msg, &ev->start_mark, a mapping key must be a plain value, "
-				 "not a list or a mapping");
+		yaml_fail(msg, &ev->start_mark,
+			  "a mapping key must be a plain value, not a list or a mapping");
 		return -1;
 	}
 	if (st->depth == YAML_MAX_DEPTH) {
-		yaml_fail(msg, &ev->start_mark, nested deeper than %d levels", YAML_MAX_DEPTH);
+		yaml_fail(msg, &ev->start_mark, "nested deeper than %d levels", YAML_MAX_DEPTH);
 		return -1;
 	}
 	struct y2j_frame *f = &st->stack[st->depth++];
@@ -410,8 +425,8 @@ static WUR int y2j_apply_merges(struct y2j *st, json_t *obj, json_t *merges, con
 			json_t *v;
 			st->merged += json_object_size(m);
 			if (st->merged > YAML_MAX_MERGED) {
-				yaml_fail(msg, mark, \"<<\" merge keys "
-						 "copy more than %u keys", YAML_MAX_MERGED);
+				yaml_fail(msg, mark, "\"<<\" merge keys copy more than %u keys",
+					  YAML_MAX_MERGED);
 				return -1;
 			}
 			json_object_foreach(m, k, v) {
@@ -446,19 +461,19 @@ static WUR int y2j_alias(struct y2j *st, const yaml_event_t *ev, char **msg)
 	const char *name = (const char *)ev->data.alias.anchor;
 	json_t *v = y2j_anchor_find(st, name);
 	if (!v) {
-		yaml_fail(msg, &ev->start_mark, alias *%s names no anchor defined before it", name);
+		yaml_fail(msg, &ev->start_mark, "alias *%s names no anchor defined before it", name);
 		return -1;
 	}
 	if (y2j_want_key(st)) {
 		if (!json_is_string(v)) {
-			yaml_fail(msg, &ev->start_mark, alias *%s used as a mapping key "
-					 "does not name a string", name);
+			yaml_fail(msg, &ev->start_mark,
+				  "alias *%s used as a mapping key does not name a string", name);
 			return -1;
 		}
 		struct y2j_frame *f = &st->stack[st->depth - 1];
 		const char *k = json_string_value(v);
 		if (json_object_get(f->node, k)) {
-			yaml_fail(msg, &ev->start_mark, duplicate key \"%s\"", k);
+			yaml_fail(msg, &ev->start_mark, "duplicate key \"%s\"", k);
 			return -1;
 		}
 		f->key = xstrdup(k);
@@ -710,7 +725,8 @@ static WUR int kc_check_file(struct kc_file *f, char **err)
 		for (size_t i = 0; i < json_array_size(list); i++) {
 			json_t *e = json_array_get(list, i);
 			if (!json_is_object(e)) {
-				kc_fail(err, f->label, "%s[%zu] is not a mapping with name and %s", ln, i, bn);
+				kc_fail(err, f->label, "%s[%zu] is not a mapping with name and %s", ln,
+					i, bn);
 				return -1;
 			}
 			json_t *name = json_object_get(e, "name");
@@ -732,8 +748,9 @@ static WUR int kc_check_file(struct kc_file *f, char **err)
 				const char *other =
 					kc_scalar_text(json_object_get(json_array_get(list, j), "name"), b2);
 				if (other && !strcmp(other, nm)) {
-					kc_fail(err, f->label, "%s[%zu].name \"%s\" is also the name of %s[%zu]",
-						ln, i, nm, ln, j);
+					kc_fail(err, f->label,
+						"%s[%zu].name \"%s\" is also the name of %s[%zu]", ln,
+						i, nm, ln, j);
 					return -1;
 				}
 			}
