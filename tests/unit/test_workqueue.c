@@ -46,7 +46,8 @@ static void sleep_ms(long ms)
 
 /* ---- a get() on a helper thread ----
  * The getter reports through a mutex and condition variable (which helgrind
- * and TSan understand) rather than pthread_timedjoin_np(). */
+ * and TSan understand). It lives on the heap so that a getter a broken queue
+ * never wakes can be left behind: the test fails instead of hanging. */
 
 struct getter {
 	struct workqueue *q;
@@ -73,11 +74,12 @@ static void *getter_main(void *arg)
 	return NULL;
 }
 
-static void getter_start(struct getter *g, struct workqueue *q)
+static struct getter *getter_start(struct workqueue *q)
 {
+	struct getter *g = calloc(1, sizeof(*g));
 	pthread_condattr_t attr;
 
-	memset(g, 0, sizeof(*g));
+	assert_non_null(g);
 	g->q = q;
 	pthread_mutex_init(&g->mu, NULL);
 	pthread_condattr_init(&attr);
@@ -85,6 +87,7 @@ static void getter_start(struct getter *g, struct workqueue *q)
 	pthread_cond_init(&g->cv, &attr);
 	pthread_condattr_destroy(&attr);
 	assert_int_equal(pthread_create(&g->th, NULL, getter_main, g), 0);
+	return g;
 }
 
 static bool getter_returned(struct getter *g)
@@ -97,18 +100,10 @@ static bool getter_returned(struct getter *g)
 	return r;
 }
 
-static void getter_reap(struct getter *g)
+/* Waits until g's get() returned or the monotonic deadline passed. */
+static bool getter_wait(struct getter *g, uint64_t deadline_ns)
 {
-	pthread_join(g->th, NULL);
-	pthread_cond_destroy(&g->cv);
-	pthread_mutex_destroy(&g->mu);
-}
-
-/* Joins g if its get() returns within timeout_ms; false (still running) if not. */
-static bool getter_join(struct getter *g, long timeout_ms)
-{
-	uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000u;
-	struct timespec ts = {(time_t)(end / 1000000000u), (long)(end % 1000000000u)};
+	struct timespec ts = {(time_t)(deadline_ns / 1000000000u), (long)(deadline_ns % 1000000000u)};
 	bool r;
 
 	pthread_mutex_lock(&g->mu);
@@ -116,32 +111,60 @@ static bool getter_join(struct getter *g, long timeout_ms)
 		;
 	r = g->returned;
 	pthread_mutex_unlock(&g->mu);
-	if (r)
-		getter_reap(g);
 	return r;
 }
 
-/* A stuck getter: shut the queue down so the thread can be joined, then fail. */
-static void getter_join_or_fail(struct getter *g, long timeout_ms)
+/* Joins a getter that returned and frees it; its key is the caller's. */
+static void getter_finish(struct getter *g)
 {
-	if (getter_join(g, timeout_ms))
+	pthread_join(g->th, NULL);
+	pthread_cond_destroy(&g->cv);
+	pthread_mutex_destroy(&g->mu);
+	free(g);
+}
+
+/*
+ * Waits for n getters to return from get(). If any is stuck past
+ * timeout_ms, shuts the queue down to release it and fails; a getter that
+ * even shutdown does not release is detached and leaked with its queue.
+ */
+static void getters_wait_or_fail(struct workqueue *q, struct getter **g, size_t n, long timeout_ms)
+{
+	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * MS;
+	size_t stuck = 0, unkillable = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (!getter_wait(g[i], deadline))
+			stuck++;
+	if (stuck == 0)
 		return;
-	workqueue_shutdown(g->q);
-	getter_reap(g);
-	free(g->key);
-	fail_msg("workqueue_get() did not return within %ld ms", timeout_ms);
+	workqueue_shutdown(q);
+	deadline = now_ns() + GENEROUS_MS * MS;
+	for (size_t i = 0; i < n; i++) {
+		if (getter_wait(g[i], deadline)) {
+			free(g[i]->key);
+			getter_finish(g[i]);
+		} else {
+			pthread_detach(g[i]->th);
+			unkillable++;
+		}
+	}
+	fail_msg("%zu of %zu getters still blocked after %ld ms (%zu even after shutdown)",
+		 stuck, n, timeout_ms, unkillable);
 }
 
 /* Returns the next key (caller frees), failing the test if none comes in time. */
 static char *get_within(struct workqueue *q, long timeout_ms, uint64_t *returned_ns)
 {
-	struct getter g;
+	struct getter *g = getter_start(q);
+	char *key;
 
-	getter_start(&g, q);
-	getter_join_or_fail(&g, timeout_ms);
+	getters_wait_or_fail(q, &g, 1, timeout_ms);
+	key = g->key;
 	if (returned_ns)
-		*returned_ns = g.returned_ns;
-	return g.key;
+		*returned_ns = g->returned_ns;
+	getter_finish(g);
+	return key;
 }
 
 /* Gets the next key, checks it is want, and marks it done. */
@@ -257,7 +280,7 @@ static void test_fifo_order(void **state)
 static void test_processing_key_not_handed_twice(void **state)
 {
 	struct workqueue *q = workqueue_new(NULL);
-	struct getter g;
+	struct getter *g;
 	char *k;
 
 	(void)state;
@@ -266,20 +289,21 @@ static void test_processing_key_not_handed_twice(void **state)
 	assert_string_equal(k, "ns/a");
 
 	/* A second worker waits; the key is re-added while the first holds it. */
-	getter_start(&g, q);
+	g = getter_start(q);
 	workqueue_add(q, "ns/a");
 	assert_int_equal(workqueue_len(q), 0);
 	assert_int_equal(stats_of(q).depth, 1);
 	sleep_ms(100);
-	assert_false(getter_returned(&g));
+	assert_false(getter_returned(g));
 
 	workqueue_done(q, k);
 	free(k);
-	getter_join_or_fail(&g, GENEROUS_MS);
-	assert_non_null(g.key);
-	assert_string_equal(g.key, "ns/a");
-	workqueue_done(q, g.key);
-	free(g.key);
+	getters_wait_or_fail(q, &g, 1, GENEROUS_MS);
+	assert_non_null(g->key);
+	assert_string_equal(g->key, "ns/a");
+	workqueue_done(q, g->key);
+	free(g->key);
+	getter_finish(g);
 	assert_int_equal(workqueue_len(q), 0);
 	assert_int_equal(stats_of(q).adds_total, 2);
 	workqueue_free(q);
@@ -321,6 +345,7 @@ static void test_readd_during_processing_delivered_once(void **state)
 #define ST_ADDS 4000
 #define ST_WORKER_READDS 600
 
+/* Heap-allocated so a broken queue's stuck workers can be left behind. */
 struct stress {
 	struct workqueue *q;
 	atomic_int held[ST_KEYS];
@@ -331,6 +356,9 @@ struct stress {
 	atomic_bool bad_key;
 	atomic_ulong gets;
 	atomic_ulong overlaps;          /* adds that found the key held */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int exited;                     /* workers that returned; under mu */
 };
 
 static const char *const st_keys[ST_KEYS] = {"ns/k0", "ns/k1", "ns/k2", "ns/k3"};
@@ -366,6 +394,10 @@ static void *stress_worker(void *arg)
 		workqueue_done(s->q, k);
 		free(k);
 	}
+	pthread_mutex_lock(&s->mu);
+	s->exited++;
+	pthread_cond_signal(&s->cv);
+	pthread_mutex_unlock(&s->mu);
 	return NULL;
 }
 
@@ -389,57 +421,86 @@ static void *stress_producer(void *arg)
 	return NULL;
 }
 
+/* Shuts the queue down and joins the workers; false (workers detached and
+ * left behind) when they do not all return in time. */
+static bool stress_stop(struct stress *s, pthread_t *workers)
+{
+	uint64_t end = now_ns() + GENEROUS_MS * MS;
+	struct timespec ts = {(time_t)(end / 1000000000u), (long)(end % 1000000000u)};
+	bool all;
+
+	workqueue_shutdown(s->q);
+	pthread_mutex_lock(&s->mu);
+	while (s->exited < ST_WORKERS && pthread_cond_timedwait(&s->cv, &s->mu, &ts) == 0)
+		;
+	all = s->exited == ST_WORKERS;
+	pthread_mutex_unlock(&s->mu);
+	for (int i = 0; i < ST_WORKERS; i++) {
+		if (all)
+			pthread_join(workers[i], NULL);
+		else
+			pthread_detach(workers[i]);
+	}
+	return all;
+}
+
 static void test_concurrent_one_worker_per_key(void **state)
 {
 	struct workqueue_options o = {.base_delay_ms = 1, .max_delay_ms = 4};
-	struct stress s;
+	struct stress *s = calloc(1, sizeof(*s));
 	pthread_t workers[ST_WORKERS], producers[ST_PRODUCERS];
+	pthread_condattr_t attr;
 	struct workqueue_stats st;
 	uint64_t give_up;
 
 	(void)state;
-	memset(&s, 0, sizeof(s));
-	s.q = workqueue_new(&o);
-	atomic_init(&s.readd_budget, ST_WORKER_READDS);
+	assert_non_null(s);
+	s->q = workqueue_new(&o);
+	atomic_init(&s->readd_budget, ST_WORKER_READDS);
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->cv, &attr);
+	pthread_condattr_destroy(&attr);
 	for (int i = 0; i < ST_WORKERS; i++)
-		assert_int_equal(pthread_create(&workers[i], NULL, stress_worker, &s), 0);
+		assert_int_equal(pthread_create(&workers[i], NULL, stress_worker, s), 0);
 	for (int i = 0; i < ST_PRODUCERS; i++)
-		assert_int_equal(pthread_create(&producers[i], NULL, stress_producer, &s), 0);
+		assert_int_equal(pthread_create(&producers[i], NULL, stress_producer, s), 0);
 	for (int i = 0; i < ST_PRODUCERS; i++)
 		pthread_join(producers[i], NULL);
 
 	/* Quiescent: nothing waiting, delayed or held (so no worker can re-add). */
 	give_up = now_ns() + 60000 * MS;
 	for (;;) {
-		st = stats_of(s.q);
+		st = stats_of(s->q);
 		if (st.depth == 0 && st.delayed == 0 && st.processing == 0)
 			break;
 		if (now_ns() > give_up) {
-			workqueue_shutdown(s.q);
-			for (int i = 0; i < ST_WORKERS; i++)
-				pthread_join(workers[i], NULL);
+			stress_stop(s, workers);
 			fail_msg("queue never drained: depth %zu delayed %zu processing %zu",
 				 st.depth, st.delayed, st.processing);
 		}
 		sleep_ms(5);
 	}
-	workqueue_shutdown(s.q);
-	for (int i = 0; i < ST_WORKERS; i++)
-		pthread_join(workers[i], NULL);
+	if (!stress_stop(s, workers))
+		fail_msg("workers still blocked in get() after shutdown");
 
-	assert_false(atomic_load(&s.double_held));
-	assert_false(atomic_load(&s.bad_key));
+	assert_false(atomic_load(&s->double_held));
+	assert_false(atomic_load(&s->bad_key));
 	/* Every add made after a key's last hand-out was followed by another. */
 	for (int i = 0; i < ST_KEYS; i++)
-		assert_int_equal(atomic_load(&s.seen_seq[i]), atomic_load(&s.added_seq[i]));
-	st = stats_of(s.q);
-	assert_int_equal(st.work_duration_count, atomic_load(&s.gets));
-	assert_int_equal(st.queue_latency_count, atomic_load(&s.gets));
+		assert_int_equal(atomic_load(&s->seen_seq[i]), atomic_load(&s->added_seq[i]));
+	st = stats_of(s->q);
+	assert_int_equal(st.work_duration_count, atomic_load(&s->gets));
+	assert_int_equal(st.queue_latency_count, atomic_load(&s->gets));
 	assert_int_equal(st.retries_total, ST_WORKER_READDS);
-	assert_true(atomic_load(&s.gets) >= ST_KEYS);
-	print_message("stress: %lu gets, %lu adds while held\n", atomic_load(&s.gets),
-		      atomic_load(&s.overlaps));
-	workqueue_free(s.q);
+	assert_true(atomic_load(&s->gets) >= ST_KEYS);
+	print_message("stress: %lu gets, %lu adds while held\n", atomic_load(&s->gets),
+		      atomic_load(&s->overlaps));
+	workqueue_free(s->q);
+	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
 }
 
 /* ---- rate limiting ---- */
@@ -576,6 +637,14 @@ static void test_delayed_order(void **state)
 	expect_delayed(q, "ns/c", t0, 150);
 	assert_int_equal(stats_of(q).delayed, 1);
 	assert_int_equal(workqueue_len(q), 0);
+
+	/* A key whose delay passed while nobody called get() was due before a
+	 * key added afterwards, and is handed out first. */
+	workqueue_add_after(q, "ns/due", 20);
+	sleep_ms(50);
+	workqueue_add(q, "ns/after");
+	expect_next(q, "ns/due");
+	expect_next(q, "ns/after");
 	/* ns/late is freed with the queue. */
 	workqueue_free(q);
 }
@@ -634,78 +703,91 @@ static void test_add_after_nonpositive_is_add(void **state)
 static void test_delayed_wakes_blocked_getter(void **state)
 {
 	struct workqueue *q = workqueue_new(NULL);
-	struct getter g;
+	struct getter *g;
 	uint64_t t0;
 
 	(void)state;
-	getter_start(&g, q);
+	g = getter_start(q);
 	sleep_ms(20); /* usually blocked with nothing to wait for by now */
 	t0 = now_ns();
 	workqueue_add_after(q, "ns/a", 60);
-	getter_join_or_fail(&g, GENEROUS_MS);
-	assert_non_null(g.key);
-	assert_string_equal(g.key, "ns/a");
-	assert_true(g.returned_ns - t0 >= 60 * MS);
-	workqueue_done(q, g.key);
-	free(g.key);
+	getters_wait_or_fail(q, &g, 1, GENEROUS_MS);
+	assert_non_null(g->key);
+	assert_string_equal(g->key, "ns/a");
+	assert_true(g->returned_ns - t0 >= 60 * MS);
+	workqueue_done(q, g->key);
+	free(g->key);
+	getter_finish(g);
 
 	/* An earlier key arriving while a getter waits for a later one. */
 	t0 = now_ns();
 	workqueue_add_after(q, "ns/late", 600000);
-	getter_start(&g, q);
+	g = getter_start(q);
 	sleep_ms(20);
 	workqueue_add_after(q, "ns/soon", 40);
-	getter_join_or_fail(&g, GENEROUS_MS);
-	assert_non_null(g.key);
-	assert_string_equal(g.key, "ns/soon");
-	assert_true(g.returned_ns - t0 >= 40 * MS);
-	workqueue_done(q, g.key);
-	free(g.key);
+	getters_wait_or_fail(q, &g, 1, GENEROUS_MS);
+	assert_non_null(g->key);
+	assert_string_equal(g->key, "ns/soon");
+	assert_true(g->returned_ns - t0 >= 40 * MS);
+	workqueue_done(q, g->key);
+	free(g->key);
+	getter_finish(g);
 	workqueue_free(q);
 }
 
-/* The getter watching the delay takes a plain key instead; the delayed key
- * must still reach the other idle getter. */
+/* The only idle getter sleeps until a delayed key is due; a plain key added
+ * meanwhile must wake it. */
+static void test_delay_watcher_takes_plain_key(void **state)
+{
+	struct workqueue *q = workqueue_new(NULL);
+	struct getter *g;
+
+	(void)state;
+	workqueue_add_after(q, "ns/late", 600000);
+	g = getter_start(q);
+	sleep_ms(20);
+	workqueue_add(q, "ns/plain");
+	getters_wait_or_fail(q, &g, 1, GENEROUS_MS);
+	assert_non_null(g->key);
+	assert_string_equal(g->key, "ns/plain");
+	workqueue_done(q, g->key);
+	free(g->key);
+	getter_finish(g);
+	workqueue_free(q);
+}
+
+/* The getter that watched the delays takes the first delayed key and keeps
+ * it; the next delayed key must still reach the other idle getter. */
 static void test_delay_watch_passes_to_idle_getter(void **state)
 {
 	struct workqueue *q = workqueue_new(NULL);
-	struct getter g1, g2;
+	struct getter *g[2];
 	struct getter *first, *second;
-	bool ok1, ok2;
 	uint64_t t0;
 
 	(void)state;
-	getter_start(&g1, q);
-	getter_start(&g2, q);
+	g[0] = getter_start(q);
+	g[1] = getter_start(q);
 	sleep_ms(20);
 	t0 = now_ns();
-	workqueue_add_after(q, "ns/delayed", 80);
-	sleep_ms(10);
-	workqueue_add(q, "ns/plain");
+	workqueue_add_after(q, "ns/d1", 50);
+	workqueue_add_after(q, "ns/d2", 150);
 	/* Nobody calls done() until both returned. */
-	ok1 = getter_join(&g1, GENEROUS_MS);
-	ok2 = getter_join(&g2, GENEROUS_MS);
-	if (!ok1 || !ok2) {
-		workqueue_shutdown(q);
-		if (!ok1)
-			getter_reap(&g1);
-		if (!ok2)
-			getter_reap(&g2);
-		fail_msg("delayed key never reached the idle getter (got %s / %s)",
-			 g1.key ? g1.key : "-", g2.key ? g2.key : "-");
-	}
-	assert_non_null(g1.key);
-	assert_non_null(g2.key);
-	first = strcmp(g1.key, "ns/plain") == 0 ? &g1 : &g2;
-	second = first == &g1 ? &g2 : &g1;
-	assert_string_equal(first->key, "ns/plain");
-	assert_string_equal(second->key, "ns/delayed");
-	assert_true(second->returned_ns - t0 >= 80 * MS);
+	getters_wait_or_fail(q, g, 2, GENEROUS_MS);
+	assert_non_null(g[0]->key);
+	assert_non_null(g[1]->key);
+	first = strcmp(g[0]->key, "ns/d1") == 0 ? g[0] : g[1];
+	second = first == g[0] ? g[1] : g[0];
+	assert_string_equal(first->key, "ns/d1");
+	assert_string_equal(second->key, "ns/d2");
+	assert_true(first->returned_ns - t0 >= 50 * MS);
+	assert_true(second->returned_ns - t0 >= 150 * MS);
 	assert_int_equal(stats_of(q).processing, 2);
-	workqueue_done(q, g1.key);
-	workqueue_done(q, g2.key);
-	free(g1.key);
-	free(g2.key);
+	for (int i = 0; i < 2; i++) {
+		workqueue_done(q, g[i]->key);
+		free(g[i]->key);
+		getter_finish(g[i]);
+	}
 	workqueue_free(q);
 }
 
@@ -714,22 +796,29 @@ static void test_delay_watch_passes_to_idle_getter(void **state)
 static void test_shutdown_wakes_getters(void **state)
 {
 	struct workqueue *q = workqueue_new(NULL);
-	struct getter g[3];
+	struct getter *g[3];
 
 	(void)state;
 	/* One getter sleeps on the delay timer, the others on the queue. */
 	workqueue_add_after(q, "ns/late", 600000);
 	for (int i = 0; i < 3; i++)
-		getter_start(&g[i], q);
+		g[i] = getter_start(q);
 	sleep_ms(50);
 	for (int i = 0; i < 3; i++)
-		assert_false(getter_returned(&g[i]));
+		assert_false(getter_returned(g[i]));
 	assert_false(workqueue_is_shutting_down(q));
 
 	workqueue_shutdown(q);
 	for (int i = 0; i < 3; i++) {
-		getter_join_or_fail(&g[i], GENEROUS_MS);
-		assert_null(g[i].key);
+		uint64_t deadline = now_ns() + GENEROUS_MS * MS;
+
+		if (!getter_wait(g[i], deadline)) {
+			for (int j = i; j < 3; j++)
+				pthread_detach(g[j]->th);
+			fail_msg("shutdown did not wake getter %d", i);
+		}
+		assert_null(g[i]->key);
+		getter_finish(g[i]);
 	}
 	assert_true(workqueue_is_shutting_down(q));
 	workqueue_shutdown(q); /* idempotent */
@@ -932,6 +1021,7 @@ int main(void)
 		cmocka_unit_test(test_add_after_earlier_wins),
 		cmocka_unit_test(test_add_after_nonpositive_is_add),
 		cmocka_unit_test(test_delayed_wakes_blocked_getter),
+		cmocka_unit_test(test_delay_watcher_takes_plain_key),
 		cmocka_unit_test(test_delay_watch_passes_to_idle_getter),
 		cmocka_unit_test(test_shutdown_wakes_getters),
 		cmocka_unit_test(test_shutdown_drops_waiting_keys),
