@@ -342,14 +342,19 @@ int informer_start(struct informer *inf)
 	return 0;
 }
 
-void informer_stop(struct informer *inf)
+void informer_request_stop(struct informer *inf)
 {
-	if (!inf->started)
-		return;
 	pthread_mutex_lock(&inf->lock);
 	atomic_store(&inf->stop, true);
 	pthread_cond_broadcast(&inf->cond);
 	pthread_mutex_unlock(&inf->lock);
+}
+
+void informer_stop(struct informer *inf)
+{
+	if (!inf->started)
+		return;
+	informer_request_stop(inf);
 	pthread_join(inf->thread, NULL);
 	inf->started = false;
 }

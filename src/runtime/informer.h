@@ -61,6 +61,8 @@ struct store *informer_store(struct informer *inf);
 const struct kube_resource *informer_resource(const struct informer *inf);
 
 int informer_start(struct informer *inf) __attribute__((warn_unused_result));
+/* Asks the thread to stop and returns at once (to stop many in parallel). */
+void informer_request_stop(struct informer *inf);
 /* Stops the thread (within about a second) and joins it. */
 void informer_stop(struct informer *inf);
 

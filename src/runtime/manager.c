@@ -103,6 +103,8 @@ static void stop_all(struct manager *m, int ncontrollers)
 	for (int i = 0; i < ncontrollers; i++)
 		controller_stop(m->controllers[i]);
 	for (int i = 0; i < m->ninformers; i++)
+		informer_request_stop(m->informers[i]);
+	for (int i = 0; i < m->ninformers; i++)
 		informer_stop(m->informers[i]);
 }
 

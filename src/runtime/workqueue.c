@@ -640,7 +640,10 @@ char *workqueue_get(struct workqueue *q)
 			check(rc, "pthread_cond_wait");
 		}
 	}
-	/* Pass the baton: keys still queued, or a heap nobody watches. */
+	/* Pass the baton: a burst of adds may have signalled getters that had
+	 * not run yet, so keys can be left queued with a getter still asleep.
+	 * (A heap nobody watches should not happen, as every queued key wakes
+	 * someone; checking is cheap insurance.) */
 	if (!q->shutting_down
 	    && (q->queue.count > 0 || (q->delayed.count > 0 && !q->timer_owner)))
 		wake_getter(q);

@@ -791,6 +791,41 @@ static void test_delay_watch_passes_to_idle_getter(void **state)
 	workqueue_free(q);
 }
 
+/* A burst of adds wakes more getters than are still asleep on the queue (the
+ * signalled ones have not run yet); the getter asleep on the delay timer
+ * must still be reached, through the getters that leave get(). */
+static void test_burst_reaches_delay_watcher(void **state)
+{
+	struct workqueue *q = workqueue_new(NULL);
+	struct getter *g[3];
+	(void)state;
+	for (int round = 0; round < 20; round++) {
+		bool seen[3] = {false, false, false};
+
+		workqueue_add_after(q, "ns/late", 600000);
+		for (int i = 0; i < 3; i++)
+			g[i] = getter_start(q);
+		sleep_ms(20);
+		workqueue_add(q, "ns/p0");
+		workqueue_add(q, "ns/p1");
+		workqueue_add(q, "ns/p2");
+		/* Nobody calls done() until all three returned. */
+		getters_wait_or_fail(q, g, 3, GENEROUS_MS);
+		for (int i = 0; i < 3; i++) {
+			assert_non_null(g[i]->key);
+			assert_int_equal(strncmp(g[i]->key, "ns/p", 4), 0);
+			seen[g[i]->key[4] - '0'] = true;
+		}
+		for (int i = 0; i < 3; i++) {
+			workqueue_done(q, g[i]->key);
+			free(g[i]->key);
+			getter_finish(g[i]);
+		}
+		assert_true(seen[0] && seen[1] && seen[2]);
+	}
+	workqueue_free(q);
+}
+
 /* ---- shutdown ---- */
 
 static void test_shutdown_wakes_getters(void **state)
@@ -1023,6 +1058,7 @@ int main(void)
 		cmocka_unit_test(test_delayed_wakes_blocked_getter),
 		cmocka_unit_test(test_delay_watcher_takes_plain_key),
 		cmocka_unit_test(test_delay_watch_passes_to_idle_getter),
+		cmocka_unit_test(test_burst_reaches_delay_watcher),
 		cmocka_unit_test(test_shutdown_wakes_getters),
 		cmocka_unit_test(test_shutdown_drops_waiting_keys),
 		cmocka_unit_test(test_stats),

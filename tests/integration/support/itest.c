@@ -13,10 +13,6 @@
 
 #include "util/xalloc.h"
 
-#ifndef SOP_SOURCE_DIR
-#define SOP_SOURCE_DIR "."
-#endif
-
 struct kube_client *it_client_from(const char *kubeconfig, const char *server)
 {
 	struct kube_config cfg = {0};
@@ -129,10 +125,4 @@ int it_sh(const char *fmt, ...)
 	if (rc == -1)
 		return -1;
 	return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
-}
-
-const char *it_source_dir(void)
-{
-	const char *d = getenv("SOP_SOURCE_DIR");
-	return d && *d ? d : SOP_SOURCE_DIR;
 }

@@ -33,7 +33,4 @@ void it_sleep_ms(long ms);
 /* Runs a shell command (test glue, e.g. scripts/local-cluster); returns its exit status. */
 int it_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* The repository's top directory (from the test binary's build location or SOP_SOURCE_DIR). */
-const char *it_source_dir(void);
-
 #endif

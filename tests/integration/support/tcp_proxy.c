@@ -39,7 +39,7 @@ struct pump_arg {
 static int write_all(int fd, const char *buf, ssize_t n)
 {
 	while (n > 0) {
-		ssize_t w = write(fd, buf, (size_t)n);
+		ssize_t w = send(fd, buf, (size_t)n, MSG_NOSIGNAL);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
