@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -42,16 +43,7 @@ extern char **environ;
 
 static int64_t now_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
+	return (int64_t)(clock_mono_ns() / 1000000u);
 }
 
 /* Length of the NAME in "NAME=VALUE". */
@@ -356,7 +348,7 @@ static WUR int wait_child(const char *cmd, pid_t pid, int64_t deadline, int *sta
 					 EXEC_TIMEOUT_MS / 1000);
 			return -1;
 		}
-		sleep_ms(nap);
+		clock_sleep_ms(nap);
 		if (nap < 50)
 			nap *= 2;
 	}

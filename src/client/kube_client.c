@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "client/watch_decoder.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -443,18 +444,9 @@ static long retry_delay_ms(CURL *h, int attempt)
 	return base + rand() % (base / 2 + 1);
 }
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
 static double now_seconds(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return clock_mono_ms() / 1e3;
 }
 
 static bool is_mutation(const char *method)
@@ -548,7 +540,7 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
 		long delay = retry_delay_ms(cc == CURLE_OK ? h : NULL, attempt);
 		log_debug("client", "%s %s: %s; retry %d in %ld ms", method, path, err->message,
 			  attempt + 1, delay);
-		sleep_ms(delay);
+		clock_sleep_ms(delay);
 	}
 	strbuf_release(&resp);
 	free(url);
@@ -661,41 +653,39 @@ int kube_list_all(struct kube_client *c, const struct kube_resource *r, const ch
 	return rc;
 }
 
-int kube_create(struct kube_client *c, const struct kube_resource *r, const char *ns,
-		const json_t *obj, json_t **out, struct kube_error *err)
+/* Sends obj (borrowed) as the body of method to the resource path. */
+static int send_object(struct kube_client *c, const char *method, const struct kube_resource *r,
+		       const char *ns, const char *name, const char *sub, const char *content_type,
+		       const json_t *obj, json_t **out, struct kube_error *err)
 {
-	char *path = kube_resource_path(r, ns, NULL, NULL);
+	char *path = kube_resource_path(r, ns, name, sub);
 	char *body = json_body(obj);
-	int rc = kube_request(c, "POST", path, "application/json", body, out, err);
+	int rc = kube_request(c, method, path, content_type, body, out, err);
 	free(body);
 	free(path);
 	return rc;
+}
+
+int kube_create(struct kube_client *c, const struct kube_resource *r, const char *ns,
+		const json_t *obj, json_t **out, struct kube_error *err)
+{
+	return send_object(c, "POST", r, ns, NULL, NULL, "application/json", obj, out, err);
 }
 
 int kube_replace(struct kube_client *c, const struct kube_resource *r, const char *ns,
 		 const char *name, const char *sub, const json_t *obj, json_t **out,
 		 struct kube_error *err)
 {
-	char *path = kube_resource_path(r, ns, name, sub);
-	char *body = json_body(obj);
-	int rc = kube_request(c, "PUT", path, "application/json", body, out, err);
-	free(body);
-	free(path);
-	return rc;
+	return send_object(c, "PUT", r, ns, name, sub, "application/json", obj, out, err);
 }
 
 int kube_patch(struct kube_client *c, const struct kube_resource *r, const char *ns,
 	       const char *name, const char *sub, enum kube_patch_type type, const json_t *patch,
 	       json_t **out, struct kube_error *err)
 {
-	char *path = kube_resource_path(r, ns, name, sub);
-	char *body = json_body(patch);
 	const char *ct = type == KUBE_PATCH_JSON ? "application/json-patch+json"
 						 : "application/merge-patch+json";
-	int rc = kube_request(c, "PATCH", path, ct, body, out, err);
-	free(body);
-	free(path);
-	return rc;
+	return send_object(c, "PATCH", r, ns, name, sub, ct, patch, out, err);
 }
 
 int kube_delete(struct kube_client *c, const struct kube_resource *r, const char *ns,

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "client/kube_client.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -85,22 +86,15 @@ struct informer_handlers controller_object_handlers(struct controller *c)
 	return h;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void *worker(void *arg)
 {
 	struct controller *c = arg;
 	char *key;
 	while ((key = workqueue_get(c->queue)) != NULL) {
 		long requeue_after = 0;
-		uint64_t start = mono_ns();
+		uint64_t start = clock_mono_ns();
 		int rc = c->reconcile(c->ctx, key, &requeue_after);
-		atomic_fetch_add(&c->duration_ns, mono_ns() - start);
+		atomic_fetch_add(&c->duration_ns, clock_mono_ns() - start);
 		atomic_fetch_add(&c->reconciles, 1);
 		if (rc < 0) {
 			atomic_fetch_add(&c->errors, 1);

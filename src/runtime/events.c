@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/clock.h"
 #include "util/hashmap.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -70,17 +71,10 @@ void event_recorder_free(struct event_recorder *r)
 	free(r);
 }
 
-static double mono_seconds(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Token bucket per object; caller holds the lock. */
 static bool take_token(struct event_recorder *r, const char *uid)
 {
-	double now = mono_seconds();
+	double now = clock_mono_ms() / 1e3;
 	struct bucket *b = hashmap_get(&r->buckets, uid);
 	if (!b) {
 		if (hashmap_len(&r->buckets) >= CACHE_MAX)

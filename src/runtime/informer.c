@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "client/watch_decoder.h"
+#include "util/clock.h"
 #include "util/hashmap.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -43,12 +44,6 @@ struct informer {
 	_Atomic double list_wait_ms, list_total_ms;
 };
 
-static double mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 struct informer *informer_new(struct kube_client *client, const struct informer_options *opts)
 {
@@ -146,14 +141,7 @@ static void apply_delete(struct informer *inf, const char *key, const json_t *la
 /* Sleeps up to ms, returning early when stopped. */
 static void wait_ms(struct informer *inf, long ms)
 {
-	struct timespec until;
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	struct timespec until = clock_mono_deadline(ms);
 	pthread_mutex_lock(&inf->lock);
 	while (!atomic_load(&inf->stop) &&
 	       pthread_cond_timedwait(&inf->cond, &inf->lock, &until) != ETIMEDOUT)
@@ -172,15 +160,15 @@ static int relist(struct informer *inf)
 	char *list_rv = NULL;
 	struct kube_error err;
 	int rc = 0;
-	double start = mono_ms(), waited = 0;
+	double start = clock_mono_ms(), waited = 0;
 	for (;;) {
 		struct kube_list_options lo = {.label_selector = inf->label_selector,
 					       .limit = inf->page_size,
 					       .continue_token = cont};
 		json_t *page = NULL;
-		double t = mono_ms();
+		double t = clock_mono_ms();
 		int lrc = kube_list_page(inf->client, inf->resource, inf->namespace, &lo, &page, &err);
-		waited += mono_ms() - t;
+		waited += clock_mono_ms() - t;
 		if (lrc < 0) {
 			if (cont && err.code == 410) {
 				/* The continue token expired: start the snapshot over. */
@@ -229,7 +217,7 @@ static int relist(struct informer *inf)
 		free(keys);
 		set_rv(inf, list_rv);
 		atomic_fetch_add(&inf->lists, 1);
-		double total = mono_ms() - start;
+		double total = clock_mono_ms() - start;
 		atomic_store(&inf->list_wait_ms, atomic_load(&inf->list_wait_ms) + waited);
 		atomic_store(&inf->list_total_ms, atomic_load(&inf->list_total_ms) + total);
 		pthread_mutex_lock(&inf->lock);
@@ -369,16 +357,7 @@ bool informer_has_synced(struct informer *inf)
 
 bool informer_wait_synced(struct informer *inf, long timeout_ms)
 {
-	struct timespec until;
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	if (timeout_ms >= 0) {
-		until.tv_sec += timeout_ms / 1000;
-		until.tv_nsec += (timeout_ms % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
-	}
+	struct timespec until = clock_mono_deadline(timeout_ms >= 0 ? timeout_ms : 0);
 	pthread_mutex_lock(&inf->lock);
 	while (!inf->synced && !atomic_load(&inf->stop)) {
 		int rc = timeout_ms >= 0 ? pthread_cond_timedwait(&inf->cond, &inf->lock, &until)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -91,13 +92,6 @@ void manager_request_stop(struct manager *m)
 	pthread_mutex_unlock(&m->lock);
 }
 
-static double mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 static void stop_all(struct manager *m, int ncontrollers)
 {
 	for (int i = 0; i < ncontrollers; i++)
@@ -110,7 +104,7 @@ static void stop_all(struct manager *m, int ncontrollers)
 
 int manager_run(struct manager *m)
 {
-	double start = mono_ms();
+	double start = clock_mono_ms();
 	for (int i = 0; i < m->ninformers; i++) {
 		if (informer_start(m->informers[i]) < 0) {
 			log_error("manager", "cannot start informer thread");
@@ -125,7 +119,7 @@ int manager_run(struct manager *m)
 				stop_all(m, 0);
 				return 0;
 			}
-			if (mono_ms() - start > (double)m->sync_timeout_ms) {
+			if (clock_mono_ms() - start > (double)m->sync_timeout_ms) {
 				log_error("manager", "caches for %s not synced after %ld ms; check the "
 					  "API server address and the operator's RBAC",
 					  informer_resource(m->informers[i])->plural, m->sync_timeout_ms);
@@ -134,7 +128,7 @@ int manager_run(struct manager *m)
 			}
 		}
 	}
-	log_info("manager", "all caches synced in %.0f ms", mono_ms() - start);
+	log_info("manager", "all caches synced in %.0f ms", clock_mono_ms() - start);
 	pthread_mutex_lock(&m->lock);
 	m->synced = true;
 	pthread_mutex_unlock(&m->lock);

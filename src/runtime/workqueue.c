@@ -32,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/clock.h"
 #include "util/xalloc.h"
 
 #define NOT_IN_HEAP SIZE_MAX
@@ -125,10 +126,7 @@ static void unlock(struct workqueue *q)
 
 static uint64_t now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+	return clock_mono_ns();
 }
 
 static uint64_t sat_add(uint64_t a, uint64_t b)

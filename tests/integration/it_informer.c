@@ -339,6 +339,47 @@ static struct kube_client *client_via(struct tcp_proxy *p)
 	return c;
 }
 
+/* An admin client, a fresh namespace, a proxy in front of the API server and a client through it. */
+struct proxied {
+	struct kube_client *admin;
+	char *ns;
+	struct tcp_proxy *proxy;
+	struct kube_client *via;
+	struct recorder rec;
+};
+
+static void proxied_setup(struct proxied *p, const char *prefix)
+{
+	p->admin = it_admin_client();
+	p->ns = it_namespace_new(p->admin, prefix);
+	int port;
+	const char *host = apiserver_host_port(&port);
+	p->proxy = tcp_proxy_start(host, port);
+	assert_non_null(p->proxy);
+	p->via = client_via(p->proxy);
+	recorder_init(&p->rec, "cm-");
+}
+
+static void proxied_teardown(struct proxied *p)
+{
+	recorder_release(&p->rec);
+	kube_client_free(p->via);
+	tcp_proxy_stop(p->proxy);
+	it_namespace_delete(p->admin, p->ns);
+	free(p->ns);
+	kube_client_free(p->admin);
+}
+
+/* Creates cm-<from> .. cm-<to - 1>. */
+static void create_cms(struct kube_client *c, const char *ns, int from, int to)
+{
+	for (int i = from; i < to; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "cm-%d", i);
+		create_cm(c, ns, name);
+	}
+}
+
 /*
  * A watch cut mid-stream (every connection closed, and new ones refused
  * for two seconds while the objects change) resumes from the last
@@ -347,47 +388,31 @@ static struct kube_client *client_via(struct tcp_proxy *p)
 static void test_cut_watch_resumes_without_loss_or_duplicates(void **state)
 {
 	(void)state;
-	struct kube_client *admin = it_admin_client();
-	char *ns = it_namespace_new(admin, "it-cut");
-	int port;
-	const char *host = apiserver_host_port(&port);
-	struct tcp_proxy *proxy = tcp_proxy_start(host, port);
-	assert_non_null(proxy);
-	struct kube_client *via = client_via(proxy);
-	struct recorder rec;
-	recorder_init(&rec, "cm-");
-	struct informer *inf = start_informer(via, &KUBE_CONFIGMAPS, ns, &rec);
-
-	for (int i = 0; i < 5; i++) {
-		char name[16];
-		snprintf(name, sizeof(name), "cm-%d", i);
-		create_cm(admin, ns, name);
-	}
-	struct converge cv = {admin, inf, ns};
+	struct proxied p;
+	proxied_setup(&p, "it-cut");
+	struct informer *inf = start_informer(p.via, &KUBE_CONFIGMAPS, p.ns, &p.rec);
+	create_cms(p.admin, p.ns, 0, 5);
+	struct converge cv = {p.admin, inf, p.ns};
 	assert_true(it_wait(cache_equals_server, &cv, 5000));
-	int accepted = tcp_proxy_accepted(proxy);
+	int accepted = tcp_proxy_accepted(p.proxy);
 
-	tcp_proxy_block(proxy, true);
-	tcp_proxy_cut(proxy);
-	for (int i = 5; i < 10; i++) {
-		char name[16];
-		snprintf(name, sizeof(name), "cm-%d", i);
-		create_cm(admin, ns, name);
-	}
-	update_cm(admin, ns, "cm-0", "1");
-	update_cm(admin, ns, "cm-1", "1");
-	update_cm(admin, ns, "cm-2", "1");
-	delete_cm(admin, ns, "cm-3");
-	delete_cm(admin, ns, "cm-4");
+	tcp_proxy_block(p.proxy, true);
+	tcp_proxy_cut(p.proxy);
+	create_cms(p.admin, p.ns, 5, 10);
+	update_cm(p.admin, p.ns, "cm-0", "1");
+	update_cm(p.admin, p.ns, "cm-1", "1");
+	update_cm(p.admin, p.ns, "cm-2", "1");
+	delete_cm(p.admin, p.ns, "cm-3");
+	delete_cm(p.admin, p.ns, "cm-4");
 	it_sleep_ms(2000);
-	tcp_proxy_block(proxy, false);
+	tcp_proxy_block(p.proxy, false);
 
 	assert_true(it_wait(cache_equals_server, &cv, 15000));
-	assert_true(tcp_proxy_accepted(proxy) > accepted); /* it did reconnect */
+	assert_true(tcp_proxy_accepted(p.proxy) > accepted); /* it did reconnect */
 	for (int i = 0; i < 10; i++) {
 		char name[16];
 		snprintf(name, sizeof(name), "cm-%d", i);
-		struct seen_obj s = snapshot(&rec, name);
+		struct seen_obj s = snapshot(&p.rec, name);
 		if (s.adds != 1)
 			fail_msg("%s added %d times", name, s.adds);
 		int want_updates = i < 3 ? 1 : 0;
@@ -400,14 +425,8 @@ static void test_cut_watch_resumes_without_loss_or_duplicates(void **state)
 	informer_get_stats(inf, &st);
 	assert_int_equal(st.lists, 1); /* resumed, not relisted */
 	assert_true(st.watch_restarts >= 1);
-
 	informer_free(inf);
-	recorder_release(&rec);
-	kube_client_free(via);
-	tcp_proxy_stop(proxy);
-	it_namespace_delete(admin, ns);
-	free(ns);
-	kube_client_free(admin);
+	proxied_teardown(&p);
 }
 
 /*
@@ -420,51 +439,36 @@ static void test_cut_watch_resumes_without_loss_or_duplicates(void **state)
 static void test_expired_resource_version_relists(void **state)
 {
 	(void)state;
-	struct kube_client *admin = it_admin_client();
-	char *ns = it_namespace_new(admin, "it-gone");
-	int port;
-	const char *host = apiserver_host_port(&port);
-	struct tcp_proxy *proxy = tcp_proxy_start(host, port);
-	assert_non_null(proxy);
-	struct kube_client *via = client_via(proxy);
-	struct recorder rec;
-	recorder_init(&rec, "cm-");
-	for (int i = 0; i < 4; i++) {
-		char name[16];
-		snprintf(name, sizeof(name), "cm-%d", i);
-		create_cm(admin, ns, name);
-	}
-	struct informer *inf = start_informer(via, &KUBE_CONFIGMAPS, ns, &rec);
-	struct converge cv = {admin, inf, ns};
+	struct proxied p;
+	proxied_setup(&p, "it-gone");
+	create_cms(p.admin, p.ns, 0, 4);
+	struct informer *inf = start_informer(p.via, &KUBE_CONFIGMAPS, p.ns, &p.rec);
+	struct converge cv = {p.admin, inf, p.ns};
 	assert_true(it_wait(cache_equals_server, &cv, 5000));
 
-	tcp_proxy_block(proxy, true);
-	tcp_proxy_cut(proxy);
-	delete_cm(admin, ns, "cm-0");
-	update_cm(admin, ns, "cm-1", "2");
-	create_cm(admin, ns, "cm-9");
+	tcp_proxy_block(p.proxy, true);
+	tcp_proxy_cut(p.proxy);
+	delete_cm(p.admin, p.ns, "cm-0");
+	update_cm(p.admin, p.ns, "cm-1", "2");
+	create_cm(p.admin, p.ns, "cm-9");
 	/* Two compaction intervals, and a change after them, so the informer's version is gone. */
 	it_sleep_ms(25000);
-	update_cm(admin, ns, "cm-2", "2");
-	tcp_proxy_block(proxy, false);
+	update_cm(p.admin, p.ns, "cm-2", "2");
+	tcp_proxy_block(p.proxy, false);
 
+	/* Backoff reached up to 25.6 s while blocked: allow for it. */
 	assert_true(it_wait(cache_equals_server, &cv, 60000));
 	struct informer_stats st;
 	informer_get_stats(inf, &st);
 	printf("# lists=%lu watch_restarts=%lu\n", st.lists, st.watch_restarts);
 	assert_true(st.lists >= 2); /* the expired version forced a relist */
-	assert_int_equal(snapshot(&rec, "cm-0").deletes, 1);
-	assert_int_equal(snapshot(&rec, "cm-9").adds, 1);
-	assert_int_equal(snapshot(&rec, "cm-1").updates, 1);
-	assert_int_equal(snapshot(&rec, "cm-3").updates, 0);
-
+	assert_int_equal(snapshot(&p.rec, "cm-0").deletes, 1);
+	assert_int_equal(snapshot(&p.rec, "cm-9").adds, 1);
+	assert_int_equal(snapshot(&p.rec, "cm-1").updates, 1);
+	assert_int_equal(snapshot(&p.rec, "cm-2").updates, 1);
+	assert_int_equal(snapshot(&p.rec, "cm-3").updates, 0);
 	informer_free(inf);
-	recorder_release(&rec);
-	kube_client_free(via);
-	tcp_proxy_stop(proxy);
-	it_namespace_delete(admin, ns);
-	free(ns);
-	kube_client_free(admin);
+	proxied_teardown(&p);
 }
 
 int main(void)

@@ -4,8 +4,8 @@
  * Timing checks assert lower bounds strictly (a key never comes back before
  * its delay: the test's clock starts before the add) and upper bounds only
  * generously, so a loaded machine slows the tests down but does not fail
- * them. A get() that should return is run on a helper thread and joined with
- * a timeout, so a queue that loses a wake-up fails the test instead of
+ * them. A get() that should return is run on a helper thread and waited for
+ * with a timeout, so a queue that loses a wake-up fails the test instead of
  * hanging it.
  */
 #include <setjmp.h>
