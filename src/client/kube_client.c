@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client/list_scan.h"
 #include "client/watch_decoder.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -464,17 +465,15 @@ static char *effective_url(struct kube_client *c, const char *method, const char
 	return xasprintf("%s%s", c->url_base, path);
 }
 
-int kube_request(struct kube_client *c, const char *method, const char *path,
-		 const char *content_type, const char *body, json_t **out, struct kube_error *err)
+/* The request loop: on success resp holds the 2xx body (raw bytes). */
+static int request_raw(struct kube_client *c, const char *method, const char *path,
+		       const char *content_type, const char *body, struct strbuf *resp,
+		       struct kube_error *err)
 {
 	CURL *h = thread_curl(c);
 	char *url = effective_url(c, method, path);
-	struct strbuf resp;
-	strbuf_init(&resp, RESPONSE_MAX);
 	bool refreshed_auth = false;
 	int rc = KUBE_ETRANSPORT;
-	if (out)
-		*out = NULL;
 	clear_error(err);
 
 	for (int attempt = 0;; attempt++) {
@@ -492,12 +491,12 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
 		curl_easy_setopt(h, CURLOPT_ERRORBUFFER, curl_err);
 		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->opts.request_timeout_ms);
 		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect_body);
-		curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
+		curl_easy_setopt(h, CURLOPT_WRITEDATA, resp);
 		if (body) {
 			curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
 			curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
 		}
-		strbuf_reset(&resp);
+		strbuf_reset(resp);
 		double start = now_seconds();
 		CURLcode cc = curl_easy_perform(h);
 		long code = 0;
@@ -514,18 +513,9 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
 			rc = KUBE_ETRANSPORT;
 		} else if (code >= 200 && code < 300) {
 			rc = KUBE_OK;
-			if (out && resp.len) {
-				json_error_t jerr;
-				*out = json_loadb(resp.buf, resp.len, 0, &jerr);
-				if (!*out) {
-					set_error(err, code, "", "%s %s: answer is not JSON: %s", method,
-						  path, jerr.text);
-					rc = KUBE_EDECODE;
-				}
-			}
 			break;
 		} else {
-			error_from_body(err, code, resp.buf, resp.len);
+			error_from_body(err, code, resp->buf, resp->len);
 			rc = KUBE_EHTTP;
 			if (code == 401 && !refreshed_auth && (c->cfg.token_file || c->cfg.exec)) {
 				/* A rotated token or expired plugin credential: fetch anew once. */
@@ -542,8 +532,27 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
 			  attempt + 1, delay);
 		clock_sleep_ms(delay);
 	}
-	strbuf_release(&resp);
 	free(url);
+	return rc;
+}
+
+int kube_request(struct kube_client *c, const char *method, const char *path,
+		 const char *content_type, const char *body, json_t **out, struct kube_error *err)
+{
+	struct strbuf resp;
+	strbuf_init(&resp, RESPONSE_MAX);
+	if (out)
+		*out = NULL;
+	int rc = request_raw(c, method, path, content_type, body, &resp, err);
+	if (rc == KUBE_OK && out && resp.len) {
+		json_error_t jerr;
+		*out = json_loadb(resp.buf, resp.len, 0, &jerr);
+		if (!*out) {
+			set_error(err, 200, "", "%s %s: answer is not JSON: %s", method, path, jerr.text);
+			rc = KUBE_EDECODE;
+		}
+	}
+	strbuf_release(&resp);
 	return rc;
 }
 
@@ -583,8 +592,9 @@ static void add_query_long(struct strbuf *sb, const char *key, long value)
 	add_query(sb, key, num);
 }
 
-int kube_list_page(struct kube_client *c, const struct kube_resource *r, const char *ns,
-		   const struct kube_list_options *opts, json_t **out, struct kube_error *err)
+/* The LIST path with its query. New string. */
+static char *list_path(const struct kube_resource *r, const char *ns,
+		       const struct kube_list_options *opts)
 {
 	struct strbuf sb = STRBUF_INIT;
 	char *base = kube_resource_path(r, ns, NULL, NULL);
@@ -598,14 +608,74 @@ int kube_list_page(struct kube_client *c, const struct kube_resource *r, const c
 		add_query(&sb, "continue", opts->continue_token);
 		add_query(&sb, "resourceVersion", opts->resource_version);
 	}
-	int rc = kube_request(c, "GET", sb.buf, NULL, NULL, out, err);
+	return strbuf_detach(&sb);
+}
+
+int kube_list_page(struct kube_client *c, const struct kube_resource *r, const char *ns,
+		   const struct kube_list_options *opts, json_t **out, struct kube_error *err)
+{
+	char *path = list_path(r, ns, opts);
+	int rc = kube_request(c, "GET", path, NULL, NULL, out, err);
 	if (rc == KUBE_OK && (!*out || !json_is_array(json_object_get(*out, "items")))) {
 		set_error(err, 200, "", "LIST %s: answer has no items", r->plural);
 		json_decref(*out);
 		*out = NULL;
 		rc = KUBE_EDECODE;
 	}
-	strbuf_release(&sb);
+	free(path);
+	return rc;
+}
+
+struct each_item {
+	kube_list_item_fn fn;
+	void *ctx;
+	bool bad_item;
+};
+
+static int parse_item(void *ctx, const char *text, size_t len)
+{
+	struct each_item *ei = ctx;
+	json_t *item = json_loadb(text, len, 0, NULL);
+	if (!json_is_object(item)) {
+		json_decref(item);
+		ei->bad_item = true;
+		return -1;
+	}
+	ei->fn(ei->ctx, item);
+	json_decref(item);
+	return 0;
+}
+
+int kube_list_page_each(struct kube_client *c, const struct kube_resource *r, const char *ns,
+			const struct kube_list_options *opts, kube_list_item_fn fn, void *ctx,
+			char **continue_token, char **resource_version, struct kube_error *err)
+{
+	*continue_token = NULL;
+	*resource_version = NULL;
+	char *path = list_path(r, ns, opts);
+	struct strbuf resp;
+	strbuf_init(&resp, RESPONSE_MAX);
+	int rc = request_raw(c, "GET", path, NULL, NULL, &resp, err);
+	if (rc == KUBE_OK) {
+		struct each_item ei = {fn, ctx, false};
+		const char *meta_text = NULL;
+		size_t meta_len = 0;
+		json_t *meta = NULL;
+		if (list_scan(resp.buf ? resp.buf : "", resp.len, parse_item, &ei, &meta_text, &meta_len) ||
+		    !meta_text || !(meta = json_loadb(meta_text, meta_len, 0, NULL))) {
+			set_error(err, 200, "", "LIST %s: answer is not a List%s", r->plural,
+				  ei.bad_item ? " (an item is not a JSON object)" : "");
+			rc = KUBE_EDECODE;
+		} else {
+			const char *cont = json_string_value(json_object_get(meta, "continue"));
+			const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
+			*continue_token = cont && *cont ? xstrdup(cont) : NULL;
+			*resource_version = xstrdup(rv ? rv : "");
+		}
+		json_decref(meta);
+	}
+	strbuf_release(&resp);
+	free(path);
 	return rc;
 }
 

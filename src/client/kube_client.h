@@ -98,6 +98,21 @@ int kube_list_page(struct kube_client *c, const struct kube_resource *r, const c
 		   const struct kube_list_options *opts, json_t **out, struct kube_error *err)
 	__attribute__((warn_unused_result));
 
+/* Called with each item of a LIST page (borrowed: valid during the call). */
+typedef void (*kube_list_item_fn)(void *ctx, json_t *item);
+
+/*
+ * One LIST page, handed over item by item: only one item is ever parsed
+ * at a time, so memory holds the page's text, not a tree of all of it.
+ * Items may have been delivered when a decode error is returned (the
+ * caller then retries the whole list). *continue_token (NULL on the last
+ * page) and *resource_version are new strings on success.
+ */
+int kube_list_page_each(struct kube_client *c, const struct kube_resource *r, const char *ns,
+			const struct kube_list_options *opts, kube_list_item_fn fn, void *ctx,
+			char **continue_token, char **resource_version, struct kube_error *err)
+	__attribute__((warn_unused_result));
+
 /*
  * Every page of a LIST; *items is a new array of the items and *rv (may be
  * NULL) a new string with the list's resourceVersion.

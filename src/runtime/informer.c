@@ -19,6 +19,13 @@
 #define WATCH_TIMEOUT_MIN_S 300
 #define WATCH_TIMEOUT_MAX_S 600
 
+/*
+ * One LIST page at a time in the whole process: informers syncing side by
+ * side would each hold a page of text at once. Sync takes the sum of the
+ * LIST times instead of the longest; peak memory holds one page.
+ */
+static pthread_mutex_t list_page_lock = PTHREAD_MUTEX_INITIALIZER;
+
 struct informer {
 	struct kube_client *client;
 	const struct kube_resource *resource;
@@ -52,7 +59,7 @@ struct informer *informer_new(struct kube_client *client, const struct informer_
 	inf->resource = opts->resource;
 	inf->namespace = opts->namespace && *opts->namespace ? xstrdup(opts->namespace) : NULL;
 	inf->label_selector = opts->label_selector ? xstrdup(opts->label_selector) : NULL;
-	inf->page_size = opts->page_size > 0 ? opts->page_size : 250;
+	inf->page_size = opts->page_size > 0 ? opts->page_size : 100;
 	inf->transform = opts->transform;
 	inf->store = store_new();
 	pthread_mutex_init(&inf->lock, NULL);
@@ -149,68 +156,76 @@ static void wait_ms(struct informer *inf, long ms)
 	pthread_mutex_unlock(&inf->lock);
 }
 
+struct relist_ctx {
+	struct informer *inf;
+	struct hashmap seen; /* keys the list had */
+};
+
+/* One item of a LIST page: cache it and remember that the list had it. */
+static void relist_item(void *ctx, json_t *item)
+{
+	struct relist_ctx *rc = ctx;
+	/* Items of a list carry no kind; the cache should look like a GET. */
+	json_object_set_new(item, "kind", json_string(rc->inf->resource->kind));
+	json_object_set_new(item, "apiVersion", json_string(rc->inf->resource->api_version));
+	char *key = kube_obj_key(item);
+	hashmap_put(&rc->seen, key, (void *)1);
+	free(key);
+	apply_upsert(rc->inf, item);
+}
+
 /*
- * LIST page by page, applying each page as it comes so that memory holds
- * one page at a time; then remove what the list no longer has.
+ * LIST page by page, applying each item as it is parsed, so memory holds
+ * one page's text and one object's tree; then remove what the list no
+ * longer has.
  */
 static int relist(struct informer *inf)
 {
-	struct hashmap seen = HASHMAP_INIT;
+	struct relist_ctx rc = {.inf = inf, .seen = HASHMAP_INIT};
 	char *cont = NULL;
 	char *list_rv = NULL;
 	struct kube_error err;
-	int rc = 0;
+	int result = 0;
 	double start = clock_mono_ms(), waited = 0;
 	for (;;) {
 		struct kube_list_options lo = {.label_selector = inf->label_selector,
 					       .limit = inf->page_size,
 					       .continue_token = cont};
-		json_t *page = NULL;
+		char *next = NULL, *rv = NULL;
+		pthread_mutex_lock(&list_page_lock);
 		double t = clock_mono_ms();
-		int lrc = kube_list_page(inf->client, inf->resource, inf->namespace, &lo, &page, &err);
+		int lrc = kube_list_page_each(inf->client, inf->resource, inf->namespace, &lo, relist_item,
+					      &rc, &next, &rv, &err);
 		waited += clock_mono_ms() - t;
+		pthread_mutex_unlock(&list_page_lock);
+		FREE_AND_NULL(cont);
 		if (lrc < 0) {
-			if (cont && err.code == 410) {
-				/* The continue token expired: start the snapshot over. */
-				FREE_AND_NULL(cont);
-				continue;
-			}
 			log_warn("informer", "list %s failed: %s (%s)", inf->resource->plural,
 				 err.message, err.reason[0] ? err.reason : "no reason");
-			rc = -1;
-			break;
+			if (lo.continue_token == NULL || err.code != 410) {
+				result = -1;
+				break;
+			}
+			/* The continue token expired: start the snapshot over. */
+			hashmap_release(&rc.seen, NULL);
+			continue;
 		}
-		size_t i;
-		json_t *item;
-		json_array_foreach(json_object_get(page, "items"), i, item) {
-			/* Items of a list carry no kind; the cache should look like a GET. */
-			json_object_set_new(item, "kind", json_string(inf->resource->kind));
-			json_object_set_new(item, "apiVersion", json_string(inf->resource->api_version));
-			char *key = kube_obj_key(item);
-			hashmap_put(&seen, key, (void *)1);
-			free(key);
-			apply_upsert(inf, item);
-		}
-		const char *next = kube_obj_str(page, "metadata.continue");
-		free(cont);
-		cont = next && *next ? xstrdup(next) : NULL;
+		cont = next;
 		if (!cont) {
-			const char *v = kube_obj_str(page, "metadata.resourceVersion");
-			list_rv = xstrdup(v ? v : "");
-		}
-		json_decref(page);
-		if (!cont)
+			list_rv = rv;
 			break;
+		}
+		free(rv);
 		if (atomic_load(&inf->stop)) {
-			rc = -1;
+			result = -1;
 			break;
 		}
 	}
-	if (!rc) {
+	if (!result) {
 		size_t n;
 		char **keys = store_keys(inf->store, &n);
 		for (size_t i = 0; i < n; i++) {
-			if (!hashmap_get(&seen, keys[i]))
+			if (!hashmap_get(&rc.seen, keys[i]))
 				apply_delete(inf, keys[i], NULL);
 			free(keys[i]);
 		}
@@ -231,8 +246,8 @@ static int relist(struct informer *inf)
 	}
 	free(cont);
 	free(list_rv);
-	hashmap_release(&seen, NULL);
-	return rc;
+	hashmap_release(&rc.seen, NULL);
+	return result;
 }
 
 static int on_watch_event(void *ctx, const char *type, json_t *object)

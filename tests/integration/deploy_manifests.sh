@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# Checks deploy/ (SPEC section 5) against the local control plane. Assumes
+# `scripts/local-cluster up` ran.
+#   - both overlays (cluster, namespace) pass a server-side dry-run apply;
+#   - what each renders: a 2-replica Deployment with --leader-elect and the
+#     hardened pod; ClusterRole+Binding only in the cluster overlay, Role+Binding
+#     only in the namespace overlay, which also scopes the operator to the
+#     Role's namespace; no "*" in any apiGroups/resources/verbs;
+#   - the RBAC that `up` applied (deploy/rbac/cluster) lets the operator's
+#     ServiceAccount do what it needs and nothing of a sample it must not;
+#   - the namespaced Role, bound in a scratch namespace, grants its verbs there
+#     and nothing elsewhere.
+# The only object it creates is that scratch namespace (with a ServiceAccount,
+# Role and RoleBinding in it), deleted on exit.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+eval "$("$REPO/scripts/local-cluster" env)"
+kubectl version >/dev/null 2>&1 || { echo "FAIL: no API server; run scripts/local-cluster up" >&2; exit 1; }
+
+OPNS=stateful-operator-system
+SA=system:serviceaccount:$OPNS:stateful-operator
+NS=deploy-manifests-$$
+TMP=$(mktemp -d)
+STEP=
+CREATED_NS=0
+
+fail() {
+	echo "FAIL: $STEP: $*" >&2
+	exit 1
+}
+step() {
+	STEP=$*
+	echo "--- $STEP"
+}
+cleanup() {
+	local rc=$?
+	if [ "$CREATED_NS" = 1 ]; then
+		kubectl delete namespace "$NS" --ignore-not-found --wait=true --timeout=120s >/dev/null ||
+			{ echo "cleanup: namespace $NS not deleted in time" >&2; rc=1; }
+	fi
+	rm -rf "$TMP"
+	[ $rc -eq 0 ] && echo "PASS: deploy manifests" || echo "deploy manifests: FAILED" >&2
+	exit $rc
+}
+trap cleanup EXIT
+
+# One line per rendered object: kind|namespace|name|replicas|args|env|pod
+# security|RBAC (apiGroups, resources, verbs of every rule)|binding subjects.
+# No {range}: kubectl reuses one jsonpath printer across objects, and a range
+# breaks on the second object.
+FIELDS='{.kind}|{.metadata.namespace}|{.metadata.name}|{.spec.replicas}'
+FIELDS+='|{.spec.template.spec.containers[0].args}|{.spec.template.spec.containers[0].env}'
+FIELDS+='|{.spec.template.spec.containers[0].securityContext}'
+FIELDS+='|{.rules[*].apiGroups} {.rules[*].resources} {.rules[*].verbs}|{.roleRef.kind}/{.roleRef.name}'
+FIELDS+=' {.subjects}{"\n"}'
+
+render() { # overlay -> $TMP/<overlay>.txt, one line per object (see FIELDS)
+	kubectl kustomize "$REPO/deploy/overlays/$1" >"$TMP/$1.yaml" || fail "kubectl kustomize failed"
+	kubectl create --dry-run=client -f "$TMP/$1.yaml" -o jsonpath="$FIELDS" >"$TMP/$1.txt" ||
+		fail "cannot read back the rendered objects"
+}
+field() { # overlay kind column: that column of the object(s) of that kind
+	awk -F'|' -v k="$2" -v c="$3" '$1 == k { print $c }' "$TMP/$1.txt"
+}
+count() { # overlay kind: how many objects of that kind
+	awk -F'|' -v k="$2" '$1 == k { n++ } END { print n + 0 }' "$TMP/$1.txt"
+}
+
+for overlay in cluster namespace; do
+	step "$overlay overlay: server-side dry-run apply"
+	out=$(kubectl apply --dry-run=server -k "$REPO/deploy/overlays/$overlay" 2>&1) || fail "$out"
+
+	step "$overlay overlay: rendered objects"
+	render "$overlay"
+	for kind in Namespace ServiceAccount Deployment; do
+		[ "$(count "$overlay" "$kind")" = 1 ] || fail "expected one $kind: $(cut -d'|' -f1 "$TMP/$overlay.txt" | xargs)"
+	done
+	[ "$(field "$overlay" Deployment 2)" = "$OPNS" ] || fail "Deployment not in $OPNS"
+	[ "$(field "$overlay" Deployment 4)" = 2 ] || fail "Deployment replicas is not 2"
+	args=$(field "$overlay" Deployment 5)
+	grep -qF '"--leader-elect"' <<<"$args" || fail "no --leader-elect in $args"
+	env=$(field "$overlay" Deployment 6)
+	grep -qF '{"name":"POD_NAMESPACE","valueFrom":{"fieldRef":{"fieldPath":"metadata.namespace"}}}' <<<"$env" ||
+		fail "POD_NAMESPACE is not from the downward API: $env"
+	grep -qF '"name":"POD_NAME"' <<<"$env" || fail "no POD_NAME: $env"
+	sc=$(field "$overlay" Deployment 7)
+	for want in '"runAsNonRoot":true' '"readOnlyRootFilesystem":true' '"allowPrivilegeEscalation":false' \
+		'"drop":["ALL"]'; do
+		grep -qF "$want" <<<"$sc" || fail "container securityContext lacks $want: $sc"
+	done
+	rbac=$(awk -F'|' '$1 ~ /Role$/ { print $8 }' "$TMP/$overlay.txt")
+	[ -n "$rbac" ] || fail "no RBAC rules rendered"
+	if grep -qF '*' <<<"$rbac"; then
+		fail "a wildcard in the RBAC rules: $rbac"
+	fi
+done
+
+have() { # overlay kind n: the overlay renders exactly n objects of that kind
+	[ "$(count "$1" "$2")" = "$3" ] || fail "expected $3 $2 in the $1 overlay, got $(count "$1" "$2")"
+}
+
+step "cluster overlay: ClusterRole + ClusterRoleBinding, no Role, all namespaces"
+have cluster ClusterRole 1
+have cluster ClusterRoleBinding 1
+have cluster Role 0
+have cluster RoleBinding 0
+if grep -qF -- '--namespace' <<<"$(field cluster Deployment 5)"; then
+	fail "the cluster overlay restricts the operator to a namespace"
+fi
+grep -qF "ClusterRole/stateful-operator [{\"kind\":\"ServiceAccount\",\"name\":\"stateful-operator\",\"namespace\":\"$OPNS\"}]" \
+	<<<"$(field cluster ClusterRoleBinding 9)" || fail "ClusterRoleBinding does not bind the ServiceAccount"
+
+step "namespace overlay: Role + RoleBinding in the operator's namespace, no ClusterRole, scope = that namespace"
+have namespace Role 1
+have namespace RoleBinding 1
+have namespace ClusterRole 0
+have namespace ClusterRoleBinding 0
+[ "$(field namespace Role 2)" = "$OPNS" ] || fail "Role not in $OPNS"
+[ "$(field namespace RoleBinding 2)" = "$OPNS" ] || fail "RoleBinding not in $OPNS"
+# $(POD_NAMESPACE) is expanded by the kubelet from the env checked above, i.e.
+# the pod's own namespace, which is the Role's.
+# shellcheck disable=SC2016 # a literal $(POD_NAMESPACE)
+grep -qF '"--namespace=$(POD_NAMESPACE)"' <<<"$(field namespace Deployment 5)" ||
+	fail 'the namespace overlay does not pass --namespace=$(POD_NAMESPACE)'
+grep -qF "Role/stateful-operator [{\"kind\":\"ServiceAccount\",\"name\":\"stateful-operator\",\"namespace\":\"$OPNS\"}]" \
+	<<<"$(field namespace RoleBinding 9)" || fail "RoleBinding does not bind the ServiceAccount"
+for r in persistentvolumes storageclasses; do
+	if grep -qF "\"$r\"" <<<"$(field namespace Role 8)"; then
+		fail "the Role names the cluster-scoped $r"
+	fi
+done
+
+can() { # user verb resource [kubectl flags...]: prints yes or no
+	local user=$1
+	shift
+	kubectl auth can-i --as="$user" "$@" 2>/dev/null || true
+}
+expect() { # want user verb resource flags...
+	local want=$1 got
+	shift
+	got=$(can "$@")
+	[ "$got" = "$want" ] || fail "can-i as ${1##*:} ${*:2}: got '$got', want '$want'"
+}
+
+step "cluster RBAC applied by local-cluster up: what the operator may and may not do"
+expect yes "$SA" list statefulsets.apps --all-namespaces
+expect yes "$SA" watch pods --all-namespaces
+expect yes "$SA" watch persistentvolumeclaims --all-namespaces
+expect yes "$SA" list persistentvolumes
+expect yes "$SA" get storageclasses.storage.k8s.io
+expect yes "$SA" create events -n default
+expect yes "$SA" create events.events.k8s.io -n default
+expect yes "$SA" update leases.coordination.k8s.io -n "$OPNS"
+expect no "$SA" delete pods -n default
+expect no "$SA" create namespaces
+expect no "$SA" get secrets -n "$OPNS"
+expect no "$SA" get secrets --all-namespaces
+expect no "$SA" patch statefulsets.apps -n default
+
+step "namespace Role, bound in a scratch namespace: its verbs there, nothing elsewhere"
+kubectl create namespace "$NS" >/dev/null
+CREATED_NS=1
+# The ServiceAccount goes through kustomize too: kustomize moves a binding's
+# subject to the new namespace only when that ServiceAccount is in the build
+# (as it is in deploy/overlays/namespace).
+mkdir "$TMP/scratch"
+cp "$REPO/deploy/base/serviceaccount.yaml" "$TMP/scratch/"
+cat >"$TMP/scratch/kustomization.yaml" <<EOF
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: $NS
+resources:
+- serviceaccount.yaml
+- $(realpath --relative-to="$TMP/scratch" "$REPO/deploy/rbac/namespace")
+EOF
+out=$(kubectl apply -k "$TMP/scratch" 2>&1) || fail "$out"
+NSA=system:serviceaccount:$NS:stateful-operator
+# The RBAC authorizer reads from an informer: give the binding a moment.
+for _ in $(seq 50); do
+	[ "$(can "$NSA" list statefulsets.apps -n "$NS")" = yes ] && break
+	sleep 0.2
+done
+expect yes "$NSA" list statefulsets.apps -n "$NS"
+expect yes "$NSA" watch pods -n "$NS"
+expect yes "$NSA" watch persistentvolumeclaims -n "$NS"
+expect yes "$NSA" watch jobs.batch -n "$NS"
+expect yes "$NSA" create events -n "$NS"
+expect yes "$NSA" patch events.events.k8s.io -n "$NS"
+expect yes "$NSA" update leases.coordination.k8s.io -n "$NS"
+expect no "$NSA" list statefulsets.apps -n default
+expect no "$NSA" list statefulsets.apps --all-namespaces
+expect no "$NSA" list persistentvolumes
+expect no "$NSA" list storageclasses.storage.k8s.io
+expect no "$NSA" delete pods -n "$NS"
+expect no "$NSA" get secrets -n "$NS"
+expect no "$NSA" create namespaces
