@@ -13,7 +13,9 @@
 
 #include "client/kube_client.h"
 #include "client/kube_config.h"
+#include "observability.h"
 #include "options.h"
+#include "runtime/leader.h"
 #include "runtime/manager.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -61,6 +63,37 @@ static int load_config(const struct operator_options *o, struct kube_config *cfg
 	return kubeconfig_load(NULL, o->context, cfg, err);
 }
 
+/*
+ * The Lease's namespace: --leader-election-namespace, else our own: the
+ * pod's (POD_NAMESPACE from the downward API, or the in-cluster service
+ * account's), else the kubeconfig context's, else --namespace. New string,
+ * or NULL when none is known.
+ */
+static char *lease_namespace(const struct operator_options *o, struct kube_client *c)
+{
+	if (o->leader_election_namespace)
+		return xstrdup(o->leader_election_namespace);
+	const char *pod_ns = getenv("POD_NAMESPACE");
+	if (pod_ns && *pod_ns)
+		return xstrdup(pod_ns);
+	if (kube_client_namespace(c))
+		return xstrdup(kube_client_namespace(c));
+	if (o->namespace)
+		return xstrdup(o->namespace);
+	return NULL;
+}
+
+/*
+ * Another replica may take over 5 s after our renew deadline passes: stop
+ * at once rather than let a step race with the new leader.
+ */
+static void lease_lost(void *ctx)
+{
+	(void)ctx;
+	log_error("main", "leadership lost: exiting so that only the new leader acts");
+	_exit(1);
+}
+
 /* The caches the enabled controllers read. */
 static void register_informers(struct manager *m, const struct operator_options *o)
 {
@@ -78,6 +111,21 @@ int main(int argc, char **argv)
 	struct kube_config cfg = {0};
 	struct kube_client *client = NULL;
 	struct manager *manager = NULL;
+	struct leader_elector *leader = NULL;
+	struct observability *obs = NULL;
+	char *lease_ns = NULL;
+	char *identity = NULL;
+
+	/*
+	 * Block the signals before any thread exists (threads inherit the
+	 * mask: curl, libmicrohttpd and ours); one thread waits for them.
+	 */
+	sigset_t signals;
+	sigemptyset(&signals);
+	sigaddset(&signals, SIGTERM);
+	sigaddset(&signals, SIGINT);
+	sigaddset(&signals, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &signals, NULL);
 
 	if (options_parse(argc, argv, &opts, &err) < 0) {
 		fprintf(stderr, "stateful-operator: %s\n", err);
@@ -121,13 +169,29 @@ int main(int argc, char **argv)
 	register_informers(manager, &opts);
 	log_info("main", "watching %s", opts.namespace ? opts.namespace : "all namespaces");
 
-	/* Block the signals in every thread; one thread waits for them. */
-	struct signal_thread st = {.manager = manager};
-	sigemptyset(&st.set);
-	sigaddset(&st.set, SIGTERM);
-	sigaddset(&st.set, SIGINT);
-	sigaddset(&st.set, SIGUSR1);
-	pthread_sigmask(SIG_BLOCK, &st.set, NULL);
+	if (opts.leader_elect) {
+		lease_ns = lease_namespace(&opts, client);
+		if (!lease_ns) {
+			log_error("main", "--leader-elect: cannot tell this operator's namespace; set "
+					  "--leader-election-namespace (or POD_NAMESPACE)");
+			goto out;
+		}
+		identity = leader_default_identity();
+		struct leader_options lo = {.lease_name = "stateful-operator",
+					    .namespace = lease_ns,
+					    .identity = identity,
+					    .on_lost = lease_lost};
+		leader = leader_new(client, &lo);
+		manager_set_leader(manager, leader);
+	}
+	obs = observability_start(opts.metrics_bind_address, opts.health_probe_bind_address, client,
+				  manager, leader, &err);
+	if (!obs) {
+		log_error("main", "%s", err);
+		goto out;
+	}
+
+	struct signal_thread st = {.manager = manager, .set = signals};
 	pthread_t sig_thread;
 	if (pthread_create(&sig_thread, NULL, wait_signals, &st)) {
 		log_error("main", "cannot start the signal thread");
@@ -137,10 +201,14 @@ int main(int argc, char **argv)
 	pthread_kill(sig_thread, SIGUSR1);
 	pthread_join(sig_thread, NULL);
 out:
+	observability_stop(obs);
+	leader_free(leader);
 	manager_free(manager);
 	kube_client_free(client);
 	kube_config_release(&cfg);
 	options_release(&opts);
+	free(lease_ns);
+	free(identity);
 	free(err);
 	return status;
 }

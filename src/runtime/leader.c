@@ -31,6 +31,7 @@ struct leader_elector {
 	/* The record as last seen, and when (monotonic), to judge expiry locally. */
 	char *observed_rv;
 	double observed_ms;
+	bool held_by_other; /* the last attempt found another live holder */
 };
 
 char *leader_default_identity(void)
@@ -104,11 +105,9 @@ static void set_leading(struct leader_elector *le, bool leading)
 	pthread_mutex_unlock(&le->lock);
 }
 
-/* Waits ms (with up to 20% jitter when jitter is set), or less when stopped. */
-static void pause_ms(struct leader_elector *le, long ms, bool jitter)
+/* Waits ms, or less when stopped. */
+static void pause_ms(struct leader_elector *le, long ms)
 {
-	if (jitter)
-		ms += rand() % (ms / 5 + 1);
 	struct timespec until = clock_mono_deadline(ms);
 	pthread_mutex_lock(&le->lock);
 	while (!le->stop && pthread_cond_timedwait(&le->cond, &le->lock, &until) != ETIMEDOUT)
@@ -168,9 +167,11 @@ static bool try_acquire_or_renew(struct leader_elector *le)
 	}
 	const char *holder = json_string_value(json_object_get(spec, "holderIdentity"));
 	bool mine = holder && !strcmp(holder, le->identity);
-	if (holder && *holder && !mine && le->observed_ms + (double)le->lease_ms > clock_mono_ms()) {
+	le->held_by_other = holder && *holder && !mine &&
+			    le->observed_ms + (double)le->lease_ms > clock_mono_ms();
+	if (le->held_by_other) {
 		json_decref(lease);
-		return false; /* held by another and not yet expired */
+		return false;
 	}
 	if (!mine) {
 		json_int_t transitions = json_integer_value(json_object_get(spec, "leaseTransitions"));
@@ -218,12 +219,28 @@ static void release(struct leader_elector *le)
 	json_decref(lease);
 }
 
+/*
+ * A standby tries every retry period, and also right when the holder's
+ * Lease would expire if that comes first, so a dead leader is replaced
+ * within the lease duration plus one retry period. No jitter: there are
+ * a handful of replicas, not a herd.
+ */
+static long next_try_ms(const struct leader_elector *le)
+{
+	if (!le->held_by_other)
+		return le->retry_ms;
+	double left = le->observed_ms + (double)le->lease_ms - clock_mono_ms();
+	if (left >= (double)le->retry_ms)
+		return le->retry_ms;
+	return left > 0 ? (long)left + 5 : 5;
+}
+
 static void *run(void *arg)
 {
 	struct leader_elector *le = arg;
 	log_info("leader", "%s: waiting for Lease %s/%s", le->identity, le->namespace, le->name);
 	while (!stopping(le) && !try_acquire_or_renew(le))
-		pause_ms(le, le->retry_ms, true);
+		pause_ms(le, next_try_ms(le));
 	if (stopping(le))
 		return NULL;
 	log_info("leader", "%s: became leader (Lease %s/%s)", le->identity, le->namespace, le->name);
@@ -232,7 +249,7 @@ static void *run(void *arg)
 	/* Renew every retry period; give up when no renewal succeeded within the deadline. */
 	double last_renew = clock_mono_ms();
 	for (;;) {
-		pause_ms(le, le->retry_ms, false);
+		pause_ms(le, le->retry_ms);
 		if (stopping(le)) {
 			release(le);
 			set_leading(le, false);
@@ -261,14 +278,19 @@ int leader_start(struct leader_elector *le)
 	return 0;
 }
 
-void leader_stop(struct leader_elector *le)
+void leader_request_stop(struct leader_elector *le)
 {
-	if (!le->started)
-		return;
 	pthread_mutex_lock(&le->lock);
 	le->stop = true;
 	pthread_cond_broadcast(&le->cond);
 	pthread_mutex_unlock(&le->lock);
+}
+
+void leader_stop(struct leader_elector *le)
+{
+	if (!le->started)
+		return;
+	leader_request_stop(le);
 	pthread_join(le->thread, NULL);
 	le->started = false;
 }

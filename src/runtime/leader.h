@@ -38,7 +38,9 @@ struct leader_elector *leader_new(struct kube_client *client, const struct leade
 void leader_free(struct leader_elector *le);
 
 int leader_start(struct leader_elector *le) __attribute__((warn_unused_result));
-/* Stops the elector; when it holds the Lease, releases it first. */
+/* Asks the elector to stop; returns at once. Any thread. */
+void leader_request_stop(struct leader_elector *le);
+/* Stops the elector and joins it; when it holds the Lease, releases it first. */
 void leader_stop(struct leader_elector *le);
 
 bool leader_is_leader(struct leader_elector *le);

@@ -19,6 +19,7 @@ struct manager {
 	int ninformers;
 	struct controller *controllers[MAX_CONTROLLERS];
 	int ncontrollers;
+	struct leader_elector *leader;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stop;
@@ -68,6 +69,45 @@ void manager_add_controller(struct manager *m, struct controller *c)
 	m->controllers[m->ncontrollers++] = c;
 }
 
+void manager_set_leader(struct manager *m, struct leader_elector *le)
+{
+	m->leader = le;
+}
+
+int manager_informer_count(struct manager *m)
+{
+	return m->ninformers;
+}
+
+struct informer *manager_informer_at(struct manager *m, int i)
+{
+	return m->informers[i];
+}
+
+int manager_controller_count(struct manager *m)
+{
+	return m->ncontrollers;
+}
+
+struct controller *manager_controller_at(struct manager *m, int i)
+{
+	return m->controllers[i];
+}
+
+bool manager_ready(struct manager *m, const char **why)
+{
+	if (!manager_synced(m)) {
+		*why = "caches not synced";
+		return false;
+	}
+	if (m->leader && !leader_is_leader(m->leader)) {
+		*why = "not the leader";
+		return false;
+	}
+	*why = "ok";
+	return true;
+}
+
 bool manager_synced(struct manager *m)
 {
 	pthread_mutex_lock(&m->lock);
@@ -90,12 +130,21 @@ void manager_request_stop(struct manager *m)
 	m->stop = true;
 	pthread_cond_broadcast(&m->cond);
 	pthread_mutex_unlock(&m->lock);
+	/*
+	 * A standby waiting for the Lease must wake up. A leader keeps the
+	 * Lease until its controllers have stopped (stop_all releases it).
+	 */
+	if (m->leader && !leader_is_leader(m->leader))
+		leader_request_stop(m->leader);
 }
 
 static void stop_all(struct manager *m, int ncontrollers)
 {
 	for (int i = 0; i < ncontrollers; i++)
 		controller_stop(m->controllers[i]);
+	/* After the controllers: the Lease is released only once no step is in flight. */
+	if (m->leader)
+		leader_stop(m->leader);
 	for (int i = 0; i < m->ninformers; i++)
 		informer_request_stop(m->informers[i]);
 	for (int i = 0; i < m->ninformers; i++)
@@ -132,6 +181,19 @@ int manager_run(struct manager *m)
 	pthread_mutex_lock(&m->lock);
 	m->synced = true;
 	pthread_mutex_unlock(&m->lock);
+
+	if (m->leader) {
+		if (leader_start(m->leader) < 0) {
+			log_error("manager", "cannot start leader election");
+			stop_all(m, 0);
+			return -1;
+		}
+		/* leader_wait returns false when a stop request woke it. */
+		if (!leader_wait(m->leader) || stopping(m)) {
+			stop_all(m, 0);
+			return 0;
+		}
+	}
 
 	int started = 0;
 	for (; started < m->ncontrollers; started++) {

@@ -15,6 +15,7 @@
 #include "client/kube_client.h"
 #include "runtime/controller.h"
 #include "runtime/informer.h"
+#include "runtime/leader.h"
 
 struct manager_options {
 	const char *namespace;   /* NULL = all namespaces */
@@ -32,8 +33,23 @@ struct informer *manager_informer(struct manager *m, const struct kube_resource 
 /* Takes ownership of c. */
 void manager_add_controller(struct manager *m, struct controller *c);
 
+/*
+ * Runs controllers only while le (borrowed; started and stopped by the
+ * manager) holds the Lease. Caches sync before that, so a standby takes
+ * over with warm caches.
+ */
+void manager_set_leader(struct manager *m, struct leader_elector *le);
+
 /* True once every informer has synced (for /readyz). */
 bool manager_synced(struct manager *m);
+/* Ready: synced, and leading when leader election is on. *why (borrowed) says what is missing. */
+bool manager_ready(struct manager *m, const char **why);
+
+/* For metrics: the informers and controllers (borrowed). */
+int manager_informer_count(struct manager *m);
+struct informer *manager_informer_at(struct manager *m, int i);
+int manager_controller_count(struct manager *m);
+struct controller *manager_controller_at(struct manager *m, int i);
 
 /*
  * Runs until manager_request_stop. Returns 0 after a clean stop, -1 when

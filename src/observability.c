@@ -1,0 +1,246 @@
+#include "observability.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/http_server.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+
+struct observability {
+	struct metrics *metrics;
+	struct http_server *metrics_server;
+	struct http_server *probe_server; /* the same as metrics_server when the addresses are equal */
+	struct kube_client *client;
+	struct manager *manager;
+	struct leader_elector *leader;
+
+	struct metric_family *api_requests, *api_duration;
+	struct metric_family *reconciles, *reconcile_errors, *reconcile_duration;
+	struct metric_family *queue_depth, *queue_adds, *queue_retries, *queue_latency, *queue_work,
+		*queue_longest;
+	struct metric_family *watch_restarts, *informer_events, *informer_lists, *informer_objects,
+		*informer_synced;
+	struct metric_family *leader_gauge;
+};
+
+/* The client's observer: every API request, by verb and HTTP code (0 = no answer). */
+static void count_request(void *ctx, const char *verb, long code, double seconds)
+{
+	struct observability *o = ctx;
+	char code_s[16];
+	snprintf(code_s, sizeof(code_s), "%ld", code);
+	metric_add(o->api_requests, 1, METRIC_LABELS(verb, code_s));
+	if (strcmp(verb, "WATCH")) /* a watch's duration is its lifetime, not a latency */
+		metric_observe(o->api_duration, seconds, METRIC_LABELS(verb));
+}
+
+/* At scrape time: copy the live stats of informers, queues and controllers. */
+static void collect(void *ctx, struct metrics *m)
+{
+	(void)m;
+	struct observability *o = ctx;
+	for (int i = 0; i < manager_informer_count(o->manager); i++) {
+		struct informer *inf = manager_informer_at(o->manager, i);
+		const char *res = informer_resource(inf)->plural;
+		struct informer_stats st;
+		informer_get_stats(inf, &st);
+		metric_set(o->watch_restarts, (double)st.watch_restarts, METRIC_LABELS(res));
+		metric_set(o->informer_events, (double)st.events, METRIC_LABELS(res));
+		metric_set(o->informer_lists, (double)st.lists, METRIC_LABELS(res));
+		metric_set(o->informer_objects, (double)store_len(informer_store(inf)), METRIC_LABELS(res));
+		metric_set(o->informer_synced, informer_has_synced(inf) ? 1 : 0, METRIC_LABELS(res));
+	}
+	for (int i = 0; i < manager_controller_count(o->manager); i++) {
+		struct controller *c = manager_controller_at(o->manager, i);
+		const char *name = controller_name(c);
+		struct controller_stats cs;
+		controller_get_stats(c, &cs);
+		metric_set(o->reconciles, (double)cs.reconciles, METRIC_LABELS(name));
+		metric_set(o->reconcile_errors, (double)cs.errors, METRIC_LABELS(name));
+		metric_summary_set(o->reconcile_duration, (double)cs.duration_ns_sum / 1e9, cs.reconciles,
+				   METRIC_LABELS(name));
+		struct workqueue_stats ws;
+		workqueue_stats(controller_queue(c), &ws);
+		metric_set(o->queue_depth, (double)ws.depth, METRIC_LABELS(name));
+		metric_set(o->queue_adds, (double)ws.adds_total, METRIC_LABELS(name));
+		metric_set(o->queue_retries, (double)ws.retries_total, METRIC_LABELS(name));
+		metric_summary_set(o->queue_latency, (double)ws.queue_latency_ns_sum / 1e9,
+				   ws.queue_latency_count, METRIC_LABELS(name));
+		metric_summary_set(o->queue_work, (double)ws.work_duration_ns_sum / 1e9,
+				   ws.work_duration_count, METRIC_LABELS(name));
+		metric_set(o->queue_longest, (double)ws.longest_running_ns / 1e9, METRIC_LABELS(name));
+	}
+	if (o->leader)
+		metric_set(o->leader_gauge, leader_is_leader(o->leader) ? 1 : 0, METRIC_NO_LABELS);
+}
+
+static void register_families(struct observability *o)
+{
+	struct metrics *m = o->metrics;
+	const char *const *verb_code = METRIC_LABELS("verb", "code");
+	const char *const *controller = METRIC_LABELS("controller");
+	const char *const *resource = METRIC_LABELS("resource");
+	o->api_requests = metrics_counter(m, "stateful_operator_api_requests_total",
+					  "Kubernetes API requests, by verb and HTTP code (0: no answer).",
+					  verb_code);
+	o->api_duration = metrics_histogram(m, "stateful_operator_api_request_duration_seconds",
+					    "Latency of Kubernetes API requests (watches excluded).",
+					    METRIC_LABELS("verb"));
+	o->reconciles = metrics_counter(m, "stateful_operator_reconcile_total",
+					"Reconciles run, by controller.", controller);
+	o->reconcile_errors = metrics_counter(m, "stateful_operator_reconcile_errors_total",
+					      "Reconciles that failed and were retried.", controller);
+	o->reconcile_duration = metrics_summary(m, "stateful_operator_reconcile_duration_seconds",
+						"Time spent reconciling.", controller);
+	o->queue_depth = metrics_gauge(m, "stateful_operator_workqueue_depth",
+				       "Keys waiting in the work queue.", controller);
+	o->queue_adds = metrics_counter(m, "stateful_operator_workqueue_adds_total",
+					"Keys added to the work queue.", controller);
+	o->queue_retries = metrics_counter(m, "stateful_operator_workqueue_retries_total",
+					   "Keys re-added with backoff after a failure.", controller);
+	o->queue_latency = metrics_summary(m, "stateful_operator_workqueue_queue_duration_seconds",
+					   "Time keys waited in the queue before a worker took them.",
+					   controller);
+	o->queue_work = metrics_summary(m, "stateful_operator_workqueue_work_duration_seconds",
+					"Time workers spent on a key.", controller);
+	o->queue_longest = metrics_gauge(m, "stateful_operator_workqueue_longest_running_processor_seconds",
+					 "How long the oldest key in work has been in work.", controller);
+	o->watch_restarts = metrics_counter(m, "stateful_operator_watch_restarts_total",
+					    "Watches that ended and were opened again.", resource);
+	o->informer_events = metrics_counter(m, "stateful_operator_informer_events_total",
+					     "Watch events applied to the cache.", resource);
+	o->informer_lists = metrics_counter(m, "stateful_operator_informer_lists_total",
+					    "Full LISTs (at start and after 410 Gone).", resource);
+	o->informer_objects = metrics_gauge(m, "stateful_operator_informer_objects",
+					    "Objects in the cache.", resource);
+	o->informer_synced = metrics_gauge(m, "stateful_operator_informer_synced",
+					   "1 once the cache has synced.", resource);
+	if (o->leader)
+		o->leader_gauge = metrics_gauge(m, "stateful_operator_leader",
+						"1 while this replica holds the Lease.", METRIC_NO_LABELS);
+	/*
+	 * The controllers' own outcome counters. They start at 0 so that
+	 * rate() and increase() work from the first scrape.
+	 */
+	static const char *const outcome[][2] = {
+		{"stateful_operator_resizes_started_total", "Volume resizes started."},
+		{"stateful_operator_resizes_completed_total", "Volume resizes completed."},
+		{"stateful_operator_resizes_failed_total", "Volume resizes that ended in failure."},
+		{"stateful_operator_copy_bytes_total", "Bytes copied by copy Jobs."},
+		{"stateful_operator_cleanups_started_total", "Scale-down cleanup pods started."},
+		{"stateful_operator_cleanups_succeeded_total", "Scale-down cleanups that succeeded."},
+		{"stateful_operator_cleanups_failed_total", "Scale-down cleanups that failed."},
+		{"stateful_operator_cluster_member_replacements_total",
+		 "StatefulCluster members replaced by a new identity."},
+	};
+	for (size_t i = 0; i < sizeof(outcome) / sizeof(outcome[0]); i++)
+		metric_add(metrics_counter(m, outcome[i][0], outcome[i][1], METRIC_NO_LABELS), 0,
+			   METRIC_NO_LABELS);
+}
+
+static int serve_metrics(void *ctx, const struct http_request *req, const char **content_type,
+			 char **body)
+{
+	(void)req;
+	struct observability *o = ctx;
+	*content_type = METRICS_CONTENT_TYPE;
+	*body = metrics_render(o->metrics);
+	return 200;
+}
+
+static int serve_healthz(void *ctx, const struct http_request *req, const char **content_type,
+			 char **body)
+{
+	(void)ctx, (void)req;
+	*content_type = "text/plain; charset=utf-8";
+	*body = xstrdup("ok\n");
+	return 200;
+}
+
+static int serve_readyz(void *ctx, const struct http_request *req, const char **content_type,
+			char **body)
+{
+	(void)req;
+	struct observability *o = ctx;
+	const char *why;
+	bool ready = manager_ready(o->manager, &why);
+	*content_type = "text/plain; charset=utf-8";
+	*body = xasprintf("%s\n", why);
+	return ready ? 200 : 503;
+}
+
+struct observability *observability_start(const char *metrics_address, const char *probe_address,
+					  struct kube_client *client, struct manager *manager,
+					  struct leader_elector *leader, char **err)
+{
+	struct observability *o = xcalloc(1, sizeof(*o));
+	o->client = client;
+	o->manager = manager;
+	o->leader = leader;
+	o->metrics = metrics_new();
+	register_families(o);
+	metrics_add_collector(o->metrics, collect, o);
+
+	o->metrics_server = http_server_start(metrics_address, err);
+	if (!o->metrics_server) {
+		char *e = xasprintf("--metrics-bind-address: %s", *err);
+		free(*err);
+		*err = e;
+		goto fail;
+	}
+	if (!strcmp(metrics_address, probe_address) && strcmp(metrics_address, "0")) {
+		o->probe_server = o->metrics_server;
+	} else {
+		o->probe_server = http_server_start(probe_address, err);
+		if (!o->probe_server) {
+			char *e = xasprintf("--health-probe-bind-address: %s", *err);
+			free(*err);
+			*err = e;
+			goto fail;
+		}
+	}
+	http_server_handle(o->metrics_server, "/metrics", serve_metrics, o);
+	http_server_handle(o->probe_server, "/healthz", serve_healthz, o);
+	http_server_handle(o->probe_server, "/readyz", serve_readyz, o);
+	kube_client_set_observer(client, count_request, o);
+	if (http_server_enabled(o->metrics_server))
+		log_info("main", "metrics on %s (port %d)", metrics_address,
+			 http_server_port(o->metrics_server));
+	if (http_server_enabled(o->probe_server))
+		log_info("main", "health probes on %s (port %d)", probe_address,
+			 http_server_port(o->probe_server));
+	return o;
+fail:
+	observability_stop(o);
+	return NULL;
+}
+
+void observability_stop(struct observability *o)
+{
+	if (!o)
+		return;
+	if (o->client)
+		kube_client_set_observer(o->client, NULL, NULL);
+	if (o->probe_server != o->metrics_server)
+		http_server_stop(o->probe_server);
+	http_server_stop(o->metrics_server);
+	metrics_free(o->metrics);
+	free(o);
+}
+
+struct metrics *observability_metrics(struct observability *o)
+{
+	return o->metrics;
+}
+
+int observability_metrics_port(const struct observability *o)
+{
+	return http_server_port(o->metrics_server);
+}
+
+int observability_probe_port(const struct observability *o)
+{
+	return http_server_port(o->probe_server);
+}

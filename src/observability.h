@@ -1,0 +1,38 @@
+/*
+ * What an operator shows to the people who run it: the Prometheus metrics
+ * (the families of SPEC section "runtime") on --metrics-bind-address, and
+ * /healthz and /readyz on --health-probe-bind-address.
+ *
+ * /healthz: 200 while the process serves. /readyz: 200 once the caches
+ * are synced and, with --leader-elect, while this replica leads; 503 with
+ * the reason otherwise.
+ *
+ * Threads: start/stop from main; the handlers run on the HTTP threads.
+ */
+#ifndef SOP_OBSERVABILITY_H
+#define SOP_OBSERVABILITY_H
+
+#include "client/kube_client.h"
+#include "runtime/leader.h"
+#include "runtime/manager.h"
+#include "runtime/metrics.h"
+
+struct observability;
+
+/*
+ * Registers the metric families, hooks the client's request observer and
+ * starts the listeners. manager, client and leader (may be NULL) are
+ * borrowed and must outlive it. Returns NULL and sets *err (new string)
+ * when a listener cannot start.
+ */
+struct observability *observability_start(const char *metrics_address, const char *probe_address,
+					  struct kube_client *client, struct manager *manager,
+					  struct leader_elector *leader, char **err);
+void observability_stop(struct observability *o);
+/* The registry, for controllers' own counters. Borrowed. */
+struct metrics *observability_metrics(struct observability *o);
+/* The ports actually bound (for ":0" in tests); 0 when disabled. */
+int observability_metrics_port(const struct observability *o);
+int observability_probe_port(const struct observability *o);
+
+#endif

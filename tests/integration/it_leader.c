@@ -1,0 +1,165 @@
+/*
+ * Leader election between real operator processes: exactly one leads;
+ * after kill -9 of the leader a standby leads within the lease duration
+ * plus one retry period (15 s + 2 s); after SIGTERM (the Lease is
+ * released) within 3 s. /readyz follows leadership.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "itest.h"
+#include "util/xalloc.h"
+
+#define LEASE_MS 15000
+#define RETRY_MS 2000
+
+struct replica {
+	struct daemon d;
+	const char *name; /* POD_NAME, the prefix of its identity */
+	int probe_port;
+	char env[64];
+};
+
+static void replica_start(struct replica *r, const char *name, int probe_port, const char *lease_ns)
+{
+	r->name = name;
+	r->probe_port = probe_port;
+	snprintf(r->env, sizeof(r->env), "POD_NAME=%s", name);
+	char probe[32];
+	snprintf(probe, sizeof(probe), "127.0.0.1:%d", probe_port);
+	const char *args[] = {"--kubeconfig", getenv("SOP_OPERATOR_KUBECONFIG"), "--leader-elect",
+			      "--leader-election-namespace", lease_ns, "--metrics-bind-address", "0",
+			      "--health-probe-bind-address", probe, NULL};
+	const char *env[] = {r->env, NULL};
+	daemon_start(&r->d, args, env);
+}
+
+/* The Lease's holder (new string, "" when none), or NULL when there is no Lease. */
+static char *holder(struct kube_client *admin, const char *ns)
+{
+	json_t *lease = NULL;
+	struct kube_error err;
+	if (kube_get(admin, &KUBE_LEASES, ns, "stateful-operator", &lease, &err) < 0)
+		return NULL;
+	const char *h = kube_obj_str(lease, "spec.holderIdentity");
+	char *out = xstrdup(h ? h : "");
+	json_decref(lease);
+	return out;
+}
+
+struct holder_wait {
+	struct kube_client *admin;
+	const char *ns;
+	const char *prefix;
+};
+
+static bool held_by(void *ctx)
+{
+	struct holder_wait *w = ctx;
+	char *h = holder(w->admin, w->ns);
+	bool yes = h && !strncmp(h, w->prefix, strlen(w->prefix)) && h[strlen(w->prefix)] == '_';
+	free(h);
+	return yes;
+}
+
+static bool wait_leader(struct kube_client *admin, const char *ns, const struct replica *r,
+			long timeout_ms)
+{
+	struct holder_wait w = {admin, ns, r->name};
+	return it_wait(held_by, &w, timeout_ms);
+}
+
+static long readyz(const struct replica *r)
+{
+	return http_get(r->probe_port, "/readyz", NULL);
+}
+
+struct ready_wait {
+	const struct replica *r;
+	long code;
+};
+
+static bool readyz_is(void *ctx)
+{
+	struct ready_wait *w = ctx;
+	return readyz(w->r) == w->code;
+}
+
+static void expect_readyz(const struct replica *r, long code)
+{
+	struct ready_wait w = {r, code};
+	if (!it_wait(readyz_is, &w, 5000))
+		fail_msg("%s: /readyz gave %ld, want %ld", r->name, readyz(r), code);
+}
+
+static void test_one_leader_and_failover(void **state)
+{
+	(void)state;
+	struct kube_client *admin = it_admin_client();
+	/* A Lease namespace of its own: no Lease left over from another run interferes. */
+	char *ns = it_namespace_new(admin, "it-lease");
+	struct replica a, b, c;
+
+	replica_start(&a, "op-a", 18181, ns);
+	assert_true(wait_leader(admin, ns, &a, 20000));
+	replica_start(&b, "op-b", 18182, ns);
+	assert_true(daemon_wait_log(&b.d, "waiting for Lease", 20000));
+	it_sleep_ms(3 * RETRY_MS);
+	/* Exactly one leads: b stays a standby while a renews. */
+	assert_true(wait_leader(admin, ns, &a, 1));
+	expect_readyz(&a, 200);
+	expect_readyz(&b, 503);
+
+	/* kill -9: no release; b must wait for the Lease to expire, and no longer. */
+	double t0 = it_now_ms();
+	daemon_signal(&a.d, SIGKILL);
+	assert_int_equal(daemon_wait_exit(&a.d, 5000), 128 + SIGKILL);
+	assert_true(wait_leader(admin, ns, &b, 30000));
+	double failover = it_now_ms() - t0;
+	printf("# kill -9: standby led after %.1f s (lease %d s + retry %d s)\n", failover / 1000,
+	       LEASE_MS / 1000, RETRY_MS / 1000);
+	/* 0.5 s of slack for this test's own polling and the API round trips. */
+	assert_true(failover <= LEASE_MS + RETRY_MS + 500);
+	assert_true(failover >= LEASE_MS - RETRY_MS); /* it did not steal a live Lease */
+	expect_readyz(&b, 200);
+
+	/* SIGTERM: the leader releases the Lease on its way out. */
+	replica_start(&c, "op-c", 18183, ns);
+	assert_true(daemon_wait_log(&c.d, "waiting for Lease", 20000));
+	double t1 = it_now_ms();
+	daemon_signal(&b.d, SIGTERM);
+	assert_true(wait_leader(admin, ns, &c, 10000));
+	double handover = it_now_ms() - t1;
+	printf("# SIGTERM: standby led after %.1f s\n", handover / 1000);
+	assert_true(handover <= 3000);
+	assert_int_equal(daemon_wait_exit(&b.d, 10000), 0);
+	char *log = daemon_log(&b.d);
+	assert_non_null(strstr(log, "released Lease"));
+	free(log);
+	expect_readyz(&c, 200);
+
+	daemon_signal(&c.d, SIGTERM);
+	assert_int_equal(daemon_wait_exit(&c.d, 10000), 0);
+	daemon_cleanup(&a.d);
+	daemon_cleanup(&b.d);
+	daemon_cleanup(&c.d);
+	it_namespace_delete(admin, ns);
+	free(ns);
+	kube_client_free(admin);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_one_leader_and_failover),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,35 @@
+/*
+ * Runs the stateful-operator binary under test as a child process, its
+ * output in a log file, with helpers to wait for a log line, probe its
+ * HTTP endpoints and stop it. Test-only.
+ */
+#ifndef SOP_IT_DAEMON_H
+#define SOP_IT_DAEMON_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct daemon {
+	pid_t pid;
+	char log[64];
+};
+
+/*
+ * Starts the operator with args (NULL-terminated) and env (NULL-terminated
+ * "NAME=VALUE" items added to the environment; may be NULL).
+ */
+void daemon_start(struct daemon *d, const char *const *args, const char *const *env);
+/* The log so far: a new string. */
+char *daemon_log(const struct daemon *d);
+/* Waits until the log contains needle; false after timeout_ms. */
+bool daemon_wait_log(const struct daemon *d, const char *needle, long timeout_ms);
+/* Waits for the process to exit; its exit status (128+signal when killed), or -1 after timeout_ms (then it is killed). */
+int daemon_wait_exit(struct daemon *d, long timeout_ms);
+/* Sends sig. */
+void daemon_signal(const struct daemon *d, int sig);
+/* Removes the log file. */
+void daemon_cleanup(struct daemon *d);
+/* GET http://127.0.0.1:port/path; returns the HTTP code (0 when no answer); *body (may be NULL) a new string. */
+long http_get(int port, const char *path, char **body);
+
+#endif
