@@ -11,7 +11,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/strbuf.h"
 #include "util/xalloc.h"
+
+#ifndef SOP_SOURCE_DIR
+#error "SOP_SOURCE_DIR must name the repository (set by CMake)"
+#endif
 
 struct kube_client *it_client_from(const char *kubeconfig, const char *server)
 {
@@ -125,4 +130,33 @@ int it_sh(const char *fmt, ...)
 	if (rc == -1)
 		return -1;
 	return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
+}
+
+const char *it_source_dir(void)
+{
+	return SOP_SOURCE_DIR;
+}
+
+char *it_sh_output(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *cmd = xvasprintf(fmt, ap);
+	va_end(ap);
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		fail_msg("cannot run %s", cmd);
+	struct strbuf sb = STRBUF_INIT;
+	char buf[4096];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
+		if (strbuf_add(&sb, buf, n) < 0)
+			break;
+	int rc = pclose(p);
+	if (rc != 0)
+		fail_msg("command failed (status %d): %s", rc, cmd);
+	free(cmd);
+	while (sb.len && sb.buf[sb.len - 1] == '\n')
+		sb.buf[--sb.len] = '\0';
+	return strbuf_detach(&sb);
 }

@@ -33,4 +33,10 @@ void it_sleep_ms(long ms);
 /* Runs a shell command (test glue, e.g. scripts/local-cluster); returns its exit status. */
 int it_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The repository's top directory (for deploy/ and scripts/). */
+const char *it_source_dir(void);
+
+/* Runs a shell command and returns its standard output (new string, trailing newline cut), or fails the test. */
+char *it_sh_output(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 #endif

@@ -1,0 +1,161 @@
+/*
+ * /metrics as Prometheus reads it: the real parser (promtool) accepts the
+ * exposition, and the counters move when the operator works. /healthz and
+ * /readyz answer on the probe address.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "itest.h"
+#include "util/xalloc.h"
+
+#define METRICS_PORT 18191
+#define PROBE_PORT 18192
+
+/* The value of the series whose line starts with prefix (name and labels), or -1. */
+static double sample(const char *text, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		if (!strncmp(line, prefix, n) && line[n] == ' ')
+			return strtod(line + n + 1, NULL);
+	}
+	return -1;
+}
+
+static char *scrape(void)
+{
+	char *body = NULL;
+	long code = http_get(METRICS_PORT, "/metrics", &body);
+	if (code != 200)
+		fail_msg("/metrics answered %ld", code);
+	return body;
+}
+
+/* promtool check metrics: exit 0 and nothing printed. */
+static void promtool_accepts(const char *text)
+{
+	char path[] = "/tmp/it-metrics-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	char *cmd = xasprintf("promtool check metrics < %s > %s.out 2>&1", path, path);
+	int rc = it_sh("%s", cmd);
+	char *out_path = xasprintf("%s.out", path);
+	FILE *f = fopen(out_path, "r");
+	char report[2048] = "";
+	size_t n = f ? fread(report, 1, sizeof(report) - 1, f) : 0;
+	report[n] = '\0';
+	if (f)
+		fclose(f);
+	if (rc != 0 || n != 0)
+		fail_msg("promtool (exit %d) says:\n%s", rc, report);
+	unlink(out_path);
+	unlink(path);
+	free(out_path);
+	free(cmd);
+}
+
+static void test_metrics_parse_and_move(void **state)
+{
+	(void)state;
+	struct kube_client *admin = it_admin_client();
+	char *ns = it_namespace_new(admin, "it-metrics");
+	char maddr[32], paddr[32];
+	snprintf(maddr, sizeof(maddr), "127.0.0.1:%d", METRICS_PORT);
+	snprintf(paddr, sizeof(paddr), "127.0.0.1:%d", PROBE_PORT);
+	const char *args[] = {"--kubeconfig", getenv("SOP_OPERATOR_KUBECONFIG"), "--metrics-bind-address",
+			      maddr, "--health-probe-bind-address", paddr, NULL};
+	struct daemon d;
+	daemon_start(&d, args, NULL);
+	assert_true(daemon_wait_log(&d, "all caches synced", 20000));
+	assert_int_equal(http_get(PROBE_PORT, "/healthz", NULL), 200);
+	assert_int_equal(http_get(PROBE_PORT, "/readyz", NULL), 200);
+	assert_int_equal(http_get(PROBE_PORT, "/nope", NULL), 404);
+
+	char *before = scrape();
+	promtool_accepts(before);
+	/* Every family the spec names is there. */
+	static const char *const families[] = {
+		"stateful_operator_api_requests_total", "stateful_operator_watch_restarts_total",
+		"stateful_operator_informer_events_total", "stateful_operator_resizes_started_total",
+		"stateful_operator_resizes_completed_total", "stateful_operator_resizes_failed_total",
+		"stateful_operator_copy_bytes_total", "stateful_operator_cleanups_started_total",
+		"stateful_operator_cleanups_succeeded_total", "stateful_operator_cleanups_failed_total",
+		"stateful_operator_cluster_member_replacements_total",
+		"stateful_operator_api_request_duration_seconds"};
+	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+		char *type = xasprintf("# TYPE %s ", families[i]);
+		if (!strstr(before, type))
+			fail_msg("family %s missing", families[i]);
+		free(type);
+	}
+	double gets = sample(before, "stateful_operator_api_requests_total{verb=\"GET\",code=\"200\"}");
+	double events = sample(before, "stateful_operator_informer_events_total{resource=\"statefulsets\"}");
+	double objects = sample(before, "stateful_operator_informer_objects{resource=\"statefulsets\"}");
+	assert_true(gets >= 3); /* at least one LIST per cache */
+	assert_true(events >= 0 && objects >= 0);
+
+	/* Work: a StatefulSet appears, changes and goes; the watch counters must follow. */
+	json_t *sts = it_json("{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"m\"},"
+			      "\"spec\":{\"replicas\":0,\"serviceName\":\"m\",\"selector\":{\"matchLabels\":"
+			      "{\"app\":\"m\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"m\"}},"
+			      "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"busybox\"}]}}}}");
+	struct kube_error err;
+	assert_int_equal(kube_create(admin, &KUBE_STATEFULSETS, ns, sts, NULL, &err), 0);
+	it_sleep_ms(1500);
+	char *after = scrape();
+	promtool_accepts(after);
+	double events2 = sample(after, "stateful_operator_informer_events_total{resource=\"statefulsets\"}");
+	double objects2 = sample(after, "stateful_operator_informer_objects{resource=\"statefulsets\"}");
+	double gets2 = sample(after, "stateful_operator_api_requests_total{verb=\"GET\",code=\"200\"}");
+	printf("# informer events %g -> %g, cached StatefulSets %g -> %g\n", events, events2, objects,
+	       objects2);
+	assert_true(events2 >= events + 1);
+	assert_int_equal((int)objects2, (int)objects + 1);
+	assert_true(gets2 >= gets);
+
+	daemon_signal(&d, SIGTERM);
+	assert_int_equal(daemon_wait_exit(&d, 10000), 0);
+	daemon_cleanup(&d);
+	json_decref(sts);
+	free(before);
+	free(after);
+	it_namespace_delete(admin, ns);
+	free(ns);
+	kube_client_free(admin);
+}
+
+static void test_listener_that_cannot_bind_is_an_error(void **state)
+{
+	(void)state;
+	const char *args[] = {"--kubeconfig", getenv("SOP_OPERATOR_KUBECONFIG"), "--metrics-bind-address",
+			      "127.0.0.1:99999", NULL};
+	struct daemon d;
+	daemon_start(&d, args, NULL);
+	assert_int_equal(daemon_wait_exit(&d, 10000), 1);
+	char *log = daemon_log(&d);
+	if (!strstr(log, "--metrics-bind-address"))
+		fail_msg("the error does not name the flag: %s", log);
+	free(log);
+	daemon_cleanup(&d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_metrics_parse_and_move),
+		cmocka_unit_test(test_listener_that_cannot_bind_is_an_error),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
