@@ -112,6 +112,8 @@ int main(int argc, char **argv)
 	struct kube_client *client = NULL;
 	struct manager *manager = NULL;
 	struct leader_elector *leader = NULL;
+	struct kube_config lease_cfg = {0};
+	struct kube_client *lease_client = NULL;
 	struct observability *obs = NULL;
 	char *lease_ns = NULL;
 	char *identity = NULL;
@@ -177,11 +179,19 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		identity = leader_default_identity();
+		/* Lease requests: one try each, within the retry period (see leader.h). */
+		struct kube_client_options lco = {.max_retries = -1, .request_timeout_ms = 2000,
+						  .dry_run = false};
+		if (load_config(&opts, &lease_cfg, &err) < 0 ||
+		    !(lease_client = kube_client_new(&lease_cfg, &lco, &err))) {
+			log_error("main", "%s", err);
+			goto out;
+		}
 		struct leader_options lo = {.lease_name = "stateful-operator",
 					    .namespace = lease_ns,
 					    .identity = identity,
 					    .on_lost = lease_lost};
-		leader = leader_new(client, &lo);
+		leader = leader_new(lease_client, &lo);
 		manager_set_leader(manager, leader);
 	}
 	obs = observability_start(opts.metrics_bind_address, opts.health_probe_bind_address, client,
@@ -203,6 +213,8 @@ int main(int argc, char **argv)
 out:
 	observability_stop(obs);
 	leader_free(leader);
+	kube_client_free(lease_client);
+	kube_config_release(&lease_cfg);
 	manager_free(manager);
 	kube_client_free(client);
 	kube_config_release(&cfg);

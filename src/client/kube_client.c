@@ -179,8 +179,10 @@ struct kube_client *kube_client_new(struct kube_config *cfg, const struct kube_c
 	memset(cfg, 0, sizeof(*cfg));
 	if (opts)
 		c->opts = *opts;
-	if (c->opts.max_retries <= 0)
+	if (c->opts.max_retries == 0)
 		c->opts.max_retries = 5;
+	else if (c->opts.max_retries < 0)
+		c->opts.max_retries = 0;
 	if (c->opts.request_timeout_ms <= 0)
 		c->opts.request_timeout_ms = 60000;
 	c->user_agent = xstrdup(c->opts.user_agent ? c->opts.user_agent : "stateful-operator");

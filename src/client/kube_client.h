@@ -47,7 +47,7 @@ static inline bool kube_error_is(const struct kube_error *err, long code)
 }
 
 struct kube_client_options {
-	int max_retries;          /* for 429/5xx/transport errors; default 5 */
+	int max_retries;          /* for 429/5xx/transport errors; 0 = default 5, -1 = none */
 	long request_timeout_ms;  /* non-watch requests; default 60000 */
 	bool dry_run;             /* mutations are sent with dryRun=All: validated, never persisted */
 	const char *user_agent;   /* default "stateful-operator" */

@@ -249,7 +249,8 @@ static void *run(void *arg)
 	/* Renew every retry period; give up when no renewal succeeded within the deadline. */
 	double last_renew = clock_mono_ms();
 	for (;;) {
-		pause_ms(le, le->retry_ms);
+		double left = last_renew + (double)le->renew_deadline_ms - clock_mono_ms();
+		pause_ms(le, left < (double)le->retry_ms ? (left > 0 ? (long)left : 0) : le->retry_ms);
 		if (stopping(le)) {
 			release(le);
 			set_leading(le, false);

@@ -32,7 +32,12 @@ struct leader_options {
 
 struct leader_elector;
 
-/* client borrowed; strings in opts are copied. */
+/*
+ * client is borrowed. Give the elector a client of its own whose requests
+ * are bounded in time (about the retry period, no retries): a renewal
+ * stuck in a hung connection must not outlive the renew deadline.
+ * Strings in opts are copied.
+ */
 struct leader_elector *leader_new(struct kube_client *client, const struct leader_options *opts);
 /* Stops (releasing the Lease when held) and frees. NULL-safe. */
 void leader_free(struct leader_elector *le);

@@ -184,20 +184,6 @@ static void test_list_pages_with_continue(void **state)
 	kube_client_free(admin);
 }
 
-/* The operator's token, read from its kubeconfig. New string. */
-static char *operator_token(void)
-{
-	struct kube_config cfg = {0};
-	char *err = NULL;
-	if (kubeconfig_load(getenv("SOP_OPERATOR_KUBECONFIG"), NULL, &cfg, &err) < 0)
-		fail_msg("%s", err);
-	if (!cfg.token)
-		fail_msg("the operator kubeconfig has no token");
-	char *t = xstrdup(cfg.token);
-	kube_config_release(&cfg);
-	return t;
-}
-
 static char *server_and_ca(char **ca_file)
 {
 	struct kube_config cfg = {0};
@@ -243,7 +229,7 @@ static int list_pods(struct kube_client *c, struct kube_error *err)
 static void test_exec_plugin_and_token_file_auth(void **state)
 {
 	(void)state;
-	char *token = operator_token();
+	char *token = it_operator_token();
 	char *ca = NULL;
 	char *server = server_and_ca(&ca);
 	char dir[] = "/tmp/it-auth-XXXXXX";
@@ -384,6 +370,50 @@ static void test_events_are_recorded_and_deduplicated(void **state)
 	kube_client_free(admin);
 }
 
+/* The scale and status subresources reach the right endpoints with the right semantics. */
+static void test_subresources(void **state)
+{
+	(void)state;
+	struct kube_client *admin = it_admin_client();
+	char *ns = it_namespace_new(admin, "it-sub");
+	struct kube_error err;
+	json_t *sts = it_json("{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"s\"},"
+			      "\"spec\":{\"replicas\":1,\"serviceName\":\"s\",\"selector\":{\"matchLabels\":"
+			      "{\"app\":\"s\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"s\"}},"
+			      "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"busybox\"}]}}}}");
+	assert_int_equal(kube_create(admin, &KUBE_STATEFULSETS, ns, sts, NULL, &err), 0);
+
+	/* scale: a Scale object in, the StatefulSet's replicas changed. */
+	json_t *scale = it_json("{\"spec\":{\"replicas\":2}}");
+	json_t *out = NULL;
+	assert_int_equal(kube_patch(admin, &KUBE_STATEFULSETS, ns, "s", "scale", KUBE_PATCH_MERGE, scale,
+				    &out, &err),
+			 0);
+	assert_string_equal(kube_obj_str(out, "kind"), "Scale");
+	json_decref(out);
+	json_t *now = NULL;
+	assert_int_equal(kube_get(admin, &KUBE_STATEFULSETS, ns, "s", &now, &err), 0);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(now, "spec"), "replicas")), 2);
+	json_decref(now);
+
+	/* status: a write there cannot change the spec. */
+	json_t *st = it_json("{\"spec\":{\"replicas\":5},\"status\":{\"collisionCount\":7}}");
+	assert_int_equal(kube_patch(admin, &KUBE_STATEFULSETS, ns, "s", "status", KUBE_PATCH_MERGE, st,
+				    &out, &err),
+			 0);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(out, "spec"), "replicas")), 2);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(out, "status"), "collisionCount")),
+			 7);
+	json_decref(out);
+
+	json_decref(st);
+	json_decref(scale);
+	json_decref(sts);
+	it_namespace_delete(admin, ns);
+	free(ns);
+	kube_client_free(admin);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -392,6 +422,7 @@ int main(void)
 		cmocka_unit_test(test_list_pages_with_continue),
 		cmocka_unit_test(test_exec_plugin_and_token_file_auth),
 		cmocka_unit_test(test_events_are_recorded_and_deduplicated),
+		cmocka_unit_test(test_subresources),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@
 
 #include "daemon.h"
 #include "itest.h"
+#include "tcp_proxy.h"
 #include "util/xalloc.h"
 
 #define LEASE_MS 15000
@@ -156,10 +157,63 @@ static void test_one_leader_and_failover(void **state)
 	kube_client_free(admin);
 }
 
+/*
+ * A leader cut off from the API server (every connection cut, new ones
+ * refused) cannot renew: when the renew deadline passes it must exit,
+ * before the Lease could expire for a standby, so two never act at once.
+ */
+static void test_leader_that_cannot_renew_exits(void **state)
+{
+	(void)state;
+	struct kube_client *admin = it_admin_client();
+	char *ns = it_namespace_new(admin, "it-lost");
+	struct kube_config cfg = {0};
+	char *err = NULL;
+	assert_int_equal(kubeconfig_load(getenv("KUBECONFIG"), NULL, &cfg, &err), 0);
+	struct tcp_proxy *proxy = tcp_proxy_start("127.0.0.1", atoi(strrchr(cfg.server, ':') + 1));
+	kube_config_release(&cfg);
+	assert_non_null(proxy);
+	char dir[] = "/tmp/it-lost-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char *server = xasprintf("https://127.0.0.1:%d", tcp_proxy_port(proxy));
+	char *token = it_operator_token();
+	char *kc = it_write_kubeconfig(dir, "via-proxy.kubeconfig", server, token, NULL);
+
+	const char *args[] = {"--kubeconfig", kc, "--leader-elect", "--leader-election-namespace", ns,
+			      "--metrics-bind-address", "0", "--health-probe-bind-address", "0", NULL};
+	struct daemon d;
+	daemon_start(&d, args, NULL);
+	assert_true(daemon_wait_log(&d, "became leader", 20000));
+	double t0 = it_now_ms();
+	tcp_proxy_block(proxy, true);
+	tcp_proxy_cut(proxy);
+	int rc = daemon_wait_exit(&d, 30000);
+	double gone = it_now_ms() - t0;
+	printf("# cut off: exited %d after %.1f s (renew deadline 10 s, lease 15 s)\n", rc, gone / 1000);
+	assert_int_equal(rc, 1);
+	assert_true(gone >= 8000);                 /* it kept trying for about the renew deadline */
+	assert_true(gone <= 10000 + RETRY_MS);     /* and no longer than one more retry */
+	assert_true(gone < LEASE_MS);              /* gone before anyone else could take the Lease */
+	char *log = daemon_log(&d);
+	assert_non_null(strstr(log, "leadership lost"));
+	free(log);
+
+	tcp_proxy_stop(proxy);
+	daemon_cleanup(&d);
+	it_sh("rm -rf '%s'", dir);
+	free(kc);
+	free(token);
+	free(server);
+	it_namespace_delete(admin, ns);
+	free(ns);
+	kube_client_free(admin);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_leader_and_failover),
+		cmocka_unit_test(test_leader_that_cannot_renew_exits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "daemon.h"
@@ -33,26 +32,7 @@ static char *namespaced_identity(const char *ns, const char *dir)
 		fail_msg("cannot create the ServiceAccount");
 	char *token = it_sh_output("kubectl create token stateful-operator -n %s --duration=1h", ns);
 
-	struct kube_config cfg = {0};
-	char *err = NULL;
-	if (kubeconfig_load(getenv("SOP_OPERATOR_KUBECONFIG"), NULL, &cfg, &err) < 0)
-		fail_msg("%s", err);
-	char *ca = xasprintf("%s/ca.crt", dir);
-	FILE *f = fopen(ca, "w");
-	fwrite(cfg.ca_data.data, 1, cfg.ca_data.len, f);
-	fclose(f);
-	char *kc = xasprintf("%s/namespaced.kubeconfig", dir);
-	f = fopen(kc, "w");
-	fprintf(f,
-		"apiVersion: v1\nkind: Config\ncurrent-context: c\n"
-		"clusters: [{name: k, cluster: {server: '%s', certificate-authority: '%s'}}]\n"
-		"users: [{name: u, user: {token: '%s'}}]\n"
-		"contexts: [{name: c, context: {cluster: k, user: u, namespace: %s}}]\n",
-		cfg.server, ca, token, ns);
-	fclose(f);
-	chmod(kc, 0600);
-	kube_config_release(&cfg);
-	free(ca);
+	char *kc = it_write_kubeconfig(dir, "namespaced.kubeconfig", NULL, token, ns);
 	free(token);
 	return kc;
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "util/strbuf.h"
@@ -159,4 +160,47 @@ char *it_sh_output(const char *fmt, ...)
 	while (sb.len && sb.buf[sb.len - 1] == '\n')
 		sb.buf[--sb.len] = '\0';
 	return strbuf_detach(&sb);
+}
+
+char *it_write_kubeconfig(const char *dir, const char *name, const char *server, const char *token,
+			  const char *ns)
+{
+	struct kube_config cfg = {0};
+	char *err = NULL;
+	if (kubeconfig_load(getenv("SOP_OPERATOR_KUBECONFIG"), NULL, &cfg, &err) < 0)
+		fail_msg("%s", err);
+	char *ca = xasprintf("%s/%s.ca.crt", dir, name);
+	FILE *f = fopen(ca, "w");
+	if (!f)
+		fail_msg("cannot write %s", ca);
+	fwrite(cfg.ca_data.data, 1, cfg.ca_data.len, f);
+	fclose(f);
+	char *path = xasprintf("%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		fail_msg("cannot write %s", path);
+	fprintf(f,
+		"apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+		"clusters: [{name: k, cluster: {server: '%s', certificate-authority: '%s'}}]\n"
+		"users: [{name: u, user: {token: '%s'}}]\n"
+		"contexts: [{name: c, context: {cluster: k, user: u%s%s}}]\n",
+		server ? server : cfg.server, ca, token, ns ? ", namespace: " : "", ns ? ns : "");
+	fclose(f);
+	chmod(path, 0600);
+	kube_config_release(&cfg);
+	free(ca);
+	return path;
+}
+
+char *it_operator_token(void)
+{
+	struct kube_config cfg = {0};
+	char *err = NULL;
+	if (kubeconfig_load(getenv("SOP_OPERATOR_KUBECONFIG"), NULL, &cfg, &err) < 0)
+		fail_msg("%s", err);
+	if (!cfg.token)
+		fail_msg("the operator kubeconfig has no token");
+	char *t = xstrdup(cfg.token);
+	kube_config_release(&cfg);
+	return t;
 }

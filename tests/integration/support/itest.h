@@ -33,6 +33,16 @@ void it_sleep_ms(long ms);
 /* Runs a shell command (test glue, e.g. scripts/local-cluster); returns its exit status. */
 int it_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * Writes dir/name: a kubeconfig for server (NULL = the test bed's) with a
+ * bearer token and the test bed's CA, context namespace ns (may be NULL).
+ * Returns its path (new string).
+ */
+char *it_write_kubeconfig(const char *dir, const char *name, const char *server, const char *token,
+			  const char *ns);
+/* The operator's token (new string), from SOP_OPERATOR_KUBECONFIG. */
+char *it_operator_token(void);
+
 /* The repository's top directory (for deploy/ and scripts/). */
 const char *it_source_dir(void);
 
