@@ -1,0 +1,589 @@
+#include "controllers/resize/resize_plan.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/kube_client.h"
+#include "client/quantity.h"
+#include "util/xalloc.h"
+
+/* How often to look again while the cluster works (watch events usually come first). */
+#define POLL_MS 2000
+
+/* The state lives as JSON: {"phase", "strategy", "targets": {tmpl: size}, "statefulSetUID",
+ * "restart": {"pod", "uid"}, "message", "started", "updated"}. */
+#define PHASE_EXPANDING "Expanding"
+#define PHASE_SAVING "Saving"
+#define PHASE_RECREATING "Recreating"
+#define PHASE_ADOPTING "Adopting"
+#define PHASE_FAILED "Failed"
+
+void resize_action_release(struct resize_action *a)
+{
+	json_decref(a->state);
+	a->state = NULL;
+	FREE_AND_NULL(a->status);
+	FREE_AND_NULL(a->event_message);
+}
+
+const char *resize_step_name(enum resize_step s)
+{
+	static const char *const names[] = {"Nothing",       "Refuse",    "SetState",     "PatchPVC",
+					    "DeletePod",     "Save",      "OrphanDelete", "Recreate",
+					    "DeleteBackup",  "Finish",    "Wait"};
+	return (size_t)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}
+
+static void event(struct resize_action *a, const char *type, const char *reason, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void event(struct resize_action *a, const char *type, const char *reason, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	a->event_type = type;
+	a->event_reason = reason;
+	free(a->event_message);
+	a->event_message = xvasprintf(fmt, ap);
+	va_end(ap);
+}
+
+static void status(struct resize_action *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void status(struct resize_action *a, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	free(a->status);
+	a->status = xvasprintf(fmt, ap);
+	va_end(ap);
+}
+
+static void wait_for(struct resize_action *a, long ms)
+{
+	a->step = RESIZE_WAIT;
+	a->requeue_ms = ms;
+}
+
+/* ---- reading the cluster's objects ---- */
+
+static const json_t *annotations(const json_t *obj)
+{
+	return json_object_get(json_object_get(obj, "metadata"), "annotations");
+}
+
+static const json_t *find_named(const json_t *list, const char *ns, const char *name)
+{
+	size_t i;
+	json_t *o;
+	json_array_foreach(list, i, o) {
+		const char *n = kube_obj_str(o, "metadata.name");
+		const char *s = kube_obj_str(o, "metadata.namespace");
+		if (n && !strcmp(n, name) && (!ns || (s && !strcmp(s, ns))))
+			return o;
+	}
+	return NULL;
+}
+
+static bool has_condition(const json_t *obj, const char *type, const char **message)
+{
+	size_t i;
+	json_t *c;
+	json_array_foreach(json_object_get(json_object_get(obj, "status"), "conditions"), i, c) {
+		const char *t = json_string_value(json_object_get(c, "type"));
+		const char *s = json_string_value(json_object_get(c, "status"));
+		if (t && !strcmp(t, type) && s && !strcmp(s, "True")) {
+			if (message)
+				*message = json_string_value(json_object_get(c, "message"));
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool pod_ready(const json_t *pod)
+{
+	return pod && !kube_obj_str(pod, "metadata.deletionTimestamp") && has_condition(pod, "Ready", NULL);
+}
+
+/* Compares a quantity string with q; a missing or bad string counts as smaller. */
+static int cmp_size(const char *text, const struct quantity *q)
+{
+	struct quantity v;
+	if (!text || quantity_parse(text, &v, NULL) < 0)
+		return -1;
+	return quantity_cmp(&v, q);
+}
+
+static long long int_field(const json_t *obj, const char *a, const char *b, long long dflt)
+{
+	const json_t *v = json_object_get(json_object_get(obj, a), b);
+	return json_is_integer(v) ? json_integer_value(v) : dflt;
+}
+
+static const json_t *storage_class(const struct resize_inputs *in, const char *name)
+{
+	return find_named(in->storage_classes, NULL, name);
+}
+
+/* The default StorageClass (annotation is-default-class "true"), or NULL. */
+static const json_t *default_class(const struct resize_inputs *in)
+{
+	size_t i;
+	json_t *sc;
+	json_array_foreach(in->storage_classes, i, sc) {
+		const json_t *ann = annotations(sc);
+		const char *d = json_string_value(
+			json_object_get(ann, "storageclass.kubernetes.io/is-default-class"));
+		if (d && !strcmp(d, "true"))
+			return sc;
+	}
+	return NULL;
+}
+
+/* ---- the state ---- */
+
+static json_t *state_of(const json_t *obj)
+{
+	const char *text = json_string_value(json_object_get(annotations(obj), ANNOTATION_RESIZE_STATE));
+	if (!text)
+		return NULL;
+	json_t *st = json_loads(text, 0, NULL);
+	if (!json_is_object(st)) {
+		json_decref(st);
+		return NULL;
+	}
+	return st;
+}
+
+static const char *state_str(const json_t *st, const char *key)
+{
+	return json_string_value(json_object_get(st, key));
+}
+
+static json_t *state_with(const json_t *st, const char *now, const char *key, json_t *value)
+{
+	json_t *n = json_deep_copy(st);
+	json_object_set_new(n, key, value);
+	json_object_set_new(n, "updated", json_string(now));
+	return n;
+}
+
+static void set_state(struct resize_action *a, json_t *st)
+{
+	a->step = RESIZE_SET_STATE;
+	a->state = st;
+}
+
+/* ---- starting: the request, checked against the storage classes ---- */
+
+/*
+ * Adds the vshn-style trigger: a template already bigger than some of its
+ * PVCs (the user re-created the StatefulSet with a bigger template).
+ */
+static void add_template_targets(const struct resize_inputs *in, const char *ns, const char *sts_name,
+				 long long start, long long replicas, struct resize_request *req)
+{
+	size_t i;
+	json_t *t;
+	json_array_foreach(json_object_get(json_object_get(in->sts, "spec"), "volumeClaimTemplates"), i, t) {
+		const char *tmpl = kube_obj_str(t, "metadata.name");
+		const char *size = kube_obj_str(t, "spec.resources.requests.storage");
+		if (!tmpl || !size || req->ntargets == RESIZE_MAX_TEMPLATES)
+			continue;
+		bool asked = false;
+		for (int k = 0; k < req->ntargets; k++)
+			asked |= !strcmp(req->targets[k].template_name, tmpl);
+		struct quantity want;
+		if (asked || quantity_parse(size, &want, NULL) < 0)
+			continue;
+		for (long long ord = start; ord < start + replicas; ord++) {
+			char pvc[512];
+			snprintf(pvc, sizeof(pvc), "%s-%s-%lld", tmpl, sts_name, ord);
+			const json_t *p = find_named(in->pvcs, ns, pvc);
+			if (p && cmp_size(kube_obj_str(p, "spec.resources.requests.storage"), &want) < 0) {
+				struct resize_target *rt = &req->targets[req->ntargets++];
+				memset(rt, 0, sizeof(*rt));
+				snprintf(rt->template_name, sizeof(rt->template_name), "%s", tmpl);
+				rt->size = want;
+				rt->template_size = want;
+				break;
+			}
+		}
+	}
+}
+
+static void refuse(struct resize_action *a, const char *reason, char *message)
+{
+	a->step = RESIZE_REFUSE;
+	event(a, "Warning", reason, "%s", message);
+	free(message);
+}
+
+static void plan_start(const struct resize_inputs *in, const char *now, struct resize_request *req,
+		       struct resize_action *a)
+{
+	const char *ns = kube_obj_str(in->sts, "metadata.namespace");
+	const char *name = kube_obj_str(in->sts, "metadata.name");
+	long long replicas = int_field(in->sts, "spec", "replicas", 1);
+	long long start = int_field(json_object_get(in->sts, "spec"), "ordinals", "start", 0);
+	add_template_targets(in, ns, name, start, replicas, req);
+	if (!req->ntargets)
+		return; /* nothing asked */
+
+	json_t *targets = json_object();
+	for (int i = 0; i < req->ntargets; i++) {
+		struct resize_target *t = &req->targets[i];
+		if (!in->storage_classes) {
+			refuse(a, "ResizeStorageClassUnknown",
+			       xasprintf("cannot read StorageClasses (namespace scope: a Role cannot grant "
+					 "them), so whether %s can grow in place is unknown; run the "
+					 "operator with cluster RBAC to resize",
+					 t->template_name));
+			goto out;
+		}
+		const json_t *tmpl = NULL;
+		size_t k;
+		json_t *v;
+		json_array_foreach(json_object_get(json_object_get(in->sts, "spec"), "volumeClaimTemplates"), k, v) {
+			const char *n = kube_obj_str(v, "metadata.name");
+			if (n && !strcmp(n, t->template_name))
+				tmpl = v;
+		}
+		const char *class_name = kube_obj_str(tmpl, "spec.storageClassName");
+		const json_t *sc = class_name ? storage_class(in, class_name) : default_class(in);
+		if (!sc) {
+			refuse(a, "ResizeStorageClassNotFound",
+			       class_name ? xasprintf("volumeClaimTemplate %s names StorageClass \"%s\", "
+						      "which does not exist; create it or fix the template",
+						      t->template_name, class_name)
+					  : xasprintf("volumeClaimTemplate %s names no StorageClass and the "
+						      "cluster has no default one",
+						      t->template_name));
+			goto out;
+		}
+		bool expandable = json_is_true(json_object_get(sc, "allowVolumeExpansion"));
+		const char *sc_name = kube_obj_str(sc, "metadata.name");
+		if (req->strategy == RESIZE_EXPAND && !expandable) {
+			refuse(a, "ResizeNotExpandable",
+			       xasprintf("strategy expand, but StorageClass %s does not allow volume "
+					 "expansion (allowVolumeExpansion is not true); use strategy copy or auto",
+					 sc_name));
+			goto out;
+		}
+		if (req->strategy == RESIZE_COPY || !expandable) {
+			refuse(a, "ResizeCopyNotAvailable",
+			       xasprintf("%s needs the copy strategy (StorageClass %s %s), which this "
+					 "version of the operator does not perform yet; nothing was changed",
+					 t->template_name, sc_name,
+					 expandable ? "was asked to copy" : "cannot expand"));
+			goto out;
+		}
+		char *size = quantity_format(&t->size);
+		json_object_set_new(targets, t->template_name, json_string(size));
+		free(size);
+	}
+	json_t *st = json_pack("{s:s, s:s, s:O, s:s, s:s, s:s}", "phase", PHASE_EXPANDING, "strategy",
+			       "expand", "targets", targets, "statefulSetUID",
+			       kube_obj_str(in->sts, "metadata.uid"), "started", now, "updated", now);
+	set_state(a, st);
+	char *list = json_dumps(targets, JSON_COMPACT);
+	event(a, "Normal", "ResizeStarted", "resizing volumes in place: %s", list);
+	status(a, "Expanding");
+	free(list);
+out:
+	json_decref(targets);
+}
+
+/* ---- Expanding: replica by replica, highest ordinal first ---- */
+
+struct pvc_view {
+	const json_t *pvc;
+	const char *request;
+	const char *capacity;
+	const char *failure; /* the driver's message when expansion failed, else NULL */
+	bool fs_pending;
+};
+
+static void view_pvc(const json_t *pvc, struct pvc_view *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->pvc = pvc;
+	v->request = kube_obj_str(pvc, "spec.resources.requests.storage");
+	v->capacity = kube_obj_str(pvc, "status.capacity.storage");
+	const char *msg = NULL;
+	const char *alloc = kube_obj_str(pvc, "status.allocatedResourceStatuses.storage");
+	if (has_condition(pvc, "ControllerResizeError", &msg) || has_condition(pvc, "NodeResizeError", &msg))
+		v->failure = msg ? msg : "the volume driver reported an error";
+	else if (alloc && strstr(alloc, "Infeasible"))
+		v->failure = alloc;
+	v->fs_pending = has_condition(pvc, "FileSystemResizePending", NULL);
+}
+
+static void plan_expanding(const struct resize_inputs *in, const char *now, const json_t *st,
+			   struct resize_action *a)
+{
+	const char *ns = kube_obj_str(in->sts, "metadata.namespace");
+	const char *name = kube_obj_str(in->sts, "metadata.name");
+	long long replicas = int_field(in->sts, "spec", "replicas", 1);
+	long long start = int_field(json_object_get(in->sts, "spec"), "ordinals", "start", 0);
+	const json_t *targets = json_object_get(st, "targets");
+	const json_t *restart = json_object_get(st, "restart");
+	long long done = 0;
+
+	for (long long ord = start + replicas - 1; ord >= start; ord--, done++) {
+		char pod_name[512];
+		snprintf(pod_name, sizeof(pod_name), "%s-%lld", name, ord);
+		const json_t *pod = find_named(in->pods, ns, pod_name);
+		bool restarting_here = restart && !strcmp(state_str(restart, "pod"), pod_name);
+		const char *tmpl;
+		json_t *size_json;
+		json_object_foreach((json_t *)targets, tmpl, size_json) {
+			char pvc_name[512];
+			snprintf(pvc_name, sizeof(pvc_name), "%s-%s-%lld", tmpl, name, ord);
+			const json_t *pvc = find_named(in->pvcs, ns, pvc_name);
+			struct quantity want;
+			if (!pvc || quantity_parse(json_string_value(size_json), &want, NULL) < 0)
+				continue; /* this replica has no such claim (yet) */
+			struct pvc_view v;
+			view_pvc(pvc, &v);
+			if (cmp_size(v.capacity, &want) >= 0)
+				continue; /* done */
+			if (v.failure) {
+				set_state(a, state_with(st, now, "phase", json_string(PHASE_FAILED)));
+				char *msg = xasprintf("%s: %s", pvc_name, v.failure);
+				json_object_set_new(a->state, "message", json_string(msg));
+				free(msg);
+				event(a, "Warning", "ResizeFailed", "expanding %s to %s failed: %s", pvc_name,
+				      json_string_value(size_json), v.failure);
+				status(a, "Failed: %s: %s", pvc_name, v.failure);
+				return;
+			}
+			if (cmp_size(v.request, &want) < 0) {
+				a->step = RESIZE_PATCH_PVC;
+				snprintf(a->object, sizeof(a->object), "%s", pvc_name);
+				snprintf(a->size, sizeof(a->size), "%s", json_string_value(size_json));
+				event(a, "Normal", "ResizingVolume", "requesting %s for %s",
+				      json_string_value(size_json), pvc_name);
+				status(a, "Expanding %lld/%lld: %s", done + 1, replicas, pvc_name);
+				return;
+			}
+			if (!v.fs_pending) {
+				status(a, "Expanding %lld/%lld: %s (waiting for the volume driver)", done + 1,
+				       replicas, pvc_name);
+				wait_for(a, POLL_MS);
+				return;
+			}
+			/* The file system grows when a pod mounts the volume anew: restart the pod. */
+			if (!restarting_here) {
+				if (!pod_ready(pod)) {
+					status(a, "Expanding %lld/%lld: waiting for pod %s", done + 1, replicas,
+					       pod_name);
+					wait_for(a, POLL_MS);
+					return;
+				}
+				/* Recorded before the delete, so a crash never restarts a pod twice. */
+				json_t *r = json_pack("{s:s, s:s}", "pod", pod_name, "uid",
+						      kube_obj_str(pod, "metadata.uid"));
+				set_state(a, state_with(st, now, "restart", r));
+				status(a, "Restarting %s to grow the file system of %s", pod_name, pvc_name);
+				return;
+			}
+			const char *old_uid = state_str(restart, "uid");
+			const char *uid = kube_obj_str(pod, "metadata.uid");
+			if (pod && uid && old_uid && !strcmp(uid, old_uid)) {
+				if (kube_obj_str(pod, "metadata.deletionTimestamp")) {
+					wait_for(a, POLL_MS);
+					return;
+				}
+				a->step = RESIZE_DELETE_POD;
+				snprintf(a->object, sizeof(a->object), "%s", pod_name);
+				snprintf(a->uid, sizeof(a->uid), "%s", uid);
+				event(a, "Normal", "RestartingPod",
+				      "restarting %s: %s reports FileSystemResizePending", pod_name, pvc_name);
+				status(a, "Restarting %s", pod_name);
+				return;
+			}
+			status(a, "Waiting for %s to come back and finish the file system resize", pod_name);
+			wait_for(a, POLL_MS);
+			return;
+		}
+		/* A restarted pod must be Ready again before the next replica is touched. */
+		if (restarting_here && !pod_ready(pod)) {
+			status(a, "Waiting for %s to be Ready", pod_name);
+			wait_for(a, POLL_MS);
+			return;
+		}
+	}
+	set_state(a, state_with(st, now, "phase", json_string(PHASE_SAVING)));
+	json_object_del(a->state, "restart");
+	event(a, "Normal", "VolumesResized", "every volume has its new size; updating the StatefulSet");
+	status(a, "Saving the StatefulSet");
+}
+
+/* ---- keeping the StatefulSet in step ---- */
+
+json_t *resize_saved_copy(const json_t *sts)
+{
+	json_t *copy = json_deep_copy(sts);
+	json_object_del(copy, "status");
+	json_t *meta = json_object_get(copy, "metadata");
+	static const char *const server_set[] = {"uid", "resourceVersion", "generation", "creationTimestamp",
+						 "managedFields", "deletionTimestamp",
+						 "deletionGracePeriodSeconds", "selfLink"};
+	for (size_t i = 0; i < sizeof(server_set) / sizeof(server_set[0]); i++)
+		json_object_del(meta, server_set[i]);
+	return copy;
+}
+
+json_t *resize_with_new_sizes(const json_t *saved, const json_t *state)
+{
+	json_t *sts = json_deep_copy(saved);
+	const json_t *targets = json_object_get(state, "targets");
+	size_t i;
+	json_t *t;
+	json_array_foreach(json_object_get(json_object_get(sts, "spec"), "volumeClaimTemplates"), i, t) {
+		const char *name = kube_obj_str(t, "metadata.name");
+		const char *size = name ? json_string_value(json_object_get(targets, name)) : NULL;
+		json_t *requests = json_object_get(json_object_get(json_object_get(t, "spec"), "resources"),
+						   "requests");
+		if (size && json_is_object(requests))
+			json_object_set_new(requests, "storage", json_string(size));
+	}
+	return sts;
+}
+
+static json_t *saved_statefulset(const json_t *backup)
+{
+	/* The key has a dot in it: not a path for kube_obj_str. */
+	const char *text = json_string_value(json_object_get(json_object_get(backup, "data"), BACKUP_KEY));
+	json_t *sts = text ? json_loads(text, 0, NULL) : NULL;
+	if (!json_is_object(sts)) {
+		json_decref(sts);
+		return NULL;
+	}
+	return sts;
+}
+
+/* ---- the plan ---- */
+
+static void plan_without_statefulset(const struct resize_inputs *in, const char *now,
+				     struct resize_action *a)
+{
+	json_t *saved = in->backup ? saved_statefulset(in->backup) : NULL;
+	json_t *st = saved ? state_of(saved) : NULL;
+	if (st && !strcmp(state_str(st, "phase") ? state_str(st, "phase") : "", PHASE_RECREATING)) {
+		a->step = RESIZE_RECREATE;
+		a->state = state_with(st, now, "phase", json_string(PHASE_ADOPTING));
+		event(a, "Normal", "StatefulSetRecreated",
+		      "re-created the StatefulSet from its saved copy with the new volume sizes");
+		status(a, "Adopting the pods");
+	}
+	json_decref(st);
+	json_decref(saved);
+}
+
+void resize_plan(const struct resize_inputs *in, const char *now, struct resize_action *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->step = RESIZE_NOTHING;
+	if (!in->sts) {
+		plan_without_statefulset(in, now, a);
+		return;
+	}
+	struct resize_request req;
+	struct resize_refusal refusal;
+	int parsed = resize_request_parse(in->sts, &req, &refusal);
+	if (parsed == 0 && req.ignore)
+		return;
+	json_t *st = state_of(in->sts);
+	const char *phase = st ? state_str(st, "phase") : NULL;
+	const char *uid = kube_obj_str(in->sts, "metadata.uid");
+
+	if (!phase) {
+		if (parsed < 0) {
+			refuse(a, refusal.reason, refusal.message);
+			refusal.message = NULL;
+		} else if (in->backup) {
+			/* A leftover copy of an earlier StatefulSet (a different UID now exists). */
+			a->step = RESIZE_DELETE_BACKUP;
+		} else if (!req.abort) {
+			plan_start(in, now, &req, a);
+		}
+	} else if (req.abort && !strcmp(phase, PHASE_EXPANDING)) {
+		a->step = RESIZE_FINISH;
+		event(a, "Warning", "ResizeAborted",
+		      "resize aborted on request; volumes already grown keep their new size (a volume "
+		      "cannot shrink in place), the StatefulSet template is unchanged");
+	} else if (!strcmp(phase, PHASE_EXPANDING)) {
+		plan_expanding(in, now, st, a);
+	} else if (!strcmp(phase, PHASE_SAVING)) {
+		json_t *saved = in->backup ? saved_statefulset(in->backup) : NULL;
+		json_t *saved_state = saved ? state_of(saved) : NULL;
+		if (saved_state && !strcmp(state_str(saved_state, "statefulSetUID"), uid)) {
+			set_state(a, state_with(st, now, "phase", json_string(PHASE_RECREATING)));
+			status(a, "Re-creating the StatefulSet");
+		} else if (in->backup) {
+			a->step = RESIZE_DELETE_BACKUP; /* a stale copy: make room for ours */
+		} else {
+			a->step = RESIZE_SAVE;
+			a->state = state_with(st, now, "phase", json_string(PHASE_RECREATING));
+			status(a, "Saving the StatefulSet");
+		}
+		json_decref(saved_state);
+		json_decref(saved);
+	} else if (!strcmp(phase, PHASE_RECREATING)) {
+		if (!strcmp(state_str(st, "statefulSetUID"), uid)) {
+			a->step = RESIZE_ORPHAN_DELETE;
+			snprintf(a->uid, sizeof(a->uid), "%s", uid);
+			event(a, "Normal", "OrphanDeleting",
+			      "deleting the StatefulSet with propagationPolicy Orphan (its pods keep running) "
+			      "to re-create it with the new volume sizes");
+			status(a, "Re-creating the StatefulSet");
+		}
+	} else if (!strcmp(phase, PHASE_ADOPTING)) {
+		const char *ns = kube_obj_str(in->sts, "metadata.namespace");
+		const char *name = kube_obj_str(in->sts, "metadata.name");
+		long long replicas = int_field(in->sts, "spec", "replicas", 1);
+		long long start = int_field(json_object_get(in->sts, "spec"), "ordinals", "start", 0);
+		for (long long ord = start; ord < start + replicas; ord++) {
+			char pod_name[512];
+			snprintf(pod_name, sizeof(pod_name), "%s-%lld", name, ord);
+			const json_t *pod = find_named(in->pods, ns, pod_name);
+			const json_t *owners = json_object_get(json_object_get(pod, "metadata"), "ownerReferences");
+			bool owned = false;
+			size_t i;
+			json_t *o;
+			json_array_foreach(owners, i, o) owned |= !strcmp(kube_obj_str(o, "uid"), uid);
+			if (pod && !owned) {
+				status(a, "Waiting for the new StatefulSet to adopt %s", pod_name);
+				wait_for(a, POLL_MS);
+				goto out;
+			}
+		}
+		if (in->backup) {
+			a->step = RESIZE_DELETE_BACKUP;
+		} else {
+			a->step = RESIZE_FINISH;
+			event(a, "Normal", "ResizeCompleted", "volumes resized in place; the StatefulSet "
+							      "carries the new sizes and owns its pods");
+		}
+	} else if (!strcmp(phase, PHASE_FAILED)) {
+		/* Stays failed (and reported) until the user changes what is asked. */
+		const json_t *targets = json_object_get(st, "targets");
+		bool changed = parsed < 0 || req.abort;
+		for (int i = 0; i < req.ntargets && !changed; i++) {
+			const char *s = json_string_value(json_object_get(targets, req.targets[i].template_name));
+			changed = !s || cmp_size(s, &req.targets[i].size) != 0;
+		}
+		if (changed) {
+			a->step = RESIZE_FINISH;
+			event(a, "Normal", "ResizeReset", "the request changed after a failed resize; starting over");
+		}
+	}
+out:
+	resize_refusal_release(&refusal);
+	json_decref(st);
+}

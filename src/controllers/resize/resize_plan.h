@@ -1,0 +1,90 @@
+/*
+ * The resize planner: what the cluster shows in, the one next step out.
+ * Pure (no I/O, no clock), so every phase and every bad input is a table
+ * test. The reconciler (resize_controller.c) performs the step, records it
+ * on the cluster and asks again; everything needed to resume after a crash
+ * is in the cluster: the resize-state annotation on the StatefulSet, or on
+ * the saved copy while the StatefulSet is gone.
+ *
+ * The in-place ("expand") cycle, one replica at a time from the highest
+ * ordinal:
+ *
+ *   (none) -> Expanding: patch each PVC of replica k, wait for its
+ *             capacity; a PVC that reports FileSystemResizePending gets its
+ *             pod restarted (recorded first, then deleted), Ready before
+ *             the next replica
+ *          -> Saving: the StatefulSet is saved in ConfigMap <sts>-sts-backup
+ *          -> Recreating: orphan-delete the StatefulSet (UID precondition),
+ *             create it again from the saved copy with the new sizes
+ *          -> Adopting: the new StatefulSet owns the pods; the backup goes
+ *          -> (none), or Failed when the volume driver refused.
+ */
+#ifndef SOP_RESIZE_PLAN_H
+#define SOP_RESIZE_PLAN_H
+
+#include <jansson.h>
+
+#include "controllers/resize/resize_request.h"
+
+#define ANNOTATION_RESIZE_STATE "stateful-operator.io/resize-state"
+#define ANNOTATION_RESIZE_STATUS "stateful-operator.io/resize-status"
+#define LABEL_SAVED_STATEFULSET "stateful-operator.io/saved-statefulset"
+#define BACKUP_SUFFIX "-sts-backup"
+#define BACKUP_KEY "statefulset.json"
+
+struct resize_inputs {
+	const json_t *sts;             /* the StatefulSet, or NULL when it does not exist */
+	const json_t *backup;          /* ConfigMap <sts>-sts-backup, or NULL */
+	const json_t *pvcs;            /* array: the PVCs of the set's namespace (others are ignored) */
+	const json_t *pods;            /* array: the pods of the set's namespace */
+	const json_t *storage_classes; /* array of StorageClasses; NULL when they cannot be read */
+};
+
+enum resize_step {
+	RESIZE_NOTHING,        /* nothing to do */
+	RESIZE_REFUSE,         /* bad input: a Warning Event, nothing changed */
+	RESIZE_SET_STATE,      /* write state (and status) on the StatefulSet */
+	RESIZE_PATCH_PVC,      /* set object's storage request to size */
+	RESIZE_DELETE_POD,     /* delete pod object (UID precondition uid) so it restarts */
+	RESIZE_SAVE,           /* create the backup ConfigMap: the StatefulSet with state */
+	RESIZE_ORPHAN_DELETE,  /* delete the StatefulSet (Orphan, UID precondition uid) */
+	RESIZE_RECREATE,       /* create the StatefulSet from the backup, with new sizes and state */
+	RESIZE_DELETE_BACKUP,  /* delete the backup ConfigMap */
+	RESIZE_FINISH,         /* remove state and status from the StatefulSet */
+	RESIZE_WAIT,           /* the cluster is working; look again after requeue_ms */
+};
+
+struct resize_action {
+	enum resize_step step;
+	char object[512];         /* PVC or pod name */
+	char uid[64];             /* precondition */
+	char size[64];            /* PATCH_PVC */
+	json_t *state;            /* SET_STATE, SAVE, RECREATE: the state to write (new reference) */
+	char *status;             /* human summary for resize-status (new string), or NULL */
+	const char *event_type;   /* "Normal" / "Warning", or NULL: no Event */
+	const char *event_reason;
+	char *event_message;      /* new string */
+	long requeue_ms;          /* WAIT */
+};
+
+void resize_action_release(struct resize_action *a);
+
+/*
+ * Decides the next step. in is borrowed. now is an RFC 3339 time for the
+ * state's timestamps (the planner reads no clock).
+ */
+void resize_plan(const struct resize_inputs *in, const char *now, struct resize_action *out);
+
+const char *resize_step_name(enum resize_step s);
+
+/*
+ * The StatefulSet as saved: the whole object but status and the metadata
+ * the server sets (uid, resourceVersion, generation, creationTimestamp,
+ * managedFields, deletionTimestamp...). New reference.
+ */
+json_t *resize_saved_copy(const json_t *sts);
+
+/* The saved copy with each target template's storage request set to its new size. New reference. */
+json_t *resize_with_new_sizes(const json_t *saved, const json_t *state);
+
+#endif

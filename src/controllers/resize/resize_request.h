@@ -1,0 +1,69 @@
+/*
+ * What the user asked a StatefulSet's volumes to become, read from its
+ * annotations (SPEC section "resize"):
+ *
+ *   resize.stateful-operator.io/<template>: <quantity>
+ *   stateful-operator.io/resize-strategy: auto | expand | copy
+ *   stateful-operator.io/allow-shrink: "true"
+ *   stateful-operator.io/ignore: "true"
+ *   stateful-operator.io/resize-abort: "true"
+ *
+ * Pure: no I/O. Thread-safe.
+ */
+#ifndef SOP_RESIZE_REQUEST_H
+#define SOP_RESIZE_REQUEST_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "client/quantity.h"
+
+#define RESIZE_ANNOTATION_PREFIX "resize.stateful-operator.io/"
+#define ANNOTATION_STRATEGY "stateful-operator.io/resize-strategy"
+#define ANNOTATION_ALLOW_SHRINK "stateful-operator.io/allow-shrink"
+#define ANNOTATION_IGNORE "stateful-operator.io/ignore"
+#define ANNOTATION_ABORT "stateful-operator.io/resize-abort"
+
+#define RESIZE_MAX_TEMPLATES 16
+#define RESIZE_NAME_MAX 254 /* a DNS subdomain, and its NUL */
+
+enum resize_strategy { RESIZE_AUTO, RESIZE_EXPAND, RESIZE_COPY };
+
+struct resize_target {
+	char template_name[RESIZE_NAME_MAX];
+	struct quantity size;       /* what the volumes should become */
+	struct quantity template_size; /* what the template says now */
+	bool from_annotation;       /* false: the template is already this big (vshn-style trigger) */
+};
+
+struct resize_request {
+	enum resize_strategy strategy;
+	bool allow_shrink;
+	bool ignore;
+	bool abort;
+	int ntargets;
+	struct resize_target targets[RESIZE_MAX_TEMPLATES];
+};
+
+struct resize_refusal {
+	const char *reason; /* CamelCase Event reason; static */
+	char *message;      /* new string: what is wrong and what to fix */
+};
+
+void resize_refusal_release(struct resize_refusal *r);
+
+/*
+ * Reads sts (borrowed) into req: the templates whose annotation asks for a
+ * size other than the template's. Returns 0 (ntargets may be 0: nothing
+ * asked), or -1 with *refusal filled when the request cannot be carried
+ * out as written; then nothing must be changed.
+ */
+int resize_request_parse(const json_t *sts, struct resize_request *req, struct resize_refusal *refusal)
+	__attribute__((warn_unused_result));
+
+const char *resize_strategy_name(enum resize_strategy s);
+
+/* The storage request of the volumeClaimTemplate named name, or NULL. Borrowed. */
+const char *resize_template_size(const json_t *sts, const char *name);
+
+#endif

@@ -1,0 +1,485 @@
+/* The resize planner, phase by phase and refusal by refusal: cluster state in, one step out. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/kube_client.h"
+#include "controllers/resize/resize_plan.h"
+#include "util/xalloc.h"
+
+#define NOW "2026-11-21T12:00:00Z"
+#define UID "uid-web-1"
+
+/* ---- builders: the smallest objects that look like the cluster's ---- */
+
+static json_t *sts(int replicas, const char *data_size, const char *class_name)
+{
+	json_t *s = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:{}}, s:{s:i, s:[{s:{s:s}, s:{s:{s:{s:s}}}}]}}",
+			      "apiVersion", "apps/v1", "kind", "StatefulSet", "metadata", "name", "web",
+			      "namespace", "ns", "uid", UID, "annotations", "spec", "replicas", replicas,
+			      "volumeClaimTemplates", "metadata", "name", "data", "spec", "resources",
+			      "requests", "storage", data_size);
+	if (class_name)
+		json_object_set_new(json_object_get(json_array_get(json_object_get(json_object_get(s, "spec"),
+										   "volumeClaimTemplates"),
+								   0),
+						    "spec"),
+				    "storageClassName", json_string(class_name));
+	return s;
+}
+
+static void annotate(json_t *obj, const char *key, const char *value)
+{
+	json_t *meta = json_object_get(obj, "metadata");
+	if (!json_object_get(meta, "annotations"))
+		json_object_set_new(meta, "annotations", json_object());
+	json_object_set_new(json_object_get(meta, "annotations"), key, json_string(value));
+}
+
+static void set_state(json_t *obj, const char *state_json)
+{
+	annotate(obj, ANNOTATION_RESIZE_STATE, state_json);
+}
+
+static json_t *pvc(const char *name, const char *request, const char *capacity)
+{
+	return json_pack("{s:{s:s, s:s}, s:{s:{s:{s:s}}}, s:{s:{s:s}, s:[]}}", "metadata", "name", name,
+			 "namespace", "ns", "spec", "resources", "requests", "storage", request, "status",
+			 "capacity", "storage", capacity, "conditions");
+}
+
+static void pvc_condition(json_t *p, const char *type, const char *message)
+{
+	json_array_append_new(json_object_get(json_object_get(p, "status"), "conditions"),
+			      json_pack("{s:s, s:s, s:s}", "type", type, "status", "True", "message", message));
+}
+
+static json_t *pod(const char *name, const char *uid, bool ready, const char *owner_uid)
+{
+	return json_pack("{s:{s:s, s:s, s:s, s:[{s:s, s:b}]}, s:{s:[{s:s, s:s}]}}", "metadata", "name", name,
+			 "namespace", "ns", "uid", uid, "ownerReferences", "uid", owner_uid, "controller",
+			 1, "status", "conditions", "type", "Ready", "status", ready ? "True" : "False");
+}
+
+static json_t *classes(void)
+{
+	return json_pack("[{s:{s:s, s:{s:s}}, s:b}, {s:{s:s}, s:b}]", "metadata", "name", "expandable",
+			 "annotations", "storageclass.kubernetes.io/is-default-class", "true",
+			 "allowVolumeExpansion", 1, "metadata", "name", "fixed", "allowVolumeExpansion", 0);
+}
+
+/* Three PVCs data-web-{0,1,2} with the given requests/capacities. */
+static json_t *pvcs3(const char *r0, const char *c0, const char *r1, const char *c1, const char *r2,
+		     const char *c2)
+{
+	return json_pack("[o, o, o]", pvc("data-web-0", r0, c0), pvc("data-web-1", r1, c1),
+			 pvc("data-web-2", r2, c2));
+}
+
+static json_t *pods3(void)
+{
+	return json_pack("[o, o, o]", pod("web-0", "p0", true, UID), pod("web-1", "p1", true, UID),
+			 pod("web-2", "p2", true, UID));
+}
+
+struct world {
+	json_t *sts, *backup, *pvcs, *pods, *classes;
+	struct resize_action a;
+};
+
+static void world_init(struct world *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->sts = sts(3, "1Gi", NULL);
+	w->pvcs = pvcs3("1Gi", "1Gi", "1Gi", "1Gi", "1Gi", "1Gi");
+	w->pods = pods3();
+	w->classes = classes();
+}
+
+static void plan(struct world *w)
+{
+	resize_action_release(&w->a);
+	struct resize_inputs in = {w->sts, w->backup, w->pvcs, w->pods, w->classes};
+	resize_plan(&in, NOW, &w->a);
+}
+
+static void world_release(struct world *w)
+{
+	resize_action_release(&w->a);
+	json_decref(w->sts);
+	json_decref(w->backup);
+	json_decref(w->pvcs);
+	json_decref(w->pods);
+	json_decref(w->classes);
+}
+
+static const char *state_field(const struct resize_action *a, const char *key)
+{
+	return json_string_value(json_object_get(a->state, key));
+}
+
+#define EXPANDING "{\"phase\":\"Expanding\",\"strategy\":\"expand\",\"targets\":{\"data\":\"2Gi\"}," \
+		  "\"statefulSetUID\":\"" UID "\"}"
+
+static void expect_step(const struct world *w, enum resize_step step)
+{
+	if (w->a.step != step)
+		fail_msg("step %s, want %s (event %s: %s)", resize_step_name(w->a.step), resize_step_name(step),
+			 w->a.event_reason ? w->a.event_reason : "-",
+			 w->a.event_message ? w->a.event_message : "-");
+}
+
+/* ---- nothing to do ---- */
+
+static void test_no_request_no_step(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w);
+	plan(&w);
+	expect_step(&w, RESIZE_NOTHING);
+	/* Asking for the size the template already has is no request either. */
+	annotate(w.sts, "resize.stateful-operator.io/data", "1024Mi");
+	plan(&w);
+	expect_step(&w, RESIZE_NOTHING);
+	world_release(&w);
+}
+
+static void test_ignore_wins(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w);
+	annotate(w.sts, "resize.stateful-operator.io/data", "2Gi");
+	annotate(w.sts, ANNOTATION_IGNORE, "true");
+	plan(&w);
+	expect_step(&w, RESIZE_NOTHING);
+	world_release(&w);
+}
+
+/* ---- bad input: a Warning Event that says what to fix, and no change ---- */
+
+struct refusal_case {
+	const char *annotation;
+	const char *value;
+	const char *strategy;   /* or NULL */
+	const char *class_name; /* template's class, or NULL for the default */
+	bool no_templates;
+	bool no_classes;        /* namespace scope */
+	const char *reason;
+	const char *needle;     /* in the message */
+};
+
+static const struct refusal_case refusals[] = {
+	{"resize.stateful-operator.io/data", "20Gb", NULL, NULL, false, false, "ResizeInvalidSize",
+	 "unknown suffix \"Gb\""},
+	{"resize.stateful-operator.io/data", "-2Gi", NULL, NULL, false, false, "ResizeInvalidSize",
+	 "larger than zero"},
+	{"resize.stateful-operator.io/logs", "2Gi", NULL, NULL, false, false, "ResizeUnknownTemplate",
+	 "its templates are data"},
+	{"resize.stateful-operator.io/data", "512Mi", NULL, NULL, false, false, "ResizeShrinkRefused",
+	 "allow-shrink"},
+	{"resize.stateful-operator.io/data", "512Mi", "expand", NULL, false, false, "ResizeShrinkRefused",
+	 "copy"},
+	{"resize.stateful-operator.io/data", "2Gi", "expand", "fixed", false, false, "ResizeNotExpandable",
+	 "StorageClass fixed does not allow volume expansion"},
+	{"resize.stateful-operator.io/data", "2Gi", NULL, "fixed", false, false, "ResizeCopyNotAvailable",
+	 "cannot expand"},
+	{"resize.stateful-operator.io/data", "2Gi", NULL, "gold", false, false, "ResizeStorageClassNotFound",
+	 "\"gold\", which does not exist"},
+	{"resize.stateful-operator.io/data", "2Gi", NULL, NULL, true, false, "ResizeNoVolumeClaimTemplates",
+	 "no volumeClaimTemplates"},
+	{"resize.stateful-operator.io/data", "2Gi", NULL, NULL, false, true, "ResizeStorageClassUnknown",
+	 "cluster RBAC"},
+	{"resize.stateful-operator.io/data", "2Gi", "grow", NULL, false, false, "ResizeInvalidStrategy",
+	 "use auto, expand or copy"},
+};
+
+static void test_refusals(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++) {
+		const struct refusal_case *c = &refusals[i];
+		struct world w;
+		world_init(&w);
+		json_decref(w.sts);
+		w.sts = sts(3, "1Gi", c->class_name);
+		if (c->no_templates)
+			json_object_del(json_object_get(w.sts, "spec"), "volumeClaimTemplates");
+		if (c->no_classes) {
+			json_decref(w.classes);
+			w.classes = NULL;
+		}
+		annotate(w.sts, c->annotation, c->value);
+		if (c->strategy)
+			annotate(w.sts, ANNOTATION_STRATEGY, c->strategy);
+		plan(&w);
+		if (w.a.step != RESIZE_REFUSE || strcmp(w.a.event_reason, c->reason) ||
+		    strcmp(w.a.event_type, "Warning") || !strstr(w.a.event_message, c->needle))
+			fail_msg("case %zu (%s=%s): step %s, reason %s, message: %s", i, c->annotation, c->value,
+				 resize_step_name(w.a.step), w.a.event_reason ? w.a.event_reason : "-",
+				 w.a.event_message ? w.a.event_message : "-");
+		assert_null(w.a.state); /* nothing is written */
+		world_release(&w);
+	}
+}
+
+/* ---- the in-place cycle ---- */
+
+static void test_start_records_state(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w);
+	annotate(w.sts, "resize.stateful-operator.io/data", "2048Mi");
+	plan(&w);
+	expect_step(&w, RESIZE_SET_STATE);
+	assert_string_equal(state_field(&w.a, "phase"), "Expanding");
+	assert_string_equal(state_field(&w.a, "statefulSetUID"), UID);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(w.a.state, "targets"), "data")),
+			    "2Gi"); /* canonical form */
+	assert_string_equal(w.a.event_reason, "ResizeStarted");
+	world_release(&w);
+}
+
+static void test_vshn_trigger_template_bigger_than_pvcs(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w);
+	json_decref(w.sts);
+	w.sts = sts(3, "2Gi", NULL); /* re-applied with a bigger template; no annotation */
+	plan(&w);
+	expect_step(&w, RESIZE_SET_STATE);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(w.a.state, "targets"), "data")),
+			    "2Gi");
+	world_release(&w);
+}
+
+static void test_expanding_goes_highest_ordinal_first_and_waits(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w);
+	set_state(w.sts, EXPANDING);
+	plan(&w);
+	expect_step(&w, RESIZE_PATCH_PVC);
+	assert_string_equal(w.a.object, "data-web-2");
+	assert_string_equal(w.a.size, "2Gi");
+
+	/* Requested, not yet there: wait, touch nothing else. */
+	json_decref(w.pvcs);
+	w.pvcs = pvcs3("1Gi", "1Gi", "1Gi", "1Gi", "2Gi", "1Gi");
+	plan(&w);
+	expect_step(&w, RESIZE_WAIT);
+
+	/* Done: the next replica down. */
+	json_decref(w.pvcs);
+	w.pvcs = pvcs3("1Gi", "1Gi", "1Gi", "1Gi", "2Gi", "2Gi");
+	plan(&w);
+	expect_step(&w, RESIZE_PATCH_PVC);
+	assert_string_equal(w.a.object, "data-web-1");
+
+	/* All three: save the StatefulSet next. */
+	json_decref(w.pvcs);
+	w.pvcs = pvcs3("2Gi", "2Gi", "2Gi", "2Gi", "2Gi", "2Gi");
+	plan(&w);
+	expect_step(&w, RESIZE_SET_STATE);
+	assert_string_equal(state_field(&w.a, "phase"), "Saving");
+	world_release(&w);
+}
+
+static void test_file_system_pending_restarts_that_pod_once(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w);
+	set_state(w.sts, EXPANDING);
+	json_decref(w.pvcs);
+	w.pvcs = pvcs3("1Gi", "1Gi", "1Gi", "1Gi", "2Gi", "1Gi");
+	pvc_condition(json_array_get(w.pvcs, 2), "FileSystemResizePending", "restart a pod");
+	/* First the restart is recorded (pod and UID), so a crash cannot restart it twice. */
+	plan(&w);
+	expect_step(&w, RESIZE_SET_STATE);
+	const json_t *r = json_object_get(w.a.state, "restart");
+	assert_string_equal(json_string_value(json_object_get(r, "pod")), "web-2");
+	assert_string_equal(json_string_value(json_object_get(r, "uid")), "p2");
+
+	/* Then the pod with that UID is deleted. */
+	set_state(w.sts, "{\"phase\":\"Expanding\",\"targets\":{\"data\":\"2Gi\"},\"statefulSetUID\":\"" UID
+			 "\",\"restart\":{\"pod\":\"web-2\",\"uid\":\"p2\"}}");
+	plan(&w);
+	expect_step(&w, RESIZE_DELETE_POD);
+	assert_string_equal(w.a.object, "web-2");
+	assert_string_equal(w.a.uid, "p2");
+
+	/* A new pod, not Ready yet: wait. */
+	json_array_set_new(w.pods, 2, pod("web-2", "p2-new", false, UID));
+	plan(&w);
+	expect_step(&w, RESIZE_WAIT);
+
+	/* The volume has grown but the pod is not Ready: still wait before the next replica. */
+	json_decref(w.pvcs);
+	w.pvcs = pvcs3("1Gi", "1Gi", "1Gi", "1Gi", "2Gi", "2Gi");
+	plan(&w);
+	expect_step(&w, RESIZE_WAIT);
+
+	/* Ready: the next replica; web-2 is not restarted again. */
+	json_array_set_new(w.pods, 2, pod("web-2", "p2-new", true, UID));
+	plan(&w);
+	expect_step(&w, RESIZE_PATCH_PVC);
+	assert_string_equal(w.a.object, "data-web-1");
+	world_release(&w);
+}
+
+static void test_driver_failure_fails_the_resize(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w);
+	set_state(w.sts, EXPANDING);
+	json_decref(w.pvcs);
+	w.pvcs = pvcs3("1Gi", "1Gi", "1Gi", "1Gi", "2Gi", "1Gi");
+	pvc_condition(json_array_get(w.pvcs, 2), "ControllerResizeError", "disk quota exceeded");
+	plan(&w);
+	expect_step(&w, RESIZE_SET_STATE);
+	assert_string_equal(state_field(&w.a, "phase"), "Failed");
+	assert_non_null(strstr(state_field(&w.a, "message"), "disk quota exceeded"));
+	assert_string_equal(w.a.event_type, "Warning");
+	assert_string_equal(w.a.event_reason, "ResizeFailed");
+	assert_non_null(strstr(w.a.status, "disk quota exceeded"));
+
+	/* Failed stays failed while the request is the same... */
+	annotate(w.sts, "resize.stateful-operator.io/data", "2Gi");
+	set_state(w.sts, "{\"phase\":\"Failed\",\"targets\":{\"data\":\"2Gi\"},\"statefulSetUID\":\"" UID "\"}");
+	plan(&w);
+	expect_step(&w, RESIZE_NOTHING);
+	/* ...and starts over when the user changes it. */
+	annotate(w.sts, "resize.stateful-operator.io/data", "3Gi");
+	plan(&w);
+	expect_step(&w, RESIZE_FINISH);
+	world_release(&w);
+}
+
+static void test_abort_while_expanding(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w);
+	set_state(w.sts, EXPANDING);
+	annotate(w.sts, ANNOTATION_ABORT, "true");
+	plan(&w);
+	expect_step(&w, RESIZE_FINISH);
+	assert_string_equal(w.a.event_reason, "ResizeAborted");
+	world_release(&w);
+}
+
+static void test_save_orphan_delete_recreate_adopt_finish(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w);
+	annotate(w.sts, "resize.stateful-operator.io/data", "2Gi");
+	set_state(w.sts, "{\"phase\":\"Saving\",\"targets\":{\"data\":\"2Gi\"},\"statefulSetUID\":\"" UID "\"}");
+	plan(&w);
+	expect_step(&w, RESIZE_SAVE);
+	assert_string_equal(state_field(&w.a, "phase"), "Recreating");
+
+	/* The backup holds the StatefulSet with the Recreating state. */
+	json_t *saved = resize_saved_copy(w.sts);
+	set_state(saved, "{\"phase\":\"Recreating\",\"targets\":{\"data\":\"2Gi\"},\"statefulSetUID\":\"" UID "\"}");
+	char *text = json_dumps(saved, JSON_COMPACT);
+	w.backup = json_pack("{s:{s:s, s:s}, s:{s:s}}", "metadata", "name", "web-sts-backup", "namespace",
+			     "ns", "data", BACKUP_KEY, text);
+	free(text);
+	plan(&w);
+	expect_step(&w, RESIZE_SET_STATE);
+	assert_string_equal(state_field(&w.a, "phase"), "Recreating");
+
+	set_state(w.sts, "{\"phase\":\"Recreating\",\"targets\":{\"data\":\"2Gi\"},\"statefulSetUID\":\"" UID "\"}");
+	plan(&w);
+	expect_step(&w, RESIZE_ORPHAN_DELETE);
+	assert_string_equal(w.a.uid, UID);
+
+	/* Gone: re-created from the backup, now Adopting. */
+	json_t *live = w.sts;
+	w.sts = NULL;
+	plan(&w);
+	expect_step(&w, RESIZE_RECREATE);
+	assert_string_equal(state_field(&w.a, "phase"), "Adopting");
+	json_t *recreated = resize_with_new_sizes(saved, w.a.state);
+	assert_string_equal(kube_obj_str(json_array_get(json_object_get(json_object_get(recreated, "spec"),
+									 "volumeClaimTemplates"),
+							 0),
+					 "spec.resources.requests.storage"),
+			    "2Gi");
+	assert_null(kube_obj_str(recreated, "metadata.uid"));
+
+	/* The new StatefulSet (new UID) has not adopted the pods yet: wait. */
+	w.sts = live;
+	json_object_set_new(json_object_get(w.sts, "metadata"), "uid", json_string("uid-web-2"));
+	set_state(w.sts, "{\"phase\":\"Adopting\",\"targets\":{\"data\":\"2Gi\"},\"statefulSetUID\":\"" UID "\"}");
+	plan(&w);
+	expect_step(&w, RESIZE_WAIT);
+	/* Adopted: the backup goes, then the state. */
+	json_decref(w.pods);
+	w.pods = json_pack("[o, o, o]", pod("web-0", "p0", true, "uid-web-2"), pod("web-1", "p1", true, "uid-web-2"),
+			   pod("web-2", "p2", true, "uid-web-2"));
+	plan(&w);
+	expect_step(&w, RESIZE_DELETE_BACKUP);
+	json_decref(w.backup);
+	w.backup = NULL;
+	plan(&w);
+	expect_step(&w, RESIZE_FINISH);
+	assert_string_equal(w.a.event_reason, "ResizeCompleted");
+
+	json_decref(recreated);
+	json_decref(saved);
+	world_release(&w);
+}
+
+static void test_saved_copy_drops_server_fields_only(void **state)
+{
+	(void)state;
+	json_t *s = sts(3, "1Gi", "expandable");
+	json_t *meta = json_object_get(s, "metadata");
+	json_object_set_new(meta, "resourceVersion", json_string("42"));
+	json_object_set_new(meta, "generation", json_integer(3));
+	json_object_set_new(meta, "creationTimestamp", json_string(NOW));
+	json_object_set_new(meta, "labels", json_pack("{s:s}", "app", "web"));
+	json_object_set_new(s, "status", json_pack("{s:i}", "replicas", 3));
+	json_object_set_new(json_object_get(s, "spec"), "someFutureField", json_string("kept"));
+	json_t *c = resize_saved_copy(s);
+	assert_null(json_object_get(c, "status"));
+	assert_null(kube_obj_str(c, "metadata.uid"));
+	assert_null(kube_obj_str(c, "metadata.resourceVersion"));
+	assert_null(json_object_get(json_object_get(c, "metadata"), "generation"));
+	assert_null(kube_obj_str(c, "metadata.creationTimestamp"));
+	assert_string_equal(kube_obj_str(c, "metadata.labels.app"), "web");
+	assert_string_equal(kube_obj_str(c, "spec.someFutureField"), "kept"); /* unknown fields survive */
+	json_decref(c);
+	json_decref(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_no_request_no_step),
+		cmocka_unit_test(test_ignore_wins),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_start_records_state),
+		cmocka_unit_test(test_vshn_trigger_template_bigger_than_pvcs),
+		cmocka_unit_test(test_expanding_goes_highest_ordinal_first_and_waits),
+		cmocka_unit_test(test_file_system_pending_restarts_that_pod_once),
+		cmocka_unit_test(test_driver_failure_fails_the_resize),
+		cmocka_unit_test(test_abort_while_expanding),
+		cmocka_unit_test(test_save_orphan_delete_recreate_adopt_finish),
+		cmocka_unit_test(test_saved_copy_drops_server_fields_only),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
