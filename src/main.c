@@ -15,6 +15,8 @@
 #include "client/kube_config.h"
 #include "observability.h"
 #include "options.h"
+#include "controllers/resize/resize_controller.h"
+#include "runtime/events.h"
 #include "runtime/leader.h"
 #include "runtime/manager.h"
 #include "util/log.h"
@@ -94,13 +96,21 @@ static void lease_lost(void *ctx)
 	_exit(1);
 }
 
-/* The caches the enabled controllers read. */
-static void register_informers(struct manager *m, const struct operator_options *o)
+/* The enabled controllers, each registering the caches it reads. */
+static void add_controllers(struct manager *m, const struct operator_options *o, struct kube_client *c,
+			    struct event_recorder *events, struct observability *obs)
 {
-	if (o->controllers & (CONTROLLER_RESIZE | CONTROLLER_SCALEDOWN))
-		manager_informer(m, &KUBE_STATEFULSETS);
-	manager_informer(m, &KUBE_PVCS);
-	manager_informer(m, &KUBE_PODS);
+	if (o->controllers & CONTROLLER_RESIZE) {
+		struct resize_deps d = {.client = c,
+					.manager = m,
+					.events = events,
+					.obs = obs,
+					.can_read_storage_classes = o->namespace == NULL,
+					.workers = o->workers};
+		manager_add_controller(m, resize_controller_new(&d));
+	}
+	if (o->controllers & (CONTROLLER_SCALEDOWN | CONTROLLER_CLUSTER))
+		log_warn("main", "the scaledown and cluster controllers are not built yet; they do not run");
 }
 
 int main(int argc, char **argv)
@@ -115,6 +125,7 @@ int main(int argc, char **argv)
 	struct kube_config lease_cfg = {0};
 	struct kube_client *lease_client = NULL;
 	struct observability *obs = NULL;
+	struct event_recorder *events = NULL;
 	char *lease_ns = NULL;
 	char *identity = NULL;
 
@@ -168,7 +179,6 @@ int main(int argc, char **argv)
 
 	struct manager_options mo = {.namespace = opts.namespace};
 	manager = manager_new(client, &mo);
-	register_informers(manager, &opts);
 	log_info("main", "watching %s", opts.namespace ? opts.namespace : "all namespaces");
 
 	if (opts.leader_elect) {
@@ -200,6 +210,8 @@ int main(int argc, char **argv)
 		log_error("main", "%s", err);
 		goto out;
 	}
+	events = event_recorder_new(client, "stateful-operator", identity ? identity : "stateful-operator");
+	add_controllers(manager, &opts, client, events, obs);
 
 	struct signal_thread st = {.manager = manager, .set = signals};
 	pthread_t sig_thread;
@@ -211,6 +223,10 @@ int main(int argc, char **argv)
 	pthread_kill(sig_thread, SIGUSR1);
 	pthread_join(sig_thread, NULL);
 out:
+	/* The manager first: it stops the controllers that use the rest. */
+	manager_free(manager);
+	manager = NULL;
+	event_recorder_free(events);
 	observability_stop(obs);
 	leader_free(leader);
 	kube_client_free(lease_client);

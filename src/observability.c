@@ -23,6 +23,8 @@ struct observability {
 	struct metric_family *watch_restarts, *informer_events, *informer_lists, *informer_objects,
 		*informer_synced;
 	struct metric_family *leader_gauge;
+	struct metric_family *outcomes[8];
+	int noutcomes;
 };
 
 /* The client's observer: every API request, by verb and HTTP code (0 = no answer). */
@@ -76,6 +78,20 @@ static void collect(void *ctx, struct metrics *m)
 		metric_set(o->leader_gauge, leader_is_leader(o->leader) ? 1 : 0, METRIC_NO_LABELS);
 }
 
+/* The controllers' outcome counters: name, help. */
+static const char *const outcome[][2] = {
+	{"stateful_operator_resizes_started_total", "Volume resizes started."},
+	{"stateful_operator_resizes_completed_total", "Volume resizes completed."},
+	{"stateful_operator_resizes_failed_total", "Volume resizes that ended in failure."},
+	{"stateful_operator_copy_bytes_total", "Bytes copied by copy Jobs."},
+	{"stateful_operator_cleanups_started_total", "Scale-down cleanup pods started."},
+	{"stateful_operator_cleanups_succeeded_total", "Scale-down cleanups that succeeded."},
+	{"stateful_operator_cleanups_failed_total", "Scale-down cleanups that failed."},
+	{"stateful_operator_cluster_member_replacements_total",
+	 "StatefulCluster members replaced by a new identity."},
+};
+
+
 static void register_families(struct observability *o)
 {
 	struct metrics *m = o->metrics;
@@ -124,20 +140,10 @@ static void register_families(struct observability *o)
 	 * The controllers' own outcome counters. They start at 0 so that
 	 * rate() and increase() work from the first scrape.
 	 */
-	static const char *const outcome[][2] = {
-		{"stateful_operator_resizes_started_total", "Volume resizes started."},
-		{"stateful_operator_resizes_completed_total", "Volume resizes completed."},
-		{"stateful_operator_resizes_failed_total", "Volume resizes that ended in failure."},
-		{"stateful_operator_copy_bytes_total", "Bytes copied by copy Jobs."},
-		{"stateful_operator_cleanups_started_total", "Scale-down cleanup pods started."},
-		{"stateful_operator_cleanups_succeeded_total", "Scale-down cleanups that succeeded."},
-		{"stateful_operator_cleanups_failed_total", "Scale-down cleanups that failed."},
-		{"stateful_operator_cluster_member_replacements_total",
-		 "StatefulCluster members replaced by a new identity."},
-	};
-	for (size_t i = 0; i < sizeof(outcome) / sizeof(outcome[0]); i++)
-		metric_add(metrics_counter(m, outcome[i][0], outcome[i][1], METRIC_NO_LABELS), 0,
-			   METRIC_NO_LABELS);
+	for (size_t i = 0; i < sizeof(outcome) / sizeof(outcome[0]); i++) {
+		o->outcomes[o->noutcomes] = metrics_counter(m, outcome[i][0], outcome[i][1], METRIC_NO_LABELS);
+		metric_add(o->outcomes[o->noutcomes++], 0, METRIC_NO_LABELS);
+	}
 }
 
 static int serve_metrics(void *ctx, const struct http_request *req, const char **content_type,
@@ -228,6 +234,13 @@ void observability_stop(struct observability *o)
 	http_server_stop(o->metrics_server);
 	metrics_free(o->metrics);
 	free(o);
+}
+
+void observability_count(struct observability *o, const char *family, double v)
+{
+	for (int i = 0; i < o->noutcomes; i++)
+		if (!strcmp(outcome[i][0], family))
+			metric_add(o->outcomes[i], v, METRIC_NO_LABELS);
 }
 
 struct metrics *observability_metrics(struct observability *o)

@@ -15,6 +15,7 @@ struct controller {
 	int nworkers;
 	reconcile_fn reconcile;
 	void *ctx;
+	void (*free_ctx)(void *ctx);
 	struct workqueue *queue;
 	pthread_t *threads;
 	int nstarted;
@@ -28,6 +29,7 @@ struct controller *controller_new(const struct controller_options *opts)
 	c->nworkers = opts->workers > 0 ? opts->workers : 1;
 	c->reconcile = opts->reconcile;
 	c->ctx = opts->ctx;
+	c->free_ctx = opts->free_ctx;
 	struct workqueue_options qo;
 	workqueue_options_init(&qo);
 	c->queue = workqueue_new(&qo);
@@ -40,6 +42,8 @@ void controller_free(struct controller *c)
 	if (!c)
 		return;
 	controller_stop(c);
+	if (c->free_ctx)
+		c->free_ctx(c->ctx);
 	workqueue_free(c->queue);
 	free(c->threads);
 	free(c->name);

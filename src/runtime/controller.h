@@ -28,6 +28,7 @@ struct controller_options {
 	int workers;             /* default 1 */
 	reconcile_fn reconcile;
 	void *ctx;
+	void (*free_ctx)(void *ctx); /* called by controller_free; may be NULL */
 };
 
 struct controller_stats {

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "util/clock.h"
@@ -16,6 +17,7 @@ struct manager {
 	char *namespace;
 	long sync_timeout_ms;
 	struct informer *informers[MAX_INFORMERS];
+	char *selectors[MAX_INFORMERS]; /* each informer's label selector, or NULL */
 	int ninformers;
 	struct controller *controllers[MAX_CONTROLLERS];
 	int ncontrollers;
@@ -43,23 +45,37 @@ void manager_free(struct manager *m)
 		return;
 	for (int i = 0; i < m->ncontrollers; i++)
 		controller_free(m->controllers[i]);
-	for (int i = 0; i < m->ninformers; i++)
+	for (int i = 0; i < m->ninformers; i++) {
 		informer_free(m->informers[i]);
+		free(m->selectors[i]);
+	}
 	pthread_mutex_destroy(&m->lock);
 	pthread_cond_destroy(&m->cond);
 	free(m->namespace);
 	free(m);
 }
 
-struct informer *manager_informer(struct manager *m, const struct kube_resource *r)
+struct informer *manager_informer_selected(struct manager *m, const struct kube_resource *r,
+					   const char *label_selector)
 {
-	for (int i = 0; i < m->ninformers; i++)
-		if (informer_resource(m->informers[i]) == r)
+	for (int i = 0; i < m->ninformers; i++) {
+		const char *sel = m->selectors[i];
+		if (informer_resource(m->informers[i]) == r &&
+		    (sel && label_selector ? !strcmp(sel, label_selector) : sel == label_selector))
 			return m->informers[i];
+	}
 	if (m->ninformers == MAX_INFORMERS)
 		abort(); /* a programming error */
-	struct informer_options o = {.resource = r, .namespace = r->namespaced ? m->namespace : NULL};
+	struct informer_options o = {.resource = r,
+				     .namespace = r->namespaced ? m->namespace : NULL,
+				     .label_selector = label_selector};
+	m->selectors[m->ninformers] = label_selector ? xstrdup(label_selector) : NULL;
 	return m->informers[m->ninformers++] = informer_new(m->client, &o);
+}
+
+struct informer *manager_informer(struct manager *m, const struct kube_resource *r)
+{
+	return manager_informer_selected(m, r, NULL);
 }
 
 void manager_add_controller(struct manager *m, struct controller *c)

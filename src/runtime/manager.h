@@ -30,6 +30,9 @@ void manager_free(struct manager *m);
 
 /* The shared informer for r in the manager's scope, made on first call. Borrowed. */
 struct informer *manager_informer(struct manager *m, const struct kube_resource *r);
+/* Like manager_informer, for the objects that match label_selector (a separate cache). */
+struct informer *manager_informer_selected(struct manager *m, const struct kube_resource *r,
+					   const char *label_selector);
 /* Takes ownership of c. */
 void manager_add_controller(struct manager *m, struct controller *c);
 

@@ -112,6 +112,14 @@ int store_add_index(struct store *s, const char *name, store_index_fn fn)
 	return s->nindexes++;
 }
 
+bool store_has_index(struct store *s, const char *name)
+{
+	for (int i = 0; i < s->nindexes; i++)
+		if (!strcmp(s->indexes[i].name, name))
+			return true;
+	return false;
+}
+
 static void index_add(struct store_index *ix, const char *value, const char *key)
 {
 	struct hashmap *set = hashmap_get(&ix->values, value);

@@ -154,11 +154,14 @@ expect yes "$SA" update leases.coordination.k8s.io -n "$OPNS"
 expect no "$SA" get pods -n default
 expect no "$SA" list persistentvolumes
 expect no "$SA" list jobs.batch --all-namespaces
-expect no "$SA" delete pods -n default
+expect no "$SA" delete persistentvolumeclaims -n default
 expect no "$SA" create namespaces
 expect no "$SA" get secrets -n "$OPNS"
 expect no "$SA" get secrets --all-namespaces
-expect no "$SA" patch statefulsets.apps -n default
+expect yes "$SA" patch statefulsets.apps -n default
+expect yes "$SA" patch persistentvolumeclaims -n default
+expect yes "$SA" list storageclasses.storage.k8s.io
+expect no "$SA" update statefulsets.apps -n default
 
 step "namespace Role, bound in a scratch namespace: its verbs there, nothing elsewhere"
 kubectl create namespace "$NS" >/dev/null
@@ -193,6 +196,6 @@ expect no "$NSA" list statefulsets.apps -n default
 expect no "$NSA" list statefulsets.apps --all-namespaces
 expect no "$NSA" list persistentvolumes
 expect no "$NSA" list storageclasses.storage.k8s.io
-expect no "$NSA" delete pods -n "$NS"
+expect no "$NSA" delete persistentvolumeclaims -n "$NS"
 expect no "$NSA" get secrets -n "$NS"
 expect no "$NSA" create namespaces

@@ -4,7 +4,7 @@
 #   - a PVC of each StorageClass (expandable, fixed) gets Bound;
 #   - a StatefulSet's pods become Running+Ready and its claims Bound;
 #   - a Job's pod Succeeds and the Job completes; the outcome=fail annotation fails a pod;
-#   - the operator's identity can list StatefulSets cluster-wide but not delete pods.
+#   - the operator's identity can list StatefulSets cluster-wide but not delete a PVC.
 # Everything it creates lives in one namespace, deleted on exit.
 set -euo pipefail
 
@@ -119,15 +119,16 @@ kubectl wait -n "$NS" --for=condition=Failed job/bad --timeout="$WAIT" || fail "
 [ "$(kubectl get -n "$NS" pods -l job-name=bad -o jsonpath='{.items[0].status.containerStatuses[0].state.terminated.message}')" = "disk full" ] ||
 	fail "the failure message did not reach the pod status"
 
-step "the operator identity: list StatefulSets everywhere, delete no pod"
+step "the operator identity: list StatefulSets everywhere, delete no PVC"
 OP=(kubectl --kubeconfig "$SOP_OPERATOR_KUBECONFIG")
 [ "$("${OP[@]}" auth whoami -o jsonpath='{.status.userInfo.username}')" = \
 	system:serviceaccount:stateful-operator-system:stateful-operator ] || fail "operator kubeconfig is not the service account"
 "${OP[@]}" get statefulsets --all-namespaces -o name | grep -qx statefulset.apps/web ||
 	fail "operator cannot list statefulsets cluster-wide"
-[ "$("${OP[@]}" auth can-i delete pods -n "$NS" || true)" = no ] || fail "operator may delete pods"
-if out=$("${OP[@]}" delete pod -n "$NS" web-0 --wait=false 2>&1); then
-	fail "operator deleted a pod"
+[ "$("${OP[@]}" auth can-i delete persistentvolumeclaims -n "$NS" || true)" = no ] ||
+	fail "operator may delete PVCs"
+if out=$("${OP[@]}" delete pvc -n "$NS" data-web-0 --wait=false 2>&1); then
+	fail "operator deleted a PVC"
 fi
-grep -q Forbidden <<<"$out" || fail "deleting a pod as the operator failed, but not with Forbidden: $out"
+grep -q Forbidden <<<"$out" || fail "deleting a PVC as the operator failed, but not with Forbidden: $out"
 [ "$("${OP[@]}" auth can-i create leases -n stateful-operator-system)" = yes ] || fail "operator cannot create leases"

@@ -1,0 +1,355 @@
+#include "controllers/resize/resize_controller.h"
+
+#include <ctype.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "controllers/resize/resize_plan.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+
+struct resize_ctx {
+	struct resize_deps deps;
+	struct controller *controller;
+	struct store *statefulsets, *pvcs, *pods, *backups, *classes;
+	const char *crash_after; /* SOP_TEST_CRASH_AFTER */
+};
+
+/* ---- which StatefulSet an event concerns ---- */
+
+/* A PVC <template>-<sts>-<ordinal>: every StatefulSet named by a suffix of <template>-<sts>. */
+static void enqueue_for_pvc(void *ctx, const json_t *pvc)
+{
+	struct resize_ctx *rc = ctx;
+	const char *ns = kube_obj_str(pvc, "metadata.namespace");
+	const char *name = kube_obj_str(pvc, "metadata.name");
+	if (!ns || !name)
+		return;
+	const char *dash = strrchr(name, '-');
+	if (!dash || !dash[1])
+		return;
+	for (const char *p = dash + 1; *p; p++)
+		if (!isdigit((unsigned char)*p))
+			return;
+	char *prefix = xstrndup(name, (size_t)(dash - name));
+	for (char *p = strchr(prefix, '-'); p; p = strchr(p + 1, '-')) {
+		char *key = xasprintf("%s/%s", ns, p + 1);
+		char *rv = store_resource_version(rc->statefulsets, key);
+		if (rv)
+			controller_enqueue(rc->controller, key);
+		free(rv);
+		free(key);
+	}
+	free(prefix);
+}
+
+static void pvc_update(void *ctx, const json_t *old, const json_t *obj)
+{
+	(void)old;
+	enqueue_for_pvc(ctx, obj);
+}
+
+/* A pod: its controlling StatefulSet. */
+static void enqueue_for_pod(void *ctx, const json_t *pod)
+{
+	struct resize_ctx *rc = ctx;
+	size_t i;
+	json_t *o;
+	json_array_foreach(json_object_get(json_object_get(pod, "metadata"), "ownerReferences"), i, o) {
+		const char *kind = kube_obj_str(o, "kind");
+		const char *name = kube_obj_str(o, "name");
+		if (kind && name && !strcmp(kind, "StatefulSet")) {
+			char *key = xasprintf("%s/%s", kube_obj_str(pod, "metadata.namespace"), name);
+			controller_enqueue(rc->controller, key);
+			free(key);
+		}
+	}
+}
+
+static void pod_update(void *ctx, const json_t *old, const json_t *obj)
+{
+	(void)old;
+	enqueue_for_pod(ctx, obj);
+}
+
+/* A backup ConfigMap: the StatefulSet its label names. */
+static void enqueue_for_backup(void *ctx, const json_t *cm)
+{
+	struct resize_ctx *rc = ctx;
+	const json_t *labels = json_object_get(json_object_get(cm, "metadata"), "labels");
+	const char *sts = json_string_value(json_object_get(labels, LABEL_SAVED_STATEFULSET));
+	if (!sts)
+		return;
+	char *key = xasprintf("%s/%s", kube_obj_str(cm, "metadata.namespace"), sts);
+	controller_enqueue(rc->controller, key);
+	free(key);
+}
+
+static void backup_update(void *ctx, const json_t *old, const json_t *obj)
+{
+	(void)old;
+	enqueue_for_backup(ctx, obj);
+}
+
+/* ---- performing a step ---- */
+
+static void now_rfc3339(char *buf, size_t len)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* Merge-patches annotations of the StatefulSet (a NULL value removes the key). */
+static int patch_annotations(struct resize_ctx *rc, const char *ns, const char *name, const char *rv,
+			     const json_t *state, const char *status_text, struct kube_error *err)
+{
+	json_t *ann = json_object();
+	if (state) {
+		char *text = json_dumps(state, JSON_COMPACT | JSON_SORT_KEYS);
+		json_object_set_new(ann, ANNOTATION_RESIZE_STATE, json_string(text));
+		free(text);
+	} else {
+		json_object_set_new(ann, ANNOTATION_RESIZE_STATE, json_null());
+	}
+	json_object_set_new(ann, ANNOTATION_RESIZE_STATUS, status_text ? json_string(status_text) : json_null());
+	/* resourceVersion in a merge patch is a precondition: a stale decision conflicts. */
+	json_t *patch = json_pack("{s:{s:o}}", "metadata", "annotations", ann);
+	if (rv)
+		json_object_set_new(json_object_get(patch, "metadata"), "resourceVersion", json_string(rv));
+	int r = kube_patch(rc->deps.client, &KUBE_STATEFULSETS, ns, name, NULL, KUBE_PATCH_MERGE, patch, NULL,
+			   err);
+	json_decref(patch);
+	return r;
+}
+
+static int save_backup(struct resize_ctx *rc, const char *ns, const char *name, const json_t *state,
+		       struct kube_error *err)
+{
+	/* A fresh GET: the whole object as the server has it, every field included. */
+	json_t *live = NULL;
+	int r = kube_get(rc->deps.client, &KUBE_STATEFULSETS, ns, name, &live, err);
+	if (r < 0)
+		return r;
+	json_t *saved = resize_saved_copy(live);
+	json_t *meta = json_object_get(saved, "metadata");
+	if (!json_object_get(meta, "annotations"))
+		json_object_set_new(meta, "annotations", json_object());
+	char *st = json_dumps(state, JSON_COMPACT | JSON_SORT_KEYS);
+	json_object_set_new(json_object_get(meta, "annotations"), ANNOTATION_RESIZE_STATE, json_string(st));
+	free(st);
+	char *text = json_dumps(saved, JSON_COMPACT);
+	char *cm_name = xasprintf("%s" BACKUP_SUFFIX, name);
+	json_t *cm = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:{s:s}}", "apiVersion", "v1", "kind",
+			       "ConfigMap", "metadata", "name", cm_name, "namespace", ns, "labels",
+			       LABEL_SAVED_STATEFULSET, name, "data", BACKUP_KEY, text);
+	r = kube_create(rc->deps.client, &KUBE_CONFIGMAPS, ns, cm, NULL, err);
+	if (r < 0 && err->code == 409)
+		r = 0; /* saved before a crash: the planner reads it next time */
+	json_decref(cm);
+	free(cm_name);
+	free(text);
+	json_decref(saved);
+	json_decref(live);
+	return r;
+}
+
+static int recreate(struct resize_ctx *rc, const char *ns, const json_t *backup, const json_t *state,
+		    struct kube_error *err)
+{
+	const char *text = json_string_value(json_object_get(json_object_get(backup, "data"), BACKUP_KEY));
+	json_t *saved = text ? json_loads(text, 0, NULL) : NULL;
+	if (!saved) {
+		snprintf(err->message, sizeof(err->message), "backup has no saved StatefulSet");
+		return -1;
+	}
+	json_t *sts = resize_with_new_sizes(saved, state);
+	char *st = json_dumps(state, JSON_COMPACT | JSON_SORT_KEYS);
+	json_object_set_new(json_object_get(json_object_get(sts, "metadata"), "annotations"),
+			    ANNOTATION_RESIZE_STATE, json_string(st));
+	free(st);
+	int r = kube_create(rc->deps.client, &KUBE_STATEFULSETS, ns, sts, NULL, err);
+	if (r < 0 && err->code == 409)
+		r = 0; /* created before a crash */
+	json_decref(sts);
+	json_decref(saved);
+	return r;
+}
+
+static int perform(struct resize_ctx *rc, const char *ns, const char *name, const json_t *sts,
+		   const json_t *backup, const struct resize_action *a, struct kube_error *err)
+{
+	const char *rv = sts ? kube_obj_str(sts, "metadata.resourceVersion") : NULL;
+	char *cm_name = xasprintf("%s" BACKUP_SUFFIX, name);
+	int r = 0;
+	switch (a->step) {
+	case RESIZE_NOTHING:
+	case RESIZE_REFUSE:
+	case RESIZE_WAIT:
+		break;
+	case RESIZE_SET_STATE:
+		r = patch_annotations(rc, ns, name, rv, a->state, a->status, err);
+		break;
+	case RESIZE_FINISH:
+		r = patch_annotations(rc, ns, name, rv, NULL, NULL, err);
+		break;
+	case RESIZE_PATCH_PVC: {
+		json_t *p = json_pack("{s:{s:{s:{s:s}}}}", "spec", "resources", "requests", "storage", a->size);
+		r = kube_patch(rc->deps.client, &KUBE_PVCS, ns, a->object, NULL, KUBE_PATCH_MERGE, p, NULL, err);
+		json_decref(p);
+		break;
+	}
+	case RESIZE_DELETE_POD: {
+		struct kube_delete_options o = {.precondition_uid = a->uid};
+		r = kube_delete(rc->deps.client, &KUBE_PODS, ns, a->object, &o, err);
+		if (r < 0 && (err->code == 404 || err->code == 409))
+			r = 0; /* already gone or replaced: the planner sees it next time */
+		break;
+	}
+	case RESIZE_SAVE:
+		r = save_backup(rc, ns, name, a->state, err);
+		break;
+	case RESIZE_ORPHAN_DELETE: {
+		struct kube_delete_options o = {.propagation_policy = "Orphan", .precondition_uid = a->uid};
+		r = kube_delete(rc->deps.client, &KUBE_STATEFULSETS, ns, name, &o, err);
+		if (r < 0 && err->code == 404)
+			r = 0;
+		break;
+	}
+	case RESIZE_RECREATE:
+		r = recreate(rc, ns, backup, a->state, err);
+		break;
+	case RESIZE_DELETE_BACKUP:
+		r = kube_delete(rc->deps.client, &KUBE_CONFIGMAPS, ns, cm_name, NULL, err);
+		if (r < 0 && err->code == 404)
+			r = 0;
+		break;
+	}
+	free(cm_name);
+	return r;
+}
+
+static void count(struct resize_ctx *rc, const char *family)
+{
+	if (rc->deps.obs)
+		observability_count(rc->deps.obs, family, 1);
+}
+
+static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
+{
+	struct resize_ctx *rc = ctx;
+	const char *slash = strchr(key, '/');
+	if (!slash)
+		return 0;
+	char *ns = xstrndup(key, (size_t)(slash - key));
+	const char *name = slash + 1;
+	char *backup_key = xasprintf("%s" BACKUP_SUFFIX, key);
+
+	json_t *sts = store_get(rc->statefulsets, key);
+	json_t *backup = store_get(rc->backups, backup_key);
+	json_t *pvcs = store_by_index(rc->pvcs, "namespace", ns);
+	json_t *pods = store_by_index(rc->pods, "namespace", ns);
+	json_t *classes = rc->classes ? store_list(rc->classes) : NULL;
+	struct resize_inputs in = {sts, backup, pvcs, pods, classes};
+	char now[32];
+	now_rfc3339(now, sizeof(now));
+	struct resize_action a;
+	resize_plan(&in, now, &a);
+
+	int result = 0;
+	if (a.step != RESIZE_NOTHING)
+		log_debug("resize", "%s: %s %s", key, resize_step_name(a.step), a.object);
+	struct kube_error err = {0};
+	if (perform(rc, ns, name, sts, backup, &a, &err) < 0) {
+		log_warn("resize", "%s: %s %s failed: %s", key, resize_step_name(a.step), a.object, err.message);
+		result = -1;
+	} else {
+		if (a.event_reason) {
+			/* Events about a StatefulSet being re-created name the saved copy. */
+			const json_t *about = sts;
+			json_t *saved = NULL;
+			if (!about && backup) {
+				const char *text = json_string_value(json_object_get(json_object_get(backup, "data"),
+										     BACKUP_KEY));
+				saved = text ? json_loads(text, 0, NULL) : NULL;
+				about = saved;
+			}
+			if (about)
+				event_record(rc->deps.events, about, a.event_type, a.event_reason, "%s",
+					     a.event_message);
+			json_decref(saved);
+		}
+		if (a.event_reason && !strcmp(a.event_reason, "ResizeStarted"))
+			count(rc, "stateful_operator_resizes_started_total");
+		else if (a.event_reason && !strcmp(a.event_reason, "ResizeCompleted"))
+			count(rc, "stateful_operator_resizes_completed_total");
+		else if (a.event_reason && !strcmp(a.event_reason, "ResizeFailed"))
+			count(rc, "stateful_operator_resizes_failed_total");
+		if (a.step == RESIZE_WAIT)
+			*requeue_after_ms = a.requeue_ms;
+		if (rc->crash_after && !strcmp(rc->crash_after, resize_step_name(a.step))) {
+			log_warn("resize", "SOP_TEST_CRASH_AFTER=%s: killing myself", rc->crash_after);
+			raise(SIGKILL);
+		}
+	}
+	resize_action_release(&a);
+	json_decref(classes);
+	json_decref(pods);
+	json_decref(pvcs);
+	json_decref(backup);
+	json_decref(sts);
+	free(backup_key);
+	free(ns);
+	return result;
+}
+
+static void free_ctx(void *ctx)
+{
+	free(ctx);
+}
+
+static void ensure_namespace_index(struct store *s)
+{
+	if (!store_has_index(s, "namespace"))
+		store_add_index(s, "namespace", store_index_namespace);
+}
+
+struct controller *resize_controller_new(const struct resize_deps *deps)
+{
+	struct resize_ctx *rc = xcalloc(1, sizeof(*rc));
+	rc->deps = *deps;
+	const char *crash = getenv("SOP_TEST_CRASH_AFTER");
+	rc->crash_after = crash && *crash ? crash : NULL;
+	struct controller_options co = {
+		.name = "resize", .workers = deps->workers, .reconcile = reconcile, .ctx = rc, .free_ctx = free_ctx};
+	rc->controller = controller_new(&co);
+
+	struct manager *m = deps->manager;
+	struct informer *sts = manager_informer(m, &KUBE_STATEFULSETS);
+	struct informer *pvcs = manager_informer(m, &KUBE_PVCS);
+	struct informer *pods = manager_informer(m, &KUBE_PODS);
+	struct informer *backups =
+		manager_informer_selected(m, &KUBE_CONFIGMAPS, LABEL_SAVED_STATEFULSET);
+	rc->statefulsets = informer_store(sts);
+	rc->pvcs = informer_store(pvcs);
+	rc->pods = informer_store(pods);
+	rc->backups = informer_store(backups);
+	ensure_namespace_index(rc->pvcs);
+	ensure_namespace_index(rc->pods);
+	if (deps->can_read_storage_classes)
+		rc->classes = informer_store(manager_informer(m, &KUBE_STORAGECLASSES));
+
+	struct informer_handlers own = controller_object_handlers(rc->controller);
+	informer_add_handlers(sts, &own);
+	struct informer_handlers hp = {enqueue_for_pvc, pvc_update, enqueue_for_pvc, rc};
+	informer_add_handlers(pvcs, &hp);
+	struct informer_handlers hpod = {enqueue_for_pod, pod_update, enqueue_for_pod, rc};
+	informer_add_handlers(pods, &hpod);
+	struct informer_handlers hb = {enqueue_for_backup, backup_update, enqueue_for_backup, rc};
+	informer_add_handlers(backups, &hb);
+	return rc->controller;
+}

@@ -1,0 +1,34 @@
+/*
+ * The resize controller: for each StatefulSet key, reads the caches,
+ * asks resize_plan for the next step, performs that one step, records it
+ * (Event, resize-status, metrics) and requeues. The planner decides; this
+ * file only talks to the API.
+ *
+ * SOP_TEST_CRASH_AFTER=<step> (a resize_step_name, e.g. "OrphanDelete")
+ * makes the process kill itself with SIGKILL right after performing that
+ * step: the tests use it to prove a crash at every step boundary resumes.
+ */
+#ifndef SOP_RESIZE_CONTROLLER_H
+#define SOP_RESIZE_CONTROLLER_H
+
+#include <stdbool.h>
+
+#include "client/kube_client.h"
+#include "observability.h"
+#include "runtime/controller.h"
+#include "runtime/events.h"
+#include "runtime/manager.h"
+
+struct resize_deps {
+	struct kube_client *client;      /* borrowed */
+	struct manager *manager;         /* borrowed: the caches come from it */
+	struct event_recorder *events;   /* borrowed */
+	struct observability *obs;       /* borrowed; may be NULL */
+	bool can_read_storage_classes;   /* false in namespace scope (a Role cannot grant them) */
+	int workers;
+};
+
+/* Registers the caches it reads and returns the controller (add it to the manager). */
+struct controller *resize_controller_new(const struct resize_deps *deps);
+
+#endif
