@@ -48,9 +48,9 @@ static void set_state(json_t *obj, const char *state_json)
 
 static json_t *pvc(const char *name, const char *request, const char *capacity)
 {
-	return json_pack("{s:{s:s, s:s}, s:{s:{s:{s:s}}}, s:{s:{s:s}, s:[]}}", "metadata", "name", name,
+	return json_pack("{s:{s:s, s:s}, s:{s:{s:{s:s}}}, s:{s:s, s:{s:s}, s:[]}}", "metadata", "name", name,
 			 "namespace", "ns", "spec", "resources", "requests", "storage", request, "status",
-			 "capacity", "storage", capacity, "conditions");
+			 "phase", "Bound", "capacity", "storage", capacity, "conditions");
 }
 
 static void pvc_condition(json_t *p, const char *type, const char *message)
@@ -294,6 +294,20 @@ static void test_expanding_goes_highest_ordinal_first_and_waits(void **state)
 	world_release(&w);
 }
 
+static void test_unbound_claim_is_waited_for(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w);
+	set_state(w.sts, EXPANDING);
+	/* The API server refuses a new request on a claim that is not Bound yet. */
+	json_object_set_new(json_object_get(json_array_get(w.pvcs, 2), "status"), "phase", json_string("Pending"));
+	plan(&w);
+	expect_step(&w, RESIZE_WAIT);
+	assert_non_null(strstr(w.a.status, "Bound"));
+	world_release(&w);
+}
+
 static void test_file_system_pending_restarts_that_pod_once(void **state)
 {
 	(void)state;
@@ -405,6 +419,11 @@ static void test_save_orphan_delete_recreate_adopt_finish(void **state)
 	plan(&w);
 	expect_step(&w, RESIZE_ORPHAN_DELETE);
 	assert_string_equal(w.a.uid, UID);
+	/* Deleting (the garbage collector orphans the pods first): wait, do not delete again. */
+	json_object_set_new(json_object_get(w.sts, "metadata"), "deletionTimestamp", json_string(NOW));
+	plan(&w);
+	expect_step(&w, RESIZE_WAIT);
+	json_object_del(json_object_get(w.sts, "metadata"), "deletionTimestamp");
 
 	/* Gone: re-created from the backup, now Adopting. */
 	json_t *live = w.sts;
@@ -475,6 +494,7 @@ int main(void)
 		cmocka_unit_test(test_start_records_state),
 		cmocka_unit_test(test_vshn_trigger_template_bigger_than_pvcs),
 		cmocka_unit_test(test_expanding_goes_highest_ordinal_first_and_waits),
+		cmocka_unit_test(test_unbound_claim_is_waited_for),
 		cmocka_unit_test(test_file_system_pending_restarts_that_pod_once),
 		cmocka_unit_test(test_driver_failure_fails_the_resize),
 		cmocka_unit_test(test_abort_while_expanding),

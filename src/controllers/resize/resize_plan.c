@@ -349,6 +349,14 @@ static void plan_expanding(const struct resize_inputs *in, const char *now, cons
 				continue; /* this replica has no such claim (yet) */
 			struct pvc_view v;
 			view_pvc(pvc, &v);
+			const char *pvc_phase = kube_obj_str(pvc, "status.phase");
+			if (!pvc_phase || strcmp(pvc_phase, "Bound")) {
+				/* Only a bound claim's request may change. */
+				status(a, "Expanding %lld/%lld: waiting for %s to be Bound", done + 1, replicas,
+				       pvc_name);
+				wait_for(a, POLL_MS);
+				return;
+			}
 			if (cmp_size(v.capacity, &want) >= 0)
 				continue; /* done */
 			if (v.failure) {
@@ -535,7 +543,11 @@ void resize_plan(const struct resize_inputs *in, const char *now, struct resize_
 		json_decref(saved_state);
 		json_decref(saved);
 	} else if (!strcmp(phase, PHASE_RECREATING)) {
-		if (!strcmp(state_str(st, "statefulSetUID"), uid)) {
+		if (kube_obj_str(in->sts, "metadata.deletionTimestamp")) {
+			/* Orphan deletion under way: the garbage collector is releasing the pods. */
+			status(a, "Re-creating the StatefulSet");
+			wait_for(a, POLL_MS);
+		} else if (!strcmp(state_str(st, "statefulSetUID"), uid)) {
 			a->step = RESIZE_ORPHAN_DELETE;
 			snprintf(a->uid, sizeof(a->uid), "%s", uid);
 			event(a, "Normal", "OrphanDeleting",
