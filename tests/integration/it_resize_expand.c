@@ -376,12 +376,92 @@ static void test_reapplied_bigger_template_resizes_the_claims(void **state)
 	kube_client_free(admin);
 }
 
+/*
+ * The volume driver refuses one claim (the resizer's fail mode on the
+ * highest ordinal, which goes first): a Warning Event and resize-status
+ * carry the driver's message, nothing else changes, and the operator asks
+ * for the claim's capacity again where the cluster allows it (KEP-1790),
+ * reporting the outcome either way.
+ */
+static void test_driver_failure_is_reported_and_nothing_else_changes(void **state)
+{
+	(void)state;
+	struct kube_client *admin = it_admin_client();
+	char *ns = it_namespace_new(admin, "it-fail");
+	json_t *manifest = statefulset(3, "1Gi", NULL);
+	create_and_wait(admin, ns, manifest, 3);
+	if (it_sh("kubectl annotate pvc -n %s data-" SET "-2 testbed.stateful-operator.io/resize-mode=fail >/dev/null",
+		  ns))
+		fail_msg("annotate PVC failed");
+	json_t *before = NULL;
+	struct kube_error err;
+	assert_int_equal(kube_get(admin, &KUBE_STATEFULSETS, ns, SET, &before, &err), 0);
+	struct daemon d = operator_start();
+	annotate_sts(ns, "resize.stateful-operator.io/data", "2Gi");
+
+	void *failed[] = {admin, ns, (void *)"ResizeFailed"};
+	if (!it_wait(has_event, failed, 30000))
+		fail_msg("no ResizeFailed Event within 30 s");
+	json_t *evs = events_with_reason(admin, ns, "ResizeFailed");
+	const char *msg = kube_obj_str(json_array_get(evs, 0), "message");
+	printf("# ResizeFailed: %s\n", msg);
+	assert_string_equal(kube_obj_str(json_array_get(evs, 0), "type"), "Warning");
+	assert_non_null(strstr(msg, "simulated expansion failure"));
+	json_decref(evs);
+
+	/* The lowering attempt is reported, whichever way the cluster decided. */
+	void *lowered[] = {admin, ns, (void *)"ResizeRequestLowered"};
+	void *not_lowered[] = {admin, ns, (void *)"ResizeRequestNotLowered"};
+	double until = it_now_ms() + 30000;
+	while (!has_event(lowered) && !has_event(not_lowered) && it_now_ms() < until)
+		it_sleep_ms(200);
+	json_t *lo = events_with_reason(admin, ns, "ResizeRequestNotLowered");
+	if (!json_array_size(lo)) {
+		json_decref(lo);
+		lo = events_with_reason(admin, ns, "ResizeRequestLowered");
+	}
+	assert_int_equal(json_array_size(lo), 1);
+	printf("# %s: %s\n", kube_obj_str(json_array_get(lo, 0), "reason"),
+	       kube_obj_str(json_array_get(lo, 0), "message"));
+	json_decref(lo);
+
+	/* resize-status says so; nothing else changed: same StatefulSet, the other claims untouched. */
+	json_t *after = NULL;
+	assert_int_equal(kube_get(admin, &KUBE_STATEFULSETS, ns, SET, &after, &err), 0);
+	const char *st = json_string_value(json_object_get(
+		json_object_get(json_object_get(after, "metadata"), "annotations"), ANNOTATION_RESIZE_STATUS));
+	assert_non_null(st);
+	printf("# resize-status: %s\n", st);
+	assert_non_null(strstr(st, "Failed"));
+	assert_non_null(strstr(st, "simulated expansion failure"));
+	assert_string_equal(kube_obj_str(after, "metadata.uid"), kube_obj_str(before, "metadata.uid"));
+	char buf[64];
+	for (int i = 0; i < 2; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "data-" SET "-%d", i);
+		assert_string_equal(pvc_field(admin, ns, name, "spec.resources.requests.storage", buf, sizeof(buf)),
+				    "1Gi");
+	}
+	assert_string_equal(pvc_field(admin, ns, "data-" SET "-2", "status.capacity.storage", buf, sizeof(buf)),
+			    "1Gi");
+	assert_int_equal(kube_get(admin, &KUBE_CONFIGMAPS, ns, SET BACKUP_SUFFIX, NULL, &err), KUBE_EHTTP);
+
+	operator_stop(&d);
+	json_decref(after);
+	json_decref(before);
+	json_decref(manifest);
+	it_namespace_delete(admin, ns);
+	free(ns);
+	kube_client_free(admin);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_grows_one_template_in_place_and_recreates_the_set),
 		cmocka_unit_test(test_bad_input_is_refused_and_changes_nothing),
 		cmocka_unit_test(test_reapplied_bigger_template_resizes_the_claims),
+		cmocka_unit_test(test_driver_failure_is_reported_and_nothing_else_changes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -368,9 +368,14 @@ static void test_driver_failure_fails_the_resize(void **state)
 	assert_string_equal(w.a.event_reason, "ResizeFailed");
 	assert_non_null(strstr(w.a.status, "disk quota exceeded"));
 
-	/* Failed stays failed while the request is the same... */
+	/* Failed: first the requests are lowered back where the cluster allows (once)... */
 	annotate(w.sts, "resize.stateful-operator.io/data", "2Gi");
 	set_state(w.sts, "{\"phase\":\"Failed\",\"targets\":{\"data\":\"2Gi\"},\"statefulSetUID\":\"" UID "\"}");
+	plan(&w);
+	expect_step(&w, RESIZE_LOWER_REQUESTS);
+	/* ...then it stays failed while the request is the same... */
+	set_state(w.sts, "{\"phase\":\"Failed\",\"targets\":{\"data\":\"2Gi\"},\"statefulSetUID\":\"" UID
+			 "\",\"lowered\":{\"data-web-2\":\"lowered\"}}");
 	plan(&w);
 	expect_step(&w, RESIZE_NOTHING);
 	/* ...and starts over when the user changes it. */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "client/quantity.h"
 #include "controllers/resize/resize_plan.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -180,6 +181,79 @@ static int recreate(struct resize_ctx *rc, const char *ns, const json_t *backup,
 	return r;
 }
 
+/*
+ * After a failed expansion: ask each claim that still requests more than
+ * it has for its capacity again (KEP-1790), and record what the cluster
+ * said in the state (state.lowered: claim -> "lowered" or the refusal), so
+ * the user sees it and the step is not repeated. Kubernetes 1.34 refuses a
+ * request equal to the capacity; the refusal is then the reported outcome.
+ */
+static int lower_requests(struct resize_ctx *rc, const char *ns, const char *name, const char *rv,
+			  const json_t *state, struct kube_error *err)
+{
+	json_t *outcome = json_object();
+	bool all_lowered = true;
+	const char *tmpl;
+	json_t *size;
+	json_object_foreach(json_object_get(state, "targets"), tmpl, size) {
+		char *prefix = xasprintf("%s/%s-%s-", ns, tmpl, name);
+		size_t n;
+		char **keys = store_keys(rc->pvcs, &n);
+		for (size_t i = 0; i < n; i++) {
+			if (!strncmp(keys[i], prefix, strlen(prefix))) {
+				json_t *pvc = store_get(rc->pvcs, keys[i]);
+				const char *req = kube_obj_str(pvc, "spec.resources.requests.storage");
+				const char *cap = kube_obj_str(pvc, "status.capacity.storage");
+				const char *pvc_name = kube_obj_str(pvc, "metadata.name");
+				struct quantity q_req, q_cap;
+				if (req && cap && quantity_parse(req, &q_req, NULL) == 0 &&
+				    quantity_parse(cap, &q_cap, NULL) == 0 && quantity_cmp(&q_req, &q_cap) > 0) {
+					json_t *p = json_pack("{s:{s:{s:{s:s}}}}", "spec", "resources", "requests",
+							      "storage", cap);
+					struct kube_error perr;
+					if (kube_patch(rc->deps.client, &KUBE_PVCS, ns, pvc_name, NULL, KUBE_PATCH_MERGE,
+						       p, NULL, &perr) == 0) {
+						json_object_set_new(outcome, pvc_name, json_string("lowered"));
+					} else {
+						char *why = xasprintf("not lowered from %s to %s: %s", req, cap,
+								      perr.message);
+						json_object_set_new(outcome, pvc_name, json_string(why));
+						free(why);
+						all_lowered = false;
+					}
+					json_decref(p);
+				}
+				json_decref(pvc);
+			}
+			free(keys[i]);
+		}
+		free(keys);
+		free(prefix);
+	}
+	json_t *st = json_deep_copy(state);
+	json_object_set_new(st, "lowered", outcome);
+	const char *msg = json_string_value(json_object_get(state, "message"));
+	char *status_text = xasprintf("Failed: %s", msg ? msg : "expansion failed");
+	int r = patch_annotations(rc, ns, name, rv, st, status_text, err);
+	if (r == 0 && json_object_size(outcome)) {
+		char *detail = json_dumps(outcome, JSON_COMPACT | JSON_SORT_KEYS);
+		char *key = xasprintf("%s/%s", ns, name);
+		json_t *about = store_get(rc->statefulsets, key);
+		if (about)
+			event_record(rc->deps.events, about, all_lowered ? "Normal" : "Warning",
+				     all_lowered ? "ResizeRequestLowered" : "ResizeRequestNotLowered",
+				     "after the failed expansion, requests %s: %s",
+				     all_lowered ? "lowered back to the capacity" : "could not all be lowered back",
+				     detail);
+		json_decref(about);
+		free(key);
+		free(detail);
+	}
+	free(status_text);
+	json_decref(st);
+	return r;
+}
+
 static int perform(struct resize_ctx *rc, const char *ns, const char *name, const json_t *sts,
 		   const json_t *backup, const struct resize_action *a, struct kube_error *err)
 {
@@ -222,6 +296,9 @@ static int perform(struct resize_ctx *rc, const char *ns, const char *name, cons
 	}
 	case RESIZE_RECREATE:
 		r = recreate(rc, ns, backup, a->state, err);
+		break;
+	case RESIZE_LOWER_REQUESTS:
+		r = lower_requests(rc, ns, name, rv, a->state, err);
 		break;
 	case RESIZE_DELETE_BACKUP:
 		r = kube_delete(rc->deps.client, &KUBE_CONFIGMAPS, ns, cm_name, NULL, err);

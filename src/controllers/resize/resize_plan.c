@@ -32,7 +32,7 @@ const char *resize_step_name(enum resize_step s)
 {
 	static const char *const names[] = {"Nothing",       "Refuse",    "SetState",     "PatchPVC",
 					    "DeletePod",     "Save",      "OrphanDelete", "Recreate",
-					    "DeleteBackup",  "Finish",    "Wait"};
+					    "DeleteBackup",  "Finish",    "Wait",         "LowerRequests"};
 	return (size_t)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
 }
 
@@ -593,6 +593,9 @@ void resize_plan(const struct resize_inputs *in, const char *now, struct resize_
 		if (changed) {
 			a->step = RESIZE_FINISH;
 			event(a, "Normal", "ResizeReset", "the request changed after a failed resize; starting over");
+		} else if (!json_object_get(st, "lowered")) {
+			a->step = RESIZE_LOWER_REQUESTS;
+			a->state = json_deep_copy(st);
 		}
 	}
 out:

@@ -17,7 +17,9 @@
  *          -> Recreating: orphan-delete the StatefulSet (UID precondition),
  *             create it again from the saved copy with the new sizes
  *          -> Adopting: the new StatefulSet owns the pods; the backup goes
- *          -> (none), or Failed when the volume driver refused.
+ *          -> (none), or Failed when the volume driver refused: then each
+ *             claim's request is lowered back to its capacity where the
+ *             cluster allows it (KEP-1790), and the outcome is recorded.
  */
 #ifndef SOP_RESIZE_PLAN_H
 #define SOP_RESIZE_PLAN_H
@@ -52,6 +54,7 @@ enum resize_step {
 	RESIZE_DELETE_BACKUP,  /* delete the backup ConfigMap */
 	RESIZE_FINISH,         /* remove state and status from the StatefulSet */
 	RESIZE_WAIT,           /* the cluster is working; look again after requeue_ms */
+	RESIZE_LOWER_REQUESTS, /* after a failure: ask each claim for its capacity again (KEP-1790), record the outcome */
 };
 
 struct resize_action {
