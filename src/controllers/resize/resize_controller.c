@@ -1,6 +1,7 @@
 #include "controllers/resize/resize_controller.h"
 
 #include <ctype.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,9 @@ struct resize_ctx {
 	struct resize_deps deps;
 	struct controller *controller;
 	struct store *statefulsets, *pvcs, *pods, *backups, *classes;
-	const char *crash_after; /* SOP_TEST_CRASH_AFTER */
+	char crash_step[64];     /* SOP_TEST_CRASH_AFTER=<step>[#<n>] */
+	int crash_nth;           /* which occurrence of the step (1 = the first) */
+	atomic_int crash_seen;
 };
 
 /* ---- which StatefulSet an event concerns ---- */
@@ -368,8 +371,26 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 			count(rc, "stateful_operator_resizes_failed_total");
 		if (a.step == RESIZE_WAIT)
 			*requeue_after_ms = a.requeue_ms;
-		if (rc->crash_after && !strcmp(rc->crash_after, resize_step_name(a.step))) {
-			log_warn("resize", "SOP_TEST_CRASH_AFTER=%s: killing myself", rc->crash_after);
+		/* Progress within a phase (replica k of n) shows in resize-status as it changes. */
+		if (sts && a.status && (a.step == RESIZE_PATCH_PVC || a.step == RESIZE_DELETE_POD ||
+					a.step == RESIZE_WAIT)) {
+			const char *shown = json_string_value(json_object_get(
+				json_object_get(json_object_get(sts, "metadata"), "annotations"),
+				ANNOTATION_RESIZE_STATUS));
+			if (!shown || strcmp(shown, a.status)) {
+				json_t *p = json_pack("{s:{s:{s:s}}}", "metadata", "annotations",
+						      ANNOTATION_RESIZE_STATUS, a.status);
+				struct kube_error perr;
+				if (kube_patch(rc->deps.client, &KUBE_STATEFULSETS, ns, name, NULL, KUBE_PATCH_MERGE, p,
+					       NULL, &perr) < 0)
+					log_debug("resize", "%s: status not updated: %s", key, perr.message);
+				json_decref(p);
+			}
+		}
+		if (rc->crash_step[0] && !strcmp(rc->crash_step, resize_step_name(a.step)) &&
+		    atomic_fetch_add(&rc->crash_seen, 1) + 1 == rc->crash_nth) {
+			log_warn("resize", "SOP_TEST_CRASH_AFTER=%s#%d: killing myself", rc->crash_step,
+				 rc->crash_nth);
 			raise(SIGKILL);
 		}
 	}
@@ -400,7 +421,12 @@ struct controller *resize_controller_new(const struct resize_deps *deps)
 	struct resize_ctx *rc = xcalloc(1, sizeof(*rc));
 	rc->deps = *deps;
 	const char *crash = getenv("SOP_TEST_CRASH_AFTER");
-	rc->crash_after = crash && *crash ? crash : NULL;
+	if (crash && *crash) {
+		const char *hash = strchr(crash, '#');
+		snprintf(rc->crash_step, sizeof(rc->crash_step), "%.*s",
+			 (int)(hash ? (size_t)(hash - crash) : strlen(crash)), crash);
+		rc->crash_nth = hash ? atoi(hash + 1) : 1;
+	}
 	struct controller_options co = {
 		.name = "resize", .workers = deps->workers, .reconcile = reconcile, .ctx = rc, .free_ctx = free_ctx};
 	rc->controller = controller_new(&co);

@@ -4,9 +4,10 @@
  * (Event, resize-status, metrics) and requeues. The planner decides; this
  * file only talks to the API.
  *
- * SOP_TEST_CRASH_AFTER=<step> (a resize_step_name, e.g. "OrphanDelete")
- * makes the process kill itself with SIGKILL right after performing that
- * step: the tests use it to prove a crash at every step boundary resumes.
+ * SOP_TEST_CRASH_AFTER=<step>[#<n>] (a resize_step_name, e.g.
+ * "OrphanDelete" or "SetState#2") makes the process kill itself with
+ * SIGKILL right after performing the n-th such step (default the first):
+ * the tests use it to prove a crash at every step boundary resumes.
  */
 #ifndef SOP_RESIZE_CONTROLLER_H
 #define SOP_RESIZE_CONTROLLER_H
