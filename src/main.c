@@ -96,27 +96,6 @@ static void lease_lost(void *ctx)
 	_exit(1);
 }
 
-/*
- * Whether StorageClasses can be read: always meant to in cluster scope; in
- * namespace scope only if a ClusterRole grants them besides the Role. A
- * LIST of one tells, before any cache depends on it.
- */
-static bool can_read_storage_classes(const struct operator_options *o, struct kube_client *c)
-{
-	if (!o->namespace)
-		return true;
-	struct kube_list_options lo = {.limit = 1};
-	json_t *page = NULL;
-	struct kube_error err;
-	int rc = kube_list_page(c, &KUBE_STORAGECLASSES, NULL, &lo, &page, &err);
-	json_decref(page);
-	if (rc < 0)
-		log_info("main", "StorageClasses cannot be read (%s): resize will report rather than "
-				 "guess whether a class can expand",
-			 err.reason[0] ? err.reason : err.message);
-	return rc == 0;
-}
-
 /* The enabled controllers, each registering the caches it reads. */
 static void add_controllers(struct manager *m, const struct operator_options *o, struct kube_client *c,
 			    struct event_recorder *events, struct observability *obs)
@@ -126,7 +105,8 @@ static void add_controllers(struct manager *m, const struct operator_options *o,
 					.manager = m,
 					.events = events,
 					.obs = obs,
-					.can_read_storage_classes = can_read_storage_classes(o, c),
+					/* Namespace scope sends nothing outside its namespace. */
+					.can_read_storage_classes = o->namespace == NULL,
 					.workers = o->workers};
 		manager_add_controller(m, resize_controller_new(&d));
 	}

@@ -297,14 +297,8 @@ static void test_exec_plugin_and_token_file_auth(void **state)
 static json_t *events_about(struct kube_client *c, const char *ns, const char *name)
 {
 	char *sel = xasprintf("involvedObject.name=%s", name);
-	struct kube_list_options lo = {.field_selector = sel};
-	json_t *page = NULL;
-	struct kube_error err;
-	if (kube_list_page(c, &KUBE_EVENTS, ns, &lo, &page, &err) < 0)
-		fail_msg("list events: %s", err.message);
+	json_t *items = it_events(c, ns, sel);
 	free(sel);
-	json_t *items = json_incref(json_object_get(page, "items"));
-	json_decref(page);
 	return items;
 }
 

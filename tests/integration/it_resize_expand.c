@@ -46,44 +46,12 @@ static json_t *statefulset(int replicas, const char *data_size, const char *cls)
 	return s;
 }
 
-struct set_ready {
-	struct kube_client *c;
-	const char *ns;
-	int replicas;
-};
-
-static bool all_ready(void *ctx)
-{
-	struct set_ready *r = ctx;
-	json_t *pods = NULL, *pvcs = NULL;
-	struct kube_error err;
-	bool ok = kube_list_all(r->c, &KUBE_PODS, r->ns, NULL, 0, &pods, NULL, &err) == 0 &&
-		  kube_list_all(r->c, &KUBE_PVCS, r->ns, NULL, 0, &pvcs, NULL, &err) == 0;
-	int ready = 0, bound = 0;
-	size_t i;
-	json_t *o;
-	json_array_foreach(pods, i, o) {
-		json_t *conds = json_object_get(json_object_get(o, "status"), "conditions");
-		size_t j;
-		json_t *c;
-		json_array_foreach(conds, j, c) ready += !strcmp(kube_obj_str(c, "type"), "Ready") &&
-							 !strcmp(kube_obj_str(c, "status"), "True");
-	}
-	json_array_foreach(pvcs, i, o) bound += kube_obj_str(o, "status.phase") &&
-						!strcmp(kube_obj_str(o, "status.phase"), "Bound");
-	json_decref(pods);
-	json_decref(pvcs);
-	return ok && ready == r->replicas && bound == 2 * r->replicas;
-}
-
 static void create_and_wait(struct kube_client *admin, const char *ns, json_t *sts, int replicas)
 {
 	struct kube_error err;
 	if (kube_create(admin, &KUBE_STATEFULSETS, ns, sts, NULL, &err) < 0)
 		fail_msg("create StatefulSet: %s", err.message);
-	struct set_ready r = {admin, ns, replicas};
-	if (!it_wait(all_ready, &r, 60000))
-		fail_msg("StatefulSet not ready with bound claims in 60 s");
+	it_wait_ready_and_bound(admin, ns, replicas, 2 * replicas, 60000); /* two templates */
 }
 
 static const char *pvc_field(struct kube_client *c, const char *ns, const char *name, const char *path,
@@ -109,11 +77,7 @@ static void annotate_sts(const char *ns, const char *key, const char *value)
 static struct daemon operator_start(void)
 {
 	struct daemon d;
-	const char *args[] = {"--kubeconfig", getenv("SOP_OPERATOR_KUBECONFIG"), "--metrics-bind-address",
-			      "0", "--health-probe-bind-address", "0", NULL};
-	daemon_start(&d, args, NULL);
-	if (!daemon_wait_log(&d, "all caches synced", 20000))
-		fail_msg("operator did not start");
+	daemon_start_operator(&d, NULL, true);
 	return d;
 }
 
@@ -149,14 +113,8 @@ static bool recreated_and_done(void *ctx)
 static json_t *events_with_reason(struct kube_client *c, const char *ns, const char *reason)
 {
 	char *sel = xasprintf("reason=%s", reason);
-	struct kube_list_options lo = {.field_selector = sel};
-	json_t *page = NULL;
-	struct kube_error err;
-	if (kube_list_page(c, &KUBE_EVENTS, ns, &lo, &page, &err) < 0)
-		fail_msg("list events: %s", err.message);
+	json_t *items = it_events(c, ns, sel);
 	free(sel);
-	json_t *items = json_incref(json_object_get(page, "items"));
-	json_decref(page);
 	return items;
 }
 

@@ -39,11 +39,12 @@ static json_t *statefulset(int replicas, const char *policy)
 	return s;
 }
 
-static bool str_is(const char *s, const char *want)
+static bool str_is(const char *str, const char *want)
 {
-	return s && !strcmp(s, want);
+	return str && !strcmp(str, want);
 }
 
+/* Ready pods in ns; *pods_out (may be NULL) receives the pod list. */
 static int count_ready(struct kube_client *c, const char *ns, json_t **pods_out)
 {
 	json_t *pods = NULL;
@@ -57,7 +58,7 @@ static int count_ready(struct kube_client *c, const char *ns, json_t **pods_out)
 		size_t j;
 		json_t *cnd;
 		json_array_foreach(json_object_get(json_object_get(o, "status"), "conditions"), j, cnd) ready +=
-			!strcmp(kube_obj_str(cnd, "type"), "Ready") && !strcmp(kube_obj_str(cnd, "status"), "True") &&
+			str_is(kube_obj_str(cnd, "type"), "Ready") && str_is(kube_obj_str(cnd, "status"), "True") &&
 			!kube_obj_str(o, "metadata.deletionTimestamp");
 	}
 	if (pods_out)
@@ -67,31 +68,12 @@ static int count_ready(struct kube_client *c, const char *ns, json_t **pods_out)
 	return ready;
 }
 
-static int count_bound(struct kube_client *c, const char *ns)
-{
-	json_t *pvcs = NULL;
-	struct kube_error err;
-	if (kube_list_all(c, &KUBE_PVCS, ns, NULL, 0, &pvcs, NULL, &err) < 0)
-		return -1;
-	int bound = 0;
-	size_t i;
-	json_t *o;
-	json_array_foreach(pvcs, i, o) bound += str_is(kube_obj_str(o, "status.phase"), "Bound");
-	json_decref(pvcs);
-	return bound;
-}
-
 static void create_and_wait(struct kube_client *admin, const char *ns, json_t *sts, int replicas)
 {
 	struct kube_error err;
 	if (kube_create(admin, &KUBE_STATEFULSETS, ns, sts, NULL, &err) < 0)
 		fail_msg("create StatefulSet: %s", err.message);
-	for (int i = 0; i < 600; i++) {
-		if (count_ready(admin, ns, NULL) == replicas && count_bound(admin, ns) == replicas)
-			return;
-		it_sleep_ms(100);
-	}
-	fail_msg("StatefulSet not ready with bound claims in 60 s");
+	it_wait_ready_and_bound(admin, ns, replicas, replicas, 60000);
 }
 
 static struct daemon operator_start(const char *crash_after)
@@ -99,13 +81,8 @@ static struct daemon operator_start(const char *crash_after)
 	struct daemon d;
 	char env[96];
 	snprintf(env, sizeof(env), "SOP_TEST_CRASH_AFTER=%s", crash_after ? crash_after : "");
-	const char *args[] = {"--kubeconfig", getenv("SOP_OPERATOR_KUBECONFIG"), "--metrics-bind-address",
-			      "0", "--health-probe-bind-address", "0", NULL};
 	const char *envs[] = {env, NULL};
-	daemon_start(&d, args, envs);
-	/* Signals are blocked once main runs; a SIGTERM before that would just kill it. */
-	if (!crash_after && !daemon_wait_log(&d, "all caches synced", 20000))
-		fail_msg("operator did not start");
+	daemon_start_operator(&d, envs, crash_after == NULL);
 	return d;
 }
 

@@ -44,6 +44,16 @@ void daemon_start(struct daemon *d, const char *const *args, const char *const *
 	close(fd);
 }
 
+void daemon_start_operator(struct daemon *d, const char *const *env, bool wait_sync)
+{
+	const char *args[] = {"--kubeconfig", getenv("SOP_OPERATOR_KUBECONFIG"), "--metrics-bind-address",
+			      "0", "--health-probe-bind-address", "0", NULL};
+	daemon_start(d, args, env);
+	/* Signals are blocked once main runs; a SIGTERM before then would just kill it. */
+	if (wait_sync && !daemon_wait_log(d, "all caches synced", 20000))
+		fail_msg("operator did not start");
+}
+
 char *daemon_log(const struct daemon *d)
 {
 	FILE *f = fopen(d->log, "r");

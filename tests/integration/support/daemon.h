@@ -19,6 +19,13 @@ struct daemon {
  * "NAME=VALUE" items added to the environment; may be NULL).
  */
 void daemon_start(struct daemon *d, const char *const *args, const char *const *env);
+/*
+ * Starts the operator as its own ServiceAccount (SOP_OPERATOR_KUBECONFIG),
+ * listeners off, with env (may be NULL) added; waits for its caches to
+ * sync unless wait_sync is false (a process that will kill itself early).
+ */
+void daemon_start_operator(struct daemon *d, const char *const *env, bool wait_sync);
+
 /* The log so far: a new string. */
 char *daemon_log(const struct daemon *d);
 /* Waits until the log contains needle; false after timeout_ms. */

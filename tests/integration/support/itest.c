@@ -204,3 +204,57 @@ char *it_operator_token(void)
 	kube_config_release(&cfg);
 	return t;
 }
+
+json_t *it_events(struct kube_client *c, const char *ns, const char *field_selector)
+{
+	struct kube_list_options lo = {.field_selector = field_selector};
+	json_t *page = NULL;
+	struct kube_error err;
+	if (kube_list_page(c, &KUBE_EVENTS, ns, &lo, &page, &err) < 0)
+		fail_msg("list events: %s", err.message);
+	json_t *items = json_incref(json_object_get(page, "items"));
+	json_decref(page);
+	return items;
+}
+
+static bool str_is(const char *s, const char *want)
+{
+	return s && !strcmp(s, want);
+}
+
+static int count_ready_bound(struct kube_client *c, const char *ns, int *bound)
+{
+	json_t *pods = NULL, *pvcs = NULL;
+	struct kube_error err;
+	int ready = 0;
+	*bound = 0;
+	if (kube_list_all(c, &KUBE_PODS, ns, NULL, 0, &pods, NULL, &err) == 0 &&
+	    kube_list_all(c, &KUBE_PVCS, ns, NULL, 0, &pvcs, NULL, &err) == 0) {
+		size_t i, j;
+		json_t *o, *cnd;
+		json_array_foreach(pods, i, o) {
+			json_array_foreach(json_object_get(json_object_get(o, "status"), "conditions"), j, cnd) ready +=
+				str_is(kube_obj_str(cnd, "type"), "Ready") && str_is(kube_obj_str(cnd, "status"), "True") &&
+				!kube_obj_str(o, "metadata.deletionTimestamp");
+		}
+		json_array_foreach(pvcs, i, o) *bound += str_is(kube_obj_str(o, "status.phase"), "Bound");
+	}
+	json_decref(pods);
+	json_decref(pvcs);
+	return ready;
+}
+
+void it_wait_ready_and_bound(struct kube_client *c, const char *ns, int pods, int claims, long timeout_ms)
+{
+	double until = it_now_ms() + (double)timeout_ms;
+	for (;;) {
+		int bound;
+		int ready = count_ready_bound(c, ns, &bound);
+		if (ready == pods && bound == claims)
+			return;
+		if (it_now_ms() > until)
+			fail_msg("%s: %d/%d pods Ready, %d/%d claims Bound after %ld ms", ns, ready, pods, bound,
+				 claims, timeout_ms);
+		it_sleep_ms(100);
+	}
+}

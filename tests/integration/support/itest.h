@@ -43,6 +43,12 @@ char *it_write_kubeconfig(const char *dir, const char *name, const char *server,
 /* The operator's token (new string), from SOP_OPERATOR_KUBECONFIG. */
 char *it_operator_token(void);
 
+/* Events in ns matching a field selector (e.g. "reason=ResizeFailed"): a new array. */
+json_t *it_events(struct kube_client *c, const char *ns, const char *field_selector);
+
+/* Waits until ns has `pods` Ready pods and `claims` Bound PVCs, or fails the test after timeout_ms. */
+void it_wait_ready_and_bound(struct kube_client *c, const char *ns, int pods, int claims, long timeout_ms);
+
 /* The repository's top directory (for deploy/ and scripts/). */
 const char *it_source_dir(void);
 
