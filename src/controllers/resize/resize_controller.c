@@ -371,9 +371,12 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 			count(rc, "stateful_operator_resizes_failed_total");
 		if (a.step == RESIZE_WAIT)
 			*requeue_after_ms = a.requeue_ms;
-		/* Progress within a phase (replica k of n) shows in resize-status as it changes. */
-		if (sts && a.status && (a.step == RESIZE_PATCH_PVC || a.step == RESIZE_DELETE_POD ||
-					a.step == RESIZE_WAIT)) {
+		/*
+		 * Progress within a phase (replica k of n) shows in resize-status
+		 * when a step acts; waits are not written (each would cost a
+		 * request, and the last step already says where it stands).
+		 */
+		if (sts && a.status && (a.step == RESIZE_PATCH_PVC || a.step == RESIZE_DELETE_POD)) {
 			const char *shown = json_string_value(json_object_get(
 				json_object_get(json_object_get(sts, "metadata"), "annotations"),
 				ANNOTATION_RESIZE_STATUS));
