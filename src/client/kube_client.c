@@ -1,16 +1,12 @@
 #include "client/kube_client.h"
 
 #include <curl/curl.h>
-#include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
+#include "client/kube_client_internal.h"
 #include "client/list_scan.h"
-#include "client/watch_decoder.h"
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/strbuf.h"
@@ -18,36 +14,6 @@
 
 /* A LIST page or an object larger than this is refused (the buffer cap). */
 #define RESPONSE_MAX (256u << 20)
-/* Token files are re-read at least this often (service-account tokens rotate). */
-#define TOKEN_FILE_REFRESH_SECONDS 60
-#define TOKEN_FILE_MAX (64u << 10)
-
-struct thread_handle {
-	CURL *curl;
-	struct kube_client *client;
-	struct thread_handle *next;
-};
-
-struct kube_client {
-	struct kube_config cfg;
-	struct kube_client_options opts;
-	char *user_agent;
-	char *url_base;        /* scheme://host:port used in URLs (tls_server_name as host when set) */
-	struct curl_slist *connect_to; /* CURLOPT_CONNECT_TO list when tls_server_name is set */
-
-	pthread_key_t handle_key;
-	pthread_mutex_t handles_lock;
-	struct thread_handle *handles;
-
-	pthread_mutex_t auth_lock;
-	char *file_token;      /* last token read from cfg.token_file */
-	time_t file_token_at;
-	struct kube_exec_credential exec_cred;
-	bool exec_cred_valid;
-
-	kube_request_observer observer;
-	void *observer_ctx;
-};
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 
@@ -57,10 +23,7 @@ static void curl_global(void)
 		abort();
 }
 
-static void set_error(struct kube_error *err, long code, const char *reason, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static void set_error(struct kube_error *err, long code, const char *reason, const char *fmt, ...)
+void kube__set_error(struct kube_error *err, long code, const char *reason, const char *fmt, ...)
 {
 	err->code = code;
 	snprintf(err->reason, sizeof(err->reason), "%s", reason ? reason : "");
@@ -70,7 +33,7 @@ static void set_error(struct kube_error *err, long code, const char *reason, con
 	va_end(ap);
 }
 
-static void clear_error(struct kube_error *err)
+void kube__clear_error(struct kube_error *err)
 {
 	err->code = 0;
 	err->reason[0] = '\0';
@@ -78,15 +41,15 @@ static void clear_error(struct kube_error *err)
 }
 
 /* Fills err from an error answer: the API Status when there is one, else the raw body. */
-static void error_from_body(struct kube_error *err, long code, const char *body, size_t len)
+void kube__error_from_body(struct kube_error *err, long code, const char *body, size_t len)
 {
 	json_t *st = len ? json_loadb(body, len, 0, NULL) : NULL;
 	const char *reason = st ? json_string_value(json_object_get(st, "reason")) : NULL;
 	const char *message = st ? json_string_value(json_object_get(st, "message")) : NULL;
 	if (message)
-		set_error(err, code, reason, "%s", message);
+		kube__set_error(err, code, reason, "%s", message);
 	else
-		set_error(err, code, reason, "HTTP %ld: %.200s", code, len ? body : "(empty body)");
+		kube__set_error(err, code, reason, "HTTP %ld: %.200s", code, len ? body : "(empty body)");
 	json_decref(st);
 }
 
@@ -107,7 +70,7 @@ static void thread_handle_destroy(void *p)
 }
 
 /* This thread's handle, made on first use; reused so connections are kept alive. */
-static CURL *thread_curl(struct kube_client *c)
+CURL *kube__thread_curl(struct kube_client *c)
 {
 	struct thread_handle *th = pthread_getspecific(c->handle_key);
 	if (th)
@@ -247,117 +210,6 @@ const char *kube_client_server(const struct kube_client *c)
 	return c->cfg.server;
 }
 
-static int read_token_file(const char *path, char **out, char **err)
-{
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		*err = xasprintf("cannot read token file %s: %s", path, strerror(errno));
-		return -1;
-	}
-	struct strbuf sb;
-	strbuf_init(&sb, TOKEN_FILE_MAX);
-	char buf[4096];
-	size_t n;
-	int rc = 0;
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
-		if (strbuf_add(&sb, buf, n) < 0) {
-			*err = xasprintf("token file %s is larger than %u bytes", path, TOKEN_FILE_MAX);
-			rc = -1;
-			break;
-		}
-	}
-	fclose(f);
-	if (rc) {
-		strbuf_release(&sb);
-		return rc;
-	}
-	while (sb.len && (sb.buf[sb.len - 1] == '\n' || sb.buf[sb.len - 1] == '\r' ||
-			  sb.buf[sb.len - 1] == ' '))
-		sb.buf[--sb.len] = '\0';
-	if (!sb.len) {
-		strbuf_release(&sb);
-		*err = xasprintf("token file %s is empty", path);
-		return -1;
-	}
-	*out = strbuf_detach(&sb);
-	return 0;
-}
-
-/*
- * The credentials for one request: a bearer token (new string or NULL)
- * and, from an exec plugin, client certificate and key (new blobs).
- * refresh forces a new read (after a 401).
- */
-struct request_auth {
-	char *bearer;
-	struct kube_blob cert;
-	struct kube_blob key;
-};
-
-static void request_auth_release(struct request_auth *a)
-{
-	FREE_AND_NULL(a->bearer);
-	FREE_AND_NULL(a->cert.data);
-	FREE_AND_NULL(a->key.data);
-}
-
-static struct kube_blob blob_dup(const struct kube_blob *b)
-{
-	struct kube_blob out = {NULL, 0};
-	if (b->data) {
-		out.data = xmalloc(b->len + 1);
-		memcpy(out.data, b->data, b->len);
-		out.data[b->len] = '\0';
-		out.len = b->len;
-	}
-	return out;
-}
-
-static int get_auth(struct kube_client *c, bool refresh, struct request_auth *a, char **err)
-{
-	memset(a, 0, sizeof(*a));
-	if (c->cfg.token) {
-		a->bearer = xstrdup(c->cfg.token);
-		return 0;
-	}
-	int rc = 0;
-	pthread_mutex_lock(&c->auth_lock);
-	time_t now = time(NULL);
-	if (c->cfg.token_file) {
-		if (refresh || !c->file_token || now - c->file_token_at >= TOKEN_FILE_REFRESH_SECONDS) {
-			char *tok = NULL;
-			if (read_token_file(c->cfg.token_file, &tok, err) < 0) {
-				rc = -1;
-				goto out;
-			}
-			free(c->file_token);
-			c->file_token = tok;
-			c->file_token_at = now;
-		}
-		a->bearer = xstrdup(c->file_token);
-	} else if (c->cfg.exec) {
-		/* Renew a little before expiry so a request never carries a dying token. */
-		bool expired = c->exec_cred.expires_at && c->exec_cred.expires_at - 10 <= now;
-		if (refresh || !c->exec_cred_valid || expired) {
-			struct kube_exec_credential cred = {0};
-			if (kube_exec_credential_get(c->cfg.exec, c->cfg.server, &cred, err) < 0) {
-				rc = -1;
-				goto out;
-			}
-			kube_exec_credential_release(&c->exec_cred);
-			c->exec_cred = cred;
-			c->exec_cred_valid = true;
-		}
-		if (c->exec_cred.token)
-			a->bearer = xstrdup(c->exec_cred.token);
-		a->cert = blob_dup(&c->exec_cred.cert_data);
-		a->key = blob_dup(&c->exec_cred.key_data);
-	}
-out:
-	pthread_mutex_unlock(&c->auth_lock);
-	return rc;
-}
-
 static void set_blob(CURL *h, CURLoption opt, const struct kube_blob *b)
 {
 	struct curl_blob blob = {b->data, b->len, CURL_BLOB_COPY};
@@ -365,7 +217,7 @@ static void set_blob(CURL *h, CURLoption opt, const struct kube_blob *b)
 }
 
 /* Options common to every request on a handle, after curl_easy_reset. */
-static struct curl_slist *setup_handle(struct kube_client *c, CURL *h, const char *method,
+struct curl_slist *kube__setup_handle(struct kube_client *c, CURL *h, const char *method,
 				       const char *url, const char *content_type,
 				       const struct request_auth *auth)
 {
@@ -447,7 +299,7 @@ static long retry_delay_ms(CURL *h, int attempt)
 	return base + rand() % (base / 2 + 1);
 }
 
-static double now_seconds(void)
+double kube__now_seconds(void)
 {
 	return clock_mono_ms() / 1e3;
 }
@@ -472,23 +324,23 @@ static int request_raw(struct kube_client *c, const char *method, const char *pa
 		       const char *content_type, const char *body, struct strbuf *resp,
 		       struct kube_error *err)
 {
-	CURL *h = thread_curl(c);
+	CURL *h = kube__thread_curl(c);
 	char *url = effective_url(c, method, path);
 	bool refreshed_auth = false;
 	int rc = KUBE_ETRANSPORT;
-	clear_error(err);
+	kube__clear_error(err);
 
 	for (int attempt = 0;; attempt++) {
 		struct request_auth auth;
 		char *auth_err = NULL;
-		if (get_auth(c, refreshed_auth, &auth, &auth_err) < 0) {
-			set_error(err, 0, "", "%s", auth_err);
+		if (kube__get_auth(c, refreshed_auth, &auth, &auth_err) < 0) {
+			kube__set_error(err, 0, "", "%s", auth_err);
 			free(auth_err);
 			rc = KUBE_EAUTH;
 			break;
 		}
 		curl_easy_reset(h);
-		struct curl_slist *headers = setup_handle(c, h, method, url, content_type, &auth);
+		struct curl_slist *headers = kube__setup_handle(c, h, method, url, content_type, &auth);
 		char curl_err[CURL_ERROR_SIZE] = "";
 		curl_easy_setopt(h, CURLOPT_ERRORBUFFER, curl_err);
 		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->opts.request_timeout_ms);
@@ -499,25 +351,25 @@ static int request_raw(struct kube_client *c, const char *method, const char *pa
 			curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
 		}
 		strbuf_reset(resp);
-		double start = now_seconds();
+		double start = kube__now_seconds();
 		CURLcode cc = curl_easy_perform(h);
 		long code = 0;
 		if (cc == CURLE_OK)
 			curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
 		if (c->observer)
-			c->observer(c->observer_ctx, method, code, now_seconds() - start);
+			c->observer(c->observer_ctx, method, code, kube__now_seconds() - start);
 		curl_slist_free_all(headers);
-		request_auth_release(&auth);
+		kube__request_auth_release(&auth);
 
 		if (cc != CURLE_OK) {
-			set_error(err, 0, "", "%s %s: %s", method, path,
+			kube__set_error(err, 0, "", "%s %s: %s", method, path,
 				  curl_err[0] ? curl_err : curl_easy_strerror(cc));
 			rc = KUBE_ETRANSPORT;
 		} else if (code >= 200 && code < 300) {
 			rc = KUBE_OK;
 			break;
 		} else {
-			error_from_body(err, code, resp->buf, resp->len);
+			kube__error_from_body(err, code, resp->buf, resp->len);
 			rc = KUBE_EHTTP;
 			if (code == 401 && !refreshed_auth && (c->cfg.token_file || c->cfg.exec)) {
 				/* A rotated token or expired plugin credential: fetch anew once. */
@@ -550,7 +402,7 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
 		json_error_t jerr;
 		*out = json_loadb(resp.buf, resp.len, 0, &jerr);
 		if (!*out) {
-			set_error(err, 200, "", "%s %s: answer is not JSON: %s", method, path, jerr.text);
+			kube__set_error(err, 200, "", "%s %s: answer is not JSON: %s", method, path, jerr.text);
 			rc = KUBE_EDECODE;
 		}
 	}
@@ -575,7 +427,7 @@ int kube_get(struct kube_client *c, const struct kube_resource *r, const char *n
 	return rc;
 }
 
-static void add_query(struct strbuf *sb, const char *key, const char *value)
+void kube__add_query(struct strbuf *sb, const char *key, const char *value)
 {
 	if (!value || !*value)
 		return;
@@ -585,13 +437,13 @@ static void add_query(struct strbuf *sb, const char *key, const char *value)
 	curl_free(esc);
 }
 
-static void add_query_long(struct strbuf *sb, const char *key, long value)
+void kube__add_query_long(struct strbuf *sb, const char *key, long value)
 {
 	if (value <= 0)
 		return;
 	char num[32];
 	snprintf(num, sizeof(num), "%ld", value);
-	add_query(sb, key, num);
+	kube__add_query(sb, key, num);
 }
 
 /* The LIST path with its query. New string. */
@@ -604,11 +456,11 @@ static char *list_path(const struct kube_resource *r, const char *ns,
 		abort();
 	free(base);
 	if (opts) {
-		add_query(&sb, "labelSelector", opts->label_selector);
-		add_query(&sb, "fieldSelector", opts->field_selector);
-		add_query_long(&sb, "limit", opts->limit);
-		add_query(&sb, "continue", opts->continue_token);
-		add_query(&sb, "resourceVersion", opts->resource_version);
+		kube__add_query(&sb, "labelSelector", opts->label_selector);
+		kube__add_query(&sb, "fieldSelector", opts->field_selector);
+		kube__add_query_long(&sb, "limit", opts->limit);
+		kube__add_query(&sb, "continue", opts->continue_token);
+		kube__add_query(&sb, "resourceVersion", opts->resource_version);
 	}
 	return strbuf_detach(&sb);
 }
@@ -619,7 +471,7 @@ int kube_list_page(struct kube_client *c, const struct kube_resource *r, const c
 	char *path = list_path(r, ns, opts);
 	int rc = kube_request(c, "GET", path, NULL, NULL, out, err);
 	if (rc == KUBE_OK && (!*out || !json_is_array(json_object_get(*out, "items")))) {
-		set_error(err, 200, "", "LIST %s: answer has no items", r->plural);
+		kube__set_error(err, 200, "", "LIST %s: answer has no items", r->plural);
 		json_decref(*out);
 		*out = NULL;
 		rc = KUBE_EDECODE;
@@ -665,7 +517,7 @@ int kube_list_page_each(struct kube_client *c, const struct kube_resource *r, co
 		json_t *meta = NULL;
 		if (list_scan(resp.buf ? resp.buf : "", resp.len, parse_item, &ei, &meta_text, &meta_len) ||
 		    !meta_text || !(meta = json_loadb(meta_text, meta_len, 0, NULL))) {
-			set_error(err, 200, "", "LIST %s: answer is not a List%s", r->plural,
+			kube__set_error(err, 200, "", "LIST %s: answer is not a List%s", r->plural,
 				  ei.bad_item ? " (an item is not a JSON object)" : "");
 			rc = KUBE_EDECODE;
 		} else {
@@ -810,117 +662,6 @@ int kube_update_retry(struct kube_client *c, const struct kube_resource *r, cons
 			return rc;
 		log_debug("client", "update %s/%s: conflict, retrying", r->plural, name);
 	}
-	return rc;
-}
-
-struct watch_state {
-	CURL *curl;
-	struct watch_decoder dec;
-	kube_watch_fn fn;
-	void *ctx;
-	const atomic_bool *stop;
-	struct strbuf error_body; /* body of a non-200 answer */
-	char *decode_err;
-	bool ended_by_fn;
-};
-
-static size_t watch_body(char *data, size_t size, size_t nmemb, void *userp)
-{
-	struct watch_state *ws = userp;
-	size_t n = size * nmemb;
-	long code = 0;
-	curl_easy_getinfo(ws->curl, CURLINFO_RESPONSE_CODE, &code);
-	if (code != 200)
-		return strbuf_add(&ws->error_body, data, n) < 0 ? 0 : n;
-	int rc = watch_decoder_feed(&ws->dec, data, n, ws->fn, ws->ctx, &ws->decode_err);
-	if (rc == 1)
-		ws->ended_by_fn = true;
-	return rc ? 0 : n;
-}
-
-static int watch_progress(void *userp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
-			  curl_off_t ulnow)
-{
-	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
-	struct watch_state *ws = userp;
-	return ws->stop && atomic_load(ws->stop) ? 1 : 0;
-}
-
-int kube_watch(struct kube_client *c, const struct kube_resource *r, const char *ns,
-	       const struct kube_watch_options *opts, kube_watch_fn fn, void *ctx,
-	       const atomic_bool *stop, struct kube_error *err)
-{
-	struct strbuf path = STRBUF_INIT;
-	char *base = kube_resource_path(r, ns, NULL, NULL);
-	if (strbuf_addstr(&path, base) < 0 || strbuf_addstr(&path, "?watch=true") < 0)
-		abort();
-	free(base);
-	add_query(&path, "resourceVersion", opts->resource_version);
-	add_query(&path, "labelSelector", opts->label_selector);
-	add_query(&path, "fieldSelector", opts->field_selector);
-	add_query_long(&path, "timeoutSeconds", opts->timeout_seconds);
-	if (opts->allow_bookmarks)
-		add_query(&path, "allowWatchBookmarks", "true");
-
-	clear_error(err);
-	struct request_auth auth;
-	char *auth_err = NULL;
-	if (get_auth(c, false, &auth, &auth_err) < 0) {
-		set_error(err, 0, "", "%s", auth_err);
-		free(auth_err);
-		strbuf_release(&path);
-		return KUBE_EAUTH;
-	}
-	CURL *h = thread_curl(c);
-	char *url = xasprintf("%s%s", c->url_base, path.buf);
-	curl_easy_reset(h);
-	struct curl_slist *headers = setup_handle(c, h, "GET", url, NULL, &auth);
-	struct watch_state ws = {.curl = h, .fn = fn, .ctx = ctx, .stop = stop};
-	watch_decoder_init(&ws.dec);
-	strbuf_init(&ws.error_body, 1u << 20);
-	char curl_err[CURL_ERROR_SIZE] = "";
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, curl_err);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, watch_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &ws);
-	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, watch_progress);
-	curl_easy_setopt(h, CURLOPT_XFERINFODATA, &ws);
-	if (opts->timeout_seconds > 0)
-		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (opts->timeout_seconds + 30) * 1000L);
-
-	double start = now_seconds();
-	CURLcode cc = curl_easy_perform(h);
-	long code = 0;
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-	if (c->observer)
-		c->observer(c->observer_ctx, "WATCH", code, now_seconds() - start);
-
-	int rc;
-	if (stop && atomic_load(stop)) {
-		rc = KUBE_ESTOPPED;
-		set_error(err, code, "", "watch %s stopped", r->plural);
-	} else if (ws.decode_err) {
-		rc = KUBE_EDECODE;
-		set_error(err, code, "", "watch %s: %s", r->plural, ws.decode_err);
-	} else if (ws.ended_by_fn) {
-		rc = KUBE_OK;
-	} else if (code != 0 && code != 200) {
-		error_from_body(err, code, ws.error_body.buf, ws.error_body.len);
-		rc = KUBE_EHTTP;
-	} else if (cc != CURLE_OK) {
-		rc = KUBE_ETRANSPORT;
-		set_error(err, code, "", "watch %s: %s", r->plural,
-			  curl_err[0] ? curl_err : curl_easy_strerror(cc));
-	} else {
-		rc = KUBE_OK; /* the server ended the watch (timeoutSeconds) */
-	}
-	curl_slist_free_all(headers);
-	request_auth_release(&auth);
-	watch_decoder_release(&ws.dec);
-	strbuf_release(&ws.error_body);
-	free(ws.decode_err);
-	free(url);
-	strbuf_release(&path);
 	return rc;
 }
 

@@ -1,0 +1,72 @@
+/*
+ * The client's internal tier (libuv's uv__ style): what kube_client.c,
+ * kube_auth.c and kube_watch.c share. Not for use outside src/client/.
+ */
+#ifndef SOP_CLIENT_KUBE_CLIENT_INTERNAL_H
+#define SOP_CLIENT_KUBE_CLIENT_INTERNAL_H
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <time.h>
+
+#include "client/kube_client.h"
+#include "util/strbuf.h"
+
+struct thread_handle {
+	CURL *curl;
+	struct kube_client *client;
+	struct thread_handle *next;
+};
+
+struct kube_client {
+	struct kube_config cfg;
+	struct kube_client_options opts;
+	char *user_agent;
+	char *url_base;        /* scheme://host:port used in URLs (tls_server_name as host when set) */
+	struct curl_slist *connect_to; /* CURLOPT_CONNECT_TO list when tls_server_name is set */
+
+	pthread_key_t handle_key;
+	pthread_mutex_t handles_lock;
+	struct thread_handle *handles;
+
+	pthread_mutex_t auth_lock;
+	char *file_token;      /* last token read from cfg.token_file */
+	time_t file_token_at;
+	struct kube_exec_credential exec_cred;
+	bool exec_cred_valid;
+
+	kube_request_observer observer;
+	void *observer_ctx;
+};
+
+/*
+ * The credentials for one request: a bearer token (new string or NULL)
+ * and, from an exec plugin, client certificate and key (new blobs).
+ */
+struct request_auth {
+	char *bearer;
+	struct kube_blob cert;
+	struct kube_blob key;
+};
+
+/* Credentials for one request; refresh forces a new read (after a 401). 0, or -1 with *err. */
+int kube__get_auth(struct kube_client *c, bool refresh, struct request_auth *a, char **err);
+void kube__request_auth_release(struct request_auth *a);
+
+/* This thread's keep-alive handle. */
+CURL *kube__thread_curl(struct kube_client *c);
+/* Sets URL, method, TLS and headers on h after curl_easy_reset; returns the header list to free. */
+struct curl_slist *kube__setup_handle(struct kube_client *c, CURL *h, const char *method, const char *url,
+				      const char *content_type, const struct request_auth *auth);
+
+void kube__set_error(struct kube_error *err, long code, const char *reason, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void kube__clear_error(struct kube_error *err);
+/* Fills err from an error answer: the API Status when there is one, else the raw body. */
+void kube__error_from_body(struct kube_error *err, long code, const char *body, size_t len);
+double kube__now_seconds(void);
+void kube__add_query(struct strbuf *sb, const char *key, const char *value);
+void kube__add_query_long(struct strbuf *sb, const char *key, long value);
+
+#endif
