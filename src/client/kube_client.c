@@ -680,6 +680,22 @@ const char *kube_obj_str(const json_t *obj, const char *path)
 	return json_string_value(cur);
 }
 
+bool kube_obj_condition(const json_t *obj, const char *type, const char **message)
+{
+	size_t i;
+	json_t *cond;
+	json_array_foreach(json_object_get(json_object_get(obj, "status"), "conditions"), i, cond) {
+		const char *t = json_string_value(json_object_get(cond, "type"));
+		const char *s = json_string_value(json_object_get(cond, "status"));
+		if (t && !strcmp(t, type) && s && !strcmp(s, "True")) {
+			if (message)
+				*message = json_string_value(json_object_get(cond, "message"));
+			return true;
+		}
+	}
+	return false;
+}
+
 char *kube_obj_key(const json_t *obj)
 {
 	const char *ns = kube_obj_str(obj, "metadata.namespace");

@@ -54,13 +54,8 @@ static int count_ready(struct kube_client *c, const char *ns, json_t **pods_out)
 	int ready = 0;
 	size_t i;
 	json_t *o;
-	json_array_foreach(pods, i, o) {
-		size_t j;
-		json_t *cnd;
-		json_array_foreach(json_object_get(json_object_get(o, "status"), "conditions"), j, cnd) ready +=
-			str_is(kube_obj_str(cnd, "type"), "Ready") && str_is(kube_obj_str(cnd, "status"), "True") &&
-			!kube_obj_str(o, "metadata.deletionTimestamp");
-	}
+	json_array_foreach(pods, i, o) ready += kube_obj_condition(o, "Ready", NULL) &&
+						!kube_obj_str(o, "metadata.deletionTimestamp");
 	if (pods_out)
 		*pods_out = pods;
 	else

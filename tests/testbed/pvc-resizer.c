@@ -126,20 +126,6 @@ static const char *annotation(const json_t *obj, const char *key)
 	return json_path_str(obj, path);
 }
 
-static bool condition_true(const json_t *pvc, const char *type)
-{
-	const json_t *conds = json_object_get(json_object_get(pvc, "status"), "conditions");
-	size_t i;
-	const json_t *c;
-	json_array_foreach(conds, i, c) {
-		const char *t = json_string_value(json_object_get(c, "type"));
-		const char *s = json_string_value(json_object_get(c, "status"));
-		if (t && s && !strcmp(t, type) && !strcmp(s, "True"))
-			return true;
-	}
-	return false;
-}
-
 static bool class_wanted(const struct resizer *r, const char *cls)
 {
 	for (int i = 0; cls && i < r->nclasses; i++)
@@ -196,10 +182,10 @@ static bool observe(const struct resizer *r, const json_t *pvc, struct observed 
 		o->has_allocated = true;
 	}
 	o->resize_status = kube_obj_str(pvc, "status.allocatedResourceStatuses.storage");
-	o->resizing = condition_true(pvc, "Resizing");
-	o->fs_pending = condition_true(pvc, "FileSystemResizePending");
-	o->controller_error = condition_true(pvc, "ControllerResizeError");
-	o->node_error = condition_true(pvc, "NodeResizeError");
+	o->resizing = kube_obj_condition(pvc, "Resizing", NULL);
+	o->fs_pending = kube_obj_condition(pvc, "FileSystemResizePending", NULL);
+	o->controller_error = kube_obj_condition(pvc, "ControllerResizeError", NULL);
+	o->node_error = kube_obj_condition(pvc, "NodeResizeError", NULL);
 	return true;
 }
 
@@ -470,16 +456,7 @@ static bool pod_running_ready(const json_t *pod)
 	if (json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp") || !phase ||
 	    strcmp(phase, "Running"))
 		return false;
-	const json_t *conds = json_object_get(json_object_get(pod, "status"), "conditions");
-	size_t i;
-	const json_t *c;
-	json_array_foreach(conds, i, c) {
-		const char *t = json_string_value(json_object_get(c, "type"));
-		const char *s = json_string_value(json_object_get(c, "status"));
-		if (t && s && !strcmp(t, "Ready"))
-			return !strcmp(s, "True");
-	}
-	return false;
+	return kube_obj_condition(pod, "Ready", NULL);
 }
 
 /* The pods of ns that mount claim, listed now: a new array, or NULL on error. */

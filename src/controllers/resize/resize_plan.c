@@ -87,25 +87,9 @@ static const json_t *find_named(const json_t *list, const char *ns, const char *
 	return NULL;
 }
 
-static bool has_condition(const json_t *obj, const char *type, const char **message)
-{
-	size_t i;
-	json_t *c;
-	json_array_foreach(json_object_get(json_object_get(obj, "status"), "conditions"), i, c) {
-		const char *t = json_string_value(json_object_get(c, "type"));
-		const char *s = json_string_value(json_object_get(c, "status"));
-		if (t && !strcmp(t, type) && s && !strcmp(s, "True")) {
-			if (message)
-				*message = json_string_value(json_object_get(c, "message"));
-			return true;
-		}
-	}
-	return false;
-}
-
 static bool pod_ready(const json_t *pod)
 {
-	return pod && !kube_obj_str(pod, "metadata.deletionTimestamp") && has_condition(pod, "Ready", NULL);
+	return pod && !kube_obj_str(pod, "metadata.deletionTimestamp") && kube_obj_condition(pod, "Ready", NULL);
 }
 
 /* Compares a quantity string with q; a missing or bad string counts as smaller. */
@@ -315,11 +299,11 @@ static void view_pvc(const json_t *pvc, struct pvc_view *v)
 	v->capacity = kube_obj_str(pvc, "status.capacity.storage");
 	const char *msg = NULL;
 	const char *alloc = kube_obj_str(pvc, "status.allocatedResourceStatuses.storage");
-	if (has_condition(pvc, "ControllerResizeError", &msg) || has_condition(pvc, "NodeResizeError", &msg))
+	if (kube_obj_condition(pvc, "ControllerResizeError", &msg) || kube_obj_condition(pvc, "NodeResizeError", &msg))
 		v->failure = msg ? msg : "the volume driver reported an error";
 	else if (alloc && strstr(alloc, "Infeasible"))
 		v->failure = alloc;
-	v->fs_pending = has_condition(pvc, "FileSystemResizePending", NULL);
+	v->fs_pending = kube_obj_condition(pvc, "FileSystemResizePending", NULL);
 }
 
 static void plan_expanding(const struct resize_inputs *in, const char *now, const json_t *st,

@@ -230,13 +230,10 @@ static int count_ready_bound(struct kube_client *c, const char *ns, int *bound)
 	*bound = 0;
 	if (kube_list_all(c, &KUBE_PODS, ns, NULL, 0, &pods, NULL, &err) == 0 &&
 	    kube_list_all(c, &KUBE_PVCS, ns, NULL, 0, &pvcs, NULL, &err) == 0) {
-		size_t i, j;
-		json_t *o, *cnd;
-		json_array_foreach(pods, i, o) {
-			json_array_foreach(json_object_get(json_object_get(o, "status"), "conditions"), j, cnd) ready +=
-				str_is(kube_obj_str(cnd, "type"), "Ready") && str_is(kube_obj_str(cnd, "status"), "True") &&
-				!kube_obj_str(o, "metadata.deletionTimestamp");
-		}
+		size_t i;
+		json_t *o;
+		json_array_foreach(pods, i, o) ready += kube_obj_condition(o, "Ready", NULL) &&
+							!kube_obj_str(o, "metadata.deletionTimestamp");
 		json_array_foreach(pvcs, i, o) *bound += str_is(kube_obj_str(o, "status.phase"), "Bound");
 	}
 	json_decref(pods);
