@@ -15,6 +15,7 @@
 #include "client/kube_config.h"
 #include "observability.h"
 #include "options.h"
+#include "controllers/resize/copy_script.h"
 #include "controllers/resize/resize_controller.h"
 #include "runtime/events.h"
 #include "runtime/leader.h"
@@ -107,6 +108,7 @@ static void add_controllers(struct manager *m, const struct operator_options *o,
 					.obs = obs,
 					/* Namespace scope sends nothing outside its namespace. */
 					.can_read_storage_classes = o->namespace == NULL,
+					.copy_image = o->copy_image,
 					.workers = o->workers};
 		manager_add_controller(m, resize_controller_new(&d));
 	}
@@ -129,6 +131,14 @@ int main(int argc, char **argv)
 	struct event_recorder *events = NULL;
 	char *lease_ns = NULL;
 	char *identity = NULL;
+
+	/* `stateful-operator copy-script`: the copy Job's script, to run by hand. */
+	if (argc == 2 && strcmp(argv[1], "copy-script") == 0) {
+		char *script = copy_script_text();
+		int written = fputs(script, stdout) >= 0 && fflush(stdout) == 0;
+		free(script);
+		return written ? 0 : 1;
+	}
 
 	/*
 	 * Block the signals before any thread exists (threads inherit the

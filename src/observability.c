@@ -23,7 +23,7 @@ struct observability {
 	struct metric_family *watch_restarts, *informer_events, *informer_lists, *informer_objects,
 		*informer_synced;
 	struct metric_family *leader_gauge;
-	struct metric_family *outcomes[8];
+	struct metric_family *outcomes[16];
 	int noutcomes;
 };
 
@@ -84,6 +84,7 @@ static const char *const outcome[][2] = {
 	{"stateful_operator_resizes_completed_total", "Volume resizes completed."},
 	{"stateful_operator_resizes_failed_total", "Volume resizes that ended in failure."},
 	{"stateful_operator_copy_bytes_total", "Bytes copied by copy Jobs."},
+	{"stateful_operator_copies_verified_total", "Replica copies (copy Jobs) whose verification passed."},
 	{"stateful_operator_cleanups_started_total", "Scale-down cleanup pods started."},
 	{"stateful_operator_cleanups_succeeded_total", "Scale-down cleanups that succeeded."},
 	{"stateful_operator_cleanups_failed_total", "Scale-down cleanups that failed."},
@@ -140,6 +141,8 @@ static void register_families(struct observability *o)
 	 * The controllers' own outcome counters. They start at 0 so that
 	 * rate() and increase() work from the first scrape.
 	 */
+	_Static_assert(sizeof(outcome) / sizeof(outcome[0]) <= sizeof(o->outcomes) / sizeof(o->outcomes[0]),
+		       "room for every outcome counter");
 	for (size_t i = 0; i < sizeof(outcome) / sizeof(outcome[0]); i++) {
 		o->outcomes[o->noutcomes] = metrics_counter(m, outcome[i][0], outcome[i][1], METRIC_NO_LABELS);
 		metric_add(o->outcomes[o->noutcomes++], 0, METRIC_NO_LABELS);

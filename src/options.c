@@ -21,6 +21,7 @@ enum {
 	OPT_HEALTH,
 	OPT_LEADER_ELECT,
 	OPT_LEADER_NS,
+	OPT_COPY_IMAGE,
 	OPT_HELP,
 	OPT_VERSION,
 };
@@ -38,6 +39,7 @@ static const struct option long_options[] = {
 	{"health-probe-bind-address", required_argument, NULL, OPT_HEALTH},
 	{"leader-elect", no_argument, NULL, OPT_LEADER_ELECT},
 	{"leader-election-namespace", required_argument, NULL, OPT_LEADER_NS},
+	{"copy-image", required_argument, NULL, OPT_COPY_IMAGE},
 	{"help", no_argument, NULL, OPT_HELP},
 	{"version", no_argument, NULL, OPT_VERSION},
 	{NULL, 0, NULL, 0},
@@ -60,6 +62,8 @@ const char *options_usage(void)
 	       "  --health-probe-bind-address ADDR /healthz and /readyz listener (default :8081)\n"
 	       "  --leader-elect                  run only while holding the Lease stateful-operator\n"
 	       "  --leader-election-namespace NS  namespace of the Lease (default: own namespace)\n"
+	       "  --copy-image IMAGE              image of the resize copy Jobs (needs sh and rsync;\n"
+	       "                                  default " DEFAULT_COPY_IMAGE ")\n"
 	       "  --help, --version\n";
 }
 
@@ -109,6 +113,7 @@ int options_parse(int argc, char **argv, struct operator_options *o, char **err)
 	o->log_format = LOG_FORMAT_TEXT;
 	o->metrics_bind_address = xstrdup(":8080");
 	o->health_probe_bind_address = xstrdup(":8081");
+	o->copy_image = xstrdup(DEFAULT_COPY_IMAGE);
 	*err = NULL;
 
 	optind = 1;
@@ -169,6 +174,13 @@ int options_parse(int argc, char **argv, struct operator_options *o, char **err)
 		case OPT_LEADER_ELECT:
 			o->leader_elect = true;
 			break;
+		case OPT_COPY_IMAGE:
+			if (!*optarg || strpbrk(optarg, " \t\n")) {
+				*err = xasprintf("--copy-image: \"%s\" is not an image reference", optarg);
+				return -1;
+			}
+			set_str(&o->copy_image, optarg);
+			break;
 		case OPT_LEADER_NS:
 			set_str(&o->leader_election_namespace, optarg);
 			break;
@@ -201,4 +213,5 @@ void options_release(struct operator_options *o)
 	FREE_AND_NULL(o->metrics_bind_address);
 	FREE_AND_NULL(o->health_probe_bind_address);
 	FREE_AND_NULL(o->leader_election_namespace);
+	FREE_AND_NULL(o->copy_image);
 }

@@ -16,6 +16,9 @@ enum {
 	CONTROLLER_ALL = CONTROLLER_RESIZE | CONTROLLER_SCALEDOWN | CONTROLLER_CLUSTER,
 };
 
+/* A public image with sh and rsync (built with ACL and xattr support). */
+#define DEFAULT_COPY_IMAGE "docker.io/instrumentisto/rsync-ssh:alpine3.21"
+
 struct operator_options {
 	char *kubeconfig;                 /* NULL: $KUBECONFIG, ~/.kube/config, or in-cluster */
 	char *context;
@@ -29,6 +32,7 @@ struct operator_options {
 	char *health_probe_bind_address;
 	bool leader_elect;
 	char *leader_election_namespace;
+	char *copy_image;                 /* image of the resize copy Jobs */
 	bool help;
 	bool version;
 };

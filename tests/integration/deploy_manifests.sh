@@ -152,14 +152,26 @@ expect yes "$SA" patch events -n default
 expect yes "$SA" update leases.coordination.k8s.io -n "$OPNS"
 # Nothing the code does not use yet.
 expect no "$SA" get pods -n default
-expect no "$SA" list persistentvolumes
-expect no "$SA" list jobs.batch --all-namespaces
-expect no "$SA" delete persistentvolumeclaims -n default
+expect no "$SA" create persistentvolumes
+expect no "$SA" update persistentvolumes
+expect no "$SA" patch jobs.batch -n default
+expect no "$SA" create pods -n default
 expect no "$SA" create namespaces
 expect no "$SA" get secrets -n "$OPNS"
 expect no "$SA" get secrets --all-namespaces
 expect yes "$SA" patch statefulsets.apps -n default
 expect yes "$SA" patch persistentvolumeclaims -n default
+# The copy strategy: new claims, rebinding (claims deleted once their PV is
+# Retain), PV policy and pre-binding, copy Jobs, state on the saved copy.
+expect yes "$SA" create persistentvolumeclaims -n default
+expect yes "$SA" delete persistentvolumeclaims -n default
+expect yes "$SA" watch persistentvolumes
+expect yes "$SA" patch persistentvolumes
+expect yes "$SA" delete persistentvolumes
+expect yes "$SA" create jobs.batch -n default
+expect yes "$SA" delete jobs.batch -n default
+expect yes "$SA" watch jobs.batch --all-namespaces
+expect yes "$SA" patch configmaps -n default
 expect yes "$SA" list storageclasses.storage.k8s.io
 expect no "$SA" update statefulsets.apps -n default
 

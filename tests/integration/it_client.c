@@ -125,12 +125,12 @@ static void test_rbac_refusal_carries_the_api_message(void **state)
 	json_t *items = NULL;
 	assert_int_equal(kube_list_all(op, &KUBE_PODS, ns, NULL, 0, &items, NULL, &err), 0);
 	json_decref(items);
-	/* Not granted: delete PVCs (in-place resize never does), create namespaces. */
-	int rc = kube_delete(op, &KUBE_PVCS, ns, "anything", NULL, &err);
+	/* Not granted: delete nodes (no controller does), create namespaces. */
+	int rc = kube_delete(op, &KUBE_NODES, NULL, "anything", NULL, &err);
 	assert_int_equal(rc, KUBE_EHTTP);
 	assert_int_equal(err.code, 403);
 	assert_string_equal(err.reason, "Forbidden");
-	if (!strstr(err.message, "cannot delete resource \"persistentvolumeclaims\"") ||
+	if (!strstr(err.message, "cannot delete resource \"nodes\"") ||
 	    !strstr(err.message, "system:serviceaccount:stateful-operator-system:stateful-operator"))
 		fail_msg("unexpected message: %s", err.message);
 	json_t *nsobj = it_json("{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"x\"}}");

@@ -119,16 +119,16 @@ kubectl wait -n "$NS" --for=condition=Failed job/bad --timeout="$WAIT" || fail "
 [ "$(kubectl get -n "$NS" pods -l job-name=bad -o jsonpath='{.items[0].status.containerStatuses[0].state.terminated.message}')" = "disk full" ] ||
 	fail "the failure message did not reach the pod status"
 
-step "the operator identity: list StatefulSets everywhere, delete no PVC"
+step "the operator identity: list StatefulSets everywhere, read no Secret"
 OP=(kubectl --kubeconfig "$SOP_OPERATOR_KUBECONFIG")
 [ "$("${OP[@]}" auth whoami -o jsonpath='{.status.userInfo.username}')" = \
 	system:serviceaccount:stateful-operator-system:stateful-operator ] || fail "operator kubeconfig is not the service account"
 "${OP[@]}" get statefulsets --all-namespaces -o name | grep -qx statefulset.apps/web ||
 	fail "operator cannot list statefulsets cluster-wide"
-[ "$("${OP[@]}" auth can-i delete persistentvolumeclaims -n "$NS" || true)" = no ] ||
-	fail "operator may delete PVCs"
-if out=$("${OP[@]}" delete pvc -n "$NS" data-web-0 --wait=false 2>&1); then
-	fail "operator deleted a PVC"
+[ "$("${OP[@]}" auth can-i get secrets -n "$NS" || true)" = no ] ||
+	fail "operator may read Secrets"
+if out=$("${OP[@]}" get secrets -n "$NS" 2>&1); then
+	fail "operator read Secrets"
 fi
-grep -q Forbidden <<<"$out" || fail "deleting a PVC as the operator failed, but not with Forbidden: $out"
+grep -q Forbidden <<<"$out" || fail "reading Secrets as the operator failed, but not with Forbidden: $out"
 [ "$("${OP[@]}" auth can-i create leases -n stateful-operator-system)" = yes ] || fail "operator cannot create leases"

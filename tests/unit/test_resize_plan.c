@@ -104,7 +104,7 @@ static void world_init(struct world *w)
 static void plan(struct world *w)
 {
 	resize_action_release(&w->a);
-	struct resize_inputs in = {w->sts, w->backup, w->pvcs, w->pods, w->classes};
+	struct resize_inputs in = {w->sts, w->backup, w->pvcs, w->pods, w->classes, NULL, NULL, NULL};
 	resize_plan(&in, NOW, &w->a);
 }
 
@@ -188,8 +188,23 @@ static const struct refusal_case refusals[] = {
 	 "copy"},
 	{"resize.stateful-operator.io/data", "2Gi", "expand", "fixed", false, false, "ResizeNotExpandable",
 	 "StorageClass fixed does not allow volume expansion"},
+	/* Copying needs the PVs, which these inputs (like namespace scope) cannot read. */
 	{"resize.stateful-operator.io/data", "2Gi", NULL, "fixed", false, false, "ResizeCopyNotAvailable",
-	 "cannot expand"},
+	 "cluster RBAC"},
+	{"storage-class.stateful-operator.io/data", "gold", NULL, NULL, false, false, "ResizeStorageClassNotFound",
+	 "\"gold\", which does not exist; create it or fix the annotation"},
+	{"storage-class.stateful-operator.io/data", "fixed", "expand", NULL, false, false,
+	 "ResizeClassChangeNeedsCopy", "only by copying"},
+	{"storage-class.stateful-operator.io/logs", "fixed", NULL, NULL, false, false, "ResizeUnknownTemplate",
+	 "its templates are data"},
+	{"stateful-operator.io/copy-mode", "parallel", NULL, NULL, false, false, "ResizeInvalidAnnotation",
+	 "use rolling or offline"},
+	{"stateful-operator.io/keep-old-volumes", "2 days", NULL, NULL, false, false, "ResizeInvalidAnnotation",
+	 "write it like 90s"},
+	{"stateful-operator.io/copy-timeout", "0s", NULL, NULL, false, false, "ResizeInvalidAnnotation",
+	 "at least 1s"},
+	{"stateful-operator.io/copy-pod-annotations", "[1]", NULL, NULL, false, false, "ResizeInvalidAnnotation",
+	 "JSON object of strings"},
 	{"resize.stateful-operator.io/data", "2Gi", NULL, "gold", false, false, "ResizeStorageClassNotFound",
 	 "\"gold\", which does not exist"},
 	{"resize.stateful-operator.io/data", "2Gi", NULL, NULL, true, false, "ResizeNoVolumeClaimTemplates",

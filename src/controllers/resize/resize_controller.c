@@ -16,7 +16,7 @@
 struct resize_ctx {
 	struct resize_deps deps;
 	struct controller *controller;
-	struct store *statefulsets, *pvcs, *pods, *backups, *classes;
+	struct store *statefulsets, *pvcs, *pods, *backups, *classes, *pvs, *jobs;
 	char crash_step[64];     /* SOP_TEST_CRASH_AFTER=<step>[#<n>] */
 	int crash_nth;           /* which occurrence of the step (1 = the first) */
 	atomic_int crash_seen;
@@ -41,19 +41,72 @@ static void enqueue_for_pvc(void *ctx, const json_t *pvc)
 	char *prefix = xstrndup(name, (size_t)(dash - name));
 	for (char *p = strchr(prefix, '-'); p; p = strchr(p + 1, '-')) {
 		char *key = xasprintf("%s/%s", ns, p + 1);
+		/* While a copy runs the StatefulSet may be gone: its saved copy names it then. */
+		char *backup_key = xasprintf("%s" BACKUP_SUFFIX, key);
 		char *rv = store_resource_version(rc->statefulsets, key);
-		if (rv)
+		char *brv = rv ? NULL : store_resource_version(rc->backups, backup_key);
+		if (rv || brv)
 			controller_enqueue(rc->controller, key);
+		free(brv);
 		free(rv);
+		free(backup_key);
 		free(key);
 	}
 	free(prefix);
 }
 
+/* An object labelled with the StatefulSet it serves (a copy's new claim, a copy Job, a saved copy). */
+static void enqueue_by_label(struct resize_ctx *rc, const json_t *obj, const char *label)
+{
+	const json_t *labels = json_object_get(json_object_get(obj, "metadata"), "labels");
+	const char *sts = json_string_value(json_object_get(labels, label));
+	const char *ns = kube_obj_str(obj, "metadata.namespace");
+	if (!sts || !ns)
+		return;
+	char *key = xasprintf("%s/%s", ns, sts);
+	controller_enqueue(rc->controller, key);
+	free(key);
+}
+
+static void enqueue_for_claim(void *ctx, const json_t *pvc)
+{
+	enqueue_for_pvc(ctx, pvc);
+	enqueue_by_label(ctx, pvc, LABEL_COPY_OF);
+}
+
 static void pvc_update(void *ctx, const json_t *old, const json_t *obj)
 {
 	(void)old;
-	enqueue_for_pvc(ctx, obj);
+	enqueue_for_claim(ctx, obj);
+}
+
+/* A PV: the claim it is bound or pre-bound to. */
+static void enqueue_for_pv(void *ctx, const json_t *pv)
+{
+	const char *ns = kube_obj_str(pv, "spec.claimRef.namespace");
+	const char *name = kube_obj_str(pv, "spec.claimRef.name");
+	if (!ns || !name)
+		return;
+	json_t *ref = json_pack("{s:{s:s, s:s}}", "metadata", "namespace", ns, "name", name);
+	enqueue_for_pvc(ctx, ref);
+	json_decref(ref);
+}
+
+static void pv_update(void *ctx, const json_t *old, const json_t *obj)
+{
+	(void)old;
+	enqueue_for_pv(ctx, obj);
+}
+
+static void enqueue_for_job(void *ctx, const json_t *job)
+{
+	enqueue_by_label(ctx, job, LABEL_COPY_OF);
+}
+
+static void job_update(void *ctx, const json_t *old, const json_t *obj)
+{
+	(void)old;
+	enqueue_for_job(ctx, obj);
 }
 
 /* A pod: its controlling StatefulSet. */
@@ -82,14 +135,7 @@ static void pod_update(void *ctx, const json_t *old, const json_t *obj)
 /* A backup ConfigMap: the StatefulSet its label names. */
 static void enqueue_for_backup(void *ctx, const json_t *cm)
 {
-	struct resize_ctx *rc = ctx;
-	const json_t *labels = json_object_get(json_object_get(cm, "metadata"), "labels");
-	const char *sts = json_string_value(json_object_get(labels, LABEL_SAVED_STATEFULSET));
-	if (!sts)
-		return;
-	char *key = xasprintf("%s/%s", kube_obj_str(cm, "metadata.namespace"), sts);
-	controller_enqueue(rc->controller, key);
-	free(key);
+	enqueue_by_label(ctx, cm, LABEL_SAVED_STATEFULSET);
 }
 
 static void backup_update(void *ctx, const json_t *old, const json_t *obj)
@@ -108,9 +154,13 @@ static void now_rfc3339(char *buf, size_t len)
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* Merge-patches annotations of the StatefulSet (a NULL value removes the key). */
-static int patch_annotations(struct resize_ctx *rc, const char *ns, const char *name, const char *rv,
-			     const json_t *state, const char *status_text, struct kube_error *err)
+/*
+ * Merge-patches the state and status annotations of the StatefulSet, or of
+ * its backup ConfigMap while it is gone (a NULL value removes the key).
+ */
+static int patch_annotations_of(struct resize_ctx *rc, const struct kube_resource *r_, const char *ns,
+				const char *name, const char *rv, const json_t *state, const char *status_text,
+				struct kube_error *err)
 {
 	json_t *ann = json_object();
 	if (state) {
@@ -125,10 +175,15 @@ static int patch_annotations(struct resize_ctx *rc, const char *ns, const char *
 	json_t *patch = json_pack("{s:{s:o}}", "metadata", "annotations", ann);
 	if (rv)
 		json_object_set_new(json_object_get(patch, "metadata"), "resourceVersion", json_string(rv));
-	int r = kube_patch(rc->deps.client, &KUBE_STATEFULSETS, ns, name, NULL, KUBE_PATCH_MERGE, patch, NULL,
-			   err);
+	int r = kube_patch(rc->deps.client, r_, ns, name, NULL, KUBE_PATCH_MERGE, patch, NULL, err);
 	json_decref(patch);
 	return r;
+}
+
+static int patch_annotations(struct resize_ctx *rc, const char *ns, const char *name, const char *rv,
+			     const json_t *state, const char *status_text, struct kube_error *err)
+{
+	return patch_annotations_of(rc, &KUBE_STATEFULSETS, ns, name, rv, state, status_text, err);
 }
 
 static int save_backup(struct resize_ctx *rc, const char *ns, const char *name, const json_t *state,
@@ -145,17 +200,18 @@ static int save_backup(struct resize_ctx *rc, const char *ns, const char *name, 
 		json_object_set_new(meta, "annotations", json_object());
 	char *st = json_dumps(state, JSON_COMPACT | JSON_SORT_KEYS);
 	json_object_set_new(json_object_get(meta, "annotations"), ANNOTATION_RESIZE_STATE, json_string(st));
-	free(st);
 	char *text = json_dumps(saved, JSON_COMPACT);
 	char *cm_name = xasprintf("%s" BACKUP_SUFFIX, name);
-	json_t *cm = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:{s:s}}", "apiVersion", "v1", "kind",
+	json_t *cm = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:{s:s}}, s:{s:s}}", "apiVersion", "v1", "kind",
 			       "ConfigMap", "metadata", "name", cm_name, "namespace", ns, "labels",
-			       LABEL_SAVED_STATEFULSET, name, "data", BACKUP_KEY, text);
+			       LABEL_SAVED_STATEFULSET, name, "annotations", ANNOTATION_RESIZE_STATE, st, "data",
+			       BACKUP_KEY, text);
 	r = kube_create(rc->deps.client, &KUBE_CONFIGMAPS, ns, cm, NULL, err);
 	if (r < 0 && err->code == 409)
 		r = 0; /* saved before a crash: the planner reads it next time */
 	json_decref(cm);
 	free(cm_name);
+	free(st);
 	free(text);
 	json_decref(saved);
 	json_decref(live);
@@ -163,7 +219,7 @@ static int save_backup(struct resize_ctx *rc, const char *ns, const char *name, 
 }
 
 static int recreate(struct resize_ctx *rc, const char *ns, const json_t *backup, const json_t *state,
-		    struct kube_error *err)
+		    bool new_template, struct kube_error *err)
 {
 	const char *text = json_string_value(json_object_get(json_object_get(backup, "data"), BACKUP_KEY));
 	json_t *saved = text ? json_loads(text, 0, NULL) : NULL;
@@ -171,10 +227,12 @@ static int recreate(struct resize_ctx *rc, const char *ns, const json_t *backup,
 		snprintf(err->message, sizeof(err->message), "backup has no saved StatefulSet");
 		return -1;
 	}
-	json_t *sts = resize_with_new_sizes(saved, state);
+	json_t *sts = new_template ? resize_with_new_sizes(saved, state) : json_incref(saved);
 	char *st = json_dumps(state, JSON_COMPACT | JSON_SORT_KEYS);
-	json_object_set_new(json_object_get(json_object_get(sts, "metadata"), "annotations"),
-			    ANNOTATION_RESIZE_STATE, json_string(st));
+	json_t *meta = json_object_get(sts, "metadata");
+	if (!json_is_object(json_object_get(meta, "annotations")))
+		json_object_set_new(meta, "annotations", json_object());
+	json_object_set_new(json_object_get(meta, "annotations"), ANNOTATION_RESIZE_STATE, json_string(st));
 	free(st);
 	int r = kube_create(rc->deps.client, &KUBE_STATEFULSETS, ns, sts, NULL, err);
 	if (r < 0 && err->code == 409)
@@ -269,7 +327,12 @@ static int perform(struct resize_ctx *rc, const char *ns, const char *name, cons
 	case RESIZE_WAIT:
 		break;
 	case RESIZE_SET_STATE:
-		r = patch_annotations(rc, ns, name, rv, a->state, a->status, err);
+		if (sts)
+			r = patch_annotations(rc, ns, name, rv, a->state, a->status, err);
+		else
+			r = patch_annotations_of(rc, &KUBE_CONFIGMAPS, ns, cm_name,
+						 kube_obj_str(backup, "metadata.resourceVersion"), a->state, a->status,
+						 err);
 		break;
 	case RESIZE_FINISH:
 		r = patch_annotations(rc, ns, name, rv, NULL, NULL, err);
@@ -298,8 +361,25 @@ static int perform(struct resize_ctx *rc, const char *ns, const char *name, cons
 		break;
 	}
 	case RESIZE_RECREATE:
-		r = recreate(rc, ns, backup, a->state, err);
+		r = recreate(rc, ns, backup, a->state, a->new_template, err);
 		break;
+	case RESIZE_CREATE:
+		r = kube_create(rc->deps.client, a->resource, ns, a->body, NULL, err);
+		if (r < 0 && err->code == 409)
+			r = 0; /* created before a crash: the planner checks what is there */
+		break;
+	case RESIZE_PATCH:
+		r = kube_patch(rc->deps.client, a->resource, a->resource == &KUBE_PVS ? NULL : ns, a->object, NULL,
+			       (enum kube_patch_type)a->patch_type, a->body, NULL, err);
+		break;
+	case RESIZE_DELETE: {
+		struct kube_delete_options o = {.propagation_policy = a->propagation,
+						.precondition_uid = a->uid[0] ? a->uid : NULL};
+		r = kube_delete(rc->deps.client, a->resource, a->resource == &KUBE_PVS ? NULL : ns, a->object, &o, err);
+		if (r < 0 && (err->code == 404 || err->code == 409))
+			r = 0; /* gone, or replaced by another object: the planner sees it next time */
+		break;
+	}
 	case RESIZE_LOWER_REQUESTS:
 		r = lower_requests(rc, ns, name, rv, a->state, err);
 		break;
@@ -313,10 +393,15 @@ static int perform(struct resize_ctx *rc, const char *ns, const char *name, cons
 	return r;
 }
 
-static void count(struct resize_ctx *rc, const char *family)
+static void count_n(struct resize_ctx *rc, const char *family, long long n)
 {
 	if (rc->deps.obs)
-		observability_count(rc->deps.obs, family, 1);
+		observability_count(rc->deps.obs, family, n);
+}
+
+static void count(struct resize_ctx *rc, const char *family)
+{
+	count_n(rc, family, 1);
 }
 
 static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
@@ -334,7 +419,9 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 	json_t *pvcs = store_by_index(rc->pvcs, "namespace", ns);
 	json_t *pods = store_by_index(rc->pods, "namespace", ns);
 	json_t *classes = rc->classes ? store_list(rc->classes) : NULL;
-	struct resize_inputs in = {sts, backup, pvcs, pods, classes};
+	json_t *pvs = rc->pvs ? store_list(rc->pvs) : NULL;
+	json_t *jobs = rc->jobs ? store_by_index(rc->jobs, "namespace", ns) : NULL;
+	struct resize_inputs in = {sts, backup, pvcs, pods, classes, pvs, jobs, rc->deps.copy_image};
 	char now[32];
 	now_rfc3339(now, sizeof(now));
 	struct resize_action a;
@@ -342,10 +429,10 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 
 	int result = 0;
 	if (a.step != RESIZE_NOTHING)
-		log_debug("resize", "%s: %s %s", key, resize_step_name(a.step), a.object);
+		log_debug("resize", "%s: %s %s", key, resize_action_name(&a), a.object);
 	struct kube_error err = {0};
 	if (perform(rc, ns, name, sts, backup, &a, &err) < 0) {
-		log_warn("resize", "%s: %s %s failed: %s", key, resize_step_name(a.step), a.object, err.message);
+		log_warn("resize", "%s: %s %s failed: %s", key, resize_action_name(&a), a.object, err.message);
 		result = -1;
 	} else {
 		if (a.event_reason) {
@@ -371,6 +458,8 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 			count(rc, "stateful_operator_resizes_failed_total");
 		if (a.step == RESIZE_WAIT)
 			*requeue_after_ms = a.requeue_ms;
+		else if (a.step != RESIZE_NOTHING && a.step != RESIZE_REFUSE)
+			*requeue_after_ms = 2000; /* events usually come first; this is the safety net */
 		/*
 		 * Progress within a phase (replica k of n) shows in resize-status
 		 * when a step acts; waits are not written (each would cost a
@@ -390,7 +479,9 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 				json_decref(p);
 			}
 		}
-		if (rc->crash_step[0] && !strcmp(rc->crash_step, resize_step_name(a.step)) &&
+		if (a.counts_copy)
+			count_n(rc, "stateful_operator_copies_verified_total", a.counts_copy);
+		if (rc->crash_step[0] && !strcmp(rc->crash_step, resize_action_name(&a)) &&
 		    atomic_fetch_add(&rc->crash_seen, 1) + 1 == rc->crash_nth) {
 			log_warn("resize", "SOP_TEST_CRASH_AFTER=%s#%d: killing myself", rc->crash_step,
 				 rc->crash_nth);
@@ -398,6 +489,8 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 		}
 	}
 	resize_action_release(&a);
+	json_decref(jobs);
+	json_decref(pvs);
 	json_decref(classes);
 	json_decref(pods);
 	json_decref(pvcs);
@@ -446,16 +539,30 @@ struct controller *resize_controller_new(const struct resize_deps *deps)
 	rc->backups = informer_store(backups);
 	ensure_namespace_index(rc->pvcs);
 	ensure_namespace_index(rc->pods);
-	if (deps->can_read_storage_classes)
+	struct informer *pvs = NULL, *jobs = NULL;
+	if (deps->can_read_storage_classes) {
+		/* Cluster scope only: the copy strategy rebinds PersistentVolumes. */
 		rc->classes = informer_store(manager_informer(m, &KUBE_STORAGECLASSES));
+		pvs = manager_informer(m, &KUBE_PVS);
+		rc->pvs = informer_store(pvs);
+		jobs = manager_informer_selected(m, &KUBE_JOBS, LABEL_COPY_OF);
+		rc->jobs = informer_store(jobs);
+		ensure_namespace_index(rc->jobs);
+	}
 
 	struct informer_handlers own = controller_object_handlers(rc->controller);
 	informer_add_handlers(sts, &own);
-	struct informer_handlers hp = {enqueue_for_pvc, pvc_update, enqueue_for_pvc, rc};
+	struct informer_handlers hp = {enqueue_for_claim, pvc_update, enqueue_for_claim, rc};
 	informer_add_handlers(pvcs, &hp);
 	struct informer_handlers hpod = {enqueue_for_pod, pod_update, enqueue_for_pod, rc};
 	informer_add_handlers(pods, &hpod);
 	struct informer_handlers hb = {enqueue_for_backup, backup_update, enqueue_for_backup, rc};
 	informer_add_handlers(backups, &hb);
+	if (pvs) {
+		struct informer_handlers hj = {enqueue_for_job, job_update, enqueue_for_job, rc};
+		informer_add_handlers(jobs, &hj);
+		struct informer_handlers hv = {enqueue_for_pv, pv_update, enqueue_for_pv, rc};
+		informer_add_handlers(pvs, &hv);
+	}
 	return rc->controller;
 }

@@ -25,7 +25,8 @@ struct resize_deps {
 	struct manager *manager;         /* borrowed: the caches come from it */
 	struct event_recorder *events;   /* borrowed */
 	struct observability *obs;       /* borrowed; may be NULL */
-	bool can_read_storage_classes;   /* false in namespace scope (a Role cannot grant them) */
+	bool can_read_storage_classes;   /* false in namespace scope (a Role cannot grant them, nor PVs) */
+	const char *copy_image;          /* --copy-image; borrowed */
 	int workers;
 };
 

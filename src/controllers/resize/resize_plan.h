@@ -20,6 +20,11 @@
  *          -> (none), or Failed when the volume driver refused: then each
  *             claim's request is lowered back to its capacity where the
  *             cluster allows it (KEP-1790), and the outcome is recorded.
+ *
+ * The copy cycle (resize_copy_plan.c) moves the data of one batch of
+ * replicas at a time (rolling: one replica, highest ordinal first; offline:
+ * all of them) to new volumes and puts each new volume under the original
+ * claim name by PV rebinding; see there.
  */
 #ifndef SOP_RESIZE_PLAN_H
 #define SOP_RESIZE_PLAN_H
@@ -33,6 +38,12 @@
 #define LABEL_SAVED_STATEFULSET "stateful-operator.io/saved-statefulset"
 #define BACKUP_SUFFIX "-sts-backup"
 #define BACKUP_KEY "statefulset.json"
+/* On claims, PVs and Jobs the copy cycle creates or keeps. */
+#define LABEL_COPY_OF "stateful-operator.io/resize-copy-of"      /* value: the StatefulSet */
+#define LABEL_OLD_VOLUME "stateful-operator.io/old-volume-of"    /* value: the StatefulSet */
+#define ANNOTATION_OLD_CLAIM "stateful-operator.io/old-volume-claim" /* ns/claim the PV held */
+#define ANNOTATION_RECLAIM_POLICY "stateful-operator.io/original-reclaim-policy"
+#define ANNOTATION_RESIZE_STARTED "stateful-operator.io/resize-started"
 
 struct resize_inputs {
 	const json_t *sts;             /* the StatefulSet, or NULL when it does not exist */
@@ -40,6 +51,9 @@ struct resize_inputs {
 	const json_t *pvcs;            /* array: the PVCs of the set's namespace (others are ignored) */
 	const json_t *pods;            /* array: the pods of the set's namespace */
 	const json_t *storage_classes; /* array of StorageClasses; NULL when they cannot be read */
+	const json_t *pvs;             /* array of PersistentVolumes; NULL when they cannot be read */
+	const json_t *jobs;            /* array: the copy Jobs of the set's namespace */
+	const char *copy_image;        /* --copy-image */
 };
 
 enum resize_step {
@@ -55,7 +69,12 @@ enum resize_step {
 	RESIZE_FINISH,         /* remove state and status from the StatefulSet */
 	RESIZE_WAIT,           /* the cluster is working; look again after requeue_ms */
 	RESIZE_LOWER_REQUESTS, /* after a failure: ask each claim for its capacity again (KEP-1790), record the outcome */
+	RESIZE_CREATE,         /* create body as resource (409: already there, fine) */
+	RESIZE_PATCH,          /* patch object (resource) with body, patch_type */
+	RESIZE_DELETE,         /* delete object (resource), UID precondition uid when set (404: gone, fine) */
 };
+
+struct kube_resource;
 
 struct resize_action {
 	enum resize_step step;
@@ -68,6 +87,14 @@ struct resize_action {
 	const char *event_reason;
 	char *event_message;      /* new string */
 	long requeue_ms;          /* WAIT */
+	/* CREATE, PATCH, DELETE: */
+	const char *what;                      /* what the step is for, e.g. "DeleteClaim" (static) */
+	const struct kube_resource *resource;
+	json_t *body;                          /* new reference */
+	int patch_type;                        /* enum kube_patch_type */
+	const char *propagation;               /* DELETE: propagationPolicy or NULL */
+	int counts_copy;                       /* SET_STATE: copies verified by this step (metrics) */
+	int new_template;                      /* RECREATE: with the new sizes and classes (else as saved) */
 };
 
 void resize_action_release(struct resize_action *a);
@@ -80,6 +107,9 @@ void resize_plan(const struct resize_inputs *in, const char *now, struct resize_
 
 const char *resize_step_name(enum resize_step s);
 
+/* The step's name for logs and SOP_TEST_CRASH_AFTER: what it is for when it says so. */
+const char *resize_action_name(const struct resize_action *a);
+
 /*
  * The StatefulSet as saved: the whole object but status and the metadata
  * the server sets (uid, resourceVersion, generation, creationTimestamp,
@@ -87,7 +117,11 @@ const char *resize_step_name(enum resize_step s);
  */
 json_t *resize_saved_copy(const json_t *sts);
 
-/* The saved copy with each target template's storage request set to its new size. New reference. */
+/*
+ * The saved copy with each target template's storage request set to its
+ * new size (state.targets) and, for a class change, its storageClassName
+ * (state.classes). New reference.
+ */
 json_t *resize_with_new_sizes(const json_t *saved, const json_t *state);
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "client/kube_client.h"
+#include "util/duration.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -70,6 +71,152 @@ static char *template_names(const json_t *sts)
 	return strbuf_detach(&sb);
 }
 
+static int parse_duration(const json_t *ann, const char *key, long long dflt, long long *out,
+			  struct resize_refusal *refusal)
+{
+	const char *text = json_string_value(json_object_get(ann, key));
+	*out = dflt;
+	if (!text)
+		return 0;
+	int64_t ms;
+	char *why = NULL;
+	if (duration_parse(text, &ms, &why) < 0) {
+		int rc = refuse(refusal, "ResizeInvalidAnnotation", "annotation %s: %s", key, why);
+		free(why);
+		return rc;
+	}
+	*out = ms;
+	return 0;
+}
+
+/* A JSON object in an annotation, checked for shape; each value must be a string when strings. */
+static int check_json_object(const json_t *ann, const char *key, bool strings, const char **out,
+			     struct resize_refusal *refusal)
+{
+	const char *text = json_string_value(json_object_get(ann, key));
+	*out = NULL;
+	if (!text)
+		return 0;
+	json_error_t jerr;
+	json_t *v = json_loads(text, 0, &jerr);
+	bool ok = json_is_object(v);
+	const char *k;
+	json_t *item;
+	json_object_foreach(v, k, item) ok &= !strings || json_is_string(item);
+	json_decref(v);
+	if (!ok)
+		return refuse(refusal, "ResizeInvalidAnnotation",
+			      "annotation %s must be a JSON object%s, e.g. %s", key,
+			      strings ? " of strings" : "",
+			      strings ? "{\"sidecar.istio.io/inject\": \"false\"}"
+				      : "{\"requests\": {\"cpu\": \"100m\", \"memory\": \"64Mi\"}}");
+	*out = text;
+	return 0;
+}
+
+/* copy-mode, precopy, copy-image, copy-timeout, copy-resources, copy-pod-annotations, keep-old-volumes. */
+static int parse_copy_settings(const json_t *ann, struct resize_request *req, struct resize_refusal *refusal)
+{
+	const char *mode = json_string_value(json_object_get(ann, ANNOTATION_COPY_MODE));
+	if (mode && strcmp(mode, "rolling") && strcmp(mode, "offline"))
+		return refuse(refusal, "ResizeInvalidAnnotation", "annotation %s is \"%s\"; use rolling or offline",
+			      ANNOTATION_COPY_MODE, mode);
+	req->offline = mode && !strcmp(mode, "offline");
+	const char *pre = json_string_value(json_object_get(ann, ANNOTATION_PRECOPY));
+	if (pre && strcmp(pre, "true") && strcmp(pre, "false"))
+		return refuse(refusal, "ResizeInvalidAnnotation", "annotation %s is \"%s\"; use \"true\" or \"false\"",
+			      ANNOTATION_PRECOPY, pre);
+	req->precopy = pre && !strcmp(pre, "true");
+	req->copy_image = json_string_value(json_object_get(ann, ANNOTATION_COPY_IMAGE));
+	if (req->copy_image && (!*req->copy_image || strpbrk(req->copy_image, " \t\n")))
+		return refuse(refusal, "ResizeInvalidAnnotation",
+			      "annotation %s must name a container image, e.g. docker.io/library/busybox:1.36",
+			      ANNOTATION_COPY_IMAGE);
+	if (parse_duration(ann, ANNOTATION_COPY_TIMEOUT, COPY_TIMEOUT_DEFAULT_MS, &req->copy_timeout_ms, refusal) < 0 ||
+	    parse_duration(ann, ANNOTATION_KEEP_OLD_VOLUMES, 0, &req->keep_old_ms, refusal) < 0)
+		return -1;
+	if (req->copy_timeout_ms < 1000)
+		return refuse(refusal, "ResizeInvalidAnnotation",
+			      "annotation %s must be at least 1s (a Job's activeDeadlineSeconds)",
+			      ANNOTATION_COPY_TIMEOUT);
+	if (check_json_object(ann, ANNOTATION_COPY_RESOURCES, false, &req->copy_resources, refusal) < 0 ||
+	    check_json_object(ann, ANNOTATION_COPY_POD_ANNOTATIONS, true, &req->copy_pod_annotations, refusal) < 0)
+		return -1;
+	return 0;
+}
+
+static const char *template_class(const json_t *sts, const char *name)
+{
+	size_t i;
+	json_t *t;
+	json_array_foreach(templates_of(sts), i, t) {
+		const char *n = kube_obj_str(t, "metadata.name");
+		if (n && !strcmp(n, name))
+			return kube_obj_str(t, "spec.storageClassName");
+	}
+	return NULL;
+}
+
+/* storage-class.stateful-operator.io/<template>: a class change, which only a copy can make. */
+static int parse_class_changes(const json_t *sts, const json_t *ann, struct resize_request *req,
+			       struct resize_refusal *refusal)
+{
+	const char *key;
+	json_t *value;
+	size_t plen = strlen(CLASS_ANNOTATION_PREFIX);
+	json_object_foreach((json_t *)ann, key, value) {
+		if (strncmp(key, CLASS_ANNOTATION_PREFIX, plen))
+			continue;
+		const char *tmpl = key + plen;
+		const char *cls = json_string_value(value);
+		const char *current = resize_template_size(sts, tmpl);
+		if (!current) {
+			char *names = template_names(sts);
+			int rc = refuse(refusal, "ResizeUnknownTemplate",
+					"annotation %s names volumeClaimTemplate \"%s\", which the StatefulSet "
+					"does not have; its templates are %s",
+					key, tmpl, names[0] ? names : "none");
+			free(names);
+			return rc;
+		}
+		if (!cls || !*cls || strlen(cls) >= RESIZE_NAME_MAX)
+			return refuse(refusal, "ResizeInvalidAnnotation",
+				      "annotation %s must name a StorageClass", key);
+		const char *now = template_class(sts, tmpl);
+		if (now && !strcmp(now, cls))
+			continue; /* already so */
+		if (req->strategy == RESIZE_EXPAND)
+			return refuse(refusal, "ResizeClassChangeNeedsCopy",
+				      "annotation %s asks for StorageClass %s: a volume changes class only by "
+				      "copying its data; set %s to copy or auto",
+				      key, cls, ANNOTATION_STRATEGY);
+		struct resize_target *t = NULL;
+		for (int i = 0; i < req->ntargets; i++)
+			if (!strcmp(req->targets[i].template_name, tmpl))
+				t = &req->targets[i];
+		if (!t) {
+			if (req->ntargets == RESIZE_MAX_TEMPLATES)
+				return refuse(refusal, "ResizeTooManyTemplates",
+					      "more than %d templates to resize at once", RESIZE_MAX_TEMPLATES);
+			t = &req->targets[req->ntargets++];
+			memset(t, 0, sizeof(*t));
+			snprintf(t->template_name, sizeof(t->template_name), "%s", tmpl);
+			char *perr = NULL;
+			if (quantity_parse(current, &t->template_size, &perr) < 0) {
+				req->ntargets--;
+				int rc = refuse(refusal, "ResizeInvalidSize",
+						"volumeClaimTemplate %s: its storage request: %s", tmpl, perr);
+				free(perr);
+				return rc;
+			}
+			t->size = t->template_size;
+			t->from_annotation = true;
+		}
+		snprintf(t->storage_class, sizeof(t->storage_class), "%s", cls);
+	}
+	return 0;
+}
+
 int resize_request_parse(const json_t *sts, struct resize_request *req, struct resize_refusal *refusal)
 {
 	memset(req, 0, sizeof(*req));
@@ -91,6 +238,9 @@ int resize_request_parse(const json_t *sts, struct resize_request *req, struct r
 		return refuse(refusal, "ResizeInvalidStrategy",
 			      "annotation %s is \"%s\"; use auto, expand or copy", ANNOTATION_STRATEGY,
 			      strategy);
+
+	if (parse_copy_settings(ann, req, refusal) < 0)
+		return -1;
 
 	const char *key;
 	json_t *value;
@@ -151,5 +301,5 @@ int resize_request_parse(const json_t *sts, struct resize_request *req, struct r
 		t.from_annotation = true;
 		req->targets[req->ntargets++] = t;
 	}
-	return 0;
+	return parse_class_changes(sts, ann, req, refusal);
 }

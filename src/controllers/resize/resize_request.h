@@ -7,6 +7,11 @@
  *   stateful-operator.io/allow-shrink: "true"
  *   stateful-operator.io/ignore: "true"
  *   stateful-operator.io/resize-abort: "true"
+ *   storage-class.stateful-operator.io/<template>: <StorageClass>   (copy only)
+ *   stateful-operator.io/copy-mode: rolling | offline
+ *   stateful-operator.io/precopy: "true"
+ *   stateful-operator.io/copy-image, copy-timeout, copy-resources,
+ *     copy-pod-annotations, keep-old-volumes
  *
  * Pure: no I/O. Thread-safe.
  */
@@ -23,6 +28,16 @@
 #define ANNOTATION_ALLOW_SHRINK "stateful-operator.io/allow-shrink"
 #define ANNOTATION_IGNORE "stateful-operator.io/ignore"
 #define ANNOTATION_ABORT "stateful-operator.io/resize-abort"
+#define CLASS_ANNOTATION_PREFIX "storage-class.stateful-operator.io/"
+#define ANNOTATION_COPY_MODE "stateful-operator.io/copy-mode"
+#define ANNOTATION_PRECOPY "stateful-operator.io/precopy"
+#define ANNOTATION_COPY_IMAGE "stateful-operator.io/copy-image"
+#define ANNOTATION_COPY_TIMEOUT "stateful-operator.io/copy-timeout"
+#define ANNOTATION_COPY_RESOURCES "stateful-operator.io/copy-resources"
+#define ANNOTATION_COPY_POD_ANNOTATIONS "stateful-operator.io/copy-pod-annotations"
+#define ANNOTATION_KEEP_OLD_VOLUMES "stateful-operator.io/keep-old-volumes"
+
+#define COPY_TIMEOUT_DEFAULT_MS (6LL * 3600 * 1000)
 
 #define RESIZE_MAX_TEMPLATES 16
 #define RESIZE_NAME_MAX 254 /* a DNS subdomain, and its NUL */
@@ -33,6 +48,7 @@ struct resize_target {
 	char template_name[RESIZE_NAME_MAX];
 	struct quantity size;       /* what the volumes should become */
 	struct quantity template_size; /* what the template says now */
+	char storage_class[RESIZE_NAME_MAX]; /* the class to move to; "" = the template's own */
 	bool from_annotation;       /* false: the template is already this big (vshn-style trigger) */
 };
 
@@ -41,6 +57,14 @@ struct resize_request {
 	bool allow_shrink;
 	bool ignore;
 	bool abort;
+	/* The copy strategy's settings (validated; strings borrowed from the StatefulSet). */
+	bool offline;
+	bool precopy;
+	const char *copy_image;           /* NULL: --copy-image */
+	long long copy_timeout_ms;
+	long long keep_old_ms;            /* 0: delete the old volumes when the resize completes */
+	const char *copy_resources;       /* JSON ResourceRequirements, or NULL */
+	const char *copy_pod_annotations; /* JSON object of strings, or NULL */
 	int ntargets;
 	struct resize_target targets[RESIZE_MAX_TEMPLATES];
 };
