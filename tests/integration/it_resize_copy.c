@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "controllers/resize/resize_plan.h"
 #include "daemon.h"
@@ -331,6 +332,9 @@ static void expect_moved(struct kube_client *admin, const char *ns, const json_t
 	json_decref(old);
 }
 
+/* The operator of the running test: a test that fails leaves it to the teardown to stop. */
+static pid_t running_operator;
+
 static struct daemon operator_start(const char *crash_after)
 {
 	struct daemon d;
@@ -338,7 +342,20 @@ static struct daemon operator_start(const char *crash_after)
 	snprintf(env, sizeof(env), "SOP_TEST_CRASH_AFTER=%s", crash_after ? crash_after : "");
 	const char *envs[] = {env, NULL};
 	daemon_start_operator(&d, envs, crash_after == NULL);
+	running_operator = d.pid;
 	return d;
+}
+
+/* So that a failed test cannot leave a second operator acting during the next ones. */
+static int stop_leftover_operator(void **state)
+{
+	(void)state;
+	if (running_operator > 0 && kill(running_operator, 0) == 0) {
+		kill(running_operator, SIGKILL);
+		waitpid(running_operator, NULL, 0);
+	}
+	running_operator = 0;
+	return 0;
 }
 
 static json_t *old_pv_map(const json_t *claims)
@@ -542,10 +559,20 @@ static void test_abort_returns_replica_to_old_volume(void **state)
 	json_decref(pv0);
 	json_t *sts = get(admin, &KUBE_STATEFULSETS, ns, SET);
 	assert_string_equal(template_field(sts, "spec.resources.requests.storage"), "1Gi"); /* unchanged */
+	/* The abort asked on the saved copy stays asked on the StatefulSet: nothing starts again. */
+	assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(sts, "metadata"),
+									       "annotations"),
+							       "stateful-operator.io/resize-abort")),
+			    "true");
 	json_decref(sts);
+	it_sleep_ms(3000);
 	expect_nothing_left(admin, ns);
 	json_t *ev = it_events(admin, ns, "reason=ResizeAborted");
 	assert_true(json_array_size(ev) >= 1);
+	json_decref(ev);
+	ev = it_events(admin, ns, "reason=ResizeStarted");
+	assert_int_equal(json_array_size(ev), 1);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(ev, 0), "count")), 1);
 	json_decref(ev);
 
 	daemon_signal(&d, SIGTERM);
@@ -660,13 +687,13 @@ static void test_retention_policy_delete_loses_no_claim(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rolling_copy_on_fixed_class),
-		cmocka_unit_test(test_offline_copy),
-		cmocka_unit_test(test_shrink_with_allow_shrink),
-		cmocka_unit_test(test_class_change_fixed_to_expandable),
-		cmocka_unit_test(test_abort_returns_replica_to_old_volume),
-		cmocka_unit_test(test_failed_copy_keeps_original),
-		cmocka_unit_test(test_retention_policy_delete_loses_no_claim),
+		cmocka_unit_test_teardown(test_rolling_copy_on_fixed_class, stop_leftover_operator),
+		cmocka_unit_test_teardown(test_offline_copy, stop_leftover_operator),
+		cmocka_unit_test_teardown(test_shrink_with_allow_shrink, stop_leftover_operator),
+		cmocka_unit_test_teardown(test_class_change_fixed_to_expandable, stop_leftover_operator),
+		cmocka_unit_test_teardown(test_abort_returns_replica_to_old_volume, stop_leftover_operator),
+		cmocka_unit_test_teardown(test_failed_copy_keeps_original, stop_leftover_operator),
+		cmocka_unit_test_teardown(test_retention_policy_delete_loses_no_claim, stop_leftover_operator),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -61,7 +61,7 @@ static void test_every_flag(void **state)
 			   "8", "--controllers", "resize,cluster", "--dry-run", "--log-level", "debug",
 			   "--log-format=json", "--metrics-bind-address", "127.0.0.1:9090",
 			   "--health-probe-bind-address", ":9091", "--leader-elect",
-			   "--leader-election-namespace", "ops");
+			   "--leader-election-namespace", "ops", "--copy-image", "registry.local/rsync:3");
 	struct operator_options o;
 	char *err = NULL;
 	assert_int_equal(options_parse(a->argc, a->argv, &o, &err), 0);
@@ -78,6 +78,7 @@ static void test_every_flag(void **state)
 	assert_string_equal(o.health_probe_bind_address, ":9091");
 	assert_true(o.leader_elect);
 	assert_string_equal(o.leader_election_namespace, "ops");
+	assert_string_equal(o.copy_image, "registry.local/rsync:3");
 	options_release(&o);
 }
 
@@ -105,6 +106,7 @@ static void test_refusals_name_the_flag(void **state)
 	expect_refusal(ARGV("--log-level", "verbose"), "--log-level");
 	expect_refusal(ARGV("--log-format", "xml"), "--log-format");
 	expect_refusal(ARGV("--namespace", ""), "--namespace");
+	expect_refusal(ARGV("--copy-image", "rsync latest"), "--copy-image");
 	expect_refusal(ARGV("--frobnicate"), "unknown flag --frobnicate");
 	expect_refusal(ARGV("--kubeconfig"), "--kubeconfig needs a value");
 	expect_refusal(ARGV("stray"), "unexpected argument \"stray\"");

@@ -219,7 +219,7 @@ static int save_backup(struct resize_ctx *rc, const char *ns, const char *name, 
 }
 
 static int recreate(struct resize_ctx *rc, const char *ns, const json_t *backup, const json_t *state,
-		    bool new_template, struct kube_error *err)
+		    bool new_template, bool keep_abort, struct kube_error *err)
 {
 	const char *text = json_string_value(json_object_get(json_object_get(backup, "data"), BACKUP_KEY));
 	json_t *saved = text ? json_loads(text, 0, NULL) : NULL;
@@ -233,6 +233,9 @@ static int recreate(struct resize_ctx *rc, const char *ns, const json_t *backup,
 	if (!json_is_object(json_object_get(meta, "annotations")))
 		json_object_set_new(meta, "annotations", json_object());
 	json_object_set_new(json_object_get(meta, "annotations"), ANNOTATION_RESIZE_STATE, json_string(st));
+	/* An abort asked on the ConfigMap while the StatefulSet was gone stays asked. */
+	if (keep_abort)
+		json_object_set_new(json_object_get(meta, "annotations"), ANNOTATION_ABORT, json_string("true"));
 	free(st);
 	int r = kube_create(rc->deps.client, &KUBE_STATEFULSETS, ns, sts, NULL, err);
 	if (r < 0 && err->code == 409)
@@ -361,7 +364,7 @@ static int perform(struct resize_ctx *rc, const char *ns, const char *name, cons
 		break;
 	}
 	case RESIZE_RECREATE:
-		r = recreate(rc, ns, backup, a->state, a->new_template, err);
+		r = recreate(rc, ns, backup, a->state, a->new_template, a->keep_abort, err);
 		break;
 	case RESIZE_CREATE:
 		r = kube_create(rc->deps.client, a->resource, ns, a->body, NULL, err);
@@ -481,6 +484,8 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 		}
 		if (a.counts_copy)
 			count_n(rc, "stateful_operator_copies_verified_total", a.counts_copy);
+		if (a.copied_bytes > 0)
+			count_n(rc, "stateful_operator_copy_bytes_total", a.copied_bytes);
 		if (rc->crash_step[0] && !strcmp(rc->crash_step, resize_action_name(&a)) &&
 		    atomic_fetch_add(&rc->crash_seen, 1) + 1 == rc->crash_nth) {
 			log_warn("resize", "SOP_TEST_CRASH_AFTER=%s#%d: killing myself", rc->crash_step,

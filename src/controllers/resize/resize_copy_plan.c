@@ -241,17 +241,20 @@ static json_t *copy_job(const struct resize_inputs *in, const json_t *st, const 
 	json_array_append_new(args, json_string("stateful-operator-copy"));
 	json_array_append_new(args, json_string(pass));
 	free(script);
-	int64_t smallest = 0;
+	/*
+	 * The script takes one target size for all pairs: given when the
+	 * targets agree, else 0 and each target's own free space decides.
+	 */
+	int64_t target = -1;
 	size_t i;
 	json_t *vol;
 	json_array_foreach(vols, i, vol) {
 		const char *tmpl = vol_str(vol, "template");
 		int64_t b = size_bytes(json_string_value(json_object_get(json_object_get(st, "targets"), tmpl)));
-		if (!smallest || (b && b < smallest))
-			smallest = b;
+		target = target < 0 || target == b ? b : 0;
 	}
 	char bytes[32];
-	snprintf(bytes, sizeof(bytes), "%lld", (long long)smallest);
+	snprintf(bytes, sizeof(bytes), "%lld", (long long)(target < 0 ? 0 : target));
 	json_array_append_new(args, json_string(bytes));
 	const json_t *pod = NULL;
 	json_array_foreach(vols, i, vol) {
@@ -280,6 +283,9 @@ static json_t *copy_job(const struct resize_inputs *in, const json_t *st, const 
 	char *pod_name = xasprintf("%s-%lld", sts_name, ord);
 	pod = plan_find(in->pods, ns, pod_name);
 	free(pod_name);
+	/* The script keeps a few small files in $TMPDIR: writable even on a read-only root. */
+	json_array_append_new(mounts, json_pack("{s:s, s:s}", "name", "tmp", "mountPath", "/tmp"));
+	json_array_append_new(volumes, json_pack("{s:s, s:{}}", "name", "tmp", "emptyDir"));
 
 	json_t *container = json_pack("{s:s, s:s, s:o, s:o, s:s}", "name", "copy", "image",
 				      str_or(plan_state_str(st, "image"), ""), "command", args, "volumeMounts",
@@ -474,6 +480,7 @@ struct ctx {
 	const json_t *st;
 	const char *ns, *name; /* the StatefulSet's */
 	long long total, done; /* replicas to copy, replicas copied: for the status */
+	bool abort_asked;
 	struct resize_action *a;
 };
 
@@ -725,6 +732,38 @@ static void step_stop(struct ctx *c)
 	status_step(c, "copying");
 }
 
+/*
+ * What the batch's copy Jobs reported in their pods' termination messages
+ * (the script's last progress and result lines): bytes, and files in *files
+ * (left at -1 when no Job reported).
+ */
+static long long copied(struct ctx *c, long long *files)
+{
+	long long bytes = 0;
+	size_t i, k;
+	json_t *o, *pod, *cs;
+	json_array_foreach(json_object_get(batch_of(c->st), "ordinals"), i, o) {
+		char *job = job_name(c->name, json_integer_value(o), "copy");
+		json_array_foreach(c->in->pods, k, pod) {
+			const json_t *labels = json_object_get(json_object_get(pod, "metadata"), "labels");
+			if (!streq(json_string_value(json_object_get(labels, "job-name")), job) ||
+			    !streq(kube_obj_str(pod, "status.phase"), "Succeeded"))
+				continue;
+			size_t n;
+			json_array_foreach(json_object_get(json_object_get(pod, "status"), "containerStatuses"), n, cs) {
+				struct copy_progress p;
+				if (copy_progress_parse(kube_obj_str(cs, "state.terminated.message"), &p) == 0 &&
+				    p.result == 1) {
+					bytes += p.bytes;
+					*files = (*files < 0 ? 0 : *files) + p.files;
+				}
+			}
+		}
+		free(job);
+	}
+	return bytes;
+}
+
 static void step_copy(struct ctx *c)
 {
 	if (c->in->sts) {
@@ -746,8 +785,13 @@ static void step_copy(struct ctx *c)
 	}
 	plan_set_state(c->a, n);
 	c->a->counts_copy = (int)json_array_size(json_object_get(batch_of(c->st), "ordinals"));
-	plan_event(c->a, "Normal", "CopyVerified", "the copy of %zu volume(s) was verified; swapping volumes",
-		   json_array_size(json_object_get(batch_of(c->st), "volumes")));
+	long long files = -1;
+	c->a->copied_bytes = copied(c, &files);
+	char totals[96] = "the Jobs reported no totals";
+	if (files >= 0)
+		snprintf(totals, sizeof(totals), "%lld bytes in %lld files", c->a->copied_bytes, files);
+	plan_event(c->a, "Normal", "CopyVerified", "the copy of %zu volume(s) was verified (%s); swapping volumes",
+		   json_array_size(json_object_get(batch_of(c->st), "volumes")), totals);
 	status_step(c, "swapping volumes");
 }
 
@@ -843,6 +887,7 @@ static void step_restart(struct ctx *c)
 	if (last)
 		json_object_set_new(c->a->state, "templateUpdated", json_true());
 	c->a->new_template = last;
+	c->a->keep_abort = c->abort_asked;
 	plan_event(c->a, "Normal", "StatefulSetRecreated", "re-created the StatefulSet from its saved copy%s",
 		   last ? " with the new volume template" : "");
 	status_step(c, "starting again");
@@ -975,6 +1020,8 @@ static void step_restore(struct ctx *c)
 	if (!in->sts) {
 		c->a->step = RESIZE_RECREATE;
 		c->a->state = with_step(c->st, c->now, STEP_READY);
+		/* An abort asked on the ConfigMap stays asked: the resize must not start again. */
+		c->a->keep_abort = !json_is_true(json_object_get(batch, "failed"));
 		plan_event(c->a, "Normal", "StatefulSetRecreated",
 			   "re-created the StatefulSet from its saved copy, unchanged; the replica runs on its "
 			   "original volume");
@@ -1113,6 +1160,7 @@ void copy_plan(const struct resize_inputs *in, const char *now, bool abort_asked
 		.name = meta_of ? kube_obj_str(meta_of, "metadata.name") : NULL,
 		.total = (long long)json_array_size(json_object_get(st, "ordinals")),
 		.done = (long long)json_array_size(json_object_get(st, "done")),
+		.abort_asked = abort_asked,
 		.a = a,
 	};
 	const char *phase = plan_state_str(st, "phase");

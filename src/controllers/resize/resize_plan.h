@@ -95,6 +95,8 @@ struct resize_action {
 	const char *propagation;               /* DELETE: propagationPolicy or NULL */
 	int counts_copy;                       /* SET_STATE: copies verified by this step (metrics) */
 	int new_template;                      /* RECREATE: with the new sizes and classes (else as saved) */
+	int keep_abort;                        /* RECREATE: carry an abort asked on the ConfigMap over as resize-abort */
+	long long copied_bytes;                /* SET_STATE: bytes those copies moved, as the Jobs reported */
 };
 
 void resize_action_release(struct resize_action *a);
