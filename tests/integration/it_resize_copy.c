@@ -482,6 +482,7 @@ static void test_shrink_with_allow_shrink(void **state)
 	kube_client_free(admin);
 }
 
+/* Also precopy: the first pass runs next to the live pod. */
 static void test_class_change_fixed_to_expandable(void **state)
 {
 	(void)state;
@@ -491,8 +492,22 @@ static void test_class_change_fixed_to_expandable(void **state)
 	create_and_wait(admin, ns, manifest, 2);
 	json_t *before = claims_of(admin, ns);
 	struct daemon d = operator_start(NULL);
+	annotate(ns, "statefulset/" SET, "stateful-operator.io/precopy=true");
 	annotate(ns, "statefulset/" SET, "storage-class.stateful-operator.io/data=expandable");
 	wait_over(admin, ns, &d, 180000);
+	/* precopy: a first pass while the pod ran, then the delta pass (with verification) once it stopped. */
+	json_t *started = it_events(admin, ns, "reason=CopyStarted");
+	int precopies = 0, deltas = 0;
+	size_t i;
+	json_t *e;
+	json_array_foreach(started, i, e) {
+		const char *m = kube_obj_str(e, "message");
+		precopies += m && strstr(m, "(pass precopy)") != NULL;
+		deltas += m && strstr(m, "(pass delta)") != NULL;
+	}
+	json_decref(started);
+	assert_int_equal(precopies, 2);
+	assert_int_equal(deltas, 2);
 	json_t *sts = get(admin, &KUBE_STATEFULSETS, ns, SET);
 	assert_string_equal(template_field(sts, "spec.storageClassName"), "expandable");
 	assert_string_equal(template_field(sts, "spec.resources.requests.storage"), "1Gi");

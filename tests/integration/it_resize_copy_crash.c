@@ -97,6 +97,7 @@ static void test_crash_after_every_copy_step_resumes(void **state)
 		"PrebindVolume",
 		"CreateClaim",          /* data-db-0 on the new PV */
 		"RestoreReclaimPolicy", /* the new PV: Delete again */
+		"LabelOldVolume",
 		"SetState",             /* -> Restart */
 		"Recreate",             /* with the new template */
 		"DeleteBackup",

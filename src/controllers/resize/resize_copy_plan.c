@@ -778,9 +778,12 @@ static void step_copy(struct ctx *c)
 	json_t *vol;
 	json_array_foreach(json_object_get(json_object_get(n, "batch"), "volumes"), i, vol) {
 		char *y = xasprintf("%s" TEMP_SUFFIX, claim_name(vol));
-		const char *pv = kube_obj_str(plan_find(c->in->pvcs, c->ns, y), "spec.volumeName");
+		const json_t *temp = plan_find(c->in->pvcs, c->ns, y);
+		const char *pv = kube_obj_str(temp, "spec.volumeName");
 		if (pv)
 			json_object_set_new(vol, "newPV", json_string(pv));
+		if (kube_obj_str(temp, "metadata.uid"))
+			json_object_set_new(vol, "newClaimUID", json_string(kube_obj_str(temp, "metadata.uid")));
 		free(y);
 	}
 	plan_set_state(c->a, n);
@@ -848,6 +851,20 @@ static void step_swap(struct ctx *c)
 		} else if (c->a->step != RESIZE_WAIT) {
 			status_step(c, "swapping volumes");
 		}
+		return;
+	}
+	/* The old PVs, Retained, are labelled with the StatefulSet until they are deleted. */
+	json_array_foreach(json_object_get(batch_of(c->st), "volumes"), i, vol) {
+		const json_t *pv = plan_find(c->in->pvs, NULL, vol_str(vol, "oldPV"));
+		const json_t *labels = json_object_get(json_object_get(pv, "metadata"), "labels");
+		if (!pv || streq(json_string_value(json_object_get(labels, LABEL_OLD_VOLUME)), c->name))
+			continue;
+		char *claim = xasprintf("%s/%s", c->ns, claim_name(vol));
+		json_t *p = json_pack("{s:{s:{s:s}, s:{s:s}}}", "metadata", "labels", LABEL_OLD_VOLUME, c->name,
+				      "annotations", ANNOTATION_OLD_CLAIM, claim);
+		free(claim);
+		act(c->a, RESIZE_PATCH, "LabelOldVolume", &KUBE_PVS, vol_str(vol, "oldPV"), p);
+		c->a->patch_type = KUBE_PATCH_MERGE;
 		return;
 	}
 	json_t *n = with_step(c->st, c->now, STEP_RESTART);
@@ -1003,6 +1020,21 @@ static void step_restore(struct ctx *c)
 		const json_t *new_pv = plan_find(in->pvs, NULL, vol_str(vol, "newPV"));
 		if (!new_pv && temp)
 			new_pv = plan_find(in->pvs, NULL, kube_obj_str(temp, "spec.volumeName"));
+		/*
+		 * Pre-bound to the original name (no UID) it would stay Available,
+		 * never reclaimed: point it back at the deleted new claim, so it is
+		 * Released and its own policy reclaims it.
+		 */
+		const char *temp_uid = vol_str(vol, "newClaimUID");
+		if (new_pv && temp_uid && streq(kube_obj_str(new_pv, "spec.claimRef.name"), claim_name(vol)) &&
+		    !kube_obj_str(new_pv, "spec.claimRef.uid")) {
+			json_t *p = json_pack("{s:{s:{s:s, s:s, s:s, s:s, s:s}}}", "spec", "claimRef", "apiVersion", "v1",
+					      "kind", "PersistentVolumeClaim", "namespace", c->ns, "name", y, "uid", temp_uid);
+			act(c->a, RESIZE_PATCH, "ReleaseNewVolume", &KUBE_PVS, kube_obj_str(new_pv, "metadata.name"), p);
+			c->a->patch_type = KUBE_PATCH_MERGE;
+			free(y);
+			return;
+		}
 		free(y);
 		const char *orig = original_policy(new_pv);
 		if (new_pv && orig && !streq(reclaim_policy(new_pv), orig)) {
@@ -1012,7 +1044,9 @@ static void step_restore(struct ctx *c)
 			c->a->patch_type = KUBE_PATCH_MERGE;
 			return;
 		}
-		if (temp && !kube_obj_str(temp, "metadata.deletionTimestamp")) {
+		const json_t *temp_labels = json_object_get(json_object_get(temp, "metadata"), "labels");
+		if (temp && json_object_get(temp_labels, LABEL_COPY_OF) &&
+		    !kube_obj_str(temp, "metadata.deletionTimestamp")) {
 			delete_object(c->a, "DeleteNewClaim", &KUBE_PVCS, temp);
 			return;
 		}
