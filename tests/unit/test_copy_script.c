@@ -51,8 +51,11 @@ static void test_script_rsync_flags(void **state)
 		/* What copy_progress_parse reads. */
 		"echo \"SOP-PROGRESS bytes=$((done_bytes + cur_bytes)) files=$((done_files + cur_files)) "
 		"totalBytes=$total_bytes totalFiles=$total_files\"",
-		"echo \"SOP-RESULT ok\"",
-		"echo \"SOP-RESULT fail ",
+		"result=\"SOP-RESULT ok\"",
+		"result=\"SOP-RESULT fail ",
+		"echo \"$result\"",
+		/* In a pod, the totals and the result are also the termination message. */
+		"term=${SOP_TERMINATION_LOG-/dev/termination-log}",
 		"full | precopy | delta)",
 	};
 	for (size_t i = 0; i < NITEMS(required); i++)
