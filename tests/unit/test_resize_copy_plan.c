@@ -1474,6 +1474,48 @@ static void test_copy_job_shape(void **state)
 }
 
 /*
+ * Node affinity: a copy Job runs where the source volume is (a node-bound
+ * PV's own nodeAffinity); a precopy Job runs on the running pod's node
+ * (ReadWriteOnce lets a second pod on that node mount the volume).
+ */
+static void test_copy_job_runs_where_the_volume_is(void **state)
+{
+	struct world *w = *state;
+	start_cycle(w, &cycles[0]);
+	json_t *required = json_pack("{s:[{s:[{s:s, s:s, s:[s]}]}]}", "nodeSelectorTerms", "matchExpressions", "key",
+				     "kubernetes.io/hostname", "operator", "In", "values", "node-a");
+	json_object_set_new(json_object_get(find(w->pvs, "pv-old-1"), "spec"), "nodeAffinity",
+			    json_pack("{s:O}", "required", required));
+	assert_true(run(w, asks_for, "CreateCopyJob"));
+	const json_t *affinity = json_object_get(
+		json_object_get(json_object_get(json_object_get(w->a.body, "spec"), "template"), "spec"), "affinity");
+	if (!json_equal(json_object_get(json_object_get(affinity, "nodeAffinity"),
+					"requiredDuringSchedulingIgnoredDuringExecution"),
+			required))
+		fail_msg("the copy Job is not pinned to the source volume's node");
+	json_decref(required);
+	world_release(w);
+
+	start_cycle(w, &cycles[2]); /* precopy */
+	json_t *pod = find(w->pods, "web-1");
+	if (!json_object_get(pod, "spec"))
+		json_object_set_new(pod, "spec", json_object());
+	json_object_set_new(json_object_get(pod, "spec"), "nodeName", json_string("node-b"));
+	assert_true(run(w, asks_for, "CreatePrecopyJob"));
+	affinity = json_object_get(
+		json_object_get(json_object_get(json_object_get(w->a.body, "spec"), "template"), "spec"), "affinity");
+	const json_t *term = json_array_get(
+		json_object_get(json_object_get(json_object_get(affinity, "nodeAffinity"),
+						"requiredDuringSchedulingIgnoredDuringExecution"),
+				"nodeSelectorTerms"),
+		0);
+	const json_t *field = json_array_get(json_object_get(term, "matchFields"), 0);
+	assert_string_equal(kube_obj_str(field, "key"), "metadata.name");
+	assert_string_equal(json_string_value(json_array_get(json_object_get(field, "values"), 0)), "node-b");
+	world_release(w);
+}
+
+/*
  * Rolling means every replica Ready before the next one goes down: a
  * replica that is not Ready at the start holds the first batch back, and a
  * re-created replica that does not get Ready holds the batch open (backup
@@ -2003,6 +2045,7 @@ int main(void)
 		TEST(test_cycle),
 		TEST(test_swap_order),
 		TEST(test_copy_job_shape),
+		TEST(test_copy_job_runs_where_the_volume_is),
 		TEST(test_rolling_waits_for_ready),
 		TEST(test_stale_copy_claim_is_replaced),
 		TEST(test_old_volumes_are_labelled),

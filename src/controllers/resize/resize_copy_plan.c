@@ -793,9 +793,14 @@ static void step_copy(struct ctx *c)
 	char totals[96] = "the Jobs reported no totals";
 	if (files >= 0)
 		snprintf(totals, sizeof(totals), "%lld bytes in %lld files", c->a->copied_bytes, files);
-	plan_event(c->a, "Normal", "CopyVerified", "the copy of %zu volume(s) was verified (%s); swapping volumes",
+	char *ords = json_dumps(json_object_get(batch_of(c->st), "ordinals"), JSON_COMPACT);
+	plan_event(c->a, "Normal", "CopyVerified",
+		   "replica(s) %s: the copy of %zu volume(s) was verified (%s); swapping volumes", ords,
 		   json_array_size(json_object_get(batch_of(c->st), "volumes")), totals);
-	status_step(c, "swapping volumes");
+	free(ords);
+	char *what = files >= 0 ? xasprintf("verified %s; swapping volumes", totals) : xstrdup("swapping volumes");
+	status_step(c, what);
+	free(what);
 }
 
 /*
