@@ -712,6 +712,7 @@ static void step_stop(struct ctx *c)
 	}
 	size_t i;
 	json_t *o;
+	bool stopping = false; /* every pod is told to stop before any is waited for */
 	json_array_foreach(json_object_get(batch_of(c->st), "ordinals"), i, o) {
 		char pod_name[512];
 		snprintf(pod_name, sizeof(pod_name), "%s-%lld", c->name, (long long)json_integer_value(o));
@@ -719,13 +720,17 @@ static void step_stop(struct ctx *c)
 		if (!pod)
 			continue;
 		if (kube_obj_str(pod, "metadata.deletionTimestamp")) {
-			status_step(c, "waiting for the pod to stop");
-			plan_wait(c->a, POLL_MS);
-		} else {
-			delete_object(c->a, "StopPod", &KUBE_PODS, pod);
-			plan_event(c->a, "Normal", "StoppingReplica", "stopping %s to copy its volumes", pod_name);
-			status_step(c, "stopping");
+			stopping = true;
+			continue;
 		}
+		delete_object(c->a, "StopPod", &KUBE_PODS, pod);
+		plan_event(c->a, "Normal", "StoppingReplica", "stopping %s to copy its volumes", pod_name);
+		status_step(c, "stopping");
+		return;
+	}
+	if (stopping) {
+		status_step(c, "waiting for the pods to stop");
+		plan_wait(c->a, POLL_MS);
 		return;
 	}
 	plan_set_state(c->a, with_step(c->st, c->now, STEP_COPY));
@@ -841,21 +846,48 @@ static void step_swap(struct ctx *c)
 	}
 	size_t i;
 	json_t *vol;
+	/*
+	 * Volumes are independent: one that waits for the cluster does not hold
+	 * the others back (an offline batch swaps them all at once).
+	 */
+	struct resize_action waiting;
+	memset(&waiting, 0, sizeof(waiting));
 	json_array_foreach(json_object_get(batch_of(c->st), "volumes"), i, vol) {
 		const char *pv = vol_str(vol, "newPV");
 		const char *size =
 			json_string_value(json_object_get(json_object_get(c->st, "targets"), vol_str(vol, "template")));
 		char *why = NULL;
-		int r = pv ? bind_claim(c->in, c->ns, vol, pv, str_or(size, "0"), c->a, &why) : -1;
-		if (r == 1)
+		struct resize_action one;
+		memset(&one, 0, sizeof(one));
+		int r = pv ? bind_claim(c->in, c->ns, vol, pv, str_or(size, "0"), &one, &why) : -1;
+		if (r == 1) {
+			resize_action_release(&one);
 			continue;
+		}
 		if (r < 0) {
+			resize_action_release(&one);
+			resize_action_release(&waiting);
 			char *msg = why ? why : xasprintf("the new claim of %s is not bound to a volume", claim_name(vol));
 			start_restore(c->st, c->now, msg, true, c->a);
 			free(msg);
-		} else if (c->a->step != RESIZE_WAIT) {
-			status_step(c, "swapping volumes");
+			return;
 		}
+		if (one.step == RESIZE_WAIT) {
+			if (waiting.step == RESIZE_WAIT)
+				resize_action_release(&one);
+			else
+				waiting = one;
+			continue;
+		}
+		resize_action_release(&waiting);
+		resize_action_release(c->a);
+		*c->a = one;
+		status_step(c, "swapping volumes");
+		return;
+	}
+	if (waiting.step == RESIZE_WAIT) {
+		resize_action_release(c->a);
+		*c->a = waiting;
 		return;
 	}
 	/* The old PVs, Retained, are labelled with the StatefulSet until they are deleted. */

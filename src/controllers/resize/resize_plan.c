@@ -607,7 +607,10 @@ void resize_plan(const struct resize_inputs *in, const char *now, struct resize_
 		bool changed = parsed < 0 || req.abort;
 		for (int i = 0; i < req.ntargets && !changed; i++) {
 			const char *s = json_string_value(json_object_get(targets, req.targets[i].template_name));
-			changed = !s || plan_cmp_size(s, &req.targets[i].size) != 0;
+			const char *cls = json_string_value(
+				json_object_get(json_object_get(st, "classes"), req.targets[i].template_name));
+			changed = !s || plan_cmp_size(s, &req.targets[i].size) != 0 ||
+				  (req.targets[i].storage_class[0] && (!cls || strcmp(cls, req.targets[i].storage_class)));
 		}
 		if (changed) {
 			a->step = RESIZE_FINISH;
