@@ -156,6 +156,24 @@ static void delete_object(struct resize_action *a, const char *what, const struc
 		a->propagation = "Background"; /* its pods go too */
 }
 
+/*
+ * A merge patch of PV pv, decided on its cached state: the cached
+ * resourceVersion is a precondition, so a stale decision conflicts (409,
+ * retried on fresh state) instead of undoing what the PV controller just
+ * did, e.g. a pre-binding written over a binding.
+ */
+static void patch_pv(struct resize_action *a, const char *what, const json_t *pv, json_t *body)
+{
+	const char *rv = kube_obj_str(pv, "metadata.resourceVersion");
+	if (rv) {
+		if (!json_is_object(json_object_get(body, "metadata")))
+			json_object_set_new(body, "metadata", json_object());
+		json_object_set_new(json_object_get(body, "metadata"), "resourceVersion", json_string(rv));
+	}
+	act(a, RESIZE_PATCH, what, &KUBE_PVS, kube_obj_str(pv, "metadata.name"), body);
+	a->patch_type = KUBE_PATCH_MERGE;
+}
+
 static json_t *temp_claim(const json_t *st, const char *ns, const char *sts_name, const json_t *vol)
 {
 	const char *tmpl = vol_str(vol, "template");
@@ -405,8 +423,7 @@ static int bind_claim(const struct resize_inputs *in, const char *ns, const json
 		if (orig && !streq(reclaim_policy(pv), orig)) {
 			json_t *p = json_pack("{s:{s:{s:n}}, s:{s:s}}", "metadata", "annotations",
 					      ANNOTATION_RECLAIM_POLICY, "spec", "persistentVolumeReclaimPolicy", orig);
-			act(a, RESIZE_PATCH, "RestoreReclaimPolicy", &KUBE_PVS, pv_name, p);
-			a->patch_type = KUBE_PATCH_MERGE;
+			patch_pv(a, "RestoreReclaimPolicy", pv, p);
 			return 0;
 		}
 		return 1;
@@ -419,8 +436,7 @@ static int bind_claim(const struct resize_inputs *in, const char *ns, const json
 			json_t *p = json_pack("{s:{s:{s:s}}, s:{s:s}}", "metadata", "annotations", ANNOTATION_RECLAIM_POLICY,
 					      str_or(reclaim_policy(h), "Delete"), "spec",
 					      "persistentVolumeReclaimPolicy", "Retain");
-			act(a, RESIZE_PATCH, "RetainVolume", &KUBE_PVS, kube_obj_str(h, "metadata.name"), p);
-			a->patch_type = KUBE_PATCH_MERGE;
+			patch_pv(a, "RetainVolume", h, p);
 			return 0;
 		}
 	}
@@ -460,8 +476,7 @@ static int bind_claim(const struct resize_inputs *in, const char *ns, const json
 		json_t *p = json_pack("{s:{s:{s:s, s:s, s:s, s:s, s:n, s:n}}}", "spec", "claimRef", "apiVersion", "v1",
 				      "kind", "PersistentVolumeClaim", "namespace", ns, "name", x, "uid",
 				      "resourceVersion");
-		act(a, RESIZE_PATCH, "PrebindVolume", &KUBE_PVS, pv_name, p);
-		a->patch_type = KUBE_PATCH_MERGE;
+		patch_pv(a, "PrebindVolume", pv, p);
 		return 0;
 	}
 	act(a, RESIZE_CREATE, "CreateClaim", &KUBE_PVCS, x, rebound_claim(ns, vol, pv, size));
@@ -900,8 +915,7 @@ static void step_swap(struct ctx *c)
 		json_t *p = json_pack("{s:{s:{s:s}, s:{s:s}}}", "metadata", "labels", LABEL_OLD_VOLUME, c->name,
 				      "annotations", ANNOTATION_OLD_CLAIM, claim);
 		free(claim);
-		act(c->a, RESIZE_PATCH, "LabelOldVolume", &KUBE_PVS, vol_str(vol, "oldPV"), p);
-		c->a->patch_type = KUBE_PATCH_MERGE;
+		patch_pv(c->a, "LabelOldVolume", pv, p);
 		return;
 	}
 	json_t *n = with_step(c->st, c->now, STEP_RESTART);
@@ -1067,8 +1081,7 @@ static void step_restore(struct ctx *c)
 		    !kube_obj_str(new_pv, "spec.claimRef.uid")) {
 			json_t *p = json_pack("{s:{s:{s:s, s:s, s:s, s:s, s:s}}}", "spec", "claimRef", "apiVersion", "v1",
 					      "kind", "PersistentVolumeClaim", "namespace", c->ns, "name", y, "uid", temp_uid);
-			act(c->a, RESIZE_PATCH, "ReleaseNewVolume", &KUBE_PVS, kube_obj_str(new_pv, "metadata.name"), p);
-			c->a->patch_type = KUBE_PATCH_MERGE;
+			patch_pv(c->a, "ReleaseNewVolume", new_pv, p);
 			free(y);
 			return;
 		}
@@ -1077,8 +1090,7 @@ static void step_restore(struct ctx *c)
 		if (new_pv && orig && !streq(reclaim_policy(new_pv), orig)) {
 			json_t *p = json_pack("{s:{s:{s:n}}, s:{s:s}}", "metadata", "annotations",
 					      ANNOTATION_RECLAIM_POLICY, "spec", "persistentVolumeReclaimPolicy", orig);
-			act(c->a, RESIZE_PATCH, "RestoreReclaimPolicy", &KUBE_PVS, kube_obj_str(new_pv, "metadata.name"), p);
-			c->a->patch_type = KUBE_PATCH_MERGE;
+			patch_pv(c->a, "RestoreReclaimPolicy", new_pv, p);
 			return;
 		}
 		const json_t *temp_labels = json_object_get(json_object_get(temp, "metadata"), "labels");
@@ -1138,8 +1150,7 @@ static void step_cleaning(struct ctx *c)
 			/* Its own policy back: the PV controller reclaims the storage, then the PV. */
 			json_t *p = json_pack("{s:{s:{s:n}}, s:{s:s}}", "metadata", "annotations",
 					      ANNOTATION_RECLAIM_POLICY, "spec", "persistentVolumeReclaimPolicy", orig);
-			act(c->a, RESIZE_PATCH, "DeleteOldVolume", &KUBE_PVS, json_string_value(o), p);
-			c->a->patch_type = KUBE_PATCH_MERGE;
+			patch_pv(c->a, "DeleteOldVolume", pv, p);
 			plan_event(c->a, "Normal", "DeletingOldVolume",
 				   "old volume %s: reclaim policy %s restored, so it is deleted", json_string_value(o), orig);
 			return;
