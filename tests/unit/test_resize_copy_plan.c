@@ -1474,6 +1474,58 @@ static void test_copy_job_shape(void **state)
 }
 
 /*
+ * A re-created claim that stays Pending although its PV is reserved for it
+ * (the PV controller looked while its cache showed the old binding) is
+ * touched after a few seconds, so the PV controller looks again at once
+ * rather than at its next resync.
+ */
+static void test_pending_rebound_claim_is_nudged(void **state)
+{
+	(void)state;
+	json_t *st = json_pack(
+		"{s:s, s:s, s:{s:s}, s:{s:s}, s:s, s:[i], s:[], s:{s:[i], s:s, s:[{s:s, s:s, s:i, s:s, s:s, s:s, s:s, s:[s]}]}}",
+		"phase", "Copying", "strategy", "copy", "targets", "data", "2Gi", "classes", "data", "fixed", "started",
+		NOW, "ordinals", 0, "done", "batch", "ordinals", 0, "step", "Swap", "volumes", "claim", "data-web-0",
+		"template", "data", "ordinal", 0, "oldPV", "pv-old-0", "newPV", "pv-new-0", "newClaimUID", "uid-y",
+		"size", "1Gi", "accessModes", "ReadWriteOnce");
+	char *text = json_dumps(st, JSON_COMPACT);
+	json_t *saved = json_pack("{s:{s:s, s:s}}", "metadata", "name", "web", "namespace", "ns");
+	char *saved_text = json_dumps(saved, JSON_COMPACT);
+	json_t *backup = json_pack("{s:{s:s, s:s, s:{s:s}}, s:{s:s}}", "metadata", "name", "web-sts-backup",
+				   "namespace", "ns", "annotations", ANNOTATION_RESIZE_STATE, text, "data", BACKUP_KEY,
+				   saved_text);
+	json_t *pvs = json_pack("[{s:{s:s, s:{s:s}}, s:{s:s, s:{s:s, s:s}}, s:{s:s}}]", "metadata", "name", "pv-new-0",
+				"annotations", ANNOTATION_RECLAIM_POLICY, "Delete", "spec",
+				"persistentVolumeReclaimPolicy", "Retain", "claimRef", "namespace", "ns", "name",
+				"data-web-0", "status", "phase", "Available");
+	const char *times[] = {"2026-11-21T11:59:50Z", NOW};
+	for (int k = 0; k < 2; k++) {
+		json_t *pvcs = json_pack("[{s:{s:s, s:s, s:s, s:s}, s:{s:s}, s:{s:s}}]", "metadata", "name", "data-web-0",
+					 "namespace", "ns", "uid", "uid-x", "creationTimestamp", times[k], "spec",
+					 "volumeName", "pv-new-0", "status", "phase", "Pending");
+		json_t *empty = json_array();
+		struct resize_inputs in = {NULL, backup, pvcs, empty, NULL, pvs, empty, IMAGE};
+		struct resize_action a;
+		resize_plan(&in, NOW, &a);
+		if (k == 0 && (a.step != RESIZE_PATCH || strcmp(resize_action_name(&a), "NudgeBinding") ||
+			       strcmp(a.object, "data-web-0")))
+			fail_msg("a claim Pending for 10 s: want NudgeBinding data-web-0, have %s %s",
+				 resize_action_name(&a), a.object);
+		if (k == 1 && a.step != RESIZE_WAIT)
+			fail_msg("a claim created just now: want Wait, have %s", resize_action_name(&a));
+		resize_action_release(&a);
+		json_decref(empty);
+		json_decref(pvcs);
+	}
+	json_decref(pvs);
+	json_decref(backup);
+	free(saved_text);
+	json_decref(saved);
+	free(text);
+	json_decref(st);
+}
+
+/*
  * Node affinity: a copy Job runs where the source volume is (a node-bound
  * PV's own nodeAffinity); a precopy Job runs on the running pod's node
  * (ReadWriteOnce lets a second pod on that node mount the volume).
@@ -2046,6 +2098,7 @@ int main(void)
 		TEST(test_swap_order),
 		TEST(test_copy_job_shape),
 		TEST(test_copy_job_runs_where_the_volume_is),
+		TEST(test_pending_rebound_claim_is_nudged),
 		TEST(test_rolling_waits_for_ready),
 		TEST(test_stale_copy_claim_is_replaced),
 		TEST(test_old_volumes_are_labelled),

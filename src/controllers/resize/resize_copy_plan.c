@@ -57,6 +57,9 @@
 #define TEMP_SUFFIX "-copy"
 #define JOB_BACKOFF_LIMIT 2
 #define MAX_WAIT_MS (10L * 60 * 1000)
+/* A re-created claim not Bound after this long gets touched, so the PV controller looks again. */
+#define BIND_NUDGE_AFTER_S 3
+#define ANNOTATION_BIND_NUDGE "stateful-operator.io/bind-requested"
 
 /* ---- small readers ---- */
 
@@ -403,8 +406,8 @@ static void start_restore(const json_t *st, const char *now, const char *reason,
  * reclaim policy back, 0 when an action was chosen, -1 when it cannot be
  * done (message in *why, new string).
  */
-static int bind_claim(const struct resize_inputs *in, const char *ns, const json_t *vol, const char *pv_name,
-		      const char *size, struct resize_action *a, char **why)
+static int bind_claim(const struct resize_inputs *in, const char *ns, const char *now, const json_t *vol,
+		      const char *pv_name, const char *size, struct resize_action *a, char **why)
 {
 	const char *x = claim_name(vol);
 	const json_t *pv = plan_find(in->pvs, NULL, pv_name);
@@ -415,6 +418,21 @@ static int bind_claim(const struct resize_inputs *in, const char *ns, const json
 	}
 	if (pvc && streq(kube_obj_str(pvc, "spec.volumeName"), pv_name)) {
 		if (!streq(kube_obj_str(pvc, "status.phase"), "Bound")) {
+			/*
+			 * The PV controller may have looked while its cache still
+			 * showed the PV's old binding (FailedBinding); it would look
+			 * again only at its next resync, up to 15 s later. Touching the
+			 * claim makes it look now.
+			 */
+			const char *touched = json_string_value(json_object_get(plan_annotations(pvc), ANNOTATION_BIND_NUDGE));
+			int64_t since = rfc3339_seconds(touched ? touched : kube_obj_str(pvc, "metadata.creationTimestamp"));
+			int64_t t = rfc3339_seconds(now);
+			if (since >= 0 && t >= since + BIND_NUDGE_AFTER_S && streq(kube_obj_str(pv, "spec.claimRef.name"), x)) {
+				json_t *p = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", ANNOTATION_BIND_NUDGE, now);
+				act(a, RESIZE_PATCH, "NudgeBinding", &KUBE_PVCS, x, p);
+				a->patch_type = KUBE_PATCH_MERGE;
+				return 0;
+			}
 			plan_status(a, "Waiting for %s to bind to %s", x, pv_name);
 			plan_wait(a, POLL_MS);
 			return 0;
@@ -874,7 +892,7 @@ static void step_swap(struct ctx *c)
 		char *why = NULL;
 		struct resize_action one;
 		memset(&one, 0, sizeof(one));
-		int r = pv ? bind_claim(c->in, c->ns, vol, pv, str_or(size, "0"), &one, &why) : -1;
+		int r = pv ? bind_claim(c->in, c->ns, c->now, vol, pv, str_or(size, "0"), &one, &why) : -1;
 		if (r == 1) {
 			resize_action_release(&one);
 			continue;
@@ -1050,7 +1068,8 @@ static void step_restore(struct ctx *c)
 		    !original_policy(plan_find(in->pvs, NULL, vol_str(vol, "oldPV"))))
 			continue;
 		char *why = NULL;
-		int r = bind_claim(in, c->ns, vol, vol_str(vol, "oldPV"), str_or(vol_str(vol, "size"), "0"), c->a, &why);
+		int r = bind_claim(in, c->ns, c->now, vol, vol_str(vol, "oldPV"), str_or(vol_str(vol, "size"), "0"), c->a,
+				   &why);
 		if (r == 1)
 			continue;
 		if (r < 0) {

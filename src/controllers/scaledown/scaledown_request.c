@@ -1,0 +1,359 @@
+#include "controllers/scaledown/scaledown_request.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/kube_client.h"
+#include "util/duration.h"
+#include "util/xalloc.h"
+#include "util/yaml_json.h"
+
+/* Echoed annotation values are cut to this many bytes: an Event message is short. */
+#define ECHO_MAX 64
+
+#define TEMPLATE_EXAMPLE "{\"spec\": {\"containers\": [{\"name\": \"cleanup\", \"image\": \"my-cleanup\"}]}}"
+
+void scaledown_refusal_release(struct scaledown_refusal *r)
+{
+	FREE_AND_NULL(r->message);
+	r->reason = NULL;
+}
+
+void scaledown_request_release(struct scaledown_request *req)
+{
+	json_decref(req->pod_template);
+	memset(req, 0, sizeof(*req));
+}
+
+static int refuse(struct scaledown_refusal *r, const char *reason, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int refuse(struct scaledown_refusal *r, const char *reason, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	r->reason = reason;
+	r->message = xvasprintf(fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* "a string", "an array", ...: what a value is, for messages. Static. */
+static const char *type_phrase(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "an array";
+	case JSON_STRING:
+		return "a string";
+	case JSON_INTEGER:
+	case JSON_REAL:
+		return "a number";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "a boolean";
+	case JSON_NULL:
+	default:
+		return "nothing";
+	}
+}
+
+/*
+ * The template annotation's key and text (both borrowed), or NULL key when
+ * neither is present. When both are present ours wins: a user moving off
+ * the jboss controller adds ours while the legacy key may still be read by
+ * the old controller, and the newer, operator-specific key is the intended one.
+ */
+static const char *template_key(const json_t *ann)
+{
+	if (json_object_get(ann, ANNOTATION_SCALEDOWN_TEMPLATE))
+		return ANNOTATION_SCALEDOWN_TEMPLATE;
+	if (json_object_get(ann, ANNOTATION_SCALEDOWN_TEMPLATE_LEGACY))
+		return ANNOTATION_SCALEDOWN_TEMPLATE_LEGACY;
+	return NULL;
+}
+
+/* JSON first (what the jboss controller took), then YAML. *doc is a new reference. */
+static int decode_template(const char *key, const char *text, json_t **doc, struct scaledown_refusal *refusal)
+{
+	size_t len = strlen(text);
+	json_error_t jerr;
+	*doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (*doc)
+		return 0;
+	char *ymsg = NULL;
+	if (yaml_to_json(text, len, doc, &ymsg) == 0)
+		return 0;
+	*doc = NULL;
+	/* Text that opens like JSON was meant as JSON: its error is the one that helps. */
+	const char *first = text + strspn(text, " \t\r\n");
+	int rc;
+	if (*first == '{' || *first == '[')
+		rc = refuse(refusal, "ScaledownTemplateInvalid",
+			    "annotation %s is not valid JSON: %s at line %d, column %d; fix the Pod "
+			    "template, written as JSON or YAML",
+			    key, jerr.text, jerr.line, jerr.column);
+	else
+		rc = refuse(refusal, "ScaledownTemplateInvalid",
+			    "annotation %s is neither JSON nor YAML: %s; fix the Pod template", key,
+			    ymsg ? ymsg : "unreadable");
+	free(ymsg);
+	return rc;
+}
+
+/* kind and apiVersion, when given, must say Pod and v1. */
+static int check_kind(const char *key, const json_t *doc, struct scaledown_refusal *refusal)
+{
+	const json_t *kind = json_object_get(doc, "kind");
+	if (kind && (!json_is_string(kind) || strcmp(json_string_value(kind), "Pod")))
+		return refuse(refusal, "ScaledownTemplateNotAPod",
+			      "annotation %s holds kind %s%.*s%s, not a Pod; write a Pod template (kind: Pod, "
+			      "or leave kind out) with metadata and spec",
+			      key, json_is_string(kind) ? "\"" : "", ECHO_MAX,
+			      json_is_string(kind) ? json_string_value(kind) : type_phrase(kind),
+			      json_is_string(kind) ? "\"" : "");
+	const json_t *api = json_object_get(doc, "apiVersion");
+	if (api && (!json_is_string(api) || strcmp(json_string_value(api), "v1")))
+		return refuse(refusal, "ScaledownTemplateNotAPod",
+			      "annotation %s holds apiVersion %s%.*s%s; a Pod is apiVersion v1 (or leave "
+			      "apiVersion out)",
+			      key, json_is_string(api) ? "\"" : "", ECHO_MAX,
+			      json_is_string(api) ? json_string_value(api) : type_phrase(api),
+			      json_is_string(api) ? "\"" : "");
+	return 0;
+}
+
+/* Each container needs a name and an image: the API server would refuse the pod much later otherwise. */
+static int check_containers(const char *key, const json_t *spec, struct scaledown_refusal *refusal)
+{
+	const json_t *containers = json_object_get(spec, "containers");
+	if (containers && !json_is_array(containers))
+		return refuse(refusal, "ScaledownTemplateInvalid",
+			      "annotation %s: spec.containers is %s; it must be a list of containers, e.g. %s",
+			      key, type_phrase(containers), TEMPLATE_EXAMPLE);
+	if (!json_array_size(containers))
+		return refuse(refusal, "ScaledownTemplateNoContainers",
+			      "annotation %s: the Pod template has no spec.containers; add at least one "
+			      "container with a name and an image, e.g. %s",
+			      key, TEMPLATE_EXAMPLE);
+	size_t i;
+	const json_t *c;
+	json_array_foreach(containers, i, c) {
+		if (!json_is_object(c))
+			return refuse(refusal, "ScaledownTemplateInvalid",
+				      "annotation %s: spec.containers[%zu] is %s; each container must be an "
+				      "object with a name and an image",
+				      key, i, type_phrase(c));
+		const char *name = json_string_value(json_object_get(c, "name"));
+		const char *image = json_string_value(json_object_get(c, "image"));
+		if (!name || !*name)
+			return refuse(refusal, "ScaledownTemplateInvalid",
+				      "annotation %s: spec.containers[%zu] has no name; give every container "
+				      "a name",
+				      key, i);
+		if (!image || !*image)
+			return refuse(refusal, "ScaledownTemplateInvalid",
+				      "annotation %s: spec.containers[%zu] (\"%.*s\") has no image; give every "
+				      "container an image",
+				      key, i, ECHO_MAX, name);
+	}
+	return 0;
+}
+
+static int check_restart_policy(const char *key, const json_t *spec, struct scaledown_refusal *refusal)
+{
+	const json_t *rp = json_object_get(spec, "restartPolicy");
+	if (!rp || (json_is_string(rp) && !strcmp(json_string_value(rp), "Never")))
+		return 0;
+	return refuse(refusal, "ScaledownTemplateRestartPolicy",
+		      "annotation %s: spec.restartPolicy is %s%.*s%s; the operator retries a failed cleanup "
+		      "itself with backoff; use Never or leave restartPolicy out",
+		      key, json_is_string(rp) ? "\"" : "", ECHO_MAX,
+		      json_is_string(rp) ? json_string_value(rp) : type_phrase(rp),
+		      json_is_string(rp) ? "\"" : "");
+}
+
+/* True when the StatefulSet has a volumeClaimTemplate called name. */
+static bool is_claim_template(const json_t *sts, const char *name)
+{
+	const json_t *templates = json_object_get(json_object_get(sts, "spec"), "volumeClaimTemplates");
+	size_t i;
+	const json_t *t;
+	json_array_foreach(templates, i, t) {
+		const char *n = kube_obj_str(t, "metadata.name");
+		if (n && !strcmp(n, name))
+			return true;
+	}
+	return false;
+}
+
+/* The operator adds a volume per claim, named after its template; the template must leave those names free. */
+static int check_volumes(const char *key, const json_t *sts, const json_t *spec, struct scaledown_refusal *refusal)
+{
+	const json_t *volumes = json_object_get(spec, "volumes");
+	if (volumes && !json_is_array(volumes))
+		return refuse(refusal, "ScaledownTemplateInvalid",
+			      "annotation %s: spec.volumes is %s; it must be a list of volumes, or left out",
+			      key, type_phrase(volumes));
+	size_t i;
+	const json_t *v;
+	json_array_foreach(volumes, i, v) {
+		const char *name = json_string_value(json_object_get(v, "name"));
+		if (name && is_claim_template(sts, name))
+			return refuse(refusal, "ScaledownTemplateVolumeConflict",
+				      "annotation %s: spec.volumes[%zu] is named \"%s\", like the StatefulSet's "
+				      "volumeClaimTemplate; the operator mounts that claim under that name "
+				      "itself, so remove the volume from the template and keep the "
+				      "volumeMounts that use it",
+				      key, i, name);
+	}
+	return 0;
+}
+
+/*
+ * Checks doc (the decoded template, owned) and builds the template the
+ * controller uses into *out (new reference).
+ */
+static int build_template(const char *key, const json_t *sts, json_t *doc, json_t **out,
+			  struct scaledown_refusal *refusal)
+{
+	*out = NULL;
+	if (!json_is_object(doc))
+		return refuse(refusal, "ScaledownTemplateNotAPod",
+			      "annotation %s holds %s, not a Pod; write a Pod template with metadata and "
+			      "spec, e.g. %s",
+			      key, type_phrase(doc), TEMPLATE_EXAMPLE);
+	if (check_kind(key, doc, refusal) < 0)
+		return -1;
+	json_t *metadata = json_object_get(doc, "metadata");
+	if (metadata && !json_is_object(metadata))
+		return refuse(refusal, "ScaledownTemplateInvalid",
+			      "annotation %s: metadata is %s; it must be an object (labels, annotations), or "
+			      "left out",
+			      key, type_phrase(metadata));
+	json_t *spec = json_object_get(doc, "spec");
+	if (spec && !json_is_object(spec))
+		return refuse(refusal, "ScaledownTemplateInvalid",
+			      "annotation %s: spec is %s; it must be a Pod spec object, e.g. %s", key,
+			      type_phrase(spec), TEMPLATE_EXAMPLE);
+	if (check_containers(key, spec, refusal) < 0 || check_restart_policy(key, spec, refusal) < 0 ||
+	    check_volumes(key, sts, spec, refusal) < 0)
+		return -1;
+
+	/* A failed cleanup is retried by the operator, so the kubelet must not restart it. */
+	if (!json_object_get(spec, "restartPolicy"))
+		json_object_set_new(spec, "restartPolicy", json_string("Never"));
+	/* Only metadata and spec are used: apiVersion, kind, status and the rest are dropped. */
+	*out = json_object();
+	json_object_set_new(*out, "metadata", metadata ? json_incref(metadata) : json_object());
+	json_object_set(*out, "spec", spec);
+	return 0;
+}
+
+/* An integer annotation in lo..hi; dflt when absent. */
+static int parse_int(const json_t *ann, const char *key, int lo, int hi, int dflt, int *out,
+		     struct scaledown_refusal *refusal)
+{
+	const json_t *v = json_object_get(ann, key);
+	*out = dflt;
+	if (!v)
+		return 0;
+	const char *text = json_string_value(v);
+	size_t n = text ? strlen(text) : 0;
+	/* Ten digits or fewer cannot overflow a long long; more is out of range anyway. */
+	if (n == 0 || n > 10 || strspn(text, "0123456789") != n)
+		return refuse(refusal, "ScaledownInvalidAnnotation",
+			      "annotation %s is %s%.*s%s; use a whole number from %d to %d", key,
+			      text ? "\"" : "", ECHO_MAX, text ? text : type_phrase(v), text ? "\"" : "", lo,
+			      hi);
+	long long x = strtoll(text, NULL, 10);
+	if (x < lo || x > hi)
+		return refuse(refusal, "ScaledownInvalidAnnotation",
+			      "annotation %s is %s, out of range; use a whole number from %d to %d", key, text,
+			      lo, hi);
+	*out = (int)x;
+	return 0;
+}
+
+static int parse_timeout(const json_t *ann, long long *out, struct scaledown_refusal *refusal)
+{
+	const char *key = ANNOTATION_SCALEDOWN_TIMEOUT;
+	const json_t *v = json_object_get(ann, key);
+	*out = SCALEDOWN_TIMEOUT_DEFAULT_MS;
+	if (!v)
+		return 0;
+	const char *text = json_string_value(v);
+	if (!text)
+		return refuse(refusal, "ScaledownInvalidAnnotation",
+			      "annotation %s is %s; write a duration such as 30m or 1h", key, type_phrase(v));
+	int64_t ms;
+	char *why = NULL;
+	if (duration_parse(text, &ms, &why) < 0) {
+		int rc = refuse(refusal, "ScaledownInvalidAnnotation", "annotation %s: %s", key,
+				why ? why : "not a duration; write it like 30m or 1h");
+		free(why);
+		return rc;
+	}
+	if (ms < SCALEDOWN_TIMEOUT_MIN_MS)
+		return refuse(refusal, "ScaledownInvalidAnnotation",
+			      "annotation %s is %.*s; a cleanup pod needs at least 1s, e.g. 30m", key, ECHO_MAX,
+			      text);
+	*out = ms;
+	return 0;
+}
+
+int scaledown_request_parse(const json_t *sts, struct scaledown_request *req, struct scaledown_refusal *refusal)
+{
+	json_t *doc = NULL;
+	int rc = -1;
+	memset(req, 0, sizeof(*req));
+	refusal->reason = NULL;
+	refusal->message = NULL;
+
+	const json_t *ann = json_object_get(json_object_get(sts, "metadata"), "annotations");
+	const char *key = template_key(ann);
+	if (!key)
+		return 0;
+	const char *text = json_string_value(json_object_get(ann, key));
+	if (!text) {
+		refuse(refusal, "ScaledownTemplateInvalid",
+		       "annotation %s must be a string holding a Pod template as JSON or YAML, e.g. %s", key,
+		       TEMPLATE_EXAMPLE);
+		goto out;
+	}
+	if (decode_template(key, text, &doc, refusal) < 0 ||
+	    build_template(key, sts, doc, &req->pod_template, refusal) < 0)
+		goto out;
+
+	req->enabled = true;
+	const char *policy = kube_obj_str(sts, "spec.podManagementPolicy");
+	req->parallel = policy && !strcmp(policy, "Parallel");
+	/* Parallel pods come and go together, so their cleanup may too, unless the user bounds it. */
+	if (parse_int(ann, ANNOTATION_SCALEDOWN_PARALLELISM, 1, SCALEDOWN_PARALLELISM_MAX,
+		      req->parallel ? INT_MAX : 1, &req->parallelism, refusal) < 0 ||
+	    parse_int(ann, ANNOTATION_SCALEDOWN_MAX_ATTEMPTS, 1, SCALEDOWN_MAX_ATTEMPTS_MAX,
+		      SCALEDOWN_MAX_ATTEMPTS_DEFAULT, &req->max_attempts, refusal) < 0 ||
+	    parse_timeout(ann, &req->timeout_ms, refusal) < 0)
+		goto out;
+
+	const char *when = kube_obj_str(sts, "spec.persistentVolumeClaimRetentionPolicy.whenScaled");
+	if (when && !strcmp(when, "Delete")) {
+		refuse(refusal, "ScaledownWhenScaledDelete",
+		       "spec.persistentVolumeClaimRetentionPolicy.whenScaled is Delete: the claims would be "
+		       "deleted before the cleanup pod of annotation %s could run; set whenScaled to Retain, "
+		       "or remove the annotation",
+		       key);
+		goto out;
+	}
+	rc = 0;
+out:
+	json_decref(doc);
+	if (rc < 0)
+		scaledown_request_release(req);
+	return rc;
+}
