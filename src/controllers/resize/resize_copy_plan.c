@@ -489,8 +489,20 @@ static int bind_claim(const struct resize_inputs *in, const char *ns, const char
 			   x, str_or(kube_obj_str(pvc, "spec.volumeName"), "none"), x, pv_name);
 		return 0;
 	}
+	/*
+	 * The PV names claim x with a UID other than the original claim's: the
+	 * claim created here is already bound, only the claim cache has not
+	 * seen it yet. Pre-binding now would undo that binding.
+	 */
+	const char *ref_uid = kube_obj_str(pv, "spec.claimRef.uid");
+	const char *orig_uid = vol_str(vol, "uid");
+	if (streq(kube_obj_str(pv, "spec.claimRef.name"), x) && ref_uid && orig_uid && *orig_uid &&
+	    !streq(ref_uid, orig_uid)) {
+		plan_wait(a, POLL_MS);
+		return 0;
+	}
 	/* Pre-bound to the name (no uid), so no other claim can take the PV meanwhile. */
-	if (!streq(kube_obj_str(pv, "spec.claimRef.name"), x) || kube_obj_str(pv, "spec.claimRef.uid")) {
+	if (!streq(kube_obj_str(pv, "spec.claimRef.name"), x) || ref_uid) {
 		json_t *p = json_pack("{s:{s:{s:s, s:s, s:s, s:s, s:n, s:n}}}", "spec", "claimRef", "apiVersion", "v1",
 				      "kind", "PersistentVolumeClaim", "namespace", ns, "name", x, "uid",
 				      "resourceVersion");
@@ -593,7 +605,8 @@ static void choose_batch(struct ctx *c)
 			}
 			if (pvc) {
 				json_t *labels = json_object_get(json_object_get(pvc, "metadata"), "labels");
-				json_t *v = json_pack("{s:s, s:s, s:O, s:s, s:s, s:O, s:O}", "claim", x, "template", tmpl,
+				json_t *v = json_pack("{s:s, s:s, s:s, s:O, s:s, s:s, s:O, s:O}", "claim", x, "uid",
+						      str_or(kube_obj_str(pvc, "metadata.uid"), ""), "template", tmpl,
 						      "ordinal", o, "oldPV", pv_name, "size",
 						      str_or(kube_obj_str(pvc, "spec.resources.requests.storage"), "0"),
 						      "accessModes",

@@ -41,6 +41,13 @@ static int refuse(struct scaledown_refusal *r, const char *reason, const char *f
 	return -1;
 }
 
+/* obj's field key, borrowed; NULL when absent or null, which the API server reads alike. */
+static json_t *field(const json_t *obj, const char *key)
+{
+	json_t *v = json_object_get(obj, key);
+	return json_is_null(v) ? NULL : v;
+}
+
 /* "a string", "an array", ...: what a value is, for messages. Static. */
 static const char *type_phrase(const json_t *v)
 {
@@ -109,7 +116,7 @@ static int decode_template(const char *key, const char *text, json_t **doc, stru
 /* kind and apiVersion, when given, must say Pod and v1. */
 static int check_kind(const char *key, const json_t *doc, struct scaledown_refusal *refusal)
 {
-	const json_t *kind = json_object_get(doc, "kind");
+	const json_t *kind = field(doc, "kind");
 	if (kind && (!json_is_string(kind) || strcmp(json_string_value(kind), "Pod")))
 		return refuse(refusal, "ScaledownTemplateNotAPod",
 			      "annotation %s holds kind %s%.*s%s, not a Pod; write a Pod template (kind: Pod, "
@@ -117,7 +124,7 @@ static int check_kind(const char *key, const json_t *doc, struct scaledown_refus
 			      key, json_is_string(kind) ? "\"" : "", ECHO_MAX,
 			      json_is_string(kind) ? json_string_value(kind) : type_phrase(kind),
 			      json_is_string(kind) ? "\"" : "");
-	const json_t *api = json_object_get(doc, "apiVersion");
+	const json_t *api = field(doc, "apiVersion");
 	if (api && (!json_is_string(api) || strcmp(json_string_value(api), "v1")))
 		return refuse(refusal, "ScaledownTemplateNotAPod",
 			      "annotation %s holds apiVersion %s%.*s%s; a Pod is apiVersion v1 (or leave "
@@ -131,7 +138,7 @@ static int check_kind(const char *key, const json_t *doc, struct scaledown_refus
 /* Each container needs a name and an image: the API server would refuse the pod much later otherwise. */
 static int check_containers(const char *key, const json_t *spec, struct scaledown_refusal *refusal)
 {
-	const json_t *containers = json_object_get(spec, "containers");
+	const json_t *containers = field(spec, "containers");
 	if (containers && !json_is_array(containers))
 		return refuse(refusal, "ScaledownTemplateInvalid",
 			      "annotation %s: spec.containers is %s; it must be a list of containers, e.g. %s",
@@ -149,8 +156,8 @@ static int check_containers(const char *key, const json_t *spec, struct scaledow
 				      "annotation %s: spec.containers[%zu] is %s; each container must be an "
 				      "object with a name and an image",
 				      key, i, type_phrase(c));
-		const char *name = json_string_value(json_object_get(c, "name"));
-		const char *image = json_string_value(json_object_get(c, "image"));
+		const char *name = json_string_value(field(c, "name"));
+		const char *image = json_string_value(field(c, "image"));
 		if (!name || !*name)
 			return refuse(refusal, "ScaledownTemplateInvalid",
 				      "annotation %s: spec.containers[%zu] has no name; give every container "
@@ -167,7 +174,7 @@ static int check_containers(const char *key, const json_t *spec, struct scaledow
 
 static int check_restart_policy(const char *key, const json_t *spec, struct scaledown_refusal *refusal)
 {
-	const json_t *rp = json_object_get(spec, "restartPolicy");
+	const json_t *rp = field(spec, "restartPolicy");
 	if (!rp || (json_is_string(rp) && !strcmp(json_string_value(rp), "Never")))
 		return 0;
 	return refuse(refusal, "ScaledownTemplateRestartPolicy",
@@ -195,7 +202,7 @@ static bool is_claim_template(const json_t *sts, const char *name)
 /* The operator adds a volume per claim, named after its template; the template must leave those names free. */
 static int check_volumes(const char *key, const json_t *sts, const json_t *spec, struct scaledown_refusal *refusal)
 {
-	const json_t *volumes = json_object_get(spec, "volumes");
+	const json_t *volumes = field(spec, "volumes");
 	if (volumes && !json_is_array(volumes))
 		return refuse(refusal, "ScaledownTemplateInvalid",
 			      "annotation %s: spec.volumes is %s; it must be a list of volumes, or left out",
@@ -203,7 +210,7 @@ static int check_volumes(const char *key, const json_t *sts, const json_t *spec,
 	size_t i;
 	const json_t *v;
 	json_array_foreach(volumes, i, v) {
-		const char *name = json_string_value(json_object_get(v, "name"));
+		const char *name = json_string_value(field(v, "name"));
 		if (name && is_claim_template(sts, name))
 			return refuse(refusal, "ScaledownTemplateVolumeConflict",
 				      "annotation %s: spec.volumes[%zu] is named \"%s\", like the StatefulSet's "
@@ -230,13 +237,13 @@ static int build_template(const char *key, const json_t *sts, json_t *doc, json_
 			      key, type_phrase(doc), TEMPLATE_EXAMPLE);
 	if (check_kind(key, doc, refusal) < 0)
 		return -1;
-	json_t *metadata = json_object_get(doc, "metadata");
+	json_t *metadata = field(doc, "metadata");
 	if (metadata && !json_is_object(metadata))
 		return refuse(refusal, "ScaledownTemplateInvalid",
 			      "annotation %s: metadata is %s; it must be an object (labels, annotations), or "
 			      "left out",
 			      key, type_phrase(metadata));
-	json_t *spec = json_object_get(doc, "spec");
+	json_t *spec = field(doc, "spec");
 	if (spec && !json_is_object(spec))
 		return refuse(refusal, "ScaledownTemplateInvalid",
 			      "annotation %s: spec is %s; it must be a Pod spec object, e.g. %s", key,
@@ -246,7 +253,7 @@ static int build_template(const char *key, const json_t *sts, json_t *doc, json_
 		return -1;
 
 	/* A failed cleanup is retried by the operator, so the kubelet must not restart it. */
-	if (!json_object_get(spec, "restartPolicy"))
+	if (!field(spec, "restartPolicy")) /* absent or null: the API server would default to Always */
 		json_object_set_new(spec, "restartPolicy", json_string("Never"));
 	/* Only metadata and spec are used: apiVersion, kind, status and the rest are dropped. */
 	*out = json_object();
