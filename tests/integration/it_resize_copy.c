@@ -337,11 +337,7 @@ static pid_t running_operator;
 
 static struct daemon operator_start(const char *crash_after)
 {
-	struct daemon d;
-	char env[96];
-	snprintf(env, sizeof(env), "SOP_TEST_CRASH_AFTER=%s", crash_after ? crash_after : "");
-	const char *envs[] = {env, NULL};
-	daemon_start_operator(&d, envs, crash_after == NULL);
+	struct daemon d = daemon_start_operator_crashing(crash_after);
 	running_operator = d.pid;
 	return d;
 }
@@ -420,9 +416,7 @@ static void test_rolling_copy_on_fixed_class(void **state)
 		fail_msg("CopyVerified without the Job's totals: %s", kube_obj_str(e, "message"));
 	json_decref(ev);
 
-	daemon_signal(&d, SIGTERM);
-	assert_int_equal(daemon_wait_exit(&d, 10000), 0);
-	daemon_cleanup(&d);
+	daemon_stop_operator(&d);
 	json_decref(old);
 	json_decref(before);
 	json_decref(manifest);
@@ -452,9 +446,7 @@ static void test_offline_copy(void **state)
 	it_wait_ready_and_bound(admin, ns, 2, 2, 30000);
 	expect_moved(admin, ns, before, "3Gi", "fixed");
 	expect_nothing_left(admin, ns);
-	daemon_signal(&d, SIGTERM);
-	assert_int_equal(daemon_wait_exit(&d, 10000), 0);
-	daemon_cleanup(&d);
+	daemon_stop_operator(&d);
 	json_decref(old);
 	json_decref(before);
 	json_decref(manifest);
@@ -481,9 +473,7 @@ static void test_shrink_with_allow_shrink(void **state)
 	json_decref(sts);
 	it_wait_ready_and_bound(admin, ns, 2, 2, 30000);
 	expect_moved(admin, ns, before, "1Gi", "expandable");
-	daemon_signal(&d, SIGTERM);
-	assert_int_equal(daemon_wait_exit(&d, 10000), 0);
-	daemon_cleanup(&d);
+	daemon_stop_operator(&d);
 	json_decref(before);
 	json_decref(manifest);
 	it_namespace_delete(admin, ns);
@@ -527,9 +517,7 @@ static void test_class_change_fixed_to_expandable(void **state)
 	assert_string_equal(json_string_value(json_object_get(json_object_get(after, "data-" SET "-0"), "class")),
 			    "expandable");
 	json_decref(after);
-	daemon_signal(&d, SIGTERM);
-	assert_int_equal(daemon_wait_exit(&d, 10000), 0);
-	daemon_cleanup(&d);
+	daemon_stop_operator(&d);
 	json_decref(before);
 	json_decref(manifest);
 	it_namespace_delete(admin, ns);
@@ -599,9 +587,7 @@ static void test_abort_returns_replica_to_old_volume(void **state)
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(ev, 0), "count")), 1);
 	json_decref(ev);
 
-	daemon_signal(&d, SIGTERM);
-	assert_int_equal(daemon_wait_exit(&d, 10000), 0);
-	daemon_cleanup(&d);
+	daemon_stop_operator(&d);
 	json_decref(after);
 	json_decref(before);
 	json_decref(manifest);
@@ -669,9 +655,7 @@ static void test_failed_copy_keeps_original(void **state)
 	assert_int_equal(json_array_size(pvcs), 2); /* no new claim left */
 	json_decref(pvcs);
 
-	daemon_signal(&d, SIGTERM);
-	assert_int_equal(daemon_wait_exit(&d, 10000), 0);
-	daemon_cleanup(&d);
+	daemon_stop_operator(&d);
 	json_decref(after);
 	json_decref(before);
 	json_decref(manifest);
@@ -698,9 +682,7 @@ static void test_retention_policy_delete_loses_no_claim(void **state)
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(sts, "spec"), "replicas")), 2);
 	assert_string_equal(kube_obj_str(sts, "spec.persistentVolumeClaimRetentionPolicy.whenScaled"), "Delete");
 	json_decref(sts);
-	daemon_signal(&d, SIGTERM);
-	assert_int_equal(daemon_wait_exit(&d, 10000), 0);
-	daemon_cleanup(&d);
+	daemon_stop_operator(&d);
 	json_decref(before);
 	json_decref(manifest);
 	it_namespace_delete(admin, ns);

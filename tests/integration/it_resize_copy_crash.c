@@ -61,15 +61,6 @@ static bool copy_done(void *ctx)
 	return done;
 }
 
-static struct daemon operator_start(const char *crash_after)
-{
-	struct daemon d;
-	char env[96];
-	snprintf(env, sizeof(env), "SOP_TEST_CRASH_AFTER=%s", crash_after ? crash_after : "");
-	const char *envs[] = {env, NULL};
-	daemon_start_operator(&d, envs, crash_after == NULL);
-	return d;
-}
 
 static void test_crash_after_every_copy_step_resumes(void **state)
 {
@@ -126,7 +117,7 @@ static void test_crash_after_every_copy_step_resumes(void **state)
 		fail_msg("annotate failed");
 
 	for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
-		struct daemon d = operator_start(steps[k]);
+		struct daemon d = daemon_start_operator_crashing(steps[k]);
 		int rc = daemon_wait_exit(&d, 90000);
 		if (rc != 128 + SIGKILL) {
 			char *log = daemon_log(&d);
@@ -137,15 +128,13 @@ static void test_crash_after_every_copy_step_resumes(void **state)
 		printf("# kill -9 after %s\n", steps[k]);
 		daemon_cleanup(&d);
 	}
-	struct daemon d = operator_start(NULL);
+	struct daemon d = daemon_start_operator_crashing(NULL);
 	struct done_ctx dc = {admin, ns, old_pv};
 	if (!it_wait(copy_done, &dc, 90000)) {
 		char *log = daemon_log(&d);
 		fail_msg("after the crashes the copy did not complete; log:\n%s", log);
 	}
-	daemon_signal(&d, SIGTERM);
-	assert_int_equal(daemon_wait_exit(&d, 10000), 0);
-	daemon_cleanup(&d);
+	daemon_stop_operator(&d);
 
 	/* Exactly one StatefulSet, one claim, no Job, no saved copy. */
 	json_t *all = NULL;

@@ -81,12 +81,6 @@ static struct daemon operator_start(void)
 	return d;
 }
 
-static void operator_stop(struct daemon *d)
-{
-	daemon_signal(d, SIGTERM);
-	assert_int_equal(daemon_wait_exit(d, 10000), 0);
-	daemon_cleanup(d);
-}
 
 struct resized {
 	struct kube_client *c;
@@ -197,7 +191,7 @@ static void test_grows_one_template_in_place_and_recreates_the_set(void **state)
 	assert_int_equal(json_array_size(started), 1);
 	assert_int_equal(json_array_size(completed), 1);
 
-	operator_stop(&d);
+	daemon_stop_operator(&d);
 	json_decref(started);
 	json_decref(completed);
 	json_decref(want);
@@ -288,7 +282,7 @@ static void test_bad_input_is_refused_and_changes_nothing(void **state)
 		it_namespace_delete(admin, ns);
 		free(ns);
 	}
-	operator_stop(&d);
+	daemon_stop_operator(&d);
 	kube_client_free(admin);
 }
 
@@ -326,7 +320,7 @@ static void test_reapplied_bigger_template_resizes_the_claims(void **state)
 	assert_true(grown);
 	assert_string_equal(pvc_field(admin, ns, "logs-" SET "-0", "status.capacity.storage", buf, sizeof(buf)),
 			    "1Gi");
-	operator_stop(&d);
+	daemon_stop_operator(&d);
 	json_decref(bigger);
 	json_decref(manifest);
 	it_namespace_delete(admin, ns);
@@ -404,7 +398,7 @@ static void test_driver_failure_is_reported_and_nothing_else_changes(void **stat
 			    "1Gi");
 	assert_int_equal(kube_get(admin, &KUBE_CONFIGMAPS, ns, SET BACKUP_SUFFIX, NULL, &err), KUBE_EHTTP);
 
-	operator_stop(&d);
+	daemon_stop_operator(&d);
 	json_decref(after);
 	json_decref(before);
 	json_decref(manifest);

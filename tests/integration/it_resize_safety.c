@@ -71,15 +71,6 @@ static void create_and_wait(struct kube_client *admin, const char *ns, json_t *s
 	it_wait_ready_and_bound(admin, ns, replicas, replicas, 60000);
 }
 
-static struct daemon operator_start(const char *crash_after)
-{
-	struct daemon d;
-	char env[96];
-	snprintf(env, sizeof(env), "SOP_TEST_CRASH_AFTER=%s", crash_after ? crash_after : "");
-	const char *envs[] = {env, NULL};
-	daemon_start_operator(&d, envs, crash_after == NULL);
-	return d;
-}
 
 /* The claims of the set: name -> uid. New object. */
 static json_t *claim_uids(struct kube_client *c, const char *ns)
@@ -147,7 +138,7 @@ static void test_crash_after_every_step_resumes(void **state)
 			  ns))
 			fail_msg("annotate failed");
 
-		struct daemon d = operator_start(steps[k]);
+		struct daemon d = daemon_start_operator_crashing(steps[k]);
 		int rc = daemon_wait_exit(&d, 60000);
 		if (rc != 128 + SIGKILL) {
 			char *log = daemon_log(&d);
@@ -155,16 +146,14 @@ static void test_crash_after_every_step_resumes(void **state)
 		}
 		daemon_cleanup(&d);
 
-		d = operator_start(NULL);
+		d = daemon_start_operator_crashing(NULL);
 		struct done_ctx dc = {admin, ns, 2};
 		if (!it_wait(resize_done, &dc, 90000)) {
 			char *log = daemon_log(&d);
 			fail_msg("after a crash at %s the resize did not complete; log:\n%s", steps[k], log);
 		}
 		printf("# kill -9 after %s: resumed and completed\n", steps[k]);
-		daemon_signal(&d, SIGTERM);
-		assert_int_equal(daemon_wait_exit(&d, 10000), 0);
-		daemon_cleanup(&d);
+		daemon_stop_operator(&d);
 
 		/* Exactly one StatefulSet; every claim the same object as before. */
 		json_t *all = NULL;
@@ -195,7 +184,7 @@ static void test_retention_policy_delete_loses_no_claim(void **state)
 	json_t *claims = claim_uids(admin, ns);
 	if (it_sh("kubectl annotate statefulset -n %s " SET " resize.stateful-operator.io/data=2Gi >/dev/null", ns))
 		fail_msg("annotate failed");
-	struct daemon d = operator_start(NULL);
+	struct daemon d = daemon_start_operator_crashing(NULL);
 	struct done_ctx dc = {admin, ns, 2};
 	if (!it_wait(resize_done, &dc, 90000)) {
 		char *log = daemon_log(&d);
@@ -204,9 +193,7 @@ static void test_retention_policy_delete_loses_no_claim(void **state)
 	it_sleep_ms(3000); /* give a garbage collector time to do harm, if it would */
 	json_t *now = claim_uids(admin, ns);
 	assert_true(json_equal(claims, now));
-	daemon_signal(&d, SIGTERM);
-	assert_int_equal(daemon_wait_exit(&d, 10000), 0);
-	daemon_cleanup(&d);
+	daemon_stop_operator(&d);
 	json_decref(now);
 	json_decref(claims);
 	json_decref(manifest);
@@ -237,7 +224,7 @@ static void test_offline_expansion_restarts_only_those_pods_one_at_a_time(void *
 	if (it_sh("kubectl annotate statefulset -n %s " SET " resize.stateful-operator.io/data=2Gi >/dev/null", ns))
 		fail_msg("annotate failed");
 
-	struct daemon d = operator_start(NULL);
+	struct daemon d = daemon_start_operator_crashing(NULL);
 	struct done_ctx dc = {admin, ns, 3};
 	int min_ready = 3, samples = 0;
 	double until = it_now_ms() + 120000;
@@ -296,9 +283,7 @@ static void test_offline_expansion_restarts_only_those_pods_one_at_a_time(void *
 			fail_msg("pod %s %s, but its claim %s", name, restarted ? "restarted" : "did not restart",
 				 i != 1 ? "needed an offline resize" : "did not");
 	}
-	daemon_signal(&d, SIGTERM);
-	assert_int_equal(daemon_wait_exit(&d, 10000), 0);
-	daemon_cleanup(&d);
+	daemon_stop_operator(&d);
 	json_decref(pods_before);
 	json_decref(pods_after);
 	json_decref(manifest);

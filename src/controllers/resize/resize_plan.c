@@ -226,14 +226,7 @@ static void plan_start(const struct resize_inputs *in, const char *now, struct r
 					 t->template_name));
 			goto out;
 		}
-		const json_t *tmpl = NULL;
-		size_t k;
-		json_t *v;
-		json_array_foreach(json_object_get(json_object_get(in->sts, "spec"), "volumeClaimTemplates"), k, v) {
-			const char *n = kube_obj_str(v, "metadata.name");
-			if (n && !strcmp(n, t->template_name))
-				tmpl = v;
-		}
+		const json_t *tmpl = resize_template(in->sts, t->template_name);
 		const char *class_name = kube_obj_str(tmpl, "spec.storageClassName");
 		const json_t *sc = class_name ? plan_storage_class(in, class_name) : plan_default_class(in);
 		if (!sc) {

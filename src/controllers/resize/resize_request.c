@@ -44,16 +44,21 @@ static const json_t *templates_of(const json_t *sts)
 	return json_object_get(json_object_get(sts, "spec"), "volumeClaimTemplates");
 }
 
-const char *resize_template_size(const json_t *sts, const char *name)
+const json_t *resize_template(const json_t *sts, const char *name)
 {
 	size_t i;
 	json_t *t;
 	json_array_foreach(templates_of(sts), i, t) {
 		const char *n = kube_obj_str(t, "metadata.name");
-		if (n && !strcmp(n, name))
-			return kube_obj_str(t, "spec.resources.requests.storage");
+		if (n && name && !strcmp(n, name))
+			return t;
 	}
 	return NULL;
+}
+
+const char *resize_template_size(const json_t *sts, const char *name)
+{
+	return kube_obj_str(resize_template(sts, name), "spec.resources.requests.storage");
 }
 
 /* "a, b and c": the template names, for messages. New string. */
@@ -145,18 +150,6 @@ static int parse_copy_settings(const json_t *ann, struct resize_request *req, st
 	return 0;
 }
 
-static const char *template_class(const json_t *sts, const char *name)
-{
-	size_t i;
-	json_t *t;
-	json_array_foreach(templates_of(sts), i, t) {
-		const char *n = kube_obj_str(t, "metadata.name");
-		if (n && !strcmp(n, name))
-			return kube_obj_str(t, "spec.storageClassName");
-	}
-	return NULL;
-}
-
 /* storage-class.stateful-operator.io/<template>: a class change, which only a copy can make. */
 static int parse_class_changes(const json_t *sts, const json_t *ann, struct resize_request *req,
 			       struct resize_refusal *refusal)
@@ -182,7 +175,7 @@ static int parse_class_changes(const json_t *sts, const json_t *ann, struct resi
 		if (!cls || !*cls || strlen(cls) >= RESIZE_NAME_MAX)
 			return refuse(refusal, "ResizeInvalidAnnotation",
 				      "annotation %s must name a StorageClass", key);
-		const char *now = template_class(sts, tmpl);
+		const char *now = kube_obj_str(resize_template(sts, tmpl), "spec.storageClassName");
 		if (now && !strcmp(now, cls))
 			continue; /* already so */
 		if (req->strategy == RESIZE_EXPAND)

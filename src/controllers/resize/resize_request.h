@@ -87,6 +87,9 @@ int resize_request_parse(const json_t *sts, struct resize_request *req, struct r
 
 const char *resize_strategy_name(enum resize_strategy s);
 
+/* The volumeClaimTemplate named name, or NULL. Borrowed. */
+const json_t *resize_template(const json_t *sts, const char *name);
+
 /* The storage request of the volumeClaimTemplate named name, or NULL. Borrowed. */
 const char *resize_template_size(const json_t *sts, const char *name);
 

@@ -54,6 +54,23 @@ void daemon_start_operator(struct daemon *d, const char *const *env, bool wait_s
 		fail_msg("operator did not start");
 }
 
+struct daemon daemon_start_operator_crashing(const char *step)
+{
+	struct daemon d;
+	char env[96];
+	snprintf(env, sizeof(env), "SOP_TEST_CRASH_AFTER=%s", step ? step : "");
+	const char *envs[] = {env, NULL};
+	daemon_start_operator(&d, envs, step == NULL);
+	return d;
+}
+
+void daemon_stop_operator(struct daemon *d)
+{
+	daemon_signal(d, SIGTERM);
+	assert_int_equal(daemon_wait_exit(d, 10000), 0);
+	daemon_cleanup(d);
+}
+
 char *daemon_log(const struct daemon *d)
 {
 	FILE *f = fopen(d->log, "r");

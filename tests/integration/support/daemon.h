@@ -25,6 +25,13 @@ void daemon_start(struct daemon *d, const char *const *args, const char *const *
  * sync unless wait_sync is false (a process that will kill itself early).
  */
 void daemon_start_operator(struct daemon *d, const char *const *env, bool wait_sync);
+/*
+ * The operator with SOP_TEST_CRASH_AFTER=step (it kills itself right after
+ * that step), or, when step is NULL, a normal one whose caches have synced.
+ */
+struct daemon daemon_start_operator_crashing(const char *step);
+/* SIGTERM, then the operator must exit 0 within 10 s; its log is removed. */
+void daemon_stop_operator(struct daemon *d);
 
 /* The log so far: a new string. */
 char *daemon_log(const struct daemon *d);
