@@ -17,6 +17,7 @@
 #include "options.h"
 #include "controllers/resize/copy_script.h"
 #include "controllers/resize/resize_controller.h"
+#include "controllers/scaledown/scaledown_controller.h"
 #include "runtime/events.h"
 #include "runtime/leader.h"
 #include "runtime/manager.h"
@@ -112,8 +113,12 @@ static void add_controllers(struct manager *m, const struct operator_options *o,
 					.workers = o->workers};
 		manager_add_controller(m, resize_controller_new(&d));
 	}
-	if (o->controllers & (CONTROLLER_SCALEDOWN | CONTROLLER_CLUSTER))
-		log_warn("main", "the scaledown and cluster controllers are not built yet; they do not run");
+	if (o->controllers & CONTROLLER_SCALEDOWN) {
+		struct scaledown_deps d = {.client = c, .manager = m, .events = events, .obs = obs, .workers = o->workers};
+		manager_add_controller(m, scaledown_controller_new(&d));
+	}
+	if (o->controllers & CONTROLLER_CLUSTER)
+		log_warn("main", "the cluster controller is not built yet; it does not run");
 }
 
 int main(int argc, char **argv)

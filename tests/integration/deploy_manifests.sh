@@ -151,11 +151,15 @@ expect yes "$SA" create events -n default
 expect yes "$SA" patch events -n default
 expect yes "$SA" update leases.coordination.k8s.io -n "$OPNS"
 # Nothing the code does not use yet.
-expect no "$SA" get pods -n default
+expect no "$SA" update pods -n default
+expect no "$SA" patch pods -n default
 expect no "$SA" create persistentvolumes
 expect no "$SA" update persistentvolumes
 expect no "$SA" patch jobs.batch -n default
-expect no "$SA" create pods -n default
+# Scale-down cleanup: cleanup pods, claims deleted after success, live checks.
+expect yes "$SA" create pods -n default
+expect yes "$SA" get pods -n default
+expect yes "$SA" get persistentvolumeclaims -n default
 expect no "$SA" create namespaces
 expect no "$SA" get secrets -n "$OPNS"
 expect no "$SA" get secrets --all-namespaces
@@ -208,6 +212,9 @@ expect no "$NSA" list statefulsets.apps -n default
 expect no "$NSA" list statefulsets.apps --all-namespaces
 expect no "$NSA" list persistentvolumes
 expect no "$NSA" list storageclasses.storage.k8s.io
-expect no "$NSA" delete persistentvolumeclaims -n "$NS"
+expect yes "$NSA" delete persistentvolumeclaims -n "$NS"
+expect yes "$NSA" create pods -n "$NS"
+expect no "$NSA" create persistentvolumeclaims -n "$NS"
+expect no "$NSA" create pods -n default
 expect no "$NSA" get secrets -n "$NS"
 expect no "$NSA" create namespaces

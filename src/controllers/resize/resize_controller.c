@@ -1,15 +1,14 @@
 #include "controllers/resize/resize_controller.h"
 
-#include <ctype.h>
-#include <stdatomic.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "client/quantity.h"
+#include "controllers/claim_names.h"
 #include "controllers/resize/resize_plan.h"
+#include "runtime/crash_hook.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -17,42 +16,38 @@ struct resize_ctx {
 	struct resize_deps deps;
 	struct controller *controller;
 	struct store *statefulsets, *pvcs, *pods, *backups, *classes, *pvs, *jobs;
-	char crash_step[64];     /* SOP_TEST_CRASH_AFTER=<step>[#<n>] */
-	int crash_nth;           /* which occurrence of the step (1 = the first) */
-	atomic_int crash_seen;
+	struct crash_hook crash;
 };
 
 /* ---- which StatefulSet an event concerns ---- */
 
-/* A PVC <template>-<sts>-<ordinal>: every StatefulSet named by a suffix of <template>-<sts>. */
+struct claim_event {
+	struct resize_ctx *rc;
+	const char *ns;
+};
+
+static void enqueue_candidate(void *ctx, const char *sts)
+{
+	struct claim_event *ce = ctx;
+	char *key = xasprintf("%s/%s", ce->ns, sts);
+	/* While a copy runs the StatefulSet may be gone: its saved copy names it then. */
+	char *backup_key = xasprintf("%s" BACKUP_SUFFIX, key);
+	char *rv = store_resource_version(ce->rc->statefulsets, key);
+	char *brv = rv ? NULL : store_resource_version(ce->rc->backups, backup_key);
+	if (rv || brv)
+		controller_enqueue(ce->rc->controller, key);
+	free(brv);
+	free(rv);
+	free(backup_key);
+	free(key);
+}
+
+/* A PVC <template>-<sts>-<ordinal>: every StatefulSet it may belong to. */
 static void enqueue_for_pvc(void *ctx, const json_t *pvc)
 {
-	struct resize_ctx *rc = ctx;
-	const char *ns = kube_obj_str(pvc, "metadata.namespace");
-	const char *name = kube_obj_str(pvc, "metadata.name");
-	if (!ns || !name)
-		return;
-	const char *dash = strrchr(name, '-');
-	if (!dash || !dash[1])
-		return;
-	for (const char *p = dash + 1; *p; p++)
-		if (!isdigit((unsigned char)*p))
-			return;
-	char *prefix = xstrndup(name, (size_t)(dash - name));
-	for (char *p = strchr(prefix, '-'); p; p = strchr(p + 1, '-')) {
-		char *key = xasprintf("%s/%s", ns, p + 1);
-		/* While a copy runs the StatefulSet may be gone: its saved copy names it then. */
-		char *backup_key = xasprintf("%s" BACKUP_SUFFIX, key);
-		char *rv = store_resource_version(rc->statefulsets, key);
-		char *brv = rv ? NULL : store_resource_version(rc->backups, backup_key);
-		if (rv || brv)
-			controller_enqueue(rc->controller, key);
-		free(brv);
-		free(rv);
-		free(backup_key);
-		free(key);
-	}
-	free(prefix);
+	struct claim_event ce = {ctx, kube_obj_str(pvc, "metadata.namespace")};
+	if (ce.ns)
+		claim_statefulset_candidates(kube_obj_str(pvc, "metadata.name"), enqueue_candidate, &ce);
 }
 
 /* An object labelled with the StatefulSet it serves (a copy's new claim, a copy Job, a saved copy). */
@@ -486,12 +481,7 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 			count_n(rc, "stateful_operator_copies_verified_total", a.counts_copy);
 		if (a.copied_bytes > 0)
 			count_n(rc, "stateful_operator_copy_bytes_total", a.copied_bytes);
-		if (rc->crash_step[0] && !strcmp(rc->crash_step, resize_action_name(&a)) &&
-		    atomic_fetch_add(&rc->crash_seen, 1) + 1 == rc->crash_nth) {
-			log_warn("resize", "SOP_TEST_CRASH_AFTER=%s#%d: killing myself", rc->crash_step,
-				 rc->crash_nth);
-			raise(SIGKILL);
-		}
+		crash_hook_after(&rc->crash, "resize", resize_action_name(&a));
 	}
 	resize_action_release(&a);
 	json_decref(jobs);
@@ -521,13 +511,7 @@ struct controller *resize_controller_new(const struct resize_deps *deps)
 {
 	struct resize_ctx *rc = xcalloc(1, sizeof(*rc));
 	rc->deps = *deps;
-	const char *crash = getenv("SOP_TEST_CRASH_AFTER");
-	if (crash && *crash) {
-		const char *hash = strchr(crash, '#');
-		snprintf(rc->crash_step, sizeof(rc->crash_step), "%.*s",
-			 (int)(hash ? (size_t)(hash - crash) : strlen(crash)), crash);
-		rc->crash_nth = hash ? atoi(hash + 1) : 1;
-	}
+	crash_hook_init(&rc->crash);
 	struct controller_options co = {
 		.name = "resize", .workers = deps->workers, .reconcile = reconcile, .ctx = rc, .free_ctx = free_ctx};
 	rc->controller = controller_new(&co);

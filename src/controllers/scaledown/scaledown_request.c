@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "client/kube_client.h"
+#include "client/label_selector.h"
 #include "util/duration.h"
 #include "util/xalloc.h"
 #include "util/yaml_json.h"
@@ -223,6 +224,36 @@ static int check_volumes(const char *key, const json_t *sts, const json_t *spec,
 }
 
 /*
+ * The StatefulSet controller adopts every pod its selector matches that no
+ * controller owns, then deletes it as surplus: a cleanup pod must not match.
+ */
+static int check_labels(const char *key, const json_t *sts, const json_t *metadata,
+			struct scaledown_refusal *refusal)
+{
+	const json_t *labels = field(metadata, "labels");
+	if (labels && !json_is_object(labels))
+		return refuse(refusal, "ScaledownTemplateInvalid",
+			      "annotation %s: metadata.labels is %s; it must be an object of strings", key,
+			      type_phrase(labels));
+	const char *k;
+	const json_t *v;
+	json_object_foreach((json_t *)labels, k, v) {
+		if (!json_is_string(v))
+			return refuse(refusal, "ScaledownTemplateInvalid",
+				      "annotation %s: metadata.labels.%s is %s; label values are strings", key, k,
+				      type_phrase(v));
+	}
+	const json_t *selector = json_object_get(json_object_get(sts, "spec"), "selector");
+	if (selector && label_selector_matches(selector, labels))
+		return refuse(refusal, "ScaledownTemplateMatchesSelector",
+			      "annotation %s: the cleanup pod's labels match the StatefulSet's selector, so the "
+			      "StatefulSet would adopt the cleanup pod and delete it; give the template labels "
+			      "of its own, e.g. app: <name>-cleanup",
+			      key);
+	return 0;
+}
+
+/*
  * Checks doc (the decoded template, owned) and builds the template the
  * controller uses into *out (new reference).
  */
@@ -249,7 +280,7 @@ static int build_template(const char *key, const json_t *sts, json_t *doc, json_
 			      "annotation %s: spec is %s; it must be a Pod spec object, e.g. %s", key,
 			      type_phrase(spec), TEMPLATE_EXAMPLE);
 	if (check_containers(key, spec, refusal) < 0 || check_restart_policy(key, spec, refusal) < 0 ||
-	    check_volumes(key, sts, spec, refusal) < 0)
+	    check_volumes(key, sts, spec, refusal) < 0 || check_labels(key, sts, metadata, refusal) < 0)
 		return -1;
 
 	/* A failed cleanup is retried by the operator, so the kubelet must not restart it. */
@@ -340,13 +371,20 @@ int scaledown_request_parse(const json_t *sts, struct scaledown_request *req, st
 	req->enabled = true;
 	const char *policy = kube_obj_str(sts, "spec.podManagementPolicy");
 	req->parallel = policy && !strcmp(policy, "Parallel");
-	/* Parallel pods come and go together, so their cleanup may too, unless the user bounds it. */
+	/*
+	 * Parallel pods come and go together, so their cleanup may too, unless
+	 * the user bounds it. OrderedReady is one at a time, highest first, as
+	 * its pods are; the annotation is still checked there, so a typo shows.
+	 */
 	if (parse_int(ann, ANNOTATION_SCALEDOWN_PARALLELISM, 1, SCALEDOWN_PARALLELISM_MAX,
 		      req->parallel ? INT_MAX : 1, &req->parallelism, refusal) < 0 ||
 	    parse_int(ann, ANNOTATION_SCALEDOWN_MAX_ATTEMPTS, 1, SCALEDOWN_MAX_ATTEMPTS_MAX,
 		      SCALEDOWN_MAX_ATTEMPTS_DEFAULT, &req->max_attempts, refusal) < 0 ||
 	    parse_timeout(ann, &req->timeout_ms, refusal) < 0)
 		goto out;
+
+	if (!req->parallel)
+		req->parallelism = 1;
 
 	const char *when = kube_obj_str(sts, "spec.persistentVolumeClaimRetentionPolicy.whenScaled");
 	if (when && !strcmp(when, "Delete")) {

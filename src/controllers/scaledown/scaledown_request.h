@@ -39,9 +39,9 @@ struct scaledown_request {
 	 */
 	json_t *pod_template;
 	/*
-	 * How many cleanup pods may run at once. Default 1 for OrderedReady and
-	 * INT_MAX (unbounded) for Parallel; the annotation, when set, wins under
-	 * either policy.
+	 * How many cleanup pods may run at once: always 1 for OrderedReady (one
+	 * at a time, highest ordinal first); for Parallel the annotation, or
+	 * INT_MAX (unbounded) without it.
 	 */
 	int parallelism;
 	long long timeout_ms; /* one cleanup pod's limit; default 1h */
@@ -65,6 +65,8 @@ struct scaledown_refusal {
  *   ScaledownTemplateNoContainers  spec.containers missing or empty
  *   ScaledownTemplateRestartPolicy restartPolicy other than Never
  *   ScaledownTemplateVolumeConflict a template volume named like a volumeClaimTemplate
+ *   ScaledownTemplateMatchesSelector labels the StatefulSet's selector matches
+ *                                  (it would adopt the cleanup pod and delete it)
  *   ScaledownWhenScaledDelete      persistentVolumeClaimRetentionPolicy.whenScaled: Delete
  *   ScaledownInvalidAnnotation     parallelism, timeout or max-attempts out of range
  * Both refusal and req must be released by the caller whatever is returned.

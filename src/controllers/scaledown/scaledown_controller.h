@@ -1,0 +1,32 @@
+/*
+ * The scale-down cleanup controller (SPEC section "scaledown"): reconciles
+ * StatefulSets that carry a cleanup pod template, one step at a time, as
+ * scaledown_plan.c decides. Before the steps that cannot be taken back it
+ * checks the live objects, not the cache: a cleanup pod starts only while
+ * its claims are still there with the same UIDs and the StatefulSet is as
+ * the planner saw it (so a success or a failure just recorded is never
+ * followed by a second run), a StatefulSet's pod is stopped only while the
+ * set still controls it, and the finalizer goes only when no cleanup pod is
+ * left.
+ */
+#ifndef SOP_SCALEDOWN_CONTROLLER_H
+#define SOP_SCALEDOWN_CONTROLLER_H
+
+#include "client/kube_client.h"
+#include "observability.h"
+#include "runtime/controller.h"
+#include "runtime/events.h"
+#include "runtime/manager.h"
+
+struct scaledown_deps {
+	struct kube_client *client;    /* borrowed */
+	struct manager *manager;       /* borrowed: the caches come from it */
+	struct event_recorder *events; /* borrowed */
+	struct observability *obs;     /* borrowed; may be NULL */
+	int workers;
+};
+
+/* Registers the caches it reads and returns the controller (add it to the manager). */
+struct controller *scaledown_controller_new(const struct scaledown_deps *deps);
+
+#endif

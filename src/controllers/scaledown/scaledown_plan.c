@@ -1,0 +1,874 @@
+#include "controllers/scaledown/scaledown_plan.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client/kube_client.h"
+#include "controllers/scaledown/scaledown_request.h"
+#include "util/duration.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+
+/* Written by the resize controller before it orphan-deletes a StatefulSet to re-create it. */
+#define ANNOTATION_RESIZE_STATE "stateful-operator.io/resize-state"
+#define FINALIZER_ORPHAN "orphan"
+#define MAX_ORDINAL_DIGITS 9 /* ordinals are int32 in the API */
+
+void scaledown_action_release(struct scaledown_action *a)
+{
+	json_decref(a->body);
+	a->body = NULL;
+	json_decref(a->claims);
+	a->claims = NULL;
+	FREE_AND_NULL(a->status);
+	FREE_AND_NULL(a->event_message);
+}
+
+const char *scaledown_step_name(enum scaledown_step s)
+{
+	static const char *const names[] = {"Nothing",          "Refuse",          "AddFinalizer",
+					    "RemoveFinalizer",  "CreateCleanupPod", "StopPod",
+					    "DeleteCleanupPod", "DeleteClaim",      "RecordState",
+					    "Wait"};
+	return (size_t)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}
+
+const char *scaledown_action_name(const struct scaledown_action *a)
+{
+	return a->what ? a->what : scaledown_step_name(a->step);
+}
+
+long scaledown_backoff_ms(int failures)
+{
+	long ms = SCALEDOWN_BACKOFF_BASE_MS;
+	for (int i = 1; i < failures && ms < SCALEDOWN_BACKOFF_MAX_MS; i++)
+		ms *= 2;
+	return ms < SCALEDOWN_BACKOFF_MAX_MS ? ms : SCALEDOWN_BACKOFF_MAX_MS;
+}
+
+static void event(struct scaledown_action *a, const char *type, const char *reason, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void event(struct scaledown_action *a, const char *type, const char *reason, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	a->event_type = type;
+	a->event_reason = reason;
+	free(a->event_message);
+	a->event_message = xvasprintf(fmt, ap);
+	va_end(ap);
+}
+
+/* Appends to an uncapped buffer, which cannot refuse. */
+static void addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void addf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = xvasprintf(fmt, ap);
+	va_end(ap);
+	if (strbuf_addstr(sb, s) < 0)
+		abort();
+	free(s);
+}
+
+/* ---- reading the cluster ---- */
+
+static const json_t *annotations_of(const json_t *obj)
+{
+	return json_object_get(json_object_get(obj, "metadata"), "annotations");
+}
+
+static const char *annotation(const json_t *obj, const char *key)
+{
+	return json_string_value(json_object_get(annotations_of(obj), key));
+}
+
+static bool terminating(const json_t *obj)
+{
+	return kube_obj_str(obj, "metadata.deletionTimestamp") != NULL;
+}
+
+static bool has_string(const json_t *array, const char *s)
+{
+	size_t i;
+	const json_t *v;
+	json_array_foreach(array, i, v) {
+		if (json_string_value(v) && !strcmp(json_string_value(v), s))
+			return true;
+	}
+	return false;
+}
+
+/* The ordinal a name ends with after prefix, or -1: "<prefix><digits>", canonical decimal. */
+static long ordinal_after(const char *name, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	if (!name || strncmp(name, prefix, n))
+		return -1;
+	const char *d = name + n;
+	size_t len = strlen(d);
+	if (len == 0 || len > MAX_ORDINAL_DIGITS || (d[0] == '0' && len > 1))
+		return -1;
+	for (const char *p = d; *p; p++)
+		if (*p < '0' || *p > '9')
+			return -1;
+	return strtol(d, NULL, 10);
+}
+
+static bool controlled_by(const json_t *obj, const char *uid)
+{
+	size_t i;
+	const json_t *ref;
+	json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, ref) {
+		const char *u = kube_obj_str(ref, "uid");
+		if (json_is_true(json_object_get(ref, "controller")) && u && uid && !strcmp(u, uid))
+			return true;
+	}
+	return false;
+}
+
+/* "1h", "90s", "1500ms": a timeout as the user wrote it, near enough. */
+static void format_duration(long long ms, char *buf, size_t len)
+{
+	if (ms % 3600000 == 0)
+		snprintf(buf, len, "%lldh", ms / 3600000);
+	else if (ms % 60000 == 0)
+		snprintf(buf, len, "%lldm", ms / 60000);
+	else if (ms % 1000 == 0)
+		snprintf(buf, len, "%llds", ms / 1000);
+	else
+		snprintf(buf, len, "%lldms", ms);
+}
+
+static void format_time(long long ms, char *buf, size_t len)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* ---- the claim sets ---- */
+
+struct claim {
+	const char *name;
+	const char *uid;
+	bool terminating;
+};
+
+enum set_state {
+	SET_IDLE,       /* nothing to do: in range, cleaned, or no claim left */
+	SET_CLEANING,   /* our cleanup pod exists */
+	SET_RETRY_WAIT, /* a failure recorded; next attempt after retryAt */
+	SET_GAVE_UP,    /* max attempts failed: claims kept */
+	SET_POD_LEFT,   /* a pod not ours holds the name (being stopped by the StatefulSet, or foreign) */
+	SET_STOP,       /* StatefulSet deletion: its own pod must go first */
+	SET_STOPPING,   /* ...and is going */
+	SET_LEFT_ALONE, /* StatefulSet deletion: a pod it does not control holds the name */
+	SET_READY,      /* a cleanup pod may start */
+};
+
+struct ordinal {
+	long k;
+	struct claim *claims; /* one per volumeClaimTemplate that has a claim */
+	int nclaims, nlive;
+	const json_t *cleanup; /* our cleanup pod */
+	const json_t *other;   /* another pod named <sts>-<k> */
+	bool in_range;
+	const json_t *entry; /* scaledown-state for k, or NULL */
+	int failures;
+	enum set_state state;
+	bool queued; /* READY or STOP but no free slot */
+};
+
+struct plan {
+	const struct scaledown_inputs *in;
+	const char *ns, *name, *uid;
+	struct scaledown_request req;
+	bool may_start; /* a valid template: new cleanups may start */
+	bool deleting;
+	json_t *state;        /* scaledown-state as read (new reference, an object) */
+	struct ordinal *ords; /* sorted highest first */
+	size_t nords, cap;
+	long long deadline_ms; /* the nearest time something is due, or LLONG_MAX */
+	char timeout_text[32];
+};
+
+static struct ordinal *ordinal_get(struct plan *p, long k, int ntemplates)
+{
+	for (size_t i = 0; i < p->nords; i++)
+		if (p->ords[i].k == k)
+			return &p->ords[i];
+	if (p->nords == p->cap) {
+		p->cap = p->cap ? p->cap * 2 : 8;
+		p->ords = xrealloc(p->ords, p->cap * sizeof(*p->ords));
+	}
+	struct ordinal *o = &p->ords[p->nords++];
+	memset(o, 0, sizeof(*o));
+	o->k = k;
+	o->claims = xcalloc((size_t)(ntemplates > 0 ? ntemplates : 1), sizeof(*o->claims));
+	return o;
+}
+
+static int by_ordinal_desc(const void *a, const void *b)
+{
+	long x = ((const struct ordinal *)a)->k, y = ((const struct ordinal *)b)->k;
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static bool is_our_cleanup_pod(const struct plan *p, const json_t *pod)
+{
+	const json_t *labels = json_object_get(json_object_get(pod, "metadata"), "labels");
+	const char *for_ = json_string_value(json_object_get(labels, LABEL_CLEANUP_FOR));
+	return for_ && !strcmp(for_, p->name);
+}
+
+static void collect(struct plan *p)
+{
+	const json_t *templates = json_object_get(json_object_get(p->in->sts, "spec"), "volumeClaimTemplates");
+	int ntemplates = (int)json_array_size(templates);
+	size_t i, j;
+	const json_t *t, *o;
+	json_array_foreach(templates, j, t) {
+		const char *tmpl = kube_obj_str(t, "metadata.name");
+		if (!tmpl)
+			continue;
+		char *prefix = xasprintf("%s-%s-", tmpl, p->name);
+		json_array_foreach(p->in->pvcs, i, o) {
+			const char *ns = kube_obj_str(o, "metadata.namespace");
+			long k = ordinal_after(kube_obj_str(o, "metadata.name"), prefix);
+			if (k < 0 || (ns && strcmp(ns, p->ns)))
+				continue;
+			struct ordinal *ord = ordinal_get(p, k, ntemplates);
+			struct claim *c = &ord->claims[ord->nclaims++];
+			c->name = kube_obj_str(o, "metadata.name");
+			c->uid = kube_obj_str(o, "metadata.uid");
+			c->terminating = terminating(o);
+			if (!c->terminating)
+				ord->nlive++;
+		}
+		free(prefix);
+	}
+	char *pod_prefix = xasprintf("%s-", p->name);
+	json_array_foreach(p->in->pods, i, o) {
+		const char *ns = kube_obj_str(o, "metadata.namespace");
+		long k = ordinal_after(kube_obj_str(o, "metadata.name"), pod_prefix);
+		if (k < 0 || (ns && strcmp(ns, p->ns)))
+			continue;
+		struct ordinal *ord = ordinal_get(p, k, ntemplates);
+		if (is_our_cleanup_pod(p, o))
+			ord->cleanup = o;
+		else
+			ord->other = o;
+	}
+	free(pod_prefix);
+	const char *key;
+	json_t *entry;
+	json_object_foreach(json_object_get(p->state, "ordinals"), key, entry) {
+		long k = ordinal_after(key, "");
+		if (k >= 0)
+			ordinal_get(p, k, ntemplates)->entry = entry;
+	}
+
+	long long replicas = 1, start = 0;
+	const json_t *spec = json_object_get(p->in->sts, "spec");
+	if (json_is_integer(json_object_get(spec, "replicas")))
+		replicas = json_integer_value(json_object_get(spec, "replicas"));
+	const json_t *st = json_object_get(json_object_get(spec, "ordinals"), "start");
+	if (json_is_integer(st))
+		start = json_integer_value(st);
+	for (i = 0; i < p->nords; i++) {
+		struct ordinal *ord = &p->ords[i];
+		ord->in_range = !p->deleting && ord->k >= start && ord->k < start + replicas;
+		ord->failures = (int)json_integer_value(json_object_get(ord->entry, "failures"));
+	}
+	qsort(p->ords, p->nords, sizeof(*p->ords), by_ordinal_desc);
+}
+
+static void due_at(struct plan *p, long long ms)
+{
+	if (ms < p->deadline_ms)
+		p->deadline_ms = ms;
+}
+
+static long long retry_at_ms(const json_t *entry)
+{
+	int64_t s = rfc3339_seconds(json_string_value(json_object_get(entry, "retryAt")));
+	return s < 0 ? 0 : (long long)s * 1000;
+}
+
+/* Where a claim set without a cleanup pod stands. */
+static void classify(struct plan *p, struct ordinal *o)
+{
+	o->state = SET_IDLE;
+	if (o->cleanup) {
+		o->state = SET_CLEANING;
+		return;
+	}
+	if (o->in_range || o->nlive == 0)
+		return;
+	if (o->failures >= p->req.max_attempts && p->may_start) {
+		o->state = SET_GAVE_UP;
+		return;
+	}
+	if (o->other) {
+		if (!p->deleting)
+			o->state = SET_POD_LEFT;
+		else if (!controlled_by(o->other, p->uid))
+			o->state = SET_LEFT_ALONE;
+		else
+			o->state = terminating(o->other) ? SET_STOPPING : SET_STOP;
+		return;
+	}
+	if (o->entry && o->failures > 0 && retry_at_ms(o->entry) > p->in->now_ms) {
+		o->state = SET_RETRY_WAIT;
+		due_at(p, retry_at_ms(o->entry));
+		return;
+	}
+	o->state = SET_READY;
+}
+
+/* ---- a cleanup pod under way ---- */
+
+/* The pod's last termination message, or a description of how it failed. New string. */
+static char *failure_message(const json_t *pod)
+{
+	size_t i;
+	const json_t *cs;
+	json_array_foreach(json_object_get(json_object_get(pod, "status"), "containerStatuses"), i, cs) {
+		const char *msg = kube_obj_str(cs, "state.terminated.message");
+		if (msg && *msg)
+			return xstrdup(msg);
+	}
+	json_array_foreach(json_object_get(json_object_get(pod, "status"), "containerStatuses"), i, cs) {
+		const json_t *term = json_object_get(json_object_get(cs, "state"), "terminated");
+		if (term)
+			return xasprintf("container %s exited with code %lld (%s)", kube_obj_str(cs, "name"),
+					 (long long)json_integer_value(json_object_get(term, "exitCode")),
+					 kube_obj_str(term, "reason") ? kube_obj_str(term, "reason") : "no reason given");
+	}
+	const char *msg = kube_obj_str(pod, "status.message");
+	const char *reason = kube_obj_str(pod, "status.reason");
+	if (msg || reason)
+		return xasprintf("%s%s%s", reason ? reason : "", reason && msg ? ": " : "", msg ? msg : "");
+	return xstrdup("the pod failed without a message");
+}
+
+static const char *phase_of(const json_t *pod)
+{
+	const char *phase = kube_obj_str(pod, "status.phase");
+	return phase ? phase : "Pending";
+}
+
+/* Why the cleanup pod counts as failed (new string), or NULL while it may still succeed. */
+static char *why_failed(struct plan *p, const struct ordinal *o)
+{
+	const char *phase = phase_of(o->cleanup);
+	if (!strcmp(phase, "Succeeded"))
+		return NULL;
+	if (!strcmp(phase, "Failed"))
+		return failure_message(o->cleanup);
+	if (terminating(o->cleanup))
+		return xstrdup("the cleanup pod was deleted before it finished");
+	int64_t created = rfc3339_seconds(kube_obj_str(o->cleanup, "metadata.creationTimestamp"));
+	long long deadline = created < 0 ? LLONG_MAX : (long long)created * 1000 + p->req.timeout_ms;
+	if (p->in->now_ms >= deadline)
+		return xasprintf("the cleanup pod did not finish within %s (annotation %s)", p->timeout_text,
+				 ANNOTATION_SCALEDOWN_TIMEOUT);
+	due_at(p, deadline);
+	return NULL;
+}
+
+static int attempt_of(const json_t *pod)
+{
+	const char *a = annotation(pod, ANNOTATION_CLEANUP_ATTEMPT);
+	return a ? atoi(a) : 0;
+}
+
+/* "data-web-2, logs-web-2": the claims of a set, for messages. New string. */
+static char *claim_list(const struct ordinal *o)
+{
+	struct strbuf sb = STRBUF_INIT;
+	for (int i = 0; i < o->nclaims; i++)
+		addf(&sb, "%s%s", i ? ", " : "", o->claims[i].name);
+	return strbuf_detach(&sb);
+}
+
+static json_t *state_with_failure(struct plan *p, const struct ordinal *o, const char *message)
+{
+	json_t *st = json_deep_copy(p->state);
+	if (!json_is_object(json_object_get(st, "ordinals")))
+		json_object_set_new(st, "ordinals", json_object());
+	char key[16], at[32];
+	snprintf(key, sizeof(key), "%ld", o->k);
+	format_time(p->in->now_ms + scaledown_backoff_ms(o->failures + 1), at, sizeof(at));
+	json_t *entry = json_pack("{s:i, s:s, s:s}", "failures", o->failures + 1, "lastPod",
+				  kube_obj_str(o->cleanup, "metadata.uid"), "message", message);
+	if (o->failures + 1 < p->req.max_attempts)
+		json_object_set_new(entry, "retryAt", json_string(at));
+	json_object_set_new(json_object_get(st, "ordinals"), key, entry);
+	return st;
+}
+
+static char *status_text(struct plan *p, const json_t *state);
+
+/* Success: delete the claims it mounted, then the pod. Failure: record it, then delete the pod. */
+static bool act_on_cleanup(struct plan *p, struct ordinal *o, struct scaledown_action *a)
+{
+	const json_t *pod = o->cleanup;
+	const char *pod_name = kube_obj_str(pod, "metadata.name");
+	const char *pod_uid = kube_obj_str(pod, "metadata.uid");
+	if (!strcmp(phase_of(pod), "Succeeded")) {
+		json_t *mounted = json_loads(annotation(pod, ANNOTATION_CLEANUP_CLAIMS) ?
+						     annotation(pod, ANNOTATION_CLEANUP_CLAIMS) : "{}",
+					     0, NULL);
+		bool acted = false;
+		for (int i = 0; i < o->nclaims && !acted; i++) {
+			const struct claim *c = &o->claims[i];
+			const char *uid = json_string_value(json_object_get(mounted, c->name));
+			/* Only the very claim the pod mounted: one created since is not cleaned. */
+			if (!c->terminating && uid && c->uid && !strcmp(uid, c->uid)) {
+				a->step = SCALEDOWN_DELETE_CLAIM;
+				snprintf(a->object, sizeof(a->object), "%s", c->name);
+				snprintf(a->uid, sizeof(a->uid), "%s", c->uid);
+				acted = true;
+			}
+		}
+		if (!acted && !terminating(pod)) {
+			struct strbuf sb = STRBUF_INIT;
+			const char *k;
+			json_t *v;
+			json_object_foreach(mounted, k, v)
+				addf(&sb, "%s%s", sb.len ? ", " : "", k);
+			a->step = SCALEDOWN_DELETE_POD;
+			snprintf(a->object, sizeof(a->object), "%s", pod_name);
+			snprintf(a->uid, sizeof(a->uid), "%s", pod_uid ? pod_uid : "");
+			event(a, "Normal", "CleanupSucceeded", "cleanup pod %s succeeded for ordinal %ld; claims %s deleted",
+			      pod_name, o->k, sb.len ? sb.buf : "(none)");
+			a->counts = "stateful_operator_cleanups_succeeded_total";
+			strbuf_release(&sb);
+			acted = true;
+		}
+		json_decref(mounted);
+		return acted;
+	}
+	char *why = why_failed(p, o);
+	if (!why)
+		return false;
+	const char *last = json_string_value(json_object_get(o->entry, "lastPod"));
+	bool recorded = last && pod_uid && !strcmp(last, pod_uid);
+	if (!recorded) {
+		/* Recorded before the pod goes, so a crash in between counts it once. */
+		json_t *st = state_with_failure(p, o, why);
+		char *claims = claim_list(o);
+		int attempt = attempt_of(pod) > 0 ? attempt_of(pod) : o->failures + 1;
+		char next[160];
+		if (o->in_range)
+			snprintf(next, sizeof(next), "ordinal %ld is back in the StatefulSet: claims kept, no retry",
+				 o->k);
+		else if (o->failures + 1 >= p->req.max_attempts)
+			snprintf(next, sizeof(next), "gave up after %d failed attempts: claims kept, see annotation %s",
+				 o->failures + 1, ANNOTATION_SCALEDOWN_STATUS);
+		else
+			snprintf(next, sizeof(next), "claims kept; retrying in %lds",
+				 scaledown_backoff_ms(o->failures + 1) / 1000);
+		a->step = SCALEDOWN_SET_STATE;
+		a->what = "RecordFailure";
+		a->body = st;
+		a->status = status_text(p, st);
+		event(a, "Warning", "CleanupFailed", "cleanup pod %s for ordinal %ld (attempt %d of %d, claims %s) failed: %s; %s",
+		      pod_name, o->k, attempt, p->req.max_attempts, claims, why, next);
+		a->counts = "stateful_operator_cleanups_failed_total";
+		free(claims);
+	} else if (!terminating(pod)) {
+		a->step = SCALEDOWN_DELETE_POD;
+		snprintf(a->object, sizeof(a->object), "%s", pod_name);
+		snprintf(a->uid, sizeof(a->uid), "%s", pod_uid);
+	}
+	free(why);
+	return a->step != SCALEDOWN_NOTHING;
+}
+
+/* ---- starting ---- */
+
+static json_t *cleanup_pod(struct plan *p, const struct ordinal *o, json_t **claims_out)
+{
+	const json_t *tmeta = json_object_get(p->req.pod_template, "metadata");
+	json_t *labels = json_deep_copy(json_object_get(tmeta, "labels"));
+	json_t *annotations = json_deep_copy(json_object_get(tmeta, "annotations"));
+	if (!json_is_object(labels)) {
+		json_decref(labels);
+		labels = json_object();
+	}
+	if (!json_is_object(annotations)) {
+		json_decref(annotations);
+		annotations = json_object();
+	}
+	json_object_set_new(labels, LABEL_CLEANUP_FOR, json_string(p->name));
+	char num[32];
+	snprintf(num, sizeof(num), "%ld", o->k);
+	json_object_set_new(annotations, ANNOTATION_CLEANUP_ORDINAL, json_string(num));
+	snprintf(num, sizeof(num), "%d", o->failures + 1);
+	json_object_set_new(annotations, ANNOTATION_CLEANUP_ATTEMPT, json_string(num));
+
+	json_t *spec = json_deep_copy(json_object_get(p->req.pod_template, "spec"));
+	json_t *volumes = json_object_get(spec, "volumes");
+	if (!json_is_array(volumes)) {
+		volumes = json_array();
+		json_object_set_new(spec, "volumes", volumes);
+	}
+	json_t *claims = json_object();
+	const json_t *templates = json_object_get(json_object_get(p->in->sts, "spec"), "volumeClaimTemplates");
+	size_t i;
+	const json_t *t;
+	json_array_foreach(templates, i, t) {
+		const char *tmpl = kube_obj_str(t, "metadata.name");
+		char *claim = tmpl ? xasprintf("%s-%s-%ld", tmpl, p->name, o->k) : NULL;
+		for (int c = 0; claim && c < o->nclaims; c++) {
+			if (!strcmp(o->claims[c].name, claim) && !o->claims[c].terminating && o->claims[c].uid) {
+				json_array_append_new(volumes, json_pack("{s:s, s:{s:s}}", "name", tmpl,
+									 "persistentVolumeClaim", "claimName", claim));
+				json_object_set_new(claims, claim, json_string(o->claims[c].uid));
+			}
+		}
+		free(claim);
+	}
+	char *claims_text = json_dumps(claims, JSON_COMPACT | JSON_SORT_KEYS);
+	json_object_set_new(annotations, ANNOTATION_CLEANUP_CLAIMS, json_string(claims_text));
+	free(claims_text);
+
+	char *pod_name = xasprintf("%s-%ld", p->name, o->k);
+	/* Owned, not controlled: the StatefulSet controller must not count it as one of its pods. */
+	json_t *owner = json_pack("{s:s, s:s, s:s, s:s}", "apiVersion", "apps/v1", "kind", "StatefulSet", "name",
+				  p->name, "uid", p->uid);
+	json_t *pod = json_pack("{s:s, s:s, s:{s:s, s:s, s:o, s:o, s:[o]}, s:o}", "apiVersion", "v1", "kind", "Pod",
+				"metadata", "name", pod_name, "namespace", p->ns, "labels", labels, "annotations",
+				annotations, "ownerReferences", owner, "spec", spec);
+	free(pod_name);
+	*claims_out = claims;
+	return pod;
+}
+
+static void start_cleanup(struct plan *p, struct ordinal *o, struct scaledown_action *a)
+{
+	a->step = SCALEDOWN_CREATE_POD;
+	a->body = cleanup_pod(p, o, &a->claims);
+	snprintf(a->object, sizeof(a->object), "%s-%ld", p->name, o->k);
+	char *claims = claim_list(o);
+	event(a, "Normal", "CleanupStarted", "cleanup pod %s started for ordinal %ld (attempt %d of %d) on claims %s",
+	      a->object, o->k, o->failures + 1, p->req.max_attempts, claims);
+	free(claims);
+	a->counts = "stateful_operator_cleanups_started_total";
+}
+
+static void stop_pod(struct plan *p, struct ordinal *o, struct scaledown_action *a)
+{
+	a->step = SCALEDOWN_STOP_POD;
+	snprintf(a->object, sizeof(a->object), "%s", kube_obj_str(o->other, "metadata.name"));
+	const char *uid = kube_obj_str(o->other, "metadata.uid");
+	snprintf(a->uid, sizeof(a->uid), "%s", uid ? uid : "");
+	char *claims = claim_list(o);
+	event(a, "Normal", "CleanupStoppingPod",
+	      "the StatefulSet is being deleted: deleting its pod %s so that a cleanup pod can mount claims %s",
+	      a->object, claims);
+	free(claims);
+	(void)p;
+}
+
+/*
+ * New cleanups and pods to stop, in order. OrderedReady: only the highest
+ * ordinal with work left moves. Parallel: as many as there are free places.
+ */
+static bool schedule(struct plan *p, struct scaledown_action *a)
+{
+	int busy = 0;
+	for (size_t i = 0; i < p->nords; i++) {
+		enum set_state s = p->ords[i].state;
+		if (s == SET_CLEANING || s == SET_RETRY_WAIT || s == SET_STOPPING)
+			busy++;
+	}
+	int free_places = p->req.parallelism - busy;
+	bool acted = false;
+	bool first_pending = true;
+	for (size_t i = 0; i < p->nords; i++) {
+		struct ordinal *o = &p->ords[i];
+		switch (o->state) {
+		case SET_CLEANING:
+		case SET_RETRY_WAIT:
+		case SET_STOPPING:
+		case SET_POD_LEFT:
+			first_pending = false;
+			break;
+		case SET_READY:
+		case SET_STOP:
+			if (!p->may_start || (!p->req.parallel && !first_pending) || free_places <= 0 || acted) {
+				o->queued = true;
+			} else {
+				if (o->state == SET_READY)
+					start_cleanup(p, o, a);
+				else
+					stop_pod(p, o, a);
+				acted = true;
+				free_places--;
+			}
+			first_pending = false;
+			break;
+		case SET_IDLE:
+		case SET_GAVE_UP:
+		case SET_LEFT_ALONE:
+			break;
+		}
+	}
+	return acted;
+}
+
+/* ---- state and status ---- */
+
+/* The state with the entries of sets that are done dropped. New reference. */
+static json_t *desired_state(struct plan *p)
+{
+	json_t *ords = json_object();
+	for (size_t i = 0; i < p->nords; i++) {
+		const struct ordinal *o = &p->ords[i];
+		if (o->entry && (o->cleanup || (!o->in_range && o->nlive > 0))) {
+			char key[16];
+			snprintf(key, sizeof(key), "%ld", o->k);
+			json_object_set(ords, key, (json_t *)o->entry);
+		}
+	}
+	json_t *st = json_deep_copy(p->state);
+	json_object_set_new(st, "ordinals", ords);
+	return st;
+}
+
+static const json_t *entry_in(const json_t *state, long k)
+{
+	char key[16];
+	snprintf(key, sizeof(key), "%ld", k);
+	return json_object_get(json_object_get(state, "ordinals"), key);
+}
+
+/* What scaledown-status says for state: one clause per claim set with something to report. NULL: nothing. */
+static char *status_text(struct plan *p, const json_t *state)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int max = p->req.max_attempts > 0 ? p->req.max_attempts : SCALEDOWN_MAX_ATTEMPTS_DEFAULT;
+	for (size_t i = 0; i < p->nords; i++) {
+		const struct ordinal *o = &p->ords[i];
+		const json_t *entry = entry_in(state, o->k);
+		int failures = (int)json_integer_value(json_object_get(entry, "failures"));
+		const char *msg = json_string_value(json_object_get(entry, "message"));
+		const char *last = json_string_value(json_object_get(entry, "lastPod"));
+		const char *sep = sb.len ? "; " : "";
+		char *claims = claim_list(o);
+		if (o->cleanup) {
+			const char *uid = kube_obj_str(o->cleanup, "metadata.uid");
+			const char *phase = phase_of(o->cleanup);
+			if (last && uid && !strcmp(last, uid))
+				addf(&sb, "%sordinal %ld: cleanup attempt %d of %d failed: %s", sep, o->k, failures,
+					    max, msg ? msg : "");
+			else if (!strcmp(phase, "Succeeded"))
+				addf(&sb, "%sordinal %ld: cleanup succeeded, deleting claims %s", sep, o->k, claims);
+			else
+				addf(&sb, "%sordinal %ld: cleanup pod %s %s (attempt %d of %d)", sep, o->k,
+					    kube_obj_str(o->cleanup, "metadata.name"), phase, attempt_of(o->cleanup), max);
+		} else if (o->in_range || o->nlive == 0) {
+			/* nothing to say */
+		} else if (failures >= max && p->may_start) {
+			addf(&sb, "%sordinal %ld: Failed: cleanup failed %d times, claims %s kept: %s", sep, o->k,
+				    failures, claims, msg ? msg : "");
+		} else if (o->state == SET_RETRY_WAIT) {
+			addf(&sb, "%sordinal %ld: attempt %d of %d failed: %s; retrying after %s", sep, o->k,
+				    failures, max, msg ? msg : "", json_string_value(json_object_get(entry, "retryAt")));
+		} else if (o->state == SET_STOP || o->state == SET_STOPPING) {
+			addf(&sb, "%sordinal %ld: stopping pod %s before its cleanup", sep, o->k,
+				    kube_obj_str(o->other, "metadata.name"));
+		} else if (o->state == SET_LEFT_ALONE) {
+			addf(&sb, "%sordinal %ld: pod %s is not the StatefulSet's; claims %s left alone", sep, o->k,
+				    kube_obj_str(o->other, "metadata.name"), claims);
+		} else if (o->state == SET_POD_LEFT && p->may_start) {
+			addf(&sb, "%sordinal %ld: waiting for pod %s to go", sep, o->k,
+				    kube_obj_str(o->other, "metadata.name"));
+		} else if (o->queued && p->may_start) {
+			addf(&sb, "%sordinal %ld: waiting for its turn", sep, o->k);
+		}
+		free(claims);
+	}
+	return sb.len ? strbuf_detach(&sb) : (strbuf_release(&sb), NULL);
+}
+
+static bool same_text(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static bool write_state(struct plan *p, struct scaledown_action *a)
+{
+	json_t *want = desired_state(p);
+	char *status = status_text(p, want);
+	bool empty = json_object_size(json_object_get(want, "ordinals")) == 0 && json_object_size(want) == 1;
+	const char *have_text = annotation(p->in->sts, ANNOTATION_SCALEDOWN_STATE);
+	bool state_same = empty ? have_text == NULL : (have_text && json_equal(want, p->state));
+	if (state_same && same_text(status, annotation(p->in->sts, ANNOTATION_SCALEDOWN_STATUS))) {
+		json_decref(want);
+		free(status);
+		return false;
+	}
+	a->step = SCALEDOWN_SET_STATE;
+	a->body = empty ? (json_decref(want), NULL) : want;
+	a->status = status;
+	return true;
+}
+
+/* ---- the finalizer ---- */
+
+static json_t *finalizers_with(const json_t *sts, bool ours)
+{
+	json_t *out = json_array();
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(json_object_get(sts, "metadata"), "finalizers"), i, f) {
+		if (!json_is_string(f) || strcmp(json_string_value(f), FINALIZER_SCALEDOWN))
+			json_array_append(out, f);
+	}
+	if (ours)
+		json_array_append_new(out, json_string(FINALIZER_SCALEDOWN));
+	return out;
+}
+
+static void set_finalizer(const json_t *sts, bool ours, struct scaledown_action *a)
+{
+	a->step = ours ? SCALEDOWN_ADD_FINALIZER : SCALEDOWN_REMOVE_FINALIZER;
+	a->body = finalizers_with(sts, ours);
+}
+
+/* Deleted with propagationPolicy Orphan: the user, or the resize controller, keeps pods and claims. */
+static bool orphaning(const json_t *sts)
+{
+	const json_t *fins = json_object_get(json_object_get(sts, "metadata"), "finalizers");
+	return has_string(fins, FINALIZER_ORPHAN) || annotation(sts, ANNOTATION_RESIZE_STATE);
+}
+
+static bool work_left(const struct plan *p)
+{
+	for (size_t i = 0; i < p->nords; i++) {
+		enum set_state s = p->ords[i].state;
+		if (s == SET_CLEANING || (p->may_start && (s == SET_RETRY_WAIT || s == SET_STOP ||
+							   s == SET_STOPPING || s == SET_READY)))
+			return true;
+	}
+	return false;
+}
+
+static void finalizer_removed_event(const struct plan *p, struct scaledown_action *a)
+{
+	struct strbuf kept = STRBUF_INIT;
+	for (size_t i = 0; i < p->nords; i++) {
+		const struct ordinal *o = &p->ords[i];
+		if (o->nlive > 0 && !o->in_range)
+			addf(&kept, "%s%ld", kept.len ? ", " : "", o->k);
+	}
+	if (kept.len)
+		event(a, "Warning", "CleanupIncomplete",
+		      "the StatefulSet is being deleted; the claims of ordinals %s were not cleaned up (see the "
+		      "CleanupFailed events) and are kept",
+		      kept.buf);
+	else
+		event(a, "Normal", "CleanupFinished",
+		      "the StatefulSet is being deleted; every claim set was cleaned up, finalizer %s removed",
+		      FINALIZER_SCALEDOWN);
+	strbuf_release(&kept);
+}
+
+/* ---- the plan ---- */
+
+void scaledown_plan(const struct scaledown_inputs *in, struct scaledown_action *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->step = SCALEDOWN_NOTHING;
+	if (!in->sts)
+		return;
+	struct plan p = {.in = in, .deadline_ms = LLONG_MAX};
+	p.ns = kube_obj_str(in->sts, "metadata.namespace");
+	p.name = kube_obj_str(in->sts, "metadata.name");
+	p.uid = kube_obj_str(in->sts, "metadata.uid");
+	if (!p.ns || !p.name || !p.uid)
+		return;
+	struct scaledown_refusal refusal;
+	int parsed = scaledown_request_parse(in->sts, &p.req, &refusal);
+	p.may_start = parsed == 0 && p.req.enabled;
+	if (!p.may_start) {
+		p.req.max_attempts = SCALEDOWN_MAX_ATTEMPTS_DEFAULT;
+		p.req.timeout_ms = SCALEDOWN_TIMEOUT_DEFAULT_MS;
+		p.req.parallelism = 1;
+	}
+	format_duration(p.req.timeout_ms, p.timeout_text, sizeof(p.timeout_text));
+	p.deleting = terminating(in->sts);
+	const json_t *fins = json_object_get(json_object_get(in->sts, "metadata"), "finalizers");
+	bool has_finalizer = has_string(fins, FINALIZER_SCALEDOWN);
+
+	if (!p.deleting && p.may_start && !has_finalizer) {
+		set_finalizer(in->sts, true, a);
+		goto out;
+	}
+	if (p.deleting && !has_finalizer)
+		goto out; /* not held for us: the garbage collector takes it, and our pods with it */
+	if (p.deleting && orphaning(in->sts)) {
+		set_finalizer(in->sts, false, a);
+		event(a, "Normal", "CleanupSkipped",
+		      "the StatefulSet is deleted with orphan propagation (--cascade=orphan, or re-created by a "
+		      "resize): its pods and claims stay, nothing is cleaned up");
+		goto out;
+	}
+
+	const char *text = annotation(in->sts, ANNOTATION_SCALEDOWN_STATE);
+	p.state = text ? json_loads(text, 0, NULL) : NULL;
+	if (!json_is_object(p.state)) {
+		json_decref(p.state);
+		p.state = json_object();
+	}
+	collect(&p);
+	for (size_t i = 0; i < p.nords; i++)
+		classify(&p, &p.ords[i]);
+
+	for (size_t i = 0; i < p.nords; i++)
+		if (p.ords[i].cleanup && act_on_cleanup(&p, &p.ords[i], a))
+			goto out;
+	if (schedule(&p, a))
+		goto out;
+	if (write_state(&p, a))
+		goto out;
+	if (has_finalizer && ((p.deleting && !work_left(&p)) || (!p.deleting && !p.may_start && !work_left(&p)))) {
+		set_finalizer(in->sts, false, a);
+		if (p.deleting)
+			finalizer_removed_event(&p, a);
+		goto out;
+	}
+	if (parsed < 0) {
+		a->step = SCALEDOWN_REFUSE;
+		event(a, "Warning", refusal.reason, "%s", refusal.message);
+		goto out;
+	}
+	if (p.deadline_ms != LLONG_MAX) {
+		a->step = SCALEDOWN_WAIT;
+	}
+out:
+	if (p.deadline_ms != LLONG_MAX) {
+		long long left = p.deadline_ms - in->now_ms;
+		a->requeue_ms = left < 1 ? 1 : left > LONG_MAX ? LONG_MAX : (long)left;
+	}
+	for (size_t i = 0; i < p.nords; i++)
+		free(p.ords[i].claims);
+	free(p.ords);
+	json_decref(p.state);
+	scaledown_request_release(&p.req);
+	scaledown_refusal_release(&refusal);
+}

@@ -1,0 +1,116 @@
+/*
+ * The scale-down cleanup planner: what the cluster shows in, the one next
+ * step out (SPEC section "scaledown"). Pure: no I/O, and the clock comes in
+ * as an input, so every case is a table test. The reconciler
+ * (scaledown_controller.c) performs the step and asks again; everything
+ * needed to resume after a crash is in the cluster:
+ *
+ *   - the cleanup pods themselves (label cleanup-for, annotations naming
+ *     the ordinal, the attempt and the UIDs of the claims they mount);
+ *   - the StatefulSet's scaledown-state annotation: per ordinal, the failed
+ *     attempts so far, the UID of the last failed pod recorded (so a failure
+ *     is counted once), when to retry and the last message;
+ *   - the StatefulSet's finalizer.
+ *
+ * A claim set is the PVCs <template>-<sts>-<ordinal>, one per
+ * volumeClaimTemplate that has one. It is orphaned when the ordinal is
+ * outside [ordinals.start, ordinals.start + replicas) (or the StatefulSet
+ * is being deleted), at least one of its claims is not being deleted, and
+ * no pod of the StatefulSet holds the name <sts>-<ordinal>.
+ *
+ * For one orphaned claim set:
+ *   start      create the cleanup pod <sts>-<ordinal> (attempt n)
+ *   Succeeded  delete each claim it mounted (by UID), then the pod:
+ *              CleanupSucceeded
+ *   Failed, or past scaledown-timeout since it was created:
+ *              record the failure on the StatefulSet (CleanupFailed), then
+ *              delete the pod; start again after 5 s * 2^(failures-1)
+ *              (at most 5 min), until scaledown-max-attempts failed: then
+ *              the claims are kept and scaledown-status says so.
+ *
+ * OrderedReady: only the highest ordinal that still needs cleanup is
+ * worked on. Parallel: up to parallelism claim sets at once (a set waiting
+ * to retry holds its place).
+ *
+ * Scale-up while a cleanup pod runs: the pod holds the name, so the
+ * StatefulSet cannot re-create the ordinal; the pod is left to finish (a
+ * cleanup cut half-way leaves the data half-moved). Succeeded: its claims
+ * are deleted as usual, the data was handed off. Failed: the claims are
+ * kept and no retry follows. Then the pod is deleted and the StatefulSet
+ * creates its pod (the status annotation changing wakes its controller).
+ *
+ * StatefulSet deletion (finalizer stateful-operator.io/scaledown): every
+ * ordinal with a claim set is cleaned up, in the policy's order; the
+ * StatefulSet's own pod of an ordinal is deleted first. The finalizer goes
+ * when no cleanup pod is left and every claim set is cleaned or given up.
+ * A deletion that orphans (propagationPolicy Orphan: --cascade=orphan, or
+ * the resize controller re-creating the StatefulSet, which records its
+ * resize-state first) cleans nothing: the finalizer is simply removed.
+ */
+#ifndef SOP_SCALEDOWN_PLAN_H
+#define SOP_SCALEDOWN_PLAN_H
+
+#include <jansson.h>
+
+#define FINALIZER_SCALEDOWN "stateful-operator.io/scaledown"
+#define ANNOTATION_SCALEDOWN_STATE "stateful-operator.io/scaledown-state"
+#define ANNOTATION_SCALEDOWN_STATUS "stateful-operator.io/scaledown-status"
+/* On cleanup pods. */
+#define LABEL_CLEANUP_FOR "stateful-operator.io/cleanup-for"            /* value: the StatefulSet */
+#define ANNOTATION_CLEANUP_ORDINAL "stateful-operator.io/cleanup-ordinal"
+#define ANNOTATION_CLEANUP_ATTEMPT "stateful-operator.io/cleanup-attempt"
+#define ANNOTATION_CLEANUP_CLAIMS "stateful-operator.io/cleanup-claims" /* {"claim": "uid", ...} */
+
+#define SCALEDOWN_BACKOFF_BASE_MS 5000L
+#define SCALEDOWN_BACKOFF_MAX_MS (5L * 60 * 1000)
+
+struct scaledown_inputs {
+	const json_t *sts;  /* the StatefulSet (a StatefulSet that is gone has nothing left to clean) */
+	const json_t *pvcs; /* array: the claims of its namespace (others are ignored) */
+	const json_t *pods; /* array: the pods of its namespace */
+	long long now_ms;   /* wall clock, milliseconds since the epoch */
+};
+
+enum scaledown_step {
+	SCALEDOWN_NOTHING,          /* nothing to do */
+	SCALEDOWN_REFUSE,           /* bad input: a Warning Event, nothing changed */
+	SCALEDOWN_ADD_FINALIZER,    /* set the StatefulSet's metadata.finalizers to body */
+	SCALEDOWN_REMOVE_FINALIZER, /* likewise, body without ours */
+	SCALEDOWN_CREATE_POD,       /* create the cleanup pod body; claims (name -> uid) must still be live */
+	SCALEDOWN_STOP_POD,         /* StatefulSet deletion: delete its own pod object (UID uid) */
+	SCALEDOWN_DELETE_POD,       /* delete the cleanup pod object (UID uid) */
+	SCALEDOWN_DELETE_CLAIM,     /* delete claim object (UID uid) */
+	SCALEDOWN_SET_STATE,        /* write body as scaledown-state (NULL: remove) and status */
+	SCALEDOWN_WAIT,             /* the cluster is working; look again after requeue_ms */
+};
+
+struct scaledown_action {
+	enum scaledown_step step;
+	char object[256];         /* pod or claim name */
+	char uid[64];             /* its UID: the precondition of the step */
+	json_t *body;             /* new reference or NULL; see the steps */
+	json_t *claims;           /* CREATE_POD: {"claim": "uid"} the pod mounts (new reference) */
+	char *status;             /* SET_STATE: the scaledown-status text (new string), NULL to remove it */
+	const char *event_type;   /* "Normal" / "Warning", or NULL: no Event */
+	const char *event_reason; /* static */
+	char *event_message;      /* new string */
+	const char *counts;       /* metric family this step adds one to, or NULL (static) */
+	const char *what;         /* what the step is for when its kind does not say, e.g. "RecordFailure" */
+	long requeue_ms;          /* look again after this long at the latest (0: no deadline) */
+};
+
+void scaledown_action_release(struct scaledown_action *a);
+
+/* Decides the next step. in is borrowed. */
+void scaledown_plan(const struct scaledown_inputs *in, struct scaledown_action *out);
+
+/* The step's name, e.g. "CreateCleanupPod". Static. */
+const char *scaledown_step_name(enum scaledown_step s);
+
+/* The action's name for logs and SOP_TEST_CRASH_AFTER: what it is for when it says so. Static. */
+const char *scaledown_action_name(const struct scaledown_action *a);
+
+/* The wait before retry n+1 after n failures (n >= 1). */
+long scaledown_backoff_ms(int failures);
+
+#endif
