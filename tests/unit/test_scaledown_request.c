@@ -431,6 +431,8 @@ static void test_numeric_bounds(void **state)
 		print_message("case %zu: %s=\"%s\"\n", i, c->key, c->value);
 		json_t *s = sts_with_template(JBOSS_JSON);
 		annotate(s, c->key, c->value);
+		/* Parallel, so the parallelism read is the one returned (OrderedReady is always 1). */
+		set_spec(s, "podManagementPolicy", "Parallel");
 		if (c->ok) {
 			struct scaledown_request req;
 			parse_ok(s, &req);
@@ -484,12 +486,98 @@ static void test_parallel_policy(void **state)
 	assert_int_equal(req.parallelism, 1);
 	scaledown_request_release(&req);
 
+	/* OrderedReady stays one at a time whatever the annotation says (SPEC "scaledown"). */
 	annotate(s, ANNOTATION_SCALEDOWN_PARALLELISM, "4");
 	parse_ok(s, &req);
 	assert_false(req.parallel);
-	assert_int_equal(req.parallelism, 4);
+	assert_int_equal(req.parallelism, 1);
 	scaledown_request_release(&req);
 	json_decref(s);
+}
+
+/* ---- the StatefulSet's selector ---- */
+
+/* Sets the StatefulSet's spec.selector to selector (JSON). */
+static void set_selector(json_t *sts, const char *selector)
+{
+	json_error_t err;
+	json_t *sel = json_loads(selector, 0, &err);
+	if (!sel)
+		fail_msg("bad test selector %s: %s", selector, err.text);
+	json_object_set_new(json_object_get(sts, "spec"), "selector", sel);
+}
+
+#define TEMPLATE_LABELLED(labels) \
+	"{\"metadata\": {\"labels\": " labels "}, \"spec\": {\"containers\": [{\"name\": \"c\", \"image\": \"i\"}]}}"
+
+struct selector_case {
+	const char *selector;
+	const char *tmpl;
+	const char *reason; /* NULL: accepted */
+	const char *needle;
+};
+
+static const struct selector_case selector_cases[] = {
+	/* The StatefulSet would adopt a pod its selector matches, then delete it as surplus. */
+	{"{\"matchLabels\": {\"app\": \"datastore\"}}", TEMPLATE_LABELLED("{\"app\": \"datastore\"}"),
+	 "ScaledownTemplateMatchesSelector", "selector"},
+	{"{\"matchLabels\": {\"app\": \"datastore\"}}",
+	 TEMPLATE_LABELLED("{\"app\": \"datastore\", \"role\": \"cleanup\"}"), "ScaledownTemplateMatchesSelector",
+	 "selector"},
+	{"{\"matchExpressions\": [{\"key\": \"app\", \"operator\": \"In\", \"values\": [\"db\", \"datastore\"]}]}",
+	 TEMPLATE_LABELLED("{\"app\": \"datastore\"}"), "ScaledownTemplateMatchesSelector", "selector"},
+	{"{\"matchExpressions\": [{\"key\": \"app\", \"operator\": \"Exists\"}]}",
+	 TEMPLATE_LABELLED("{\"app\": \"anything\"}"), "ScaledownTemplateMatchesSelector", "selector"},
+	{"{\"matchLabels\": {\"app\": \"datastore\"}, \"matchExpressions\": [{\"key\": \"tier\", \"operator\": "
+	 "\"NotIn\", \"values\": [\"web\"]}]}",
+	 TEMPLATE_LABELLED("{\"app\": \"datastore\", \"tier\": \"db\"}"), "ScaledownTemplateMatchesSelector",
+	 "selector"},
+	/* Labels of its own: accepted. The jboss example is exactly this case. */
+	{"{\"matchLabels\": {\"app\": \"datastore\"}}", JBOSS_JSON, NULL, NULL},
+	{"{\"matchLabels\": {\"app\": \"datastore\"}}", JBOSS_YAML, NULL, NULL},
+	{"{\"matchLabels\": {\"app\": \"datastore\"}}", MINIMAL, NULL, NULL},
+	{"{\"matchLabels\": {\"app\": \"datastore\", \"tier\": \"db\"}}", TEMPLATE_LABELLED("{\"app\": \"datastore\"}"),
+	 NULL, NULL},
+	{"{\"matchExpressions\": [{\"key\": \"app\", \"operator\": \"In\", \"values\": [\"db\", \"datastore\"]}]}",
+	 TEMPLATE_LABELLED("{\"app\": \"datastore-cleanup\"}"), NULL, NULL},
+	{"{\"matchExpressions\": [{\"key\": \"app\", \"operator\": \"Exists\"}]}",
+	 TEMPLATE_LABELLED("{\"job\": \"cleanup\"}"), NULL, NULL},
+	{"{\"matchLabels\": {\"app\": \"datastore\"}, \"matchExpressions\": [{\"key\": \"tier\", \"operator\": "
+	 "\"NotIn\", \"values\": [\"web\"]}]}",
+	 TEMPLATE_LABELLED("{\"app\": \"datastore\", \"tier\": \"web\"}"), NULL, NULL},
+	/* Labels that are not an object of strings. */
+	{"{\"matchLabels\": {\"app\": \"datastore\"}}", TEMPLATE_LABELLED("[\"app\"]"), "ScaledownTemplateInvalid",
+	 "metadata.labels is an array"},
+	{"{\"matchLabels\": {\"app\": \"datastore\"}}", TEMPLATE_LABELLED("\"app=cleanup\""),
+	 "ScaledownTemplateInvalid", "metadata.labels is a string"},
+	{"{\"matchLabels\": {\"app\": \"datastore\"}}", TEMPLATE_LABELLED("{\"app\": \"x\", \"n\": 1}"),
+	 "ScaledownTemplateInvalid", "metadata.labels.n is a number"},
+	{"{\"matchLabels\": {\"app\": \"datastore\"}}", TEMPLATE_LABELLED("{\"app\": {\"x\": \"y\"}}"),
+	 "ScaledownTemplateInvalid", "metadata.labels.app is an object"},
+};
+
+static void test_template_matches_selector(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < NITEMS(selector_cases); i++) {
+		const struct selector_case *c = &selector_cases[i];
+		print_message("case %zu: %s\n", i, c->reason ? c->reason : "accepted");
+		for (int legacy = 0; legacy < 2; legacy++) {
+			const char *key = legacy ? ANNOTATION_SCALEDOWN_TEMPLATE_LEGACY : ANNOTATION_SCALEDOWN_TEMPLATE;
+			json_t *s = sts_new();
+			annotate(s, key, c->tmpl);
+			set_selector(s, c->selector);
+			if (c->reason) {
+				parse_refused(s, c->reason, c->needle, key);
+			} else {
+				struct scaledown_request req;
+				parse_ok(s, &req);
+				assert_true(req.enabled);
+				scaledown_request_release(&req);
+			}
+			json_decref(s);
+		}
+	}
 }
 
 int main(void)
@@ -507,6 +595,7 @@ int main(void)
 		cmocka_unit_test(test_numeric_bounds),
 		cmocka_unit_test(test_numeric_not_a_string),
 		cmocka_unit_test(test_parallel_policy),
+		cmocka_unit_test(test_template_matches_selector),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -290,7 +290,8 @@ static void collect(struct plan *p)
 		ord->in_range = !p->deleting && ord->k >= start && ord->k < start + replicas;
 		ord->failures = (int)json_integer_value(json_object_get(ord->entry, "failures"));
 	}
-	qsort(p->ords, p->nords, sizeof(*p->ords), by_ordinal_desc);
+	if (p->nords > 1)
+		qsort(p->ords, p->nords, sizeof(*p->ords), by_ordinal_desc);
 }
 
 static void due_at(struct plan *p, long long ms)
@@ -409,7 +410,8 @@ static json_t *state_with_failure(struct plan *p, const struct ordinal *o, const
 		json_object_set_new(st, "ordinals", json_object());
 	char key[16], at[32];
 	snprintf(key, sizeof(key), "%ld", o->k);
-	format_time(p->in->now_ms + scaledown_backoff_ms(o->failures + 1), at, sizeof(at));
+	/* Rounded up to the second RFC 3339 keeps: a retry never comes early. */
+	format_time((p->in->now_ms + scaledown_backoff_ms(o->failures + 1) + 999) / 1000 * 1000, at, sizeof(at));
 	json_t *entry = json_pack("{s:i, s:s, s:s}", "failures", o->failures + 1, "lastPod",
 				  kube_obj_str(o->cleanup, "metadata.uid"), "message", message);
 	if (o->failures + 1 < p->req.max_attempts)

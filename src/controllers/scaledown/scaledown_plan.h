@@ -41,8 +41,12 @@
  *
  * StatefulSet deletion (finalizer stateful-operator.io/scaledown): every
  * ordinal with a claim set is cleaned up, in the policy's order; the
- * StatefulSet's own pod of an ordinal is deleted first. The finalizer goes
- * when no cleanup pod is left and every claim set is cleaned or given up.
+ * StatefulSet's own pod of an ordinal is deleted first. A claim set whose
+ * name is held by a pod the set does not control is left alone (it is not
+ * the operator's to stop), and the others go on. The finalizer goes when no
+ * cleanup pod is left and every claim set is cleaned, given up or left
+ * alone; a Warning CleanupIncomplete then names the ordinals whose claims
+ * stay.
  * A deletion that orphans (propagationPolicy Orphan: --cascade=orphan, or
  * the resize controller re-creating the StatefulSet, which records its
  * resize-state first) cleans nothing: the finalizer is simply removed.

@@ -1,0 +1,2600 @@
+/*
+ * The scale-down cleanup planner (scaledown_plan.c).
+ *
+ * The planner is pure: cluster objects and the clock in, one step out.
+ * These tests keep one StatefulSet, its claims and the pods of its
+ * namespace in memory, with a simulator that plays the API server (each
+ * step is answered at once, with its preconditions: 409 for a name that is
+ * taken, nothing for a UID that does not match) and the controllers that
+ * answer: the kubelet (cleanup pods start once their claims are there, then
+ * succeed, fail with "disk busy" or hang, as the test says; deleted pods
+ * go), the StatefulSet controller (pods and claims for in-range ordinals
+ * when the name is free; out-of-range pods deleted, highest first for
+ * OrderedReady), PVC protection and the garbage collector. The controllers
+ * only work while the planner waits or rests, and the clock only moves
+ * then, so the planner sees the in-between states a real cluster shows.
+ *
+ * Every run checks, at every step:
+ *   - the same inputs give the same step, and a step performed is never
+ *     asked for again unchanged;
+ *   - a claim is deleted only while a cleanup pod of its ordinal has
+ *     Succeeded and names that claim with that UID (cleanup-claims);
+ *   - a cleanup pod is created only for an orphaned claim set, from the
+ *     template, mounting exactly its live claims, owned (not controlled) by
+ *     the StatefulSet;
+ *   - OrderedReady: never two cleanup pods at once, highest ordinal first;
+ *     Parallel: never more than scaledown-parallelism, a set waiting to
+ *     retry holding its place;
+ *   - a running cleanup pod is deleted only past its timeout; the
+ *     StatefulSet's own pods are stopped only while it is being deleted;
+ *     the finalizer goes only when no cleanup pod is left.
+ * A failure prints the steps so far.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client/kube_client.h"
+#include "client/label_selector.h"
+#include "controllers/resize/resize_plan.h"
+#include "controllers/scaledown/scaledown_plan.h"
+#include "controllers/scaledown/scaledown_request.h"
+#include "util/duration.h"
+#include "util/xalloc.h"
+
+#define NS "ns"
+#define START "2026-11-21T12:00:00Z"
+#define MAX_STEPS 1000
+#define OTHER_FINALIZER "example.com/keep"
+#define FAIL_MESSAGE "disk busy"
+#define STARTED_TOTAL "stateful_operator_cleanups_started_total"
+#define SUCCEEDED_TOTAL "stateful_operator_cleanups_succeeded_total"
+#define FAILED_TOTAL "stateful_operator_cleanups_failed_total"
+
+#define NITEMS(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A cleanup template as users write it: labels and annotations of its own, a volume of its own, both claims mounted. */
+static const char TEMPLATE[] =
+	"{\"metadata\": {\"labels\": {\"app\": \"web-cleanup\", \"team\": \"storage\"},"
+	" \"annotations\": {\"example.com/note\": \"keep me\"}},"
+	" \"spec\": {\"serviceAccountName\": \"cleaner\", \"volumes\": [{\"name\": \"scratch\", \"emptyDir\": {}}],"
+	" \"containers\": [{\"name\": \"cleanup\", \"image\": \"registry.example/cleanup:1\","
+	" \"volumeMounts\": [{\"name\": \"data\", \"mountPath\": \"/data\"},"
+	" {\"name\": \"wal\", \"mountPath\": \"/wal\"},"
+	" {\"name\": \"scratch\", \"mountPath\": \"/tmp\"}]}]}}";
+
+/* The example of the jboss statefulset-scaledown-controller README. */
+static const char JBOSS_TEMPLATE[] =
+	"{\"metadata\":{\"labels\":{\"app\":\"datastore-cleanup\"}},"
+	"\"spec\":{\"containers\":[{\"name\":\"cleanup\",\"image\":\"my-cleanup-container\","
+	"\"volumeMounts\":[{\"name\":\"data\",\"mountPath\":\"/var/data\"}]}]}}";
+
+static bool streq(const char *a, const char *b)
+{
+	return a && b && !strcmp(a, b);
+}
+
+static bool contains(const char *s, const char *needle)
+{
+	return s && strstr(s, needle);
+}
+
+static bool contains_nocase(const char *s, const char *needle)
+{
+	return s && strcasestr(s, needle);
+}
+
+static const char *or_dash(const char *s)
+{
+	return s ? s : "-";
+}
+
+/* ---- reading and changing objects ---- */
+
+static json_t *meta(const json_t *obj)
+{
+	return json_object_get(obj, "metadata");
+}
+
+/* The object named name in namespace NS (objects of other namespaces are never found). */
+static json_t *find(const json_t *list, const char *name)
+{
+	size_t i;
+	json_t *o;
+	json_array_foreach(list, i, o) {
+		if (name && streq(kube_obj_str(o, "metadata.name"), name) &&
+		    streq(kube_obj_str(o, "metadata.namespace"), NS))
+			return o;
+	}
+	return NULL;
+}
+
+static void remove_obj(json_t *list, const json_t *obj)
+{
+	for (size_t i = 0; i < json_array_size(list); i++) {
+		if (json_array_get(list, i) == obj) {
+			json_array_remove(list, i);
+			return;
+		}
+	}
+}
+
+/* Sets (value) or removes (NULL) an annotation. */
+static void annotate(json_t *obj, const char *key, const char *value)
+{
+	if (!json_is_object(json_object_get(meta(obj), "annotations")))
+		json_object_set_new(meta(obj), "annotations", json_object());
+	json_t *ann = json_object_get(meta(obj), "annotations");
+	if (value)
+		json_object_set_new(ann, key, json_string(value));
+	else
+		json_object_del(ann, key);
+}
+
+static const char *annotation(const json_t *obj, const char *key)
+{
+	return json_string_value(json_object_get(json_object_get(meta(obj), "annotations"), key));
+}
+
+static const char *label(const json_t *obj, const char *key)
+{
+	return json_string_value(json_object_get(json_object_get(meta(obj), "labels"), key));
+}
+
+static const char *phase_of(const json_t *pod)
+{
+	return kube_obj_str(pod, "status.phase");
+}
+
+static bool terminal(const json_t *pod)
+{
+	return streq(phase_of(pod), "Succeeded") || streq(phase_of(pod), "Failed");
+}
+
+static bool terminating(const json_t *obj)
+{
+	return kube_obj_str(obj, "metadata.deletionTimestamp") != NULL;
+}
+
+static bool controlled_by(const json_t *pod, const char *uid)
+{
+	size_t i;
+	json_t *ref;
+	json_array_foreach(json_object_get(meta(pod), "ownerReferences"), i, ref) {
+		if (json_is_true(json_object_get(ref, "controller")) && streq(kube_obj_str(ref, "uid"), uid))
+			return true;
+	}
+	return false;
+}
+
+static bool has_controller(const json_t *pod)
+{
+	size_t i;
+	json_t *ref;
+	json_array_foreach(json_object_get(meta(pod), "ownerReferences"), i, ref) {
+		if (json_is_true(json_object_get(ref, "controller")))
+			return true;
+	}
+	return false;
+}
+
+static bool mounts(const json_t *pod, const char *claim)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(json_object_get(json_object_get(pod, "spec"), "volumes"), i, v) {
+		if (streq(kube_obj_str(v, "persistentVolumeClaim.claimName"), claim))
+			return true;
+	}
+	return false;
+}
+
+static bool in_array(const json_t *arr, const char *s)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(arr, i, e) {
+		if (streq(json_string_value(e), s))
+			return true;
+	}
+	return false;
+}
+
+static void rfc3339(long long ms, char *buf, size_t n)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* Per-ordinal counters kept in a JSON object keyed by the ordinal. */
+static int map_get(const json_t *m, int ord)
+{
+	char k[16];
+	snprintf(k, sizeof(k), "%d", ord);
+	return (int)json_integer_value(json_object_get(m, k));
+}
+
+static void map_set(json_t *m, int ord, int v)
+{
+	char k[16];
+	snprintf(k, sizeof(k), "%d", ord);
+	if (v)
+		json_object_set_new(m, k, json_integer(v));
+	else
+		json_object_del(m, k);
+}
+
+/* ---- the world ---- */
+
+struct setup {
+	const char *name;          /* the StatefulSet; "web" when NULL */
+	int replicas;
+	int start;                 /* spec.ordinals.start; 0: not set */
+	bool parallel;             /* podManagementPolicy Parallel */
+	const char *templates[3];  /* claim templates; {"data", "wal"} when the first is NULL */
+	const char *pod_template;  /* TEMPLATE when NULL; "" for no annotation */
+	bool legacy_key;           /* the template under statefulsets.kubernetes.io/ */
+	const char *annotations[3][2];
+};
+
+struct world {
+	json_t *sts; /* NULL once it is gone */
+	json_t *pvcs, *pods;
+	json_t *templates; /* the claim template names (kept after the StatefulSet goes) */
+	char name[64], uid[96];
+	long long now_ms, start_ms;
+	int serial;
+	/* the test's script */
+	json_t *fail_first;     /* ordinal -> how many of its cleanup pods fail */
+	bool hang;              /* cleanup pods run until stopped */
+	bool hold_terminating;  /* deleted pods stay terminating */
+	bool double_apply;      /* every step performed twice: a crash before the result is seen */
+	long long max_wait_ms;  /* the clock moves at most this much per wait; 0: as requested */
+	struct scaledown_action a; /* the step last planned */
+	/* what was seen */
+	char *trace;
+	size_t trace_len;
+	int iterations, conflicts, max_cleanup_pods;
+	json_t *history;    /* every step planned and performed: {t, step, object, type, reason, message} */
+	json_t *counts;     /* metric family -> n */
+	json_t *created;    /* the ordinals of the cleanup pods created, in order */
+	json_t *attempts;   /* ordinal -> cleanup pods created */
+	json_t *failures;   /* ordinal -> cleanup pods that ended without success */
+	json_t *waiting;    /* ordinal -> 1: failed, a retry is due */
+	json_t *pod_attempt; /* pod UID -> its attempt, as the simulator counts */
+	json_t *stopped;    /* the StatefulSet's pods stopped, in order */
+	json_t *deleted;    /* the claims deleted, in order */
+	char *step_seen, *step_before, *step_again;
+};
+
+static void trace(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void trace(struct world *w, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *line = xvasprintf(fmt, ap);
+	va_end(ap);
+	size_t n = strlen(line);
+	w->trace = xrealloc(w->trace, w->trace_len + n + 1);
+	memcpy(w->trace + w->trace_len, line, n + 1);
+	w->trace_len += n;
+	free(line);
+}
+
+/* Fails the test, printing every step so far. */
+#define world_fail(w, ...)                                                                                     \
+	do {                                                                                                   \
+		fprintf(stderr, "---- steps ----\n%s---- end ----\n", (w)->trace ? (w)->trace : "");          \
+		fail_msg(__VA_ARGS__);                                                                         \
+	} while (0)
+
+static char *next_uid(struct world *w, const char *prefix)
+{
+	return xasprintf("%s-%d", prefix, ++w->serial);
+}
+
+static void world_release(struct world *w)
+{
+	scaledown_action_release(&w->a);
+	json_decref(w->sts);
+	json_decref(w->pvcs);
+	json_decref(w->pods);
+	json_decref(w->templates);
+	json_decref(w->fail_first);
+	json_decref(w->history);
+	json_decref(w->counts);
+	json_decref(w->created);
+	json_decref(w->attempts);
+	json_decref(w->failures);
+	json_decref(w->waiting);
+	json_decref(w->pod_attempt);
+	json_decref(w->stopped);
+	json_decref(w->deleted);
+	free(w->trace);
+	free(w->step_seen);
+	free(w->step_before);
+	free(w->step_again);
+	memset(w, 0, sizeof(*w));
+}
+
+static int fixture_setup(void **state)
+{
+	*state = xcalloc(1, sizeof(struct world));
+	return 0;
+}
+
+static int fixture_teardown(void **state)
+{
+	world_release(*state);
+	free(*state);
+	return 0;
+}
+
+static int spec_int(const struct world *w, const char *field)
+{
+	return (int)json_integer_value(json_object_get(json_object_get(w->sts, "spec"), field));
+}
+
+static int ordinals_start(const struct world *w)
+{
+	return (int)json_integer_value(
+		json_object_get(json_object_get(json_object_get(w->sts, "spec"), "ordinals"), "start"));
+}
+
+static bool deleting(const struct world *w)
+{
+	return w->sts && terminating(w->sts);
+}
+
+/* Outside [start, start + replicas), or every ordinal while the StatefulSet is being deleted. */
+static bool out_of_range(const struct world *w, int ord)
+{
+	if (!w->sts || deleting(w))
+		return true;
+	int start = ordinals_start(w);
+	return ord < start || ord >= start + spec_int(w, "replicas");
+}
+
+static bool parallel(const struct world *w)
+{
+	return streq(kube_obj_str(w->sts, "spec.podManagementPolicy"), "Parallel");
+}
+
+/* "<prefix><digits>" as a StatefulSet writes an ordinal: the ordinal, or -1. */
+static int ordinal_after(const char *s, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	if (!s || strncmp(s, prefix, n))
+		return -1;
+	s += n;
+	if (!*s || strspn(s, "0123456789") != strlen(s) || (s[0] == '0' && s[1]) || strlen(s) > 6)
+		return -1;
+	return atoi(s);
+}
+
+static int pod_ordinal(const struct world *w, const char *pod)
+{
+	char prefix[80];
+	snprintf(prefix, sizeof(prefix), "%s-", w->name);
+	return ordinal_after(pod, prefix);
+}
+
+/* The ordinal of a claim <template>-<sts>-<ordinal> of namespace NS, or -1 (another claim). */
+static int claim_ordinal(const struct world *w, const json_t *pvc)
+{
+	if (!streq(kube_obj_str(pvc, "metadata.namespace"), NS))
+		return -1;
+	size_t i;
+	json_t *t;
+	json_array_foreach(w->templates, i, t) {
+		char prefix[160];
+		snprintf(prefix, sizeof(prefix), "%s-%s-", json_string_value(t), w->name);
+		int ord = ordinal_after(kube_obj_str(pvc, "metadata.name"), prefix);
+		if (ord >= 0)
+			return ord;
+	}
+	return -1;
+}
+
+static bool is_cleanup(const struct world *w, const json_t *pod)
+{
+	return streq(label(pod, LABEL_CLEANUP_FOR), w->name);
+}
+
+static int cleanup_pods(const struct world *w)
+{
+	int n = 0;
+	size_t i;
+	json_t *pod;
+	json_array_foreach(w->pods, i, pod) {
+		n += is_cleanup(w, pod) && streq(kube_obj_str(pod, "metadata.namespace"), NS);
+	}
+	return n;
+}
+
+/* A claim set with a claim not being deleted. */
+static bool set_live(const struct world *w, int ord)
+{
+	size_t i;
+	json_t *pvc;
+	json_array_foreach(w->pvcs, i, pvc) {
+		if (claim_ordinal(w, pvc) == ord && !terminating(pvc))
+			return true;
+	}
+	return false;
+}
+
+/* What the StatefulSet asks for, read the way the planner reads it. Returns false when refused or not asked. */
+static bool read_request(const struct world *w, struct scaledown_request *req)
+{
+	struct scaledown_refusal r;
+	memset(req, 0, sizeof(*req));
+	bool ok = w->sts && scaledown_request_parse(w->sts, req, &r) == 0 && req->enabled;
+	scaledown_refusal_release(&r);
+	if (!ok) {
+		scaledown_request_release(req);
+		req->timeout_ms = SCALEDOWN_TIMEOUT_DEFAULT_MS;
+		req->max_attempts = SCALEDOWN_MAX_ATTEMPTS_DEFAULT;
+		req->parallelism = INT_MAX;
+	}
+	return ok;
+}
+
+static int max_attempts(const struct world *w)
+{
+	struct scaledown_request req;
+	read_request(w, &req);
+	int n = req.max_attempts;
+	scaledown_request_release(&req);
+	return n;
+}
+
+static bool given_up(const struct world *w, int ord)
+{
+	return map_get(w->failures, ord) >= max_attempts(w);
+}
+
+/* A pod that is neither the StatefulSet's nor a cleanup pod holds the name of ordinal ord. */
+static bool held_by_foreign_pod(const struct world *w, int ord)
+{
+	char name[128];
+	snprintf(name, sizeof(name), "%s-%d", w->name, ord);
+	const json_t *pod = find(w->pods, name);
+	return pod && !is_cleanup(w, pod) && !controlled_by(pod, w->uid);
+}
+
+/*
+ * An ordinal above ord whose claim set still waits for cleanup:
+ * OrderedReady must finish it first. While the StatefulSet is being
+ * deleted, a set whose name a foreign pod holds is left alone (it would
+ * hold the deletion forever), so it does not count.
+ */
+static int higher_pending(const struct world *w, int ord)
+{
+	size_t i;
+	json_t *pvc;
+	json_array_foreach(w->pvcs, i, pvc) {
+		int k = claim_ordinal(w, pvc);
+		if (k > ord && out_of_range(w, k) && set_live(w, k) && !given_up(w, k) &&
+		    !(deleting(w) && held_by_foreign_pod(w, k)))
+			return k;
+	}
+	return -1;
+}
+
+/* ---- builders ---- */
+
+static json_t *claim_obj(const char *name, const char *ns, const char *uid, const char *app)
+{
+	return json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:{s:s}}, s:{s:[s], s:{s:{s:s}}}, s:{s:s}}", "apiVersion",
+			 "v1", "kind", "PersistentVolumeClaim", "metadata", "name", name, "namespace", ns, "uid", uid,
+			 "labels", "app", app, "spec", "accessModes", "ReadWriteOnce", "resources", "requests",
+			 "storage", "1Gi", "status", "phase", "Bound");
+}
+
+/* The StatefulSet's pod of ordinal ord, mounting its claims. */
+static json_t *own_pod(struct world *w, int ord, const char *uid)
+{
+	char name[128], ts[32];
+	snprintf(name, sizeof(name), "%s-%d", w->name, ord);
+	rfc3339(w->now_ms, ts, sizeof(ts));
+	json_t *vols = json_array();
+	size_t i;
+	json_t *t;
+	json_array_foreach(w->templates, i, t) {
+		char claim[160];
+		snprintf(claim, sizeof(claim), "%s-%s", json_string_value(t), name);
+		json_array_append_new(vols, json_pack("{s:s, s:{s:s}}", "name", json_string_value(t),
+						      "persistentVolumeClaim", "claimName", claim));
+	}
+	return json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:{s:s, s:s}, s:[{s:s, s:s, s:s, s:s, s:b, s:b}]},"
+			 " s:{s:[{s:s, s:s}], s:o}, s:{s:s}}",
+			 "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace", NS, "uid", uid,
+			 "creationTimestamp", ts, "labels", "app", w->name, "statefulset.kubernetes.io/pod-name", name,
+			 "ownerReferences", "apiVersion", "apps/v1", "kind", "StatefulSet", "name", w->name, "uid",
+			 w->uid, "controller", 1, "blockOwnerDeletion", 1, "spec", "containers", "name", "main",
+			 "image", "nginx", "volumes", vols, "status", "phase", "Running");
+}
+
+/* A pod of someone else's (labels app=tools), mounting the claims given (NULL-terminated). */
+static json_t *foreign_pod(struct world *w, const char *name, const char *const *claims)
+{
+	char ts[32];
+	rfc3339(w->now_ms, ts, sizeof(ts));
+	json_t *vols = json_array();
+	for (int i = 0; claims && claims[i]; i++)
+		json_array_append_new(vols, json_pack("{s:s, s:{s:s}}", "name", claims[i], "persistentVolumeClaim",
+						      "claimName", claims[i]));
+	char *uid = xasprintf("uid-%s", name);
+	json_t *p = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:{s:s}}, s:{s:[{s:s, s:s}], s:o}, s:{s:s}}",
+			      "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace", NS, "uid", uid,
+			      "creationTimestamp", ts, "labels", "app", "tools", "spec", "containers", "name", "tools",
+			      "image", "busybox", "volumes", vols, "status", "phase", "Running");
+	free(uid);
+	return p;
+}
+
+static json_t *sts_obj(const struct setup *s, const char *name, const json_t *templates)
+{
+	json_t *vcts = json_array();
+	size_t i;
+	json_t *t;
+	json_array_foreach(templates, i, t) {
+		json_array_append_new(vcts, json_pack("{s:{s:s}, s:{s:[s], s:{s:{s:s}}}}", "metadata", "name",
+						      json_string_value(t), "spec", "accessModes", "ReadWriteOnce",
+						      "resources", "requests", "storage", "1Gi"));
+	}
+	char uid[96];
+	snprintf(uid, sizeof(uid), "uid-sts-%s", name);
+	json_t *sts = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:{}, s:[]},"
+				" s:{s:i, s:s, s:s, s:{s:{s:s}}, s:{s:{s:{s:s}}, s:{s:[{s:s, s:s}]}}, s:o}}",
+				"apiVersion", "apps/v1", "kind", "StatefulSet", "metadata", "name", name, "namespace",
+				NS, "uid", uid, "resourceVersion", "1", "annotations", "finalizers", "spec", "replicas",
+				s->replicas, "podManagementPolicy", s->parallel ? "Parallel" : "OrderedReady",
+				"serviceName", name, "selector", "matchLabels", "app", name, "template", "metadata",
+				"labels", "app", name, "spec", "containers", "name", "main", "image", "nginx",
+				"volumeClaimTemplates", vcts);
+	if (s->start)
+		json_object_set_new(json_object_get(sts, "spec"), "ordinals", json_pack("{s:i}", "start", s->start));
+	const char *tmpl = s->pod_template ? s->pod_template : TEMPLATE;
+	if (*tmpl)
+		annotate(sts, s->legacy_key ? ANNOTATION_SCALEDOWN_TEMPLATE_LEGACY : ANNOTATION_SCALEDOWN_TEMPLATE,
+			 tmpl);
+	for (size_t k = 0; k < NITEMS(s->annotations) && s->annotations[k][0]; k++)
+		annotate(sts, s->annotations[k][0], s->annotations[k][1]);
+	return sts;
+}
+
+static void add_claim(struct world *w, const char *name, const char *ns, const char *uid)
+{
+	json_array_append_new(w->pvcs, claim_obj(name, ns, uid, w->name));
+}
+
+/* The claim set of ordinal ord, named and with UIDs the tests know: uid-<claim>. */
+static void add_claim_set(struct world *w, int ord)
+{
+	size_t i;
+	json_t *t;
+	json_array_foreach(w->templates, i, t) {
+		char claim[160], uid[200];
+		snprintf(claim, sizeof(claim), "%s-%s-%d", json_string_value(t), w->name, ord);
+		snprintf(uid, sizeof(uid), "uid-%s", claim);
+		add_claim(w, claim, NS, uid);
+	}
+}
+
+/*
+ * A StatefulSet at rest: replicas pods, each with its claim set, named
+ * and numbered from s->start; and claims that are not its: of another
+ * namespace, of a StatefulSet <name>-2, of no template, a misspelt ordinal.
+ */
+static void world_init(struct world *w, const struct setup *s)
+{
+	world_release(w);
+	snprintf(w->name, sizeof(w->name), "%s", s->name ? s->name : "web");
+	snprintf(w->uid, sizeof(w->uid), "uid-sts-%s", w->name);
+	w->templates = json_array();
+	for (size_t i = 0; i < NITEMS(s->templates) && s->templates[i]; i++)
+		json_array_append_new(w->templates, json_string(s->templates[i]));
+	if (!json_array_size(w->templates)) {
+		json_array_append_new(w->templates, json_string("data"));
+		json_array_append_new(w->templates, json_string("wal"));
+	}
+	w->sts = sts_obj(s, w->name, w->templates);
+	w->pvcs = json_array();
+	w->pods = json_array();
+	w->fail_first = json_object();
+	w->history = json_array();
+	w->counts = json_object();
+	w->created = json_array();
+	w->attempts = json_object();
+	w->failures = json_object();
+	w->waiting = json_object();
+	w->pod_attempt = json_object();
+	w->stopped = json_array();
+	w->deleted = json_array();
+	w->start_ms = w->now_ms = rfc3339_seconds(START) * 1000;
+	for (int k = s->start; k < s->start + s->replicas; k++) {
+		char uid[96];
+		add_claim_set(w, k);
+		snprintf(uid, sizeof(uid), "uid-%s-%d", w->name, k);
+		json_array_append_new(w->pods, own_pod(w, k, uid));
+	}
+	const char *t0 = json_string_value(json_array_get(w->templates, 0));
+	int last = s->start + s->replicas - 1;
+	char decoy[200];
+	snprintf(decoy, sizeof(decoy), "%s-%s-%d", t0, w->name, last);
+	add_claim(w, decoy, "other", "uid-decoy-other-namespace");
+	snprintf(decoy, sizeof(decoy), "%s-%s-%d-0", t0, w->name, last);
+	add_claim(w, decoy, NS, "uid-decoy-other-sts");
+	snprintf(decoy, sizeof(decoy), "other-%s-%d", w->name, last);
+	add_claim(w, decoy, NS, "uid-decoy-no-template");
+	snprintf(decoy, sizeof(decoy), "%s-%s-0%d", t0, w->name, last);
+	add_claim(w, decoy, NS, "uid-decoy-misspelt");
+}
+
+static const char *const DECOY_UIDS[] = {"uid-decoy-other-namespace", "uid-decoy-other-sts", "uid-decoy-no-template",
+					 "uid-decoy-misspelt"};
+
+static void bump_version(struct world *w)
+{
+	char rv[32];
+	snprintf(rv, sizeof(rv), "%d", atoi(or_dash(kube_obj_str(w->sts, "metadata.resourceVersion"))) + 1);
+	json_object_set_new(meta(w->sts), "resourceVersion", json_string(rv));
+}
+
+static void scale(struct world *w, int replicas)
+{
+	json_object_set_new(json_object_get(w->sts, "spec"), "replicas", json_integer(replicas));
+	bump_version(w);
+	trace(w, "    (scaled to %d)\n", replicas);
+}
+
+static void sts_annotate(struct world *w, const char *key, const char *value)
+{
+	annotate(w->sts, key, value);
+	bump_version(w);
+	trace(w, "    (annotation %s %s)\n", key, value ? "set" : "removed");
+}
+
+static void set_finalizers(struct world *w, json_t *list)
+{
+	json_object_set_new(meta(w->sts), "finalizers", list);
+	bump_version(w);
+}
+
+static void mark_deleted(struct world *w)
+{
+	char ts[32];
+	rfc3339(w->now_ms, ts, sizeof(ts));
+	json_object_set_new(meta(w->sts), "deletionTimestamp", json_string(ts));
+	json_object_set_new(meta(w->sts), "deletionGracePeriodSeconds", json_integer(0));
+	bump_version(w);
+	trace(w, "    (StatefulSet deleted)\n");
+}
+
+static const json_t *finalizers(const struct world *w)
+{
+	return json_object_get(meta(w->sts), "finalizers");
+}
+
+static bool has_finalizer(const struct world *w, const char *f)
+{
+	return in_array(finalizers(w), f);
+}
+
+static void set_pod_status(json_t *pod, const char *phase, const char *message)
+{
+	json_object_set_new(pod, "status",
+			    json_pack("{s:s, s:[{s:s, s:{s:{s:i, s:s, s:s}}}]}", "phase", phase, "containerStatuses",
+				      "name", "cleanup", "state", "terminated", "exitCode", streq(phase, "Failed"),
+				      "reason", streq(phase, "Failed") ? "Error" : "Completed", "message", message));
+}
+
+/* ---- the controllers (they work while the planner waits) ---- */
+
+static bool claims_ready(const struct world *w, const json_t *pod)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(json_object_get(json_object_get(pod, "spec"), "volumes"), i, v) {
+		const char *claim = kube_obj_str(v, "persistentVolumeClaim.claimName");
+		const json_t *pvc = claim ? find(w->pvcs, claim) : NULL;
+		if (claim && (!pvc || terminating(pvc)))
+			return false;
+	}
+	return true;
+}
+
+/* The kubelet: deleted pods go; a cleanup pod starts once its claims are there, then ends as the script says. */
+static void kubelet(struct world *w)
+{
+	for (size_t i = 0; i < json_array_size(w->pods);) {
+		json_t *pod = json_array_get(w->pods, i);
+		const char *name = kube_obj_str(pod, "metadata.name");
+		if (terminating(pod)) {
+			if (!w->hold_terminating) {
+				trace(w, "      ~ pod %s is gone\n", name);
+				json_array_remove(w->pods, i);
+				continue;
+			}
+			i++;
+			continue;
+		}
+		i++;
+		if (!is_cleanup(w, pod))
+			continue;
+		if (streq(phase_of(pod), "Pending")) {
+			if (claims_ready(w, pod)) {
+				json_object_set_new(json_object_get(pod, "status"), "phase", json_string("Running"));
+				trace(w, "      ~ cleanup pod %s running\n", name);
+			}
+		} else if (streq(phase_of(pod), "Running") && !w->hang) {
+			int attempt = (int)json_integer_value(
+				json_object_get(w->pod_attempt, kube_obj_str(pod, "metadata.uid")));
+			bool fail = attempt <= map_get(w->fail_first, pod_ordinal(w, name));
+			set_pod_status(pod, fail ? "Failed" : "Succeeded", fail ? FAIL_MESSAGE : "handed off");
+			trace(w, "      ~ cleanup pod %s %s\n", name, fail ? "failed" : "succeeded");
+		}
+	}
+}
+
+/* The PVC protection controller: a deleted claim goes once no running pod mounts it. */
+static void pvc_protection(struct world *w)
+{
+	for (size_t i = 0; i < json_array_size(w->pvcs);) {
+		json_t *pvc = json_array_get(w->pvcs, i);
+		bool used = false;
+		size_t k;
+		json_t *pod;
+		json_array_foreach(w->pods, k, pod) {
+			used |= !terminal(pod) && mounts(pod, kube_obj_str(pvc, "metadata.name"));
+		}
+		if (terminating(pvc) && !used &&
+		    streq(kube_obj_str(pvc, "metadata.namespace"), NS)) {
+			trace(w, "      ~ claim %s is gone\n", kube_obj_str(pvc, "metadata.name"));
+			json_array_remove(w->pvcs, i);
+			continue;
+		}
+		i++;
+	}
+}
+
+/*
+ * The StatefulSet controller: in-range pods (and their missing claims)
+ * where the name is free; out-of-range pods deleted, all at once for
+ * Parallel, highest first and one at a time for OrderedReady. Nothing
+ * while the StatefulSet is being deleted.
+ */
+static void statefulset_controller(struct world *w)
+{
+	if (!w->sts || deleting(w))
+		return;
+	const json_t *selector = json_object_get(json_object_get(w->sts, "spec"), "selector");
+	size_t i;
+	json_t *pod;
+	json_array_foreach(w->pods, i, pod) {
+		if (!has_controller(pod) && label_selector_matches(selector, json_object_get(meta(pod), "labels")))
+			world_fail(w, "the StatefulSet would adopt pod %s (and delete it)",
+				   kube_obj_str(pod, "metadata.name"));
+	}
+	int start = ordinals_start(w), replicas = spec_int(w, "replicas");
+	for (int k = start; k < start + replicas; k++) {
+		char name[128];
+		snprintf(name, sizeof(name), "%s-%d", w->name, k);
+		if (find(w->pods, name))
+			continue;
+		size_t t;
+		json_t *tmpl;
+		json_array_foreach(w->templates, t, tmpl) {
+			char claim[200];
+			snprintf(claim, sizeof(claim), "%s-%s", json_string_value(tmpl), name);
+			if (!find(w->pvcs, claim)) {
+				char *uid = next_uid(w, "uid-new-claim");
+				add_claim(w, claim, NS, uid);
+				trace(w, "      ~ claim %s created (empty)\n", claim);
+				free(uid);
+			}
+		}
+		char *uid = next_uid(w, "uid-new-pod");
+		json_array_append_new(w->pods, own_pod(w, k, uid));
+		trace(w, "      ~ pod %s created\n", name);
+		free(uid);
+	}
+	json_t *highest = NULL;
+	int highest_ord = -1;
+	bool one_terminating = false;
+	json_array_foreach(w->pods, i, pod) {
+		if (!controlled_by(pod, w->uid))
+			continue;
+		int k = pod_ordinal(w, kube_obj_str(pod, "metadata.name"));
+		if (terminating(pod)) {
+			one_terminating = true;
+			continue;
+		}
+		if (k >= start && k < start + replicas)
+			continue;
+		if (parallel(w)) {
+			char ts[32];
+			rfc3339(w->now_ms, ts, sizeof(ts));
+			json_object_set_new(meta(pod), "deletionTimestamp", json_string(ts));
+			trace(w, "      ~ pod %s deleted (scale-down)\n", kube_obj_str(pod, "metadata.name"));
+		} else if (k > highest_ord) {
+			highest = pod;
+			highest_ord = k;
+		}
+	}
+	if (highest && !one_terminating) {
+		char ts[32];
+		rfc3339(w->now_ms, ts, sizeof(ts));
+		json_object_set_new(meta(highest), "deletionTimestamp", json_string(ts));
+		trace(w, "      ~ pod %s deleted (scale-down)\n", kube_obj_str(highest, "metadata.name"));
+	}
+}
+
+/* How many cleanup pods may be there at once, a set waiting to retry counting as one. */
+static void check_limits(struct world *w)
+{
+	if (!w->sts)
+		return;
+	int pods = cleanup_pods(w);
+	if (pods > w->max_cleanup_pods)
+		w->max_cleanup_pods = pods;
+	int waiting = 0;
+	const char *k;
+	json_t *v;
+	json_object_foreach(w->waiting, k, v) {
+		char pod[128];
+		snprintf(pod, sizeof(pod), "%s-%s", w->name, k);
+		const json_t *p = find(w->pods, pod);
+		waiting += out_of_range(w, atoi(k)) && !(p && is_cleanup(w, p));
+	}
+	struct scaledown_request req;
+	bool asked = read_request(w, &req);
+	int limit = parallel(w) ? req.parallelism : 1;
+	scaledown_request_release(&req);
+	if (asked && pods + waiting > limit)
+		world_fail(w, "%d cleanup pod(s) and %d set(s) waiting to retry; at most %d at once (%s)", pods,
+			   waiting, limit, parallel(w) ? "Parallel" : "OrderedReady");
+}
+
+static void tick(struct world *w)
+{
+	kubelet(w);
+	pvc_protection(w);
+	statefulset_controller(w);
+	check_limits(w);
+}
+
+/* ---- the API server: performing a step ---- */
+
+static void check_finalizer_body(struct world *w, const json_t *body, bool ours)
+{
+	if (!json_is_array(body))
+		world_fail(w, "finalizers body is not an array");
+	json_t *want = json_array();
+	size_t i;
+	json_t *f;
+	json_array_foreach(finalizers(w), i, f) {
+		if (!streq(json_string_value(f), FINALIZER_SCALEDOWN))
+			json_array_append(want, f);
+	}
+	if (ours)
+		json_array_append_new(want, json_string(FINALIZER_SCALEDOWN));
+	bool same = json_array_size(want) == json_array_size(body);
+	json_array_foreach(want, i, f) {
+		same &= in_array(body, json_string_value(f));
+	}
+	char *have = json_dumps(body, JSON_COMPACT), *wanted = json_dumps(want, JSON_COMPACT);
+	json_decref(want);
+	if (!same) {
+		trace(w, "      finalizers %s, want %s\n", have, wanted);
+		free(have);
+		free(wanted);
+		world_fail(w, "%s finalizer: the body does not keep the others", ours ? "adding the" : "removing the");
+	}
+	free(have);
+	free(wanted);
+}
+
+/* The StatefulSet goes: the garbage collector orphans (orphan finalizer) or deletes its dependents. */
+static void sts_gone(struct world *w)
+{
+	bool orphan = in_array(finalizers(w), "orphan");
+	size_t i;
+	json_t *pod;
+	json_array_foreach(w->pods, i, pod) {
+		if (is_cleanup(w, pod) && !orphan)
+			world_fail(w, "the finalizer went while cleanup pod %s is there",
+				   kube_obj_str(pod, "metadata.name"));
+	}
+	for (size_t k = 0; k < json_array_size(w->pods);) {
+		pod = json_array_get(w->pods, k);
+		json_t *refs = json_object_get(meta(pod), "ownerReferences");
+		bool owned = false;
+		size_t r;
+		json_t *ref;
+		json_array_foreach(refs, r, ref) {
+			owned |= streq(kube_obj_str(ref, "uid"), w->uid);
+		}
+		if (owned && orphan) {
+			json_object_set_new(meta(pod), "ownerReferences", json_array());
+		} else if (owned) {
+			trace(w, "      ~ pod %s collected\n", kube_obj_str(pod, "metadata.name"));
+			json_array_remove(w->pods, k);
+			continue;
+		}
+		k++;
+	}
+	json_decref(w->sts);
+	w->sts = NULL;
+	trace(w, "      ~ the StatefulSet is gone\n");
+}
+
+static void set_finalizers_step(struct world *w, const struct scaledown_action *a, bool add)
+{
+	if (!w->sts) {
+		trace(w, "      404\n");
+		return;
+	}
+	if (add && deleting(w))
+		world_fail(w, "ADD_FINALIZER on a StatefulSet being deleted (the API server forbids it)");
+	check_finalizer_body(w, a->body, add);
+	if (json_equal(finalizers(w), a->body))
+		return;
+	set_finalizers(w, json_deep_copy(a->body));
+	if (!deleting(w))
+		return;
+	/* The garbage collector's own finalizer: it orphans the dependents, then lets go. */
+	json_t *rest = json_array();
+	size_t i;
+	json_t *f;
+	json_array_foreach(finalizers(w), i, f) {
+		if (!streq(json_string_value(f), "orphan"))
+			json_array_append(rest, f);
+	}
+	if (!json_array_size(rest))
+		sts_gone(w);
+	json_decref(rest);
+}
+
+/* The checks a cleanup pod body must pass when it is created. */
+static void check_cleanup_pod(struct world *w, const struct scaledown_action *a, int ord)
+{
+	const json_t *body = a->body;
+	const char *name = kube_obj_str(body, "metadata.name");
+	const char *ns = kube_obj_str(body, "metadata.namespace");
+	if (!streq(name, a->object) || ord < 0 || (ns && strcmp(ns, NS)))
+		world_fail(w, "CREATE_POD %s: body names %s/%s", a->object, or_dash(ns), or_dash(name));
+	if (!out_of_range(w, ord))
+		world_fail(w, "cleanup pod %s for an ordinal in range", name);
+	if (!streq(label(body, LABEL_CLEANUP_FOR), w->name))
+		world_fail(w, "cleanup pod %s without label %s=%s", name, LABEL_CLEANUP_FOR, w->name);
+	char want[32];
+	snprintf(want, sizeof(want), "%d", ord);
+	if (!streq(annotation(body, ANNOTATION_CLEANUP_ORDINAL), want))
+		world_fail(w, "cleanup pod %s: %s is %s", name, ANNOTATION_CLEANUP_ORDINAL,
+			   or_dash(annotation(body, ANNOTATION_CLEANUP_ORDINAL)));
+	snprintf(want, sizeof(want), "%d", map_get(w->attempts, ord) + 1);
+	if (!streq(annotation(body, ANNOTATION_CLEANUP_ATTEMPT), want))
+		world_fail(w, "cleanup pod %s: %s is %s, want %s", name, ANNOTATION_CLEANUP_ATTEMPT,
+			   or_dash(annotation(body, ANNOTATION_CLEANUP_ATTEMPT)), want);
+	/* The claims it mounts: exactly the live claims of its ordinal, by UID, named in the annotation. */
+	json_t *named = annotation(body, ANNOTATION_CLEANUP_CLAIMS) ?
+				json_loads(annotation(body, ANNOTATION_CLEANUP_CLAIMS), 0, NULL) :
+				NULL;
+	bool same = json_is_object(a->claims) && json_equal(named, a->claims);
+	json_decref(named);
+	if (!same)
+		world_fail(w, "cleanup pod %s: annotation %s is %s, the step's claims differ", name,
+			   ANNOTATION_CLEANUP_CLAIMS, or_dash(annotation(body, ANNOTATION_CLEANUP_CLAIMS)));
+	const char *claim;
+	json_t *uid;
+	json_object_foreach(a->claims, claim, uid) {
+		const json_t *pvc = find(w->pvcs, claim);
+		if (!pvc || terminating(pvc) || !streq(kube_obj_str(pvc, "metadata.uid"), json_string_value(uid)) ||
+		    claim_ordinal(w, pvc) != ord)
+			world_fail(w, "cleanup pod %s mounts claim %s (uid %s), not a live claim of ordinal %d",
+				   name, claim, or_dash(json_string_value(uid)), ord);
+	}
+	size_t i;
+	json_t *t;
+	json_array_foreach(w->templates, i, t) {
+		char cn[200];
+		snprintf(cn, sizeof(cn), "%s-%s-%d", json_string_value(t), w->name, ord);
+		const json_t *pvc = find(w->pvcs, cn);
+		if (pvc && !terminating(pvc) && !json_object_get(a->claims, cn))
+			world_fail(w, "cleanup pod %s leaves out claim %s", name, cn);
+		if (!json_object_get(a->claims, cn))
+			continue;
+		bool found = false;
+		size_t k;
+		json_t *v;
+		json_array_foreach(json_object_get(json_object_get(body, "spec"), "volumes"), k, v) {
+			found |= streq(kube_obj_str(v, "name"), json_string_value(t)) &&
+				 streq(kube_obj_str(v, "persistentVolumeClaim.claimName"), cn);
+		}
+		if (!found)
+			world_fail(w, "cleanup pod %s: no volume %s with claimName %s", name, json_string_value(t), cn);
+	}
+	/* Owned by the StatefulSet, so it goes with it; not controlled, so the StatefulSet does not count it. */
+	const json_t *refs = json_object_get(meta(body), "ownerReferences");
+	const json_t *ref = json_array_get(refs, 0);
+	if (json_array_size(refs) != 1 || !streq(kube_obj_str(ref, "kind"), "StatefulSet") ||
+	    !streq(kube_obj_str(ref, "apiVersion"), "apps/v1") || !streq(kube_obj_str(ref, "name"), w->name) ||
+	    !streq(kube_obj_str(ref, "uid"), w->uid) || json_is_true(json_object_get(ref, "controller")))
+		world_fail(w, "cleanup pod %s: ownerReferences are not one non-controller reference to the StatefulSet",
+			   name);
+	if (!streq(kube_obj_str(body, "spec.restartPolicy"), "Never"))
+		world_fail(w, "cleanup pod %s: restartPolicy %s", name,
+			   or_dash(kube_obj_str(body, "spec.restartPolicy")));
+	/* What the user wrote comes through. */
+	struct scaledown_request req;
+	if (read_request(w, &req)) {
+		const json_t *tm = json_object_get(req.pod_template, "metadata");
+		const char *key;
+		json_t *val;
+		json_object_foreach(json_object_get(tm, "labels"), key, val) {
+			if (!streq(label(body, key), json_string_value(val)))
+				world_fail(w, "cleanup pod %s lost the template's label %s", name, key);
+		}
+		json_object_foreach(json_object_get(tm, "annotations"), key, val) {
+			if (!streq(annotation(body, key), json_string_value(val)))
+				world_fail(w, "cleanup pod %s lost the template's annotation %s", name, key);
+		}
+		const json_t *ts = json_object_get(req.pod_template, "spec");
+		const json_t *bs = json_object_get(body, "spec");
+		if (!json_equal(json_object_get(ts, "containers"), json_object_get(bs, "containers")))
+			world_fail(w, "cleanup pod %s: containers differ from the template's", name);
+		json_array_foreach(json_object_get(ts, "volumes"), i, t) {
+			bool found = false;
+			size_t k;
+			json_t *v;
+			json_array_foreach(json_object_get(bs, "volumes"), k, v) {
+				found |= json_equal(v, t);
+			}
+			if (!found)
+				world_fail(w, "cleanup pod %s lost the template's volume %s", name,
+					   or_dash(kube_obj_str(t, "name")));
+		}
+	}
+	scaledown_request_release(&req);
+	if (!parallel(w)) {
+		int k = higher_pending(w, ord);
+		if (k >= 0)
+			world_fail(w, "OrderedReady: cleanup of ordinal %d while ordinal %d still waits", ord, k);
+	}
+}
+
+static void create_pod(struct world *w, const struct scaledown_action *a)
+{
+	if (!w->sts)
+		world_fail(w, "CREATE_POD without a StatefulSet");
+	int ord = pod_ordinal(w, a->object);
+	if (find(w->pods, a->object)) {
+		w->conflicts++;
+		trace(w, "      409 pod %s exists\n", a->object);
+		return;
+	}
+	check_cleanup_pod(w, a, ord);
+	json_t *pod = json_deep_copy(a->body);
+	char *uid = next_uid(w, "uid-cleanup");
+	char ts[32];
+	rfc3339(w->now_ms, ts, sizeof(ts));
+	json_object_set_new(meta(pod), "uid", json_string(uid));
+	json_object_set_new(meta(pod), "namespace", json_string(NS));
+	json_object_set_new(meta(pod), "creationTimestamp", json_string(ts));
+	json_object_set_new(pod, "status", json_pack("{s:s}", "phase", "Pending"));
+	json_array_append_new(w->pods, pod);
+	map_set(w->attempts, ord, map_get(w->attempts, ord) + 1);
+	json_object_set_new(w->pod_attempt, uid, json_integer(map_get(w->attempts, ord)));
+	map_set(w->waiting, ord, 0);
+	json_array_append_new(w->created, json_integer(ord));
+	free(uid);
+}
+
+/* The object named a->object, when its UID matches: NULL (a 404 or a 409, traced) otherwise. */
+static json_t *by_uid(struct world *w, json_t *list, const struct scaledown_action *a)
+{
+	json_t *obj = find(list, a->object);
+	if (!obj) {
+		trace(w, "      404\n");
+		return NULL;
+	}
+	if (!a->uid[0])
+		world_fail(w, "%s %s without a UID precondition", scaledown_step_name(a->step), a->object);
+	if (!streq(kube_obj_str(obj, "metadata.uid"), a->uid)) {
+		w->conflicts++;
+		trace(w, "      409 uid precondition\n");
+		return NULL;
+	}
+	return obj;
+}
+
+/* A pod deleted: a terminal one goes at once, a running one terminates (the kubelet removes it). */
+static void delete_pod_object(struct world *w, json_t *pod)
+{
+	if (terminating(pod))
+		return;
+	if (terminal(pod)) {
+		remove_obj(w->pods, pod);
+		return;
+	}
+	char ts[32];
+	rfc3339(w->now_ms, ts, sizeof(ts));
+	json_object_set_new(meta(pod), "deletionTimestamp", json_string(ts));
+}
+
+static void stop_pod(struct world *w, const struct scaledown_action *a)
+{
+	json_t *pod = by_uid(w, w->pods, a);
+	if (!pod)
+		return;
+	if (!deleting(w))
+		world_fail(w, "STOP_POD %s while the StatefulSet is not being deleted", a->object);
+	if (!controlled_by(pod, w->uid) || is_cleanup(w, pod))
+		world_fail(w, "STOP_POD %s, which is not the StatefulSet's own pod", a->object);
+	int ord = pod_ordinal(w, a->object);
+	if (!parallel(w) && !terminating(pod)) {
+		int k = higher_pending(w, ord);
+		if (k >= 0 || cleanup_pods(w))
+			world_fail(w, "OrderedReady: %s stopped while ordinal %d still waits (%d cleanup pod(s))",
+				   a->object, k, cleanup_pods(w));
+	}
+	if (!terminating(pod))
+		json_array_append_new(w->stopped, json_string(a->object));
+	delete_pod_object(w, pod);
+}
+
+static void delete_pod(struct world *w, const struct scaledown_action *a)
+{
+	json_t *pod = by_uid(w, w->pods, a);
+	if (!pod)
+		return;
+	if (!is_cleanup(w, pod))
+		world_fail(w, "DELETE_POD %s, which is not a cleanup pod", a->object);
+	if (!terminal(pod) && !terminating(pod)) {
+		struct scaledown_request req;
+		read_request(w, &req);
+		long long created = rfc3339_seconds(kube_obj_str(pod, "metadata.creationTimestamp")) * 1000;
+		long long timeout = req.timeout_ms;
+		scaledown_request_release(&req);
+		if (w->now_ms - created < timeout)
+			world_fail(w, "cleanup pod %s deleted while %s, %llds into a %llds timeout", a->object,
+				   or_dash(phase_of(pod)), (w->now_ms - created) / 1000, timeout / 1000);
+	}
+	if (!terminating(pod) && !streq(phase_of(pod), "Succeeded")) {
+		/* A failure (or a timeout): a retry follows unless the attempts are spent or the ordinal is back. */
+		int ord = pod_ordinal(w, a->object);
+		map_set(w->failures, ord, map_get(w->failures, ord) + 1);
+		if (!given_up(w, ord) && out_of_range(w, ord))
+			map_set(w->waiting, ord, 1);
+	}
+	delete_pod_object(w, pod);
+}
+
+/* The invariant: a claim goes only once a cleanup pod of its ordinal succeeded, naming it by UID. */
+static void check_claim_deletion(struct world *w, const json_t *pvc, const struct scaledown_action *a)
+{
+	const char *claim = a->object;
+	int ord = claim_ordinal(w, pvc);
+	if (ord < 0)
+		world_fail(w, "claim %s deleted: it is not a claim of the StatefulSet", claim);
+	char pod_name[128];
+	snprintf(pod_name, sizeof(pod_name), "%s-%d", w->name, ord);
+	const json_t *pod = find(w->pods, pod_name);
+	if (!pod || !is_cleanup(w, pod) || !streq(phase_of(pod), "Succeeded"))
+		world_fail(w, "claim %s deleted without a Succeeded cleanup pod %s (%s)", claim, pod_name,
+			   pod ? or_dash(phase_of(pod)) : "none");
+	json_t *named = json_loads(or_dash(annotation(pod, ANNOTATION_CLEANUP_CLAIMS)), 0, NULL);
+	bool ok = streq(json_string_value(json_object_get(named, claim)), a->uid);
+	json_decref(named);
+	if (!ok || !mounts(pod, claim))
+		world_fail(w, "claim %s (uid %s) deleted, but cleanup pod %s does not name and mount it with that uid",
+			   claim, a->uid, pod_name);
+}
+
+static void delete_claim(struct world *w, const struct scaledown_action *a)
+{
+	json_t *pvc = by_uid(w, w->pvcs, a);
+	if (!pvc)
+		return;
+	check_claim_deletion(w, pvc, a);
+	if (terminating(pvc))
+		return;
+	json_array_append_new(w->deleted, json_string(a->object));
+	char ts[32];
+	rfc3339(w->now_ms, ts, sizeof(ts));
+	json_object_set_new(meta(pvc), "deletionTimestamp", json_string(ts));
+	pvc_protection(w); /* goes at once unless a running pod mounts it */
+}
+
+static void set_state(struct world *w, const struct scaledown_action *a)
+{
+	if (!w->sts)
+		world_fail(w, "SET_STATE without a StatefulSet");
+	json_t *before = json_deep_copy(json_object_get(meta(w->sts), "annotations"));
+	char *text = a->body ? json_dumps(a->body, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	annotate(w->sts, ANNOTATION_SCALEDOWN_STATE, text);
+	annotate(w->sts, ANNOTATION_SCALEDOWN_STATUS, a->status);
+	if (!json_equal(before, json_object_get(meta(w->sts), "annotations")))
+		bump_version(w);
+	json_decref(before);
+	free(text);
+}
+
+static void apply(struct world *w, const struct scaledown_action *a)
+{
+	switch (a->step) {
+	case SCALEDOWN_ADD_FINALIZER:
+		set_finalizers_step(w, a, true);
+		break;
+	case SCALEDOWN_REMOVE_FINALIZER:
+		set_finalizers_step(w, a, false);
+		break;
+	case SCALEDOWN_CREATE_POD:
+		create_pod(w, a);
+		break;
+	case SCALEDOWN_STOP_POD:
+		stop_pod(w, a);
+		break;
+	case SCALEDOWN_DELETE_POD:
+		delete_pod(w, a);
+		break;
+	case SCALEDOWN_DELETE_CLAIM:
+		delete_claim(w, a);
+		break;
+	case SCALEDOWN_SET_STATE:
+		set_state(w, a);
+		break;
+	case SCALEDOWN_NOTHING:
+	case SCALEDOWN_REFUSE:
+	case SCALEDOWN_WAIT:
+		break;
+	default:
+		world_fail(w, "unknown step %d", (int)a->step);
+	}
+	check_limits(w);
+}
+
+/* ---- running the planner against the world ---- */
+
+/* Our own short names, so the tests do not depend on the log names. */
+static const char *step_id(enum scaledown_step s)
+{
+	switch (s) {
+	case SCALEDOWN_NOTHING:
+		return "NOTHING";
+	case SCALEDOWN_REFUSE:
+		return "REFUSE";
+	case SCALEDOWN_ADD_FINALIZER:
+		return "ADD_FINALIZER";
+	case SCALEDOWN_REMOVE_FINALIZER:
+		return "REMOVE_FINALIZER";
+	case SCALEDOWN_CREATE_POD:
+		return "CREATE_POD";
+	case SCALEDOWN_STOP_POD:
+		return "STOP_POD";
+	case SCALEDOWN_DELETE_POD:
+		return "DELETE_POD";
+	case SCALEDOWN_DELETE_CLAIM:
+		return "DELETE_CLAIM";
+	case SCALEDOWN_SET_STATE:
+		return "SET_STATE";
+	case SCALEDOWN_WAIT:
+		return "WAIT";
+	}
+	return "?";
+}
+
+static bool resting(enum scaledown_step s)
+{
+	return s == SCALEDOWN_WAIT || s == SCALEDOWN_NOTHING || s == SCALEDOWN_REFUSE;
+}
+
+/* One line per step, enough to compare two steps. New string. */
+static char *fingerprint(const struct scaledown_action *a)
+{
+	char *body = a->body ? json_dumps(a->body, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	char *claims = a->claims ? json_dumps(a->claims, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	char *f = xasprintf("%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%ld", step_id(a->step), scaledown_action_name(a),
+			    a->object, a->uid, or_dash(body), or_dash(claims), or_dash(a->status),
+			    or_dash(a->event_type), or_dash(a->event_reason), or_dash(a->event_message),
+			    or_dash(a->counts), a->requeue_ms);
+	free(body);
+	free(claims);
+	return f;
+}
+
+static void plan_into(const struct world *w, struct scaledown_action *a)
+{
+	struct scaledown_inputs in = {w->sts, w->pvcs, w->pods, w->now_ms};
+	scaledown_plan(&in, a);
+}
+
+/* Plans into w->a; the same inputs must give the same step. */
+static void plan(struct world *w)
+{
+	scaledown_action_release(&w->a);
+	plan_into(w, &w->a);
+	struct scaledown_action again;
+	plan_into(w, &again);
+	free(w->step_before);
+	w->step_before = w->step_seen;
+	w->step_seen = fingerprint(&w->a);
+	free(w->step_again);
+	w->step_again = fingerprint(&again);
+	scaledown_action_release(&again);
+	if (strcmp(w->step_seen, w->step_again))
+		world_fail(w, "the same inputs gave two steps:\n  %s\n  %s", w->step_seen, w->step_again);
+	if (w->a.event_reason && (!streq(w->a.event_type, "Normal") && !streq(w->a.event_type, "Warning")))
+		world_fail(w, "event %s of type %s", w->a.event_reason, or_dash(w->a.event_type));
+	if (w->a.event_reason && (!w->a.event_message || !*w->a.event_message))
+		world_fail(w, "event %s without a message", w->a.event_reason);
+}
+
+static void trace_step(struct world *w)
+{
+	const struct scaledown_action *a = &w->a;
+	trace(w, "%3d t=%-8.3f %-16s %-14s", w->iterations, (double)(w->now_ms - w->start_ms) / 1000,
+	      scaledown_action_name(a), a->object);
+	if (a->event_reason)
+		trace(w, " %s %s: %s", or_dash(a->event_type), a->event_reason, or_dash(a->event_message));
+	if (a->requeue_ms)
+		trace(w, " (requeue %ld ms)", a->requeue_ms);
+	if (a->step == SCALEDOWN_SET_STATE)
+		trace(w, " status \"%s\"", or_dash(a->status));
+	trace(w, "\n");
+}
+
+/* Performs w->a as the reconciler does: its Event and count, then the step (twice when asked). */
+static void perform(struct world *w)
+{
+	const struct scaledown_action *a = &w->a;
+	w->iterations++;
+	trace_step(w);
+	json_array_append_new(w->history,
+			      json_pack("{s:I, s:s, s:s, s:s?, s:s?, s:s?, s:I}", "t", (json_int_t)w->now_ms, "step",
+					step_id(a->step), "object", a->object, "type", a->event_type, "reason",
+					a->event_reason, "message", a->event_message, "requeue",
+					(json_int_t)a->requeue_ms));
+	if (a->counts)
+		json_object_set_new(w->counts, a->counts,
+				    json_integer(json_integer_value(json_object_get(w->counts, a->counts)) + 1));
+	apply(w, a);
+	if (w->double_apply && !resting(a->step))
+		apply(w, a);
+}
+
+/* Plans, performing first the status updates (SET_STATE without an Event) the planner asks for. */
+static void plan_past_status(struct world *w)
+{
+	for (int i = 0; i < 5; i++) {
+		plan(w);
+		if (w->a.step != SCALEDOWN_SET_STATE || w->a.event_reason)
+			return;
+		perform(w);
+	}
+	world_fail(w, "status updates without end");
+}
+
+/* The world as the API server holds it. New string. */
+static char *world_dump(const struct world *w)
+{
+	char *sts = w->sts ? json_dumps(w->sts, JSON_COMPACT | JSON_SORT_KEYS) : xstrdup("gone");
+	char *pvcs = json_dumps(w->pvcs, JSON_COMPACT | JSON_SORT_KEYS);
+	char *pods = json_dumps(w->pods, JSON_COMPACT | JSON_SORT_KEYS);
+	char *d = xasprintf("%s\n%s\n%s", sts, pvcs, pods);
+	free(sts);
+	free(pvcs);
+	free(pods);
+	return d;
+}
+
+typedef bool (*stop_fn)(const struct world *w, const void *arg);
+
+enum run_end { RUN_SETTLED, RUN_GONE, RUN_STOPPED };
+
+/*
+ * Plans and performs steps until the StatefulSet is gone, the world rests
+ * (the planner has nothing to do, no deadline, and the controllers change
+ * nothing more), or stop says so (checked before each step is performed;
+ * the step is left in w->a). While the planner waits or rests the
+ * controllers work: when they change something, the planner hears of it a
+ * second later (a watch event); when not, the clock moves on to its
+ * requeue_ms (1 s without one). The controllers do nothing by the clock
+ * alone, so nothing is missed by the jump.
+ */
+static enum run_end run(struct world *w, stop_fn stop, const void *arg)
+{
+	FREE_AND_NULL(w->step_seen);
+	for (int i = 0; i < MAX_STEPS; i++) {
+		if (!w->sts)
+			return RUN_GONE;
+		plan(w);
+		if (w->step_before && !resting(w->a.step) && !strcmp(w->step_before, w->step_seen))
+			world_fail(w, "step %s %s asked for again after it was performed", step_id(w->a.step),
+				   w->a.object);
+		if (stop && stop(w, arg))
+			return RUN_STOPPED;
+		perform(w);
+		if (!resting(w->a.step))
+			continue;
+		char *before = world_dump(w);
+		tick(w);
+		char *after = world_dump(w);
+		bool changed = strcmp(before, after);
+		free(before);
+		free(after);
+		long long dt = w->a.requeue_ms > 0 ? w->a.requeue_ms : 1000;
+		if (changed && dt > 1000)
+			dt = 1000;
+		if (w->max_wait_ms && dt > w->max_wait_ms)
+			dt = w->max_wait_ms;
+		w->now_ms += dt;
+		if (w->a.step != SCALEDOWN_WAIT && !w->a.requeue_ms && !changed)
+			return RUN_SETTLED;
+	}
+	world_fail(w, "no end after %d steps", MAX_STEPS);
+	return RUN_SETTLED;
+}
+
+static void run_to(struct world *w, enum run_end want)
+{
+	enum run_end end = run(w, NULL, NULL);
+	if (end != want)
+		world_fail(w, "the run ended %s, want %s", end == RUN_GONE ? "with the StatefulSet gone" : "at rest",
+			   want == RUN_GONE ? "the StatefulSet gone" : "at rest");
+}
+
+/* Stops: */
+static bool after_steps(const struct world *w, const void *arg)
+{
+	return w->iterations >= *(const int *)arg;
+}
+
+static bool asks_for(const struct world *w, const void *arg)
+{
+	return w->a.step == *(const enum scaledown_step *)arg;
+}
+
+static bool cleanup_in_phase(const struct world *w, const char *pod_name, const char *phase)
+{
+	const json_t *pod = find(w->pods, pod_name);
+	return pod && is_cleanup(w, pod) && streq(phase_of(pod), phase) && !terminating(pod);
+}
+
+static bool cleanup_running(const struct world *w, const void *arg)
+{
+	return cleanup_in_phase(w, arg, "Running");
+}
+
+static bool cleanup_failed(const struct world *w, const void *arg)
+{
+	return cleanup_in_phase(w, arg, "Failed");
+}
+
+/* ---- what was seen ---- */
+
+/* The index in the history of the first entry step object at or after from, or -1. */
+static int seen_at(const struct world *w, const char *step, const char *object, int from)
+{
+	for (size_t i = (size_t)from; i < json_array_size(w->history); i++) {
+		const json_t *e = json_array_get(w->history, i);
+		if (streq(kube_obj_str(e, "step"), step) && streq(kube_obj_str(e, "object"), object))
+			return (int)i;
+	}
+	return -1;
+}
+
+static int seen_count(const struct world *w, const char *step)
+{
+	int n = 0;
+	size_t i;
+	json_t *e;
+	json_array_foreach(w->history, i, e) {
+		n += streq(kube_obj_str(e, "step"), step);
+	}
+	return n;
+}
+
+/* Events of reason (and type, when not NULL) whose message holds needle (when not NULL). */
+static int events(const struct world *w, const char *type, const char *reason, const char *needle)
+{
+	int n = 0;
+	size_t i;
+	json_t *e;
+	json_array_foreach(w->history, i, e) {
+		n += streq(kube_obj_str(e, "reason"), reason) && (!type || streq(kube_obj_str(e, "type"), type)) &&
+		     (!needle || contains(kube_obj_str(e, "message"), needle));
+	}
+	return n;
+}
+
+/* The times of the history entries of step (and reason, when not NULL), in order: at most n. */
+static int times_of(const struct world *w, const char *step, const char *reason, long long *t, int n)
+{
+	int k = 0;
+	size_t i;
+	json_t *e;
+	json_array_foreach(w->history, i, e) {
+		if (streq(kube_obj_str(e, "step"), step) && (!reason || streq(kube_obj_str(e, "reason"), reason)) &&
+		    k < n)
+			t[k++] = json_integer_value(json_object_get(e, "t"));
+	}
+	return k;
+}
+
+static int counted(const struct world *w, const char *family)
+{
+	return (int)json_integer_value(json_object_get(w->counts, family));
+}
+
+/* The ordinals created, as text: "[2,1]". New string. */
+static char *created_list(const struct world *w)
+{
+	return json_dumps(w->created, JSON_COMPACT);
+}
+
+static void expect_created(struct world *w, const char *want)
+{
+	char *have = created_list(w);
+	if (strcmp(have, want)) {
+		char msg[256];
+		snprintf(msg, sizeof(msg), "cleanup pods created for ordinals %s, want %s", have, want);
+		free(have);
+		world_fail(w, "%s", msg);
+	}
+	free(have);
+}
+
+/* Claim claim is there, not being deleted, with its first UID (uid-<claim>). */
+static void expect_claim_kept(struct world *w, const char *claim)
+{
+	const json_t *pvc = find(w->pvcs, claim);
+	char uid[200];
+	snprintf(uid, sizeof(uid), "uid-%s", claim);
+	if (!pvc || terminating(pvc) || !streq(kube_obj_str(pvc, "metadata.uid"), uid))
+		world_fail(w, "claim %s was not kept (%s)", claim,
+			   !pvc ? "gone" : terminating(pvc) ? "being deleted" : "another UID");
+}
+
+static void expect_claim_gone(struct world *w, const char *claim)
+{
+	const json_t *pvc = find(w->pvcs, claim);
+	char uid[200];
+	snprintf(uid, sizeof(uid), "uid-%s", claim);
+	if (pvc && streq(kube_obj_str(pvc, "metadata.uid"), uid))
+		world_fail(w, "claim %s (uid %s) is still there", claim, uid);
+}
+
+/* Every claim of ordinal ord kept, or every one gone. */
+static void expect_set(struct world *w, int ord, bool kept)
+{
+	size_t i;
+	json_t *t;
+	json_array_foreach(w->templates, i, t) {
+		char claim[200];
+		snprintf(claim, sizeof(claim), "%s-%s-%d", json_string_value(t), w->name, ord);
+		if (kept)
+			expect_claim_kept(w, claim);
+		else
+			expect_claim_gone(w, claim);
+	}
+}
+
+static void expect_decoys(struct world *w)
+{
+	for (size_t i = 0; i < NITEMS(DECOY_UIDS); i++) {
+		bool found = false;
+		size_t k;
+		json_t *pvc;
+		json_array_foreach(w->pvcs, k, pvc) {
+			found |= streq(kube_obj_str(pvc, "metadata.uid"), DECOY_UIDS[i]) && !terminating(pvc);
+		}
+		if (!found)
+			world_fail(w, "the claim with uid %s, not the StatefulSet's, was touched", DECOY_UIDS[i]);
+	}
+}
+
+static void expect_no_cleanup_pod(struct world *w)
+{
+	if (cleanup_pods(w))
+		world_fail(w, "%d cleanup pod(s) left", cleanup_pods(w));
+}
+
+/* The StatefulSet's own pods are exactly those of ordinals [from, to), controlled. */
+static void expect_own_pods(struct world *w, int from, int to)
+{
+	for (int k = from; k < to; k++) {
+		char name[128];
+		snprintf(name, sizeof(name), "%s-%d", w->name, k);
+		const json_t *pod = find(w->pods, name);
+		if (!pod || !controlled_by(pod, w->uid) || terminating(pod))
+			world_fail(w, "pod %s is not the StatefulSet's running pod", name);
+	}
+	size_t i;
+	json_t *pod;
+	json_array_foreach(w->pods, i, pod) {
+		int k = pod_ordinal(w, kube_obj_str(pod, "metadata.name"));
+		if (controlled_by(pod, w->uid) && (k < from || k >= to))
+			world_fail(w, "pod %s is left", kube_obj_str(pod, "metadata.name"));
+	}
+}
+
+/*
+ * An in-range pod evicted: the planner sees its name free before the
+ * StatefulSet controller makes it again, and must not take it for a claim
+ * set to clean (the run checks every cleanup pod's ordinal).
+ */
+static void evict_and_back(struct world *w, int ord)
+{
+	char name[128];
+	snprintf(name, sizeof(name), "%s-%d", w->name, ord);
+	remove_obj(w->pods, find(w->pods, name));
+	trace(w, "    (pod %s evicted)\n", name);
+	size_t created = json_array_size(w->created);
+	run_to(w, RUN_SETTLED);
+	if (json_array_size(w->created) != created)
+		world_fail(w, "a cleanup pod after pod %s was evicted", name);
+	expect_set(w, ord, true);
+}
+
+/* A StatefulSet at rest with our finalizer added: the first thing the planner does. */
+static void start_world(struct world *w, const struct setup *s)
+{
+	world_init(w, s);
+	run_to(w, RUN_SETTLED);
+	if (!has_finalizer(w, FINALIZER_SCALEDOWN) || seen_count(w, "ADD_FINALIZER") != 1)
+		world_fail(w, "the finalizer was not added");
+	if (json_array_size(w->created) || json_array_size(w->deleted))
+		world_fail(w, "a StatefulSet at rest had cleanup");
+}
+
+/* ---- 0. names and backoff ---- */
+
+static void test_step_names_and_backoff(void **state)
+{
+	(void)state;
+	static const enum scaledown_step steps[] = {
+		SCALEDOWN_NOTHING,     SCALEDOWN_REFUSE,     SCALEDOWN_ADD_FINALIZER, SCALEDOWN_REMOVE_FINALIZER,
+		SCALEDOWN_CREATE_POD,  SCALEDOWN_STOP_POD,   SCALEDOWN_DELETE_POD,    SCALEDOWN_DELETE_CLAIM,
+		SCALEDOWN_SET_STATE,   SCALEDOWN_WAIT,
+	};
+	for (size_t i = 0; i < NITEMS(steps); i++) {
+		const char *n = scaledown_step_name(steps[i]);
+		assert_non_null(n);
+		assert_true(*n);
+		for (size_t k = 0; k < i; k++)
+			assert_string_not_equal(n, scaledown_step_name(steps[k]));
+	}
+	assert_string_equal(scaledown_step_name(SCALEDOWN_CREATE_POD), "CreateCleanupPod");
+
+	static const struct {
+		int failures;
+		long ms;
+	} backoff[] = {{1, 5000},   {2, 10000},  {3, 20000},  {4, 40000},     {5, 80000},     {6, 160000},
+		       {7, 300000}, {8, 300000}, {31, 300000}, {64, 300000}, {1000, 300000}, {INT_MAX, 300000}};
+	for (size_t i = 0; i < NITEMS(backoff); i++) {
+		if (scaledown_backoff_ms(backoff[i].failures) != backoff[i].ms)
+			fail_msg("scaledown_backoff_ms(%d) = %ld, want %ld", backoff[i].failures,
+				 scaledown_backoff_ms(backoff[i].failures), backoff[i].ms);
+	}
+	for (int n = 2; n < 200; n++) {
+		long b = scaledown_backoff_ms(n);
+		assert_true(b >= scaledown_backoff_ms(n - 1) && b <= SCALEDOWN_BACKOFF_MAX_MS);
+	}
+	assert_int_equal(scaledown_backoff_ms(1), SCALEDOWN_BACKOFF_BASE_MS);
+}
+
+/*
+ * Nothing to look at: a StatefulSet without claims or pods (the finalizer
+ * comes and goes all the same), and one that is gone.
+ */
+static void test_nothing_there(void **state)
+{
+	struct world *w = *state;
+	world_init(w, &(struct setup){.replicas = 0});
+	json_array_clear(w->pvcs);
+	run_to(w, RUN_SETTLED);
+	assert_true(has_finalizer(w, FINALIZER_SCALEDOWN));
+	mark_deleted(w);
+	run_to(w, RUN_GONE);
+	assert_int_equal(json_array_size(w->created), 0);
+	struct scaledown_inputs in = {NULL, w->pvcs, w->pods, w->now_ms};
+	struct scaledown_action a;
+	scaledown_plan(&in, &a);
+	assert_int_equal(a.step, SCALEDOWN_NOTHING);
+	scaledown_action_release(&a);
+}
+
+/* ---- 1. the cycle ---- */
+
+/* The first cleanup pod of 3 -> 1: its shape is what users rely on. */
+static void check_first_pod(struct world *w)
+{
+	const struct scaledown_action *a = &w->a;
+	const json_t *pod = a->body;
+	assert_string_equal(a->object, "web-2");
+	assert_string_equal(kube_obj_str(pod, "metadata.name"), "web-2");
+	assert_string_equal(label(pod, LABEL_CLEANUP_FOR), "web");
+	assert_string_equal(label(pod, "app"), "web-cleanup");
+	assert_string_equal(label(pod, "team"), "storage");
+	assert_string_equal(annotation(pod, "example.com/note"), "keep me");
+	assert_string_equal(annotation(pod, ANNOTATION_CLEANUP_ORDINAL), "2");
+	assert_string_equal(annotation(pod, ANNOTATION_CLEANUP_ATTEMPT), "1");
+	json_t *want = json_pack("{s:s, s:s}", "data-web-2", "uid-data-web-2", "wal-web-2", "uid-wal-web-2");
+	json_t *named = json_loads(annotation(pod, ANNOTATION_CLEANUP_CLAIMS), 0, NULL);
+	bool same = json_equal(want, named) && json_equal(want, a->claims);
+	json_decref(named);
+	json_decref(want);
+	if (!same)
+		world_fail(w, "claims of the first cleanup pod: %s",
+			   or_dash(annotation(pod, ANNOTATION_CLEANUP_CLAIMS)));
+	const json_t *ref = json_array_get(json_object_get(meta(pod), "ownerReferences"), 0);
+	assert_string_equal(kube_obj_str(ref, "kind"), "StatefulSet");
+	assert_string_equal(kube_obj_str(ref, "uid"), "uid-sts-web");
+	assert_false(json_is_true(json_object_get(ref, "controller")));
+	const json_t *spec = json_object_get(pod, "spec");
+	assert_string_equal(kube_obj_str(pod, "spec.restartPolicy"), "Never");
+	assert_string_equal(kube_obj_str(pod, "spec.serviceAccountName"), "cleaner");
+	const json_t *vols = json_object_get(spec, "volumes");
+	assert_int_equal(json_array_size(vols), 3);
+	static const char *const pairs[][2] = {{"data", "data-web-2"}, {"wal", "wal-web-2"}};
+	for (size_t i = 0; i < NITEMS(pairs); i++) {
+		bool found = false;
+		size_t k;
+		json_t *v;
+		json_array_foreach(vols, k, v) {
+			found |= streq(kube_obj_str(v, "name"), pairs[i][0]) &&
+				 streq(kube_obj_str(v, "persistentVolumeClaim.claimName"), pairs[i][1]);
+		}
+		if (!found)
+			world_fail(w, "the cleanup pod has no volume %s -> %s", pairs[i][0], pairs[i][1]);
+	}
+	const json_t *c = json_array_get(json_object_get(spec, "containers"), 0);
+	assert_string_equal(kube_obj_str(c, "image"), "registry.example/cleanup:1");
+	assert_int_equal(json_array_size(json_object_get(c, "volumeMounts")), 3);
+	assert_string_equal(a->event_reason, "CleanupStarted");
+	assert_string_equal(a->event_type, "Normal");
+	assert_string_equal(a->counts, STARTED_TOTAL);
+}
+
+static void test_scale_down_ordered(void **state)
+{
+	struct world *w = *state;
+	start_world(w, &(struct setup){.replicas = 3});
+	scale(w, 1);
+	static const enum scaledown_step create = SCALEDOWN_CREATE_POD;
+	if (run(w, asks_for, &create) != RUN_STOPPED)
+		world_fail(w, "no cleanup pod");
+	check_first_pod(w);
+	/* Nothing before the StatefulSet let go of the name. */
+	if (find(w->pods, "web-2"))
+		world_fail(w, "a cleanup pod asked for while pod web-2 is there");
+	run_to(w, RUN_SETTLED);
+
+	expect_created(w, "[2,1]");
+	for (int k = 2; k >= 1; k--) {
+		char pod[16], data[32], wal[32], next[16];
+		snprintf(pod, sizeof(pod), "web-%d", k);
+		snprintf(data, sizeof(data), "data-web-%d", k);
+		snprintf(wal, sizeof(wal), "wal-web-%d", k);
+		snprintf(next, sizeof(next), "web-%d", k - 1);
+		int created = seen_at(w, "CREATE_POD", pod, 0);
+		int d1 = seen_at(w, "DELETE_CLAIM", data, 0), d2 = seen_at(w, "DELETE_CLAIM", wal, 0);
+		int gone = seen_at(w, "DELETE_POD", pod, 0);
+		if (created < 0 || d1 < created || d2 < created || gone < d1 || gone < d2)
+			world_fail(w, "%s: create %d, claims %d %d, pod deleted %d: want claims after, pod last", pod,
+				   created, d1, d2, gone);
+		if (k == 2 && seen_at(w, "CREATE_POD", next, 0) < gone)
+			world_fail(w, "web-1 was started before web-2 was done");
+		expect_set(w, k, false);
+	}
+	expect_set(w, 0, true);
+	expect_decoys(w);
+	expect_own_pods(w, 0, 1);
+	expect_no_cleanup_pod(w);
+	assert_int_equal(json_array_size(w->deleted), 4);
+	evict_and_back(w, 0);
+	expect_own_pods(w, 0, 1);
+	assert_int_equal(events(w, "Normal", "CleanupStarted", NULL), 2);
+	assert_int_equal(events(w, "Normal", "CleanupSucceeded", NULL), 2);
+	assert_int_equal(events(w, "Normal", "CleanupSucceeded", "web-2"), 1);
+	assert_int_equal(events(w, "Warning", "CleanupFailed", NULL), 0);
+	assert_int_equal(counted(w, STARTED_TOTAL), 2);
+	assert_int_equal(counted(w, SUCCEEDED_TOTAL), 2);
+	assert_int_equal(counted(w, FAILED_TOTAL), 0);
+	assert_int_equal(w->conflicts, 0);
+	assert_int_equal(w->max_cleanup_pods, 1);
+	assert_true(has_finalizer(w, FINALIZER_SCALEDOWN));
+}
+
+/* Ordinals from spec.ordinals.start: 5, 6, 7 down to 5 alone. */
+static void test_ordinals_start(void **state)
+{
+	struct world *w = *state;
+	start_world(w, &(struct setup){.replicas = 3, .start = 5});
+	scale(w, 1);
+	run_to(w, RUN_SETTLED);
+	expect_created(w, "[7,6]");
+	expect_set(w, 7, false);
+	expect_set(w, 6, false);
+	expect_set(w, 5, true);
+	expect_own_pods(w, 5, 6);
+	expect_decoys(w);
+	expect_no_cleanup_pod(w);
+	assert_int_equal(counted(w, SUCCEEDED_TOTAL), 2);
+	evict_and_back(w, 5);
+	expect_own_pods(w, 5, 6);
+	expect_created(w, "[7,6]");
+}
+
+/* The jboss example under its legacy key: datastore, template data, 3 -> 2. */
+static void test_jboss_legacy_key(void **state)
+{
+	struct world *w = *state;
+	start_world(w, &(struct setup){.name = "datastore", .replicas = 3, .templates = {"data"},
+				 .pod_template = JBOSS_TEMPLATE, .legacy_key = true});
+	scale(w, 2);
+	static const enum scaledown_step create = SCALEDOWN_CREATE_POD;
+	if (run(w, asks_for, &create) != RUN_STOPPED)
+		world_fail(w, "no cleanup pod");
+	const json_t *pod = w->a.body;
+	assert_string_equal(w->a.object, "datastore-2");
+	assert_string_equal(label(pod, "app"), "datastore-cleanup");
+	assert_string_equal(label(pod, LABEL_CLEANUP_FOR), "datastore");
+	const json_t *v = json_array_get(json_object_get(json_object_get(pod, "spec"), "volumes"), 0);
+	assert_string_equal(kube_obj_str(v, "name"), "data");
+	assert_string_equal(kube_obj_str(v, "persistentVolumeClaim.claimName"), "data-datastore-2");
+	const json_t *c = json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0);
+	assert_string_equal(kube_obj_str(c, "image"), "my-cleanup-container");
+	assert_string_equal(kube_obj_str(json_array_get(json_object_get(c, "volumeMounts"), 0), "mountPath"),
+			    "/var/data");
+	run_to(w, RUN_SETTLED);
+	expect_created(w, "[2]");
+	expect_claim_gone(w, "data-datastore-2");
+	expect_claim_kept(w, "data-datastore-1");
+	expect_claim_kept(w, "data-datastore-0");
+	expect_own_pods(w, 0, 2);
+	expect_decoys(w);
+	expect_no_cleanup_pod(w);
+}
+
+static void test_parallel(void **state)
+{
+	struct world *w = *state;
+	static const struct {
+		const char *parallelism; /* NULL: unbounded */
+		int most;
+	} cases[] = {{"2", 2}, {NULL, 3}, {"1", 1}};
+	for (size_t i = 0; i < NITEMS(cases); i++) {
+		struct setup s = {.replicas = 4, .parallel = true};
+		if (cases[i].parallelism) {
+			s.annotations[0][0] = ANNOTATION_SCALEDOWN_PARALLELISM;
+			s.annotations[0][1] = cases[i].parallelism;
+		}
+		start_world(w, &s);
+		scale(w, 1);
+		run_to(w, RUN_SETTLED);
+		if (w->max_cleanup_pods != cases[i].most)
+			world_fail(w, "parallelism %s: at most %d cleanup pods at once, want %d",
+				   or_dash(cases[i].parallelism), w->max_cleanup_pods, cases[i].most);
+		assert_int_equal(json_array_size(w->created), 3);
+		for (int k = 1; k <= 3; k++)
+			expect_set(w, k, false);
+		expect_set(w, 0, true);
+		expect_own_pods(w, 0, 1);
+		expect_decoys(w);
+		expect_no_cleanup_pod(w);
+		assert_int_equal(counted(w, SUCCEEDED_TOTAL), 3);
+		world_release(w);
+	}
+}
+
+/* ---- 2. failures ---- */
+
+/*
+ * The failure of each attempt is recorded (CleanupFailed with the pod's
+ * message, counted once) before the pod goes; the claims stay; the next
+ * attempt waits scaledown_backoff_ms(failures); after max-attempts no
+ * more, and scaledown-status says so. A failed pod seen twice before the
+ * record is visible gives the same step, and performing it twice counts
+ * the failure once: the waits stay 5 s, 10 s.
+ */
+static void test_failure_backoff_and_give_up(void **state)
+{
+	struct world *w = *state;
+	start_world(w, &(struct setup){.replicas = 2});
+	map_set(w->fail_first, 1, 99);
+	scale(w, 1);
+	if (run(w, cleanup_failed, "web-1") != RUN_STOPPED)
+		world_fail(w, "the cleanup pod never failed");
+	plan_past_status(w);
+	if (w->a.step != SCALEDOWN_SET_STATE || !streq(w->a.event_reason, "CleanupFailed") ||
+	    !streq(w->a.event_type, "Warning") || !contains(w->a.event_message, FAIL_MESSAGE) ||
+	    !streq(w->a.counts, FAILED_TOTAL))
+		world_fail(w, "a failed cleanup pod: want SET_STATE, Warning CleanupFailed with \"%s\"; have %s",
+			   FAIL_MESSAGE, w->step_seen);
+	assert_string_equal(scaledown_action_name(&w->a), "RecordFailure"); /* what SOP_TEST_CRASH_AFTER names */
+	/* Asked twice before the write is seen: the same step, performed twice. */
+	struct scaledown_action again;
+	plan_into(w, &again);
+	char *f = fingerprint(&again);
+	scaledown_action_release(&again);
+	if (strcmp(f, w->step_seen))
+		world_fail(w, "asked again: %s", f);
+	free(f);
+	w->double_apply = true;
+	perform(w);
+	w->double_apply = false;
+	plan_past_status(w);
+	if (w->a.step != SCALEDOWN_DELETE_POD || !streq(w->a.object, "web-1") ||
+	    !streq(w->a.uid, kube_obj_str(find(w->pods, "web-1"), "metadata.uid")))
+		world_fail(w, "after the failure is recorded: %s, want DELETE_POD web-1 by its uid", w->step_seen);
+	run_to(w, RUN_SETTLED);
+
+	expect_created(w, "[1,1,1]");
+	long long created[4], failed[4];
+	assert_int_equal(times_of(w, "CREATE_POD", NULL, created, 4), 3);
+	assert_int_equal(times_of(w, "SET_STATE", "CleanupFailed", failed, 4), 3);
+	static const long waits[] = {5000, 10000};
+	for (int i = 0; i < 2; i++) {
+		long long gap = created[i + 1] - failed[i];
+		if (gap < waits[i] || gap > waits[i] + 1000)
+			world_fail(w, "attempt %d started %lld ms after failure %d, want %ld", i + 2, gap, i + 1,
+				   waits[i]);
+	}
+	/* Each failure recorded before its pod went. */
+	int from = 0;
+	for (int i = 0; i < 3; i++) {
+		int rec = -1;
+		for (size_t k = (size_t)from; k < json_array_size(w->history) && rec < 0; k++)
+			if (streq(kube_obj_str(json_array_get(w->history, k), "reason"), "CleanupFailed"))
+				rec = (int)k;
+		int del = seen_at(w, "DELETE_POD", "web-1", from);
+		if (rec < 0 || del < rec)
+			world_fail(w, "failure %d: recorded at %d, pod deleted at %d", i + 1, rec, del);
+		from = del + 1;
+	}
+	assert_int_equal(events(w, "Warning", "CleanupFailed", FAIL_MESSAGE), 3);
+	assert_int_equal(counted(w, FAILED_TOTAL), 3);
+	assert_int_equal(counted(w, STARTED_TOTAL), 3);
+	assert_int_equal(counted(w, SUCCEEDED_TOTAL), 0);
+	assert_int_equal(seen_count(w, "DELETE_CLAIM"), 0);
+	expect_set(w, 1, true);
+	expect_no_cleanup_pod(w);
+	const char *status = annotation(w->sts, ANNOTATION_SCALEDOWN_STATUS);
+	if (!contains(status, FAIL_MESSAGE) && !contains_nocase(status, "fail"))
+		world_fail(w, "scaledown-status after giving up: %s", or_dash(status));
+	/* Later on, still nothing. */
+	w->now_ms += 24L * 3600 * 1000;
+	plan_past_status(w);
+	if (w->a.step != SCALEDOWN_NOTHING)
+		world_fail(w, "a day after giving up: %s", w->step_seen);
+}
+
+/*
+ * The wait is never shorter than the backoff, whatever the clock reads
+ * when the failure is seen (here always half past some second).
+ */
+static void test_backoff_is_never_short(void **state)
+{
+	struct world *w = *state;
+	start_world(w, &(struct setup){.replicas = 2});
+	w->now_ms += 500;
+	map_set(w->fail_first, 1, 99);
+	scale(w, 1);
+	run_to(w, RUN_SETTLED);
+	long long created[4], failed[4];
+	assert_int_equal(times_of(w, "CREATE_POD", NULL, created, 4), 3);
+	assert_int_equal(times_of(w, "SET_STATE", "CleanupFailed", failed, 4), 3);
+	static const long waits[] = {5000, 10000};
+	for (int i = 0; i < 2; i++) {
+		long long gap = created[i + 1] - failed[i];
+		if (gap < waits[i] || gap > waits[i] + 1000)
+			world_fail(w, "attempt %d started %lld ms after failure %d (seen at %.3f s), want %ld", i + 2,
+				   gap, i + 1, (double)(failed[i] - w->start_ms) / 1000, waits[i]);
+	}
+}
+
+/* Backoff doubles from 5 s and stops growing at 5 min. */
+static void test_backoff_grows_and_caps(void **state)
+{
+	struct world *w = *state;
+	start_world(w, &(struct setup){.replicas = 2, .annotations = {{ANNOTATION_SCALEDOWN_MAX_ATTEMPTS, "9"}}});
+	map_set(w->fail_first, 1, 99);
+	scale(w, 1);
+	run_to(w, RUN_SETTLED);
+	long long created[10], failed[10];
+	assert_int_equal(times_of(w, "CREATE_POD", NULL, created, 10), 9);
+	assert_int_equal(times_of(w, "SET_STATE", "CleanupFailed", failed, 10), 9);
+	static const long waits[] = {5000, 10000, 20000, 40000, 80000, 160000, 300000, 300000};
+	for (int i = 0; i < 8; i++) {
+		long long gap = created[i + 1] - failed[i];
+		if (gap < waits[i] || gap > waits[i] + 1000)
+			world_fail(w, "attempt %d started %lld ms after failure %d, want %ld", i + 2, gap, i + 1,
+				   waits[i]);
+	}
+	expect_set(w, 1, true);
+	assert_int_equal(counted(w, FAILED_TOTAL), 9);
+}
+
+static void test_max_attempts_and_recovery(void **state)
+{
+	struct world *w = *state;
+	static const struct {
+		const char *max; /* NULL: default 3 */
+		int fail_first;
+		const char *created;
+		bool cleaned;
+	} cases[] = {
+		{"1", 99, "[1]", false},
+		{"5", 99, "[1,1,1,1,1]", false},
+		{NULL, 1, "[1,1]", true},
+		{NULL, 2, "[1,1,1]", true},
+		{"2", 2, "[1,1]", false},
+	};
+	for (size_t i = 0; i < NITEMS(cases); i++) {
+		struct setup s = {.replicas = 2};
+		if (cases[i].max) {
+			s.annotations[0][0] = ANNOTATION_SCALEDOWN_MAX_ATTEMPTS;
+			s.annotations[0][1] = cases[i].max;
+		}
+		start_world(w, &s);
+		map_set(w->fail_first, 1, cases[i].fail_first);
+		scale(w, 1);
+		run_to(w, RUN_SETTLED);
+		expect_created(w, cases[i].created);
+		expect_set(w, 1, !cases[i].cleaned);
+		expect_set(w, 0, true);
+		expect_no_cleanup_pod(w);
+		int tried = (int)json_array_size(w->created);
+		int failures = cases[i].fail_first < tried ? cases[i].fail_first : tried;
+		assert_int_equal(counted(w, FAILED_TOTAL), failures);
+		assert_int_equal(counted(w, SUCCEEDED_TOTAL), cases[i].cleaned);
+		world_release(w);
+	}
+}
+
+/*
+ * OrderedReady: while ordinal 2 fails and waits to retry, ordinal 1 waits
+ * too (checked at every step); once 2 is given up, 1 is cleaned.
+ */
+static void test_ordered_gives_up_then_goes_on(void **state)
+{
+	struct world *w = *state;
+	start_world(w, &(struct setup){.replicas = 3, .annotations = {{ANNOTATION_SCALEDOWN_MAX_ATTEMPTS, "2"}}});
+	map_set(w->fail_first, 2, 99);
+	scale(w, 1);
+	run_to(w, RUN_SETTLED);
+	expect_created(w, "[2,2,1]");
+	expect_set(w, 2, true);
+	expect_set(w, 1, false);
+	expect_no_cleanup_pod(w);
+	assert_int_equal(counted(w, FAILED_TOTAL), 2);
+	assert_int_equal(counted(w, SUCCEEDED_TOTAL), 1);
+}
+
+/*
+ * Parallel by 2, 5 -> 1: ordinal 4 fails once while 3 succeeds; while 4
+ * waits to retry it holds one of the two places (checked at every step).
+ */
+static void test_parallel_retry_holds_its_place(void **state)
+{
+	struct world *w = *state;
+	start_world(w, &(struct setup){.replicas = 5, .parallel = true,
+				 .annotations = {{ANNOTATION_SCALEDOWN_PARALLELISM, "2"}}});
+	map_set(w->fail_first, 4, 1);
+	scale(w, 1);
+	run_to(w, RUN_SETTLED);
+	assert_int_equal(json_array_size(w->created), 5);
+	assert_int_equal(w->max_cleanup_pods, 2);
+	for (int k = 1; k <= 4; k++)
+		expect_set(w, k, false);
+	expect_no_cleanup_pod(w);
+	assert_int_equal(counted(w, FAILED_TOTAL), 1);
+	assert_int_equal(counted(w, SUCCEEDED_TOTAL), 4);
+}
+
+/* scaledown-timeout 1m: a running pod is waited on until then, and failed after. */
+static void test_timeout(void **state)
+{
+	struct world *w = *state;
+	start_world(w, &(struct setup){.replicas = 2, .annotations = {{ANNOTATION_SCALEDOWN_TIMEOUT, "1m"}}});
+	w->hang = true;
+	scale(w, 1);
+	if (run(w, cleanup_running, "web-1") != RUN_STOPPED)
+		world_fail(w, "the cleanup pod never ran");
+	const json_t *pod = find(w->pods, "web-1");
+	long long created = rfc3339_seconds(kube_obj_str(pod, "metadata.creationTimestamp")) * 1000;
+	static const long long after[] = {0, 1000, 30000, 59000};
+	for (size_t i = 0; i < NITEMS(after); i++) {
+		w->now_ms = created + after[i];
+		plan_past_status(w);
+		long left = (long)(60000 - after[i]);
+		if (w->a.step != SCALEDOWN_WAIT || w->a.requeue_ms <= 0 || w->a.requeue_ms > left)
+			world_fail(w, "%llds into a 1m timeout: %s, want WAIT with 0 < requeue <= %ld ms",
+				   after[i] / 1000, w->step_seen, left);
+	}
+	w->now_ms = created + 61000;
+	plan_past_status(w);
+	if (w->a.step != SCALEDOWN_SET_STATE || !streq(w->a.event_reason, "CleanupFailed") ||
+	    !streq(w->a.counts, FAILED_TOTAL) ||
+	    !(contains_nocase(w->a.event_message, "timeout") || contains_nocase(w->a.event_message, "timed out") ||
+	      contains(w->a.event_message, "1m")))
+		world_fail(w, "61s into a 1m timeout: %s, want SET_STATE with CleanupFailed naming the timeout",
+			   w->step_seen);
+	perform(w);
+	plan_past_status(w);
+	if (w->a.step != SCALEDOWN_DELETE_POD || !streq(w->a.uid, kube_obj_str(pod, "metadata.uid")))
+		world_fail(w, "after a timeout is recorded: %s, want DELETE_POD web-1", w->step_seen);
+	/* The next attempt succeeds. */
+	w->hang = false;
+	run_to(w, RUN_SETTLED);
+	expect_created(w, "[1,1]");
+	expect_set(w, 1, false);
+	expect_no_cleanup_pod(w);
+	assert_int_equal(counted(w, FAILED_TOTAL), 1);
+	assert_int_equal(counted(w, SUCCEEDED_TOTAL), 1);
+}
+
+/* ---- 3. scale-up while cleaning ---- */
+
+static void test_scale_up_during_cleanup(void **state)
+{
+	struct world *w = *state;
+	for (int succeed = 0; succeed < 2; succeed++) {
+		start_world(w, &(struct setup){.replicas = 3});
+		w->hang = true;
+		scale(w, 1);
+		if (run(w, cleanup_running, "web-2") != RUN_STOPPED)
+			world_fail(w, "the cleanup pod never ran");
+		const char *cleanup_uid = kube_obj_str(find(w->pods, "web-2"), "metadata.uid");
+		char *uid = xstrdup(cleanup_uid);
+		scale(w, 3);
+		/* The pod is left to run: a few rounds, the clock moving slowly. */
+		w->max_wait_ms = 1000;
+		int steps = w->iterations + 10;
+		if (run(w, after_steps, &steps) == RUN_GONE)
+			world_fail(w, "the StatefulSet went");
+		json_t *pod = find(w->pods, "web-2");
+		if (!pod || !streq(kube_obj_str(pod, "metadata.uid"), uid) || terminating(pod))
+			world_fail(w, "the running cleanup pod was deleted after the scale-up");
+		expect_own_pods(w, 0, 2);
+		expect_set(w, 2, true);
+		set_pod_status(pod, succeed ? "Succeeded" : "Failed", succeed ? "handed off" : FAIL_MESSAGE);
+		trace(w, "    (cleanup pod web-2 %s)\n", succeed ? "succeeded" : "failed");
+		w->max_wait_ms = 0;
+		run_to(w, RUN_SETTLED);
+		expect_created(w, "[2]");
+		if (seen_at(w, "DELETE_POD", "web-2", 0) < 0)
+			world_fail(w, "the cleanup pod was not deleted");
+		if (succeed) {
+			/* The data was handed off: the claims go, the StatefulSet makes new ones. */
+			expect_set(w, 2, false);
+			assert_true(find(w->pvcs, "data-web-2") && find(w->pvcs, "wal-web-2"));
+			assert_int_equal(counted(w, SUCCEEDED_TOTAL), 1);
+		} else {
+			expect_set(w, 2, true);
+			assert_int_equal(seen_count(w, "DELETE_CLAIM"), 0);
+		}
+		expect_set(w, 1, true);
+		expect_own_pods(w, 0, 3);
+		expect_no_cleanup_pod(w);
+		expect_decoys(w);
+		free(uid);
+		world_release(w);
+	}
+}
+
+/* ---- 4. StatefulSet deletion ---- */
+
+static void test_statefulset_deletion(void **state)
+{
+	struct world *w = *state;
+	start_world(w, &(struct setup){.replicas = 3});
+	json_array_append_new(w->pods, foreign_pod(w, "debug", NULL));
+	mark_deleted(w);
+	run_to(w, RUN_GONE);
+	char *stopped = json_dumps(w->stopped, JSON_COMPACT);
+	bool ok = streq(stopped, "[\"web-2\",\"web-1\",\"web-0\"]");
+	if (!ok) {
+		trace(w, "stopped: %s\n", stopped);
+		free(stopped);
+		world_fail(w, "the StatefulSet's pods were not stopped highest first");
+	}
+	free(stopped);
+	expect_created(w, "[2,1,0]");
+	for (int k = 2; k >= 0; k--) {
+		char pod[16], higher[16];
+		snprintf(pod, sizeof(pod), "web-%d", k);
+		snprintf(higher, sizeof(higher), "web-%d", k + 1);
+		int stop = seen_at(w, "STOP_POD", pod, 0), create = seen_at(w, "CREATE_POD", pod, 0);
+		if (stop < 0 || create < stop)
+			world_fail(w, "%s: stopped at %d, cleanup created at %d", pod, stop, create);
+		if (k < 2 && stop < seen_at(w, "DELETE_POD", higher, 0))
+			world_fail(w, "%s stopped before the cleanup of %s was done", pod, higher);
+		expect_set(w, k, false);
+	}
+	int last = (int)json_array_size(w->history) - 1;
+	if (!streq(kube_obj_str(json_array_get(w->history, last), "step"), "REMOVE_FINALIZER"))
+		world_fail(w, "the last step was not REMOVE_FINALIZER");
+	assert_non_null(find(w->pods, "debug"));
+	assert_int_equal(json_array_size(w->pods), 1);
+	expect_decoys(w);
+	assert_int_equal(counted(w, SUCCEEDED_TOTAL), 3);
+	assert_int_equal(w->conflicts, 0);
+}
+
+static void test_statefulset_deletion_parallel(void **state)
+{
+	struct world *w = *state;
+	start_world(w, &(struct setup){.replicas = 4, .parallel = true,
+				 .annotations = {{ANNOTATION_SCALEDOWN_PARALLELISM, "2"}}});
+	mark_deleted(w);
+	run_to(w, RUN_GONE);
+	assert_int_equal(json_array_size(w->created), 4);
+	assert_int_equal(json_array_size(w->stopped), 4);
+	for (int k = 0; k < 4; k++)
+		expect_set(w, k, false);
+	assert_int_equal(json_array_size(w->pods), 0);
+	assert_true(w->max_cleanup_pods <= 2);
+	expect_decoys(w);
+}
+
+/*
+ * A pod named like an ordinal (web-3) that the StatefulSet does not
+ * control (a Job's) is never stopped, and the claims of that ordinal,
+ * never cleaned, are kept. The others are cleaned as usual; the set held
+ * by the Job's pod does not hold the deletion forever: the StatefulSet
+ * goes with a Warning naming the ordinal whose claims were kept.
+ */
+static void test_deletion_never_stops_foreign_pods(void **state)
+{
+	struct world *w = *state;
+	world_init(w, &(struct setup){.replicas = 3});
+	add_claim_set(w, 3);
+	json_t *job_pod = foreign_pod(w, "web-3", NULL);
+	json_object_set_new(meta(job_pod), "ownerReferences",
+			    json_pack("[{s:s, s:s, s:s, s:s, s:b}]", "apiVersion", "batch/v1", "kind", "Job", "name",
+				      "backup", "uid", "uid-job", "controller", 1));
+	json_array_append_new(w->pods, job_pod);
+	run_to(w, RUN_SETTLED);
+	assert_int_equal(json_array_size(w->created), 0);
+	mark_deleted(w);
+	run_to(w, RUN_GONE);
+	const json_t *pod = find(w->pods, "web-3");
+	if (in_array(w->stopped, "web-3") || !pod || terminating(pod))
+		world_fail(w, "the Job's pod web-3 was stopped");
+	expect_set(w, 3, true);
+	expect_created(w, "[2,1,0]");
+	for (int k = 0; k < 3; k++)
+		expect_set(w, k, false);
+	const json_t *last = json_array_get(w->history, json_array_size(w->history) - 1);
+	if (!streq(kube_obj_str(last, "step"), "REMOVE_FINALIZER") || !streq(kube_obj_str(last, "type"), "Warning") ||
+	    !contains(kube_obj_str(last, "message"), "3"))
+		world_fail(w, "the finalizer went without a Warning naming ordinal 3, whose claims were kept");
+	expect_decoys(w);
+}
+
+/* Deletions that orphan clean nothing: the finalizer is removed at once. */
+static void test_orphan_deletion(void **state)
+{
+	struct world *w = *state;
+	for (int resize = 0; resize < 2; resize++) {
+		start_world(w, &(struct setup){.replicas = 3});
+		scale(w, 1); /* even claim sets a scale-down left stay */
+		if (resize)
+			sts_annotate(w, ANNOTATION_RESIZE_STATE, "{\"phase\":\"Resizing\"}");
+		else
+			set_finalizers(w, json_pack("[s, s]", "orphan", FINALIZER_SCALEDOWN));
+		mark_deleted(w);
+		plan_past_status(w);
+		if (w->a.step != SCALEDOWN_REMOVE_FINALIZER)
+			world_fail(w, "%s: %s, want REMOVE_FINALIZER", resize ? "resize re-create" : "--cascade=orphan",
+				   w->step_seen);
+		run_to(w, RUN_GONE);
+		assert_int_equal(json_array_size(w->created), 0);
+		assert_int_equal(json_array_size(w->stopped), 0);
+		assert_int_equal(seen_count(w, "DELETE_CLAIM"), 0);
+		for (int k = 0; k < 3; k++)
+			expect_set(w, k, true);
+		if (!resize)
+			assert_int_equal(json_array_size(w->pods), 3); /* orphaned, running on */
+		world_release(w);
+	}
+}
+
+/* ---- 5. the finalizer ---- */
+
+static void test_finalizer(void **state)
+{
+	struct world *w = *state;
+	/* No template: no finalizer, no cleanup. */
+	world_init(w, &(struct setup){.replicas = 3, .pod_template = ""});
+	run_to(w, RUN_SETTLED);
+	scale(w, 1);
+	run_to(w, RUN_SETTLED);
+	assert_int_equal(seen_count(w, "ADD_FINALIZER"), 0);
+	assert_int_equal(json_array_size(finalizers(w)), 0);
+	assert_int_equal(json_array_size(w->created), 0);
+	for (int k = 0; k < 3; k++)
+		expect_set(w, k, true);
+
+	/* A template: ours is added, next to the others. */
+	world_init(w, &(struct setup){.replicas = 3});
+	set_finalizers(w, json_pack("[s]", OTHER_FINALIZER));
+	plan_past_status(w);
+	if (w->a.step != SCALEDOWN_ADD_FINALIZER)
+		world_fail(w, "with a template: %s, want ADD_FINALIZER", w->step_seen);
+	perform(w); /* checks the body keeps the other */
+	assert_true(has_finalizer(w, FINALIZER_SCALEDOWN) && has_finalizer(w, OTHER_FINALIZER));
+	run_to(w, RUN_SETTLED);
+
+	/* The template removed, no cleanup pod: ours goes, the other stays. */
+	sts_annotate(w, ANNOTATION_SCALEDOWN_TEMPLATE, NULL);
+	plan_past_status(w);
+	if (w->a.step != SCALEDOWN_REMOVE_FINALIZER)
+		world_fail(w, "template removed: %s, want REMOVE_FINALIZER", w->step_seen);
+	perform(w);
+	assert_false(has_finalizer(w, FINALIZER_SCALEDOWN));
+	assert_true(has_finalizer(w, OTHER_FINALIZER));
+	run_to(w, RUN_SETTLED);
+	assert_false(has_finalizer(w, FINALIZER_SCALEDOWN));
+	world_release(w);
+
+	/* The template removed while a cleanup pod runs: ours stays while the pod is there. */
+	start_world(w, &(struct setup){.replicas = 2});
+	w->hang = true;
+	scale(w, 1);
+	if (run(w, cleanup_running, "web-1") != RUN_STOPPED)
+		world_fail(w, "the cleanup pod never ran");
+	sts_annotate(w, ANNOTATION_SCALEDOWN_TEMPLATE, NULL);
+	w->max_wait_ms = 1000;
+	for (int i = 0; i < 10; i++) {
+		plan_past_status(w);
+		if (w->a.step == SCALEDOWN_REMOVE_FINALIZER && cleanup_pods(w))
+			world_fail(w, "the finalizer removed while cleanup pod web-1 is there");
+		perform(w);
+		if (resting(w->a.step)) {
+			tick(w);
+			w->now_ms += 1000;
+		}
+	}
+	w->hang = false;
+	w->max_wait_ms = 0;
+	run_to(w, RUN_SETTLED);
+	expect_no_cleanup_pod(w);
+	assert_false(has_finalizer(w, FINALIZER_SCALEDOWN));
+}
+
+/* ---- 6. refusals ---- */
+
+static void test_refusals(void **state)
+{
+	struct world *w = *state;
+	static const struct {
+		const char *what;
+		const char *tmpl;
+		bool when_scaled_delete;
+		const char *reason;
+	} cases[] = {
+		{"whenScaled Delete", TEMPLATE, true, "ScaledownWhenScaledDelete"},
+		{"restartPolicy Always",
+		 "{\"spec\": {\"restartPolicy\": \"Always\", \"containers\": [{\"name\": \"c\", \"image\": \"i\"}]}}",
+		 false, "ScaledownTemplateRestartPolicy"},
+		{"not a Pod", "{\"kind\": \"Job\", \"apiVersion\": \"batch/v1\", \"spec\": {\"template\": {}}}", false,
+		 "ScaledownTemplateNotAPod"},
+		{"no containers", "{\"spec\": {\"containers\": []}}", false, "ScaledownTemplateNoContainers"},
+		{"labels the selector matches",
+		 "{\"metadata\": {\"labels\": {\"app\": \"web\"}}, \"spec\": {\"containers\": [{\"name\": \"c\", "
+		 "\"image\": \"i\"}]}}",
+		 false, "ScaledownTemplateMatchesSelector"},
+	};
+	for (size_t i = 0; i < NITEMS(cases); i++) {
+		world_init(w, &(struct setup){.replicas = 3, .pod_template = cases[i].tmpl});
+		if (cases[i].when_scaled_delete)
+			json_object_set_new(json_object_get(w->sts, "spec"), "persistentVolumeClaimRetentionPolicy",
+					    json_pack("{s:s, s:s}", "whenDeleted", "Retain", "whenScaled", "Delete"));
+		plan_past_status(w);
+		if (w->a.step != SCALEDOWN_REFUSE || !streq(w->a.event_type, "Warning") ||
+		    !streq(w->a.event_reason, cases[i].reason))
+			world_fail(w, "%s: %s, want REFUSE with a Warning %s", cases[i].what, w->step_seen,
+				   cases[i].reason);
+		scale(w, 1);
+		run_to(w, RUN_SETTLED);
+		if (json_array_size(w->created) || seen_count(w, "DELETE_CLAIM") || seen_count(w, "ADD_FINALIZER"))
+			world_fail(w, "%s: something was done", cases[i].what);
+		for (int k = 0; k < 3; k++)
+			expect_set(w, k, true);
+		world_release(w);
+	}
+}
+
+/* ---- 7. waiting for the cluster ---- */
+
+/* The StatefulSet's own web-2, still terminating after the scale-down, holds the name: no cleanup until it goes. */
+static void test_own_pod_still_terminating(void **state)
+{
+	struct world *w = *state;
+	start_world(w, &(struct setup){.replicas = 3});
+	w->hold_terminating = true;
+	scale(w, 2);
+	run_to(w, RUN_SETTLED);
+	const json_t *pod = find(w->pods, "web-2");
+	assert_true(pod && terminating(pod) && controlled_by(pod, w->uid));
+	assert_int_equal(json_array_size(w->created), 0);
+	w->hold_terminating = false;
+	run_to(w, RUN_SETTLED);
+	expect_created(w, "[2]");
+	expect_set(w, 2, false);
+	expect_own_pods(w, 0, 2);
+}
+
+/* Claims being deleted are no claim set to clean: nothing is started, not even after a success. */
+static void test_terminating_claims(void **state)
+{
+	struct world *w = *state;
+	/* Both being deleted (a reader keeps them): nothing. */
+	start_world(w, &(struct setup){.replicas = 2});
+	static const char *const both[] = {"data-web-1", "wal-web-1", NULL};
+	json_array_append_new(w->pods, foreign_pod(w, "reader", both));
+	for (int i = 0; both[i]; i++)
+		json_object_set_new(meta(find(w->pvcs, both[i])), "deletionTimestamp", json_string(START));
+	scale(w, 1);
+	run_to(w, RUN_SETTLED);
+	assert_int_equal(json_array_size(w->created), 0);
+	world_release(w);
+
+	/* One kept by a reader after a success: deleted, still there; no second cleanup. */
+	start_world(w, &(struct setup){.replicas = 2});
+	static const char *const one[] = {"data-web-1", NULL};
+	json_array_append_new(w->pods, foreign_pod(w, "reader", one));
+	scale(w, 1);
+	run_to(w, RUN_SETTLED);
+	expect_created(w, "[1]");
+	const json_t *pvc = find(w->pvcs, "data-web-1");
+	assert_true(pvc && terminating(pvc));
+	assert_null(find(w->pvcs, "wal-web-1"));
+	expect_no_cleanup_pod(w);
+	w->now_ms += 3600L * 1000;
+	plan_past_status(w);
+	if (w->a.step != SCALEDOWN_NOTHING)
+		world_fail(w, "an hour later: %s", w->step_seen);
+	remove_obj(w->pods, find(w->pods, "reader"));
+	run_to(w, RUN_SETTLED);
+	assert_null(find(w->pvcs, "data-web-1"));
+	expect_created(w, "[1]");
+	assert_int_equal(counted(w, SUCCEEDED_TOTAL), 1);
+}
+
+/* ---- 8. crash safety ---- */
+
+struct scenario {
+	const char *label;
+	struct setup s;
+	int scale_to; /* -1: delete the StatefulSet */
+	int fail_ordinal, fail_first;
+};
+
+static const struct scenario scenarios[] = {
+	{"OrderedReady 3 -> 1", {.replicas = 3}, 1, -1, 0},
+	{"Parallel 4 -> 1 by 2",
+	 {.replicas = 4, .parallel = true, .annotations = {{ANNOTATION_SCALEDOWN_PARALLELISM, "2"}}},
+	 1,
+	 -1,
+	 0},
+	{"a retry, then success", {.replicas = 2}, 1, 1, 1},
+	{"given up", {.replicas = 3}, 1, 2, 99},
+	{"StatefulSet deleted", {.replicas = 3}, -1, -1, 0},
+	{"StatefulSet deleted, Parallel", {.replicas = 3, .parallel = true}, -1, 1, 1},
+};
+
+/* The world at the end and what was counted. New string. */
+static char *play(struct world *w, const struct scenario *sc, bool twice)
+{
+	start_world(w, &sc->s);
+	w->double_apply = twice;
+	if (sc->fail_ordinal >= 0)
+		map_set(w->fail_first, sc->fail_ordinal, sc->fail_first);
+	if (sc->scale_to < 0)
+		mark_deleted(w);
+	else
+		scale(w, sc->scale_to);
+	run_to(w, sc->scale_to < 0 ? RUN_GONE : RUN_SETTLED);
+	char *world = world_dump(w);
+	char *counts = json_dumps(w->counts, JSON_COMPACT | JSON_SORT_KEYS);
+	char *created = created_list(w);
+	char *end = xasprintf("%s\n%s\n%s", world, counts, created);
+	free(world);
+	free(counts);
+	free(created);
+	return end;
+}
+
+static void test_every_step_twice(void **state)
+{
+	struct world *w = *state;
+	for (size_t i = 0; i < NITEMS(scenarios); i++) {
+		char *once = play(w, &scenarios[i], false);
+		world_release(w);
+		char *twice = play(w, &scenarios[i], true);
+		if (!w->conflicts)
+			world_fail(w, "%s: the repeated steps met nothing", scenarios[i].label);
+		if (strcmp(once, twice)) {
+			fprintf(stderr, "once:\n%s\ntwice:\n%s\n", once, twice);
+			free(once);
+			free(twice);
+			world_fail(w, "%s: every step twice ends elsewhere", scenarios[i].label);
+		}
+		free(once);
+		free(twice);
+		world_release(w);
+	}
+}
+
+/*
+ * A crash right after CREATE_POD: the process starts again on a world that
+ * has the pod. The planner goes on from there: the pod is not asked for
+ * again, the cleanup ends as it would have.
+ */
+static void test_create_already_done(void **state)
+{
+	struct world *w = *state;
+	start_world(w, &(struct setup){.replicas = 2});
+	scale(w, 1);
+	static const enum scaledown_step create = SCALEDOWN_CREATE_POD;
+	if (run(w, asks_for, &create) != RUN_STOPPED)
+		world_fail(w, "no cleanup pod");
+	apply(w, &w->a);
+	run_to(w, RUN_SETTLED);
+	expect_created(w, "[1]");
+	assert_int_equal(w->conflicts, 0);
+	expect_set(w, 1, false);
+	expect_no_cleanup_pod(w);
+}
+
+#define TEST(f) cmocka_unit_test_setup_teardown(f, fixture_setup, fixture_teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		TEST(test_step_names_and_backoff),
+		TEST(test_nothing_there),
+		TEST(test_scale_down_ordered),
+		TEST(test_ordinals_start),
+		TEST(test_jboss_legacy_key),
+		TEST(test_parallel),
+		TEST(test_failure_backoff_and_give_up),
+		TEST(test_backoff_is_never_short),
+		TEST(test_backoff_grows_and_caps),
+		TEST(test_max_attempts_and_recovery),
+		TEST(test_ordered_gives_up_then_goes_on),
+		TEST(test_parallel_retry_holds_its_place),
+		TEST(test_timeout),
+		TEST(test_scale_up_during_cleanup),
+		TEST(test_statefulset_deletion),
+		TEST(test_statefulset_deletion_parallel),
+		TEST(test_deletion_never_stops_foreign_pods),
+		TEST(test_orphan_deletion),
+		TEST(test_finalizer),
+		TEST(test_refusals),
+		TEST(test_own_pod_still_terminating),
+		TEST(test_terminating_claims),
+		TEST(test_every_step_twice),
+		TEST(test_create_already_done),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
