@@ -333,6 +333,12 @@ size_t store_len(struct store *s)
 	return n;
 }
 
+void store_ensure_namespace_index(struct store *s)
+{
+	if (!store_has_index(s, "namespace"))
+		store_add_index(s, "namespace", store_index_namespace);
+}
+
 size_t store_index_namespace(const json_t *obj, char ***values)
 {
 	const char *ns = kube_obj_str(obj, "metadata.namespace");

@@ -29,6 +29,8 @@ void store_free(struct store *s);
 /* Adds an index; only before the first object is stored. Returns its id. */
 int store_add_index(struct store *s, const char *name, store_index_fn fn);
 bool store_has_index(struct store *s, const char *name);
+/* Adds the "namespace" index (store_index_namespace) unless another controller already did. */
+void store_ensure_namespace_index(struct store *s);
 
 /*
  * Stores obj (borrowed) under its key. *old (when old is not NULL)

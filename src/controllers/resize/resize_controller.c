@@ -501,12 +501,6 @@ static void free_ctx(void *ctx)
 	free(ctx);
 }
 
-static void ensure_namespace_index(struct store *s)
-{
-	if (!store_has_index(s, "namespace"))
-		store_add_index(s, "namespace", store_index_namespace);
-}
-
 struct controller *resize_controller_new(const struct resize_deps *deps)
 {
 	struct resize_ctx *rc = xcalloc(1, sizeof(*rc));
@@ -526,8 +520,8 @@ struct controller *resize_controller_new(const struct resize_deps *deps)
 	rc->pvcs = informer_store(pvcs);
 	rc->pods = informer_store(pods);
 	rc->backups = informer_store(backups);
-	ensure_namespace_index(rc->pvcs);
-	ensure_namespace_index(rc->pods);
+	store_ensure_namespace_index(rc->pvcs);
+	store_ensure_namespace_index(rc->pods);
 	struct informer *pvs = NULL, *jobs = NULL;
 	if (deps->can_read_storage_classes) {
 		/* Cluster scope only: the copy strategy rebinds PersistentVolumes. */
@@ -536,7 +530,7 @@ struct controller *resize_controller_new(const struct resize_deps *deps)
 		rc->pvs = informer_store(pvs);
 		jobs = manager_informer_selected(m, &KUBE_JOBS, LABEL_COPY_OF);
 		rc->jobs = informer_store(jobs);
-		ensure_namespace_index(rc->jobs);
+		store_ensure_namespace_index(rc->jobs);
 	}
 
 	struct informer_handlers own = controller_object_handlers(rc->controller);

@@ -344,12 +344,6 @@ static void free_ctx(void *ctx)
 	free(ctx);
 }
 
-static void ensure_namespace_index(struct store *s)
-{
-	if (!store_has_index(s, "namespace"))
-		store_add_index(s, "namespace", store_index_namespace);
-}
-
 struct controller *scaledown_controller_new(const struct scaledown_deps *deps)
 {
 	struct scaledown_ctx *sc = xcalloc(1, sizeof(*sc));
@@ -366,8 +360,8 @@ struct controller *scaledown_controller_new(const struct scaledown_deps *deps)
 	sc->statefulsets = informer_store(sts);
 	sc->pvcs = informer_store(pvcs);
 	sc->pods = informer_store(pods);
-	ensure_namespace_index(sc->pvcs);
-	ensure_namespace_index(sc->pods);
+	store_ensure_namespace_index(sc->pvcs);
+	store_ensure_namespace_index(sc->pods);
 
 	struct informer_handlers own = controller_object_handlers(sc->controller);
 	informer_add_handlers(sts, &own);
