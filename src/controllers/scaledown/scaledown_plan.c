@@ -548,12 +548,19 @@ static json_t *cleanup_pod(struct plan *p, const struct ordinal *o, json_t **cla
 	free(claims_text);
 
 	char *pod_name = xasprintf("%s-%ld", p->name, o->k);
-	/* Owned, not controlled: the StatefulSet controller must not count it as one of its pods. */
-	json_t *owner = json_pack("{s:s, s:s, s:s, s:s}", "apiVersion", "apps/v1", "kind", "StatefulSet", "name",
-				  p->name, "uid", p->uid);
-	json_t *pod = json_pack("{s:s, s:s, s:{s:s, s:s, s:o, s:o, s:[o]}, s:o}", "apiVersion", "v1", "kind", "Pod",
+	json_t *pod = json_pack("{s:s, s:s, s:{s:s, s:s, s:o, s:o}, s:o}", "apiVersion", "v1", "kind", "Pod",
 				"metadata", "name", pod_name, "namespace", p->ns, "labels", labels, "annotations",
-				annotations, "ownerReferences", owner, "spec", spec);
+				annotations, "spec", spec);
+	/*
+	 * Owned, not controlled: the StatefulSet controller must not count it as
+	 * one of its pods. Not owned while the set is being deleted: a foreground
+	 * deletion has the garbage collector delete every dependent, a running
+	 * cleanup pod included; the finalizer already makes sure it goes first.
+	 */
+	if (!p->deleting)
+		json_object_set_new(json_object_get(pod, "metadata"), "ownerReferences",
+				    json_pack("[{s:s, s:s, s:s, s:s}]", "apiVersion", "apps/v1", "kind", "StatefulSet",
+					      "name", p->name, "uid", p->uid));
 	free(pod_name);
 	*claims_out = claims;
 	return pod;
