@@ -1028,10 +1028,17 @@ static void check_cleanup_pod(struct world *w, const struct scaledown_action *a,
 		if (!found)
 			world_fail(w, "cleanup pod %s: no volume %s with claimName %s", name, json_string_value(t), cn);
 	}
-	/* Owned by the StatefulSet, so it goes with it; not controlled, so the StatefulSet does not count it. */
+	/*
+	 * Owned by the StatefulSet, so it goes with it; not controlled, so the
+	 * StatefulSet does not count it. Not owned while the set is being deleted:
+	 * a foreground deletion would have the garbage collector delete it mid-run.
+	 */
 	const json_t *refs = json_object_get(meta(body), "ownerReferences");
 	const json_t *ref = json_array_get(refs, 0);
-	if (json_array_size(refs) != 1 || !streq(kube_obj_str(ref, "kind"), "StatefulSet") ||
+	if (kube_obj_str(w->sts, "metadata.deletionTimestamp")) {
+		if (json_array_size(refs) != 0)
+			world_fail(w, "cleanup pod %s: owned by the StatefulSet being deleted", name);
+	} else if (json_array_size(refs) != 1 || !streq(kube_obj_str(ref, "kind"), "StatefulSet") ||
 	    !streq(kube_obj_str(ref, "apiVersion"), "apps/v1") || !streq(kube_obj_str(ref, "name"), w->name) ||
 	    !streq(kube_obj_str(ref, "uid"), w->uid) || json_is_true(json_object_get(ref, "controller")))
 		world_fail(w, "cleanup pod %s: ownerReferences are not one non-controller reference to the StatefulSet",
