@@ -239,16 +239,21 @@ static bool no_pods_left(void *ctx)
 	return none;
 }
 
-/* kubectl delete: background propagation; the finalizer holds the StatefulSet until every ordinal is cleaned. */
-static void test_deleting_the_statefulset_cleans_every_ordinal(void **state)
+/*
+ * The finalizer holds the StatefulSet until every ordinal is cleaned, one at
+ * a time, highest first, whatever the propagation: Background (kubectl's
+ * default) leaves the set's pods to the operator; Foreground has the garbage
+ * collector delete every dependent first, which must not take a cleanup pod.
+ */
+static void deleting_the_statefulset_cleans_every_ordinal(struct sd_test *t, const char *ns_prefix,
+							  const char *propagation)
 {
-	struct sd_test *t = *state;
-	sd_begin(t, "it-sd-delete", cleaned_statefulset(3, "data", "succeed", "1s"), 3, 3);
+	sd_begin(t, ns_prefix, cleaned_statefulset(3, "data", "succeed", "1s"), 3, 3);
 	sd_record(t, true);
 	struct it_recorder *sets = it_recorder_start(&KUBE_STATEFULSETS, t->ns);
 	sd_operator_start(t, SET);
 
-	delete_statefulset(t, "Background");
+	delete_statefulset(t, propagation);
 	if (!it_wait_every(no_pods_left, t, SD_WAIT_MS, SD_POLL_MS))
 		sd_fail_with_log(t, "pods left after the StatefulSet went");
 	sd_stop_recording(t);
@@ -283,12 +288,23 @@ static void test_deleting_the_statefulset_cleans_every_ordinal(void **state)
 	for (const char *const *c = all; *c; c++)
 		assert_true(sd_claim_gone_or_deleting(t, *c));
 	assert_int_equal(it_event_count(t->admin, t->ns, "CleanupSucceeded", SET), 3);
+	assert_int_equal(it_event_count(t->admin, t->ns, "CleanupFailed", SET), 0);
 
 	sd_operator_stop(t);
 	json_decref(claims);
 	json_decref(set_lives);
 	json_decref(cleanups);
 	json_decref(set_records);
+}
+
+static void test_deleting_the_statefulset_cleans_every_ordinal(void **state)
+{
+	deleting_the_statefulset_cleans_every_ordinal(*state, "it-sd-delete", "Background");
+}
+
+static void test_foreground_deletion_cleans_every_ordinal(void **state)
+{
+	deleting_the_statefulset_cleans_every_ordinal(*state, "it-sd-delfg", "Foreground");
 }
 
 /* --cascade=orphan keeps pods and claims: nothing to clean, the finalizer simply goes. */
@@ -428,6 +444,7 @@ int main(void)
 		sd_unit_test(test_failed_cleanup_retries_with_backoff_then_keeps_the_claim),
 		sd_unit_test(test_cleanup_past_its_timeout_fails),
 		sd_unit_test(test_deleting_the_statefulset_cleans_every_ordinal),
+		sd_unit_test(test_foreground_deletion_cleans_every_ordinal),
 		sd_unit_test(test_orphan_delete_cleans_nothing),
 		sd_unit_test(test_crash_during_successful_cleanup_runs_it_once),
 		sd_unit_test(test_crash_during_failing_cleanup_counts_each_failure_once),
