@@ -136,6 +136,74 @@ static void test_metrics_parse_and_move(void **state)
 	kube_client_free(admin);
 }
 
+struct cleanup_wait {
+	struct kube_client *c;
+	const char *ns;
+};
+
+/* Two cleanups have ended: one succeeded (claims of ordinal 2 gone), one failed for good. */
+static bool cleanups_ended(void *ctx)
+{
+	struct cleanup_wait *w = ctx;
+	return it_event_count(w->c, w->ns, "CleanupSucceeded", "ok") == 1 &&
+	       it_event_count(w->c, w->ns, "CleanupFailed", "bad") == 1;
+}
+
+/* The cleanup counters move with the cleanups: started, succeeded, failed (each attempt once). */
+static void test_cleanup_counters_move(void **state)
+{
+	(void)state;
+	struct kube_client *admin = it_admin_client();
+	char *ns = it_namespace_new(admin, "it-metrics-sd");
+	char maddr[32];
+	snprintf(maddr, sizeof(maddr), "127.0.0.1:%d", METRICS_PORT);
+	const char *args[] = {"--kubeconfig", getenv("SOP_OPERATOR_KUBECONFIG"), "--metrics-bind-address", maddr,
+			      "--health-probe-bind-address", "0", NULL};
+	static const char *const names[] = {"ok", "bad"};
+	for (int i = 0; i < 2; i++) {
+		json_t *sts = it_statefulset(names[i], 2, "OrderedReady", "data");
+		char *app = xasprintf("%s-cleanup", names[i]);
+		char *tmpl = it_testbed_pod_template(app, i == 0 ? "succeed" : "fail", "1s", "no", "data");
+		it_set_annotation(sts, "stateful-operator.io/scaledown-pod-template", tmpl);
+		it_set_annotation(sts, "stateful-operator.io/scaledown-max-attempts", "1");
+		struct kube_error err;
+		assert_int_equal(kube_create(admin, &KUBE_STATEFULSETS, ns, sts, NULL, &err), 0);
+		free(tmpl);
+		free(app);
+		json_decref(sts);
+	}
+	it_wait_ready_and_bound(admin, ns, 4, 4, 60000);
+	struct daemon d;
+	daemon_start(&d, args, NULL);
+	assert_true(daemon_wait_log(&d, "all caches synced", 20000));
+	char *before = scrape();
+	for (int i = 0; i < 2; i++)
+		it_merge_patch(admin, &KUBE_STATEFULSETS, ns, names[i], "{\"spec\":{\"replicas\":1}}");
+	struct cleanup_wait w = {admin, ns};
+	if (!it_wait_every(cleanups_ended, &w, 60000, 200))
+		fail_msg("the two cleanups did not end");
+	char *after = scrape();
+	static const char *const counters[] = {"stateful_operator_cleanups_started_total",
+					       "stateful_operator_cleanups_succeeded_total",
+					       "stateful_operator_cleanups_failed_total"};
+	static const int moved[] = {2, 1, 1};
+	for (int i = 0; i < 3; i++) {
+		double b = sample(before, counters[i]), a = sample(after, counters[i]);
+		printf("# %s %g -> %g\n", counters[i], b, a);
+		assert_int_equal((int)(a - b), moved[i]);
+	}
+
+	daemon_signal(&d, SIGTERM);
+	assert_int_equal(daemon_wait_exit(&d, 10000), 0);
+	daemon_cleanup(&d);
+	free(before);
+	free(after);
+	it_delete_all_removing_finalizer(admin, &KUBE_STATEFULSETS, ns, "stateful-operator.io/scaledown");
+	it_namespace_delete(admin, ns);
+	free(ns);
+	kube_client_free(admin);
+}
+
 static void test_listener_that_cannot_bind_is_an_error(void **state)
 {
 	(void)state;
@@ -155,6 +223,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_metrics_parse_and_move),
+		cmocka_unit_test(test_cleanup_counters_move),
 		cmocka_unit_test(test_listener_that_cannot_bind_is_an_error),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
