@@ -170,6 +170,30 @@ static void test_ordered_cleans_one_ordinal_at_a_time_highest_first(void **state
 	json_decref(cleanups);
 }
 
+/* spec.ordinals.start = 5: the set is web-5, web-6, web-7; scaled to 1, ordinals 7 then 6 are cleaned, 5 kept. */
+static void test_ordinals_start_is_respected(void **state)
+{
+	struct sd_test *t = *state;
+	json_t *sts = sd_cleaned_statefulset(SET, 3, "OrderedReady", "data", "succeed", "1s", NULL);
+	json_object_set_new(json_object_get(sts, "spec"), "ordinals", json_pack("{s:i}", "start", 5));
+	static const char *const cleaned[] = {"data-web-6", "data-web-7", NULL};
+	json_t *cleanups = scale_to_one_and_clean(t, "it-sd-start", sts, 3, 3, cleaned, 2);
+
+	assert_string_equal(life_name(cleanups, 0), "web-7");
+	assert_string_equal(life_name(cleanups, 1), "web-6");
+	for (int k = 0; k < 2; k++) {
+		const json_t *life = json_array_get(cleanups, (size_t)k);
+		expect_cleanup_pod(life, SET, 7 - k, "data", t->uids);
+		expect_claims_deleted_after_success(t, life, SET, 7 - k, "data");
+	}
+	static const char *const kept[] = {"data-web-5", NULL};
+	sd_expect_claims_kept(t, kept);
+	assert_null(it_get(t->admin, &KUBE_PODS, t->ns, "web-0"));
+
+	sd_operator_stop(t);
+	json_decref(cleanups);
+}
+
 static void test_parallel_is_bounded_by_parallelism(void **state)
 {
 	struct sd_test *t = *state;
@@ -554,6 +578,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		sd_unit_test(test_ordered_cleans_one_ordinal_at_a_time_highest_first),
+		sd_unit_test(test_ordinals_start_is_respected),
 		sd_unit_test(test_parallel_is_bounded_by_parallelism),
 		sd_unit_test(test_scale_up_during_failing_cleanup_keeps_the_claim),
 		sd_unit_test(test_scale_up_during_successful_cleanup_replaces_the_claim),
