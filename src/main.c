@@ -16,6 +16,7 @@
 #include "observability.h"
 #include "options.h"
 #include "controllers/resize/copy_script.h"
+#include "controllers/cluster/cluster_controller.h"
 #include "controllers/resize/resize_controller.h"
 #include "controllers/scaledown/scaledown_controller.h"
 #include "runtime/events.h"
@@ -98,6 +99,32 @@ static void lease_lost(void *ctx)
 	_exit(1);
 }
 
+/*
+ * The StatefulCluster API is a CRD (deploy/crds/): without it the cluster
+ * controller's cache could never sync and the whole operator would stay
+ * unready, so it is left out with a warning that says what to install.
+ */
+static bool cluster_api_installed(struct kube_client *c)
+{
+	/* Discovery: every authenticated identity may read it, in namespace scope too. */
+	char *path = xasprintf("/apis/%s/%s", KUBE_STATEFULCLUSTERS.group, KUBE_STATEFULCLUSTERS.version);
+	struct kube_error err = {0};
+	json_t *out = NULL;
+	int r = kube_request(c, "GET", path, NULL, NULL, &out, &err);
+	json_decref(out);
+	free(path);
+	if (r == 0)
+		return true;
+	if (err.code == 404) {
+		log_warn("main", "the StatefulCluster CRD is not installed (kubectl apply -k deploy/crds): the cluster "
+				 "controller does not run");
+		return false;
+	}
+	/* Any other answer (403, a flaky network): run it, its cache reports the problem as it retries. */
+	log_warn("main", "could not check for the StatefulCluster CRD: %s", err.message);
+	return true;
+}
+
 /* The enabled controllers, each registering the caches it reads. */
 static void add_controllers(struct manager *m, const struct operator_options *o, struct kube_client *c,
 			    struct event_recorder *events, struct observability *obs)
@@ -117,8 +144,16 @@ static void add_controllers(struct manager *m, const struct operator_options *o,
 		struct scaledown_deps d = {.client = c, .manager = m, .events = events, .obs = obs, .workers = o->workers};
 		manager_add_controller(m, scaledown_controller_new(&d));
 	}
-	if (o->controllers & CONTROLLER_CLUSTER)
-		log_warn("main", "the cluster controller is not built yet; it does not run");
+	if ((o->controllers & CONTROLLER_CLUSTER) && cluster_api_installed(c)) {
+		struct cluster_deps d = {.client = c,
+					 .manager = m,
+					 .events = events,
+					 .obs = obs,
+					 /* Nodes are cluster-scoped: a namespaced Role cannot grant them. */
+					 .can_read_nodes = o->namespace == NULL,
+					 .workers = o->workers};
+		manager_add_controller(m, cluster_controller_new(&d));
+	}
 }
 
 int main(int argc, char **argv)

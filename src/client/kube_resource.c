@@ -43,6 +43,10 @@ const struct kube_resource KUBE_NAMESPACES = {
 	.group = "", .version = "v1", .api_version = "v1",
 	.plural = "namespaces", .kind = "Namespace", .namespaced = false,
 };
+const struct kube_resource KUBE_STATEFULCLUSTERS = {
+	.group = "stateful-operator.io", .version = "v1alpha1", .api_version = "stateful-operator.io/v1alpha1",
+	.plural = "statefulclusters", .kind = "StatefulCluster", .namespaced = true,
+};
 const struct kube_resource KUBE_JOBS = {
 	.group = "batch", .version = "v1", .api_version = "batch/v1",
 	.plural = "jobs", .kind = "Job", .namespaced = true,

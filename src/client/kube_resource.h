@@ -28,6 +28,7 @@ extern const struct kube_resource KUBE_LEASES;
 extern const struct kube_resource KUBE_NODES;
 extern const struct kube_resource KUBE_NAMESPACES;
 extern const struct kube_resource KUBE_CONTROLLERREVISIONS;
+extern const struct kube_resource KUBE_STATEFULCLUSTERS; /* ours: deploy/crds/ */
 
 /*
  * Returns a new path: /api/v1[/namespaces/NS]/PLURAL[/NAME[/SUB]] for the

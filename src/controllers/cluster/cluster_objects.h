@@ -1,0 +1,48 @@
+/*
+ * The objects a StatefulCluster creates: its members' pods and claims and
+ * its ControllerRevisions, and how to read them back (identities, revision
+ * hashes). Pure. Private to src/controllers/cluster.
+ */
+#ifndef SOP_CLUSTER_OBJECTS_H
+#define SOP_CLUSTER_OBJECTS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+/* The identity n of a name "<prefix><n>" (canonical decimal), or -1. */
+long cluster_identity_after(const char *name, const char *prefix);
+
+/* The revision hash of a pod template: 10 hex digits of SHA-256 of its canonical JSON. */
+void cluster_template_hash(const json_t *tmpl, char out[11]);
+
+/*
+ * The labels every member pod carries: the template's, the selector's
+ * matchLabels (the template may leave them out), the cluster and member
+ * labels. New object.
+ */
+json_t *cluster_pod_labels(const json_t *cluster, const json_t *tmpl, const char *member);
+
+/*
+ * Member n's pod at revision (name <cluster>-<hash>) from tmpl (the
+ * revision's spec.template): hostname and subdomain, the claims of every
+ * volumeClaimTemplate mounted under the template's name, the user's own
+ * volumes kept, controlled by the StatefulCluster. New object.
+ */
+json_t *cluster_member_pod(const json_t *cluster, const json_t *tmpl, long n, const char *revision);
+
+/* Claim <template>-<cluster>-<n> from volumeClaimTemplate vct; owned by the cluster when owned. New object. */
+json_t *cluster_member_claim(const json_t *cluster, const json_t *vct, long n, bool owned);
+
+/* The ControllerRevision <cluster>-<hash> holding spec.template, numbered number. New object. */
+json_t *cluster_revision(const json_t *cluster, const char *hash, long long number);
+
+/* An owner reference to the cluster (controller or not). New object. */
+json_t *cluster_owner_ref(const json_t *cluster, bool controller);
+
+/* True when obj's controller owner reference has uid. */
+bool cluster_controlled_by(const json_t *obj, const char *uid);
+
+/* True when obj has any owner reference with uid. */
+bool cluster_owned_by(const json_t *obj, const char *uid);
+
+#endif

@@ -1,0 +1,966 @@
+#include "controllers/cluster/cluster_plan.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client/kube_client.h"
+#include "client/label_selector.h"
+#include "controllers/cluster/cluster_objects.h"
+#include "util/duration.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+
+void cluster_action_release(struct cluster_action *a)
+{
+	json_decref(a->body);
+	a->body = NULL;
+	FREE_AND_NULL(a->event_message);
+}
+
+const char *cluster_step_name(enum cluster_step s)
+{
+	static const char *const names[] = {"Nothing",     "Refuse",         "SetState",    "CreateRevision",
+					    "DeleteRevision", "CreateClaim", "PatchClaim",  "DeleteClaim",
+					    "CreatePod",   "DeletePod",      "UpdateStatus", "Wait"};
+	return (size_t)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}
+
+const char *cluster_action_name(const struct cluster_action *a)
+{
+	return a->what ? a->what : cluster_step_name(a->step);
+}
+
+static void event(struct cluster_action *a, const char *type, const char *reason, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void event(struct cluster_action *a, const char *type, const char *reason, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	a->event_type = type;
+	a->event_reason = reason;
+	free(a->event_message);
+	a->event_message = xvasprintf(fmt, ap);
+	va_end(ap);
+}
+
+/* Appends to an uncapped buffer, which cannot refuse. */
+static void addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void addf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = xvasprintf(fmt, ap);
+	va_end(ap);
+	if (strbuf_addstr(sb, s) < 0)
+		abort();
+	free(s);
+}
+
+/* ---- the selector as status.selector shows it ---- */
+
+char *cluster_selector_string(const json_t *selector)
+{
+	if (!label_selector_valid(selector))
+		return NULL;
+	struct strbuf sb = STRBUF_INIT;
+	const char *k;
+	const json_t *v;
+	json_object_foreach((json_t *)json_object_get(selector, "matchLabels"), k, v)
+		addf(&sb, "%s%s=%s", sb.len ? "," : "", k, json_string_value(v));
+	size_t i, j;
+	const json_t *e, *x;
+	json_array_foreach(json_object_get(selector, "matchExpressions"), i, e) {
+		const char *key = kube_obj_str(e, "key"), *op = kube_obj_str(e, "operator");
+		const char *sep = sb.len ? "," : "";
+		if (!strcmp(op, "Exists")) {
+			addf(&sb, "%s%s", sep, key);
+		} else if (!strcmp(op, "DoesNotExist")) {
+			addf(&sb, "%s!%s", sep, key);
+		} else {
+			addf(&sb, "%s%s %s (", sep, key, !strcmp(op, "In") ? "in" : "notin");
+			json_array_foreach(json_object_get(e, "values"), j, x)
+				addf(&sb, "%s%s", j ? "," : "", json_string_value(x));
+			addf(&sb, ")");
+		}
+	}
+	return strbuf_detach(&sb);
+}
+
+/* ---- reading the spec ---- */
+
+struct spec {
+	long long replicas;
+	const json_t *selector;
+	const json_t *tmpl;
+	const json_t *vcts;
+	long long min_ready_ms;
+	bool on_delete;
+	long long max_unavailable;
+	long long partition;
+	long long history;
+	const char *when_deleted, *when_scaled, *when_replaced;
+	long long unhealthy_ms, node_lost_ms, grace_ms;
+};
+
+static long long int_at(const json_t *obj, const char *path, long long dflt)
+{
+	const json_t *v = obj;
+	char *copy = xstrdup(path), *save = NULL;
+	for (char *part = strtok_r(copy, ".", &save); part && v; part = strtok_r(NULL, ".", &save))
+		v = json_object_get(v, part);
+	free(copy);
+	return json_is_integer(v) ? json_integer_value(v) : dflt;
+}
+
+static const char *policy(const json_t *spec, const char *key)
+{
+	const char *v = json_string_value(
+		json_object_get(json_object_get(spec, "persistentVolumeClaimRetentionPolicy"), key));
+	return v && !strcmp(v, "Delete") ? "Delete" : "Retain";
+}
+
+/* maxUnavailable: an integer, or a percentage of replicas rounded down; at least 1. */
+static long long max_unavailable(const json_t *v, long long replicas)
+{
+	long long n = 1;
+	if (json_is_integer(v)) {
+		n = json_integer_value(v);
+	} else if (json_is_string(v)) {
+		const char *s = json_string_value(v);
+		char *end = NULL;
+		long long pct = strtoll(s, &end, 10);
+		if (end && *end == '%')
+			n = replicas * pct / 100;
+	}
+	return n < 1 ? 1 : n;
+}
+
+static void read_spec(const json_t *cluster, struct spec *s)
+{
+	const json_t *spec = json_object_get(cluster, "spec");
+	memset(s, 0, sizeof(*s));
+	s->replicas = int_at(spec, "replicas", 1);
+	if (s->replicas < 0)
+		s->replicas = 0;
+	s->selector = json_object_get(spec, "selector");
+	s->tmpl = json_object_get(spec, "template");
+	s->vcts = json_object_get(spec, "volumeClaimTemplates");
+	s->min_ready_ms = int_at(spec, "minReadySeconds", 0) * 1000;
+	const char *type = kube_obj_str(spec, "updateStrategy.type");
+	s->on_delete = type && !strcmp(type, "OnDelete");
+	s->max_unavailable = max_unavailable(
+		json_object_get(json_object_get(json_object_get(spec, "updateStrategy"), "rollingUpdate"), "maxUnavailable"),
+		s->replicas);
+	s->partition = int_at(spec, "updateStrategy.rollingUpdate.partition", 0);
+	s->history = int_at(spec, "revisionHistoryLimit", CLUSTER_DEFAULT_HISTORY);
+	s->when_deleted = policy(spec, "whenDeleted");
+	s->when_scaled = policy(spec, "whenScaled");
+	s->when_replaced = policy(spec, "whenReplaced");
+	s->unhealthy_ms = int_at(spec, "replacement.unhealthyAfterSeconds", CLUSTER_DEFAULT_UNHEALTHY_S) * 1000;
+	s->node_lost_ms = int_at(spec, "replacement.nodeLostAfterSeconds", CLUSTER_DEFAULT_NODE_LOST_S) * 1000;
+	s->grace_ms = int_at(spec, "replacement.startupGraceSeconds", CLUSTER_DEFAULT_STARTUP_GRACE_S) * 1000;
+}
+
+/* ---- the members as the cluster shows them ---- */
+
+struct claim {
+	const json_t *obj;
+	const char *name, *uid;
+	bool terminating;
+};
+
+struct identity {
+	long n;
+	char name[256];
+	const json_t *pod;     /* controlled by the cluster, or NULL */
+	const json_t *foreign; /* a pod of that name the cluster does not control */
+	struct claim *claims;
+	int nclaims;
+	bool member;
+	const char *released; /* "Scaled" / "Replaced" or NULL */
+	/* members with a pod: */
+	bool going;   /* being deleted (or deleted by us, the cache may not show it yet) */
+	bool ready, available;
+	bool node_lost; /* its node is gone or NotReady (even if not yet for long) */
+	char *failure;  /* why it counts as failed (new string), or NULL */
+	const char *revision;
+	int rank; /* among the members by identity, from 0 */
+};
+
+struct plan {
+	const struct cluster_inputs *in;
+	const json_t *c;
+	const char *ns, *name, *uid;
+	struct spec s;
+	json_t *state; /* the state as it should be read (new reference) */
+	bool state_rebuilt;
+	struct identity *ids;
+	size_t nids, cap;
+	long long due_ms; /* the nearest time something falls due */
+	char hash[11];
+	char *update_rev;        /* <name>-<hash> */
+	const json_t *update_obj; /* its ControllerRevision, or NULL */
+	const char *current_rev;  /* status.currentRevision when that revision still exists, else update_rev */
+};
+
+static void due_at(struct plan *p, long long ms)
+{
+	if (ms < p->due_ms)
+		p->due_ms = ms;
+}
+
+static bool terminating(const json_t *obj)
+{
+	return kube_obj_str(obj, "metadata.deletionTimestamp") != NULL;
+}
+
+static long long time_ms(const char *rfc3339)
+{
+	int64_t s = rfc3339_seconds(rfc3339);
+	return s < 0 ? -1 : (long long)s * 1000;
+}
+
+static struct identity *identity_get(struct plan *p, long n)
+{
+	for (size_t i = 0; i < p->nids; i++)
+		if (p->ids[i].n == n)
+			return &p->ids[i];
+	if (p->nids == p->cap) {
+		p->cap = p->cap ? p->cap * 2 : 16;
+		p->ids = xrealloc(p->ids, p->cap * sizeof(*p->ids));
+	}
+	struct identity *id = &p->ids[p->nids++];
+	memset(id, 0, sizeof(*id));
+	id->n = n;
+	snprintf(id->name, sizeof(id->name), "%s-%ld", p->name, n);
+	id->claims = xcalloc(json_array_size(p->s.vcts) + 1, sizeof(*id->claims));
+	return id;
+}
+
+static int by_identity(const void *a, const void *b)
+{
+	long x = ((const struct identity *)a)->n, y = ((const struct identity *)b)->n;
+	return x < y ? -1 : x > y;
+}
+
+static bool in_array(const json_t *array, const char *s)
+{
+	size_t i;
+	const json_t *v;
+	json_array_foreach(array, i, v) {
+		if (s && json_string_value(v) && !strcmp(json_string_value(v), s))
+			return true;
+	}
+	return false;
+}
+
+static void collect(struct plan *p)
+{
+	size_t i, j;
+	const json_t *o, *t;
+	char *pod_prefix = xasprintf("%s-", p->name);
+	json_array_foreach(p->in->pods, i, o) {
+		long n = cluster_identity_after(kube_obj_str(o, "metadata.name"), pod_prefix);
+		if (n < 0)
+			continue;
+		struct identity *id = identity_get(p, n);
+		if (cluster_controlled_by(o, p->uid))
+			id->pod = o;
+		else
+			id->foreign = o;
+	}
+	free(pod_prefix);
+	json_array_foreach(p->s.vcts, j, t) {
+		const char *tname = kube_obj_str(t, "metadata.name");
+		if (!tname)
+			continue;
+		char *prefix = xasprintf("%s-%s-", tname, p->name);
+		json_array_foreach(p->in->pvcs, i, o) {
+			long n = cluster_identity_after(kube_obj_str(o, "metadata.name"), prefix);
+			if (n < 0)
+				continue;
+			struct identity *id = identity_get(p, n);
+			struct claim *c = &id->claims[id->nclaims++];
+			c->obj = o;
+			c->name = kube_obj_str(o, "metadata.name");
+			c->uid = kube_obj_str(o, "metadata.uid");
+			c->terminating = terminating(o);
+		}
+		free(prefix);
+	}
+}
+
+static const json_t *find_node(const struct plan *p, const char *name)
+{
+	size_t i;
+	const json_t *n;
+	json_array_foreach(p->in->nodes, i, n) {
+		if (name && kube_obj_str(n, "metadata.name") && !strcmp(kube_obj_str(n, "metadata.name"), name))
+			return n;
+	}
+	return NULL;
+}
+
+/* The condition of type in obj's status, or NULL. */
+static const json_t *condition(const json_t *obj, const char *type)
+{
+	size_t i;
+	const json_t *c;
+	json_array_foreach(json_object_get(json_object_get(obj, "status"), "conditions"), i, c) {
+		if (kube_obj_str(c, "type") && !strcmp(kube_obj_str(c, "type"), type))
+			return c;
+	}
+	return NULL;
+}
+
+/* Health of a member's pod: ready, available, and whether (or when) it counts as failed. */
+static void assess(struct plan *p, struct identity *id)
+{
+	const json_t *pod = id->pod;
+	const char *uid = kube_obj_str(pod, "metadata.uid");
+	id->going = terminating(pod) || in_array(p->in->deleted_uids, uid);
+	id->revision = json_string_value(json_object_get(json_object_get(json_object_get(pod, "metadata"), "labels"),
+							 LABEL_REVISION_HASH));
+	const json_t *ready = condition(pod, "Ready");
+	const char *phase = kube_obj_str(pod, "status.phase");
+	id->ready = !id->going && ready && kube_obj_str(ready, "status") && !strcmp(kube_obj_str(ready, "status"), "True");
+	if (id->ready) {
+		long long since = time_ms(kube_obj_str(ready, "lastTransitionTime"));
+		id->available = p->s.min_ready_ms == 0 || (since >= 0 && since + p->s.min_ready_ms <= p->in->now_ms);
+		if (!id->available && since >= 0)
+			due_at(p, since + p->s.min_ready_ms);
+	}
+
+	if (phase && !strcmp(phase, "Failed")) {
+		const char *reason = kube_obj_str(pod, "status.reason");
+		const char *msg = kube_obj_str(pod, "status.message");
+		id->failure = xasprintf("pod %s %s%s%s", id->name, reason && !strcmp(reason, "Evicted") ? "was evicted" : "failed",
+					msg ? ": " : "", msg ? msg : "");
+		return;
+	}
+	const char *node_name = kube_obj_str(pod, "spec.nodeName");
+	if (node_name && p->in->nodes) {
+		const json_t *node = find_node(p, node_name);
+		const json_t *nready = node ? condition(node, "Ready") : NULL;
+		const char *st = nready ? kube_obj_str(nready, "status") : NULL;
+		if (!node) {
+			id->node_lost = true;
+			id->failure = xasprintf("its node %s is gone", node_name);
+			return;
+		}
+		if (!st || strcmp(st, "True")) {
+			id->node_lost = true;
+			long long since = time_ms(kube_obj_str(nready, "lastTransitionTime"));
+			if (since < 0 || since + p->s.node_lost_ms <= p->in->now_ms) {
+				id->failure = xasprintf("its node %s has not been Ready for %llds (nodeLostAfterSeconds)",
+							node_name, p->s.node_lost_ms / 1000);
+				return;
+			}
+			due_at(p, since + p->s.node_lost_ms);
+		}
+	}
+	if (id->ready || id->going)
+		return;
+	/* Not Ready: counted from when it stopped being Ready, never before the start-up grace ended. */
+	long long started = time_ms(kube_obj_str(pod, "status.startTime"));
+	if (started < 0)
+		started = time_ms(kube_obj_str(pod, "metadata.creationTimestamp"));
+	long long not_ready_since = ready ? time_ms(kube_obj_str(ready, "lastTransitionTime")) : -1;
+	if (started < 0)
+		return;
+	long long from = started + p->s.grace_ms;
+	if (not_ready_since > from)
+		from = not_ready_since;
+	if (from + p->s.unhealthy_ms <= p->in->now_ms)
+		id->failure = xasprintf("pod %s has not been Ready for %llds (unhealthyAfterSeconds)", id->name,
+					p->s.unhealthy_ms / 1000);
+	else
+		due_at(p, from + p->s.unhealthy_ms);
+}
+
+/* ---- the state ---- */
+
+static json_t *state_new(long long next, json_t *members, json_t *released)
+{
+	return json_pack("{s:I, s:o, s:o}", "next", (json_int_t)next, "members", members, "released", released);
+}
+
+/* The highest identity any pod or claim shows, or -1. */
+static long highest_seen(const struct plan *p)
+{
+	long max = -1;
+	for (size_t i = 0; i < p->nids; i++)
+		if ((p->ids[i].pod || p->ids[i].nclaims) && p->ids[i].n > max)
+			max = p->ids[i].n;
+	return max;
+}
+
+/* Reads the state annotation; rebuilds it from the pods and claims when missing or unreadable. */
+static void read_state(struct plan *p)
+{
+	const char *text = json_string_value(
+		json_object_get(json_object_get(json_object_get(p->c, "metadata"), "annotations"), ANNOTATION_CLUSTER_STATE));
+	json_t *st = text ? json_loads(text, 0, NULL) : NULL;
+	long long seen_next = highest_seen(p) + 1;
+	long long status_next = int_at(p->c, "status.nextIdentity", 0);
+	if (json_is_object(st) && json_is_integer(json_object_get(st, "next")) &&
+	    json_is_array(json_object_get(st, "members"))) {
+		if (!json_is_object(json_object_get(st, "released")))
+			json_object_set_new(st, "released", json_object());
+		long long next = json_integer_value(json_object_get(st, "next"));
+		/* Never behind what exists: an identity in use is never handed out again. */
+		if (next < seen_next || next < status_next) {
+			json_object_set_new(st, "next", json_integer(seen_next > status_next ? seen_next : status_next));
+			p->state_rebuilt = true;
+		}
+		p->state = st;
+		return;
+	}
+	json_decref(st);
+	json_t *members = json_array();
+	for (size_t i = 0; i < p->nids; i++) {
+		const struct identity *id = &p->ids[i];
+		if (id->pod && !terminating(id->pod) && !(kube_obj_str(id->pod, "status.phase") &&
+							  !strcmp(kube_obj_str(id->pod, "status.phase"), "Failed")))
+			json_array_append_new(members, json_integer(id->n));
+	}
+	p->state = state_new(seen_next > status_next ? seen_next : status_next, members, json_object());
+	p->state_rebuilt = true;
+}
+
+static void apply_state(struct plan *p)
+{
+	size_t i;
+	const json_t *v;
+	json_array_foreach(json_object_get(p->state, "members"), i, v)
+		identity_get(p, (long)json_integer_value(v))->member = true;
+	const char *k;
+	json_object_foreach(json_object_get(p->state, "released"), k, v) {
+		long n = cluster_identity_after(k, "");
+		if (n >= 0)
+			identity_get(p, n)->released = json_string_value(v);
+	}
+	if (p->nids > 1)
+		qsort(p->ids, p->nids, sizeof(*p->ids), by_identity);
+	int rank = 0;
+	for (i = 0; i < p->nids; i++)
+		if (p->ids[i].member)
+			p->ids[i].rank = rank++;
+}
+
+static void set_state(struct cluster_action *a, json_t *st)
+{
+	a->step = CLUSTER_SET_STATE;
+	a->body = st;
+}
+
+/* A copy of the state with members changed: drop (may be -1), add count new identities, release drop as why. */
+static json_t *state_change(const struct plan *p, long drop, const char *why, int add, char *added, size_t len)
+{
+	long long next = json_integer_value(json_object_get(p->state, "next"));
+	json_t *members = json_array();
+	size_t i;
+	const json_t *v;
+	json_array_foreach(json_object_get(p->state, "members"), i, v) {
+		if (json_integer_value(v) != drop)
+			json_array_append(members, (json_t *)v);
+	}
+	json_t *released = json_deep_copy(json_object_get(p->state, "released"));
+	if (drop >= 0) {
+		char key[24];
+		snprintf(key, sizeof(key), "%ld", drop);
+		json_object_set_new(released, key, json_string(why));
+	}
+	size_t off = 0;
+	if (added && len)
+		added[0] = '\0';
+	for (int k = 0; k < add; k++, next++) {
+		json_array_append_new(members, json_integer(next));
+		if (added && off < len)
+			off += (size_t)snprintf(added + off, len - off, "%s%s-%lld", k ? ", " : "", p->name, next);
+	}
+	return state_new(next, members, released);
+}
+
+/* ---- steps ---- */
+
+static void delete_pod(struct cluster_action *a, const struct identity *id, bool force)
+{
+	a->step = CLUSTER_DELETE_POD;
+	snprintf(a->object, sizeof(a->object), "%s", kube_obj_str(id->pod, "metadata.name"));
+	snprintf(a->uid, sizeof(a->uid), "%s", kube_obj_str(id->pod, "metadata.uid"));
+	a->force = force;
+}
+
+static bool replace_failed(struct plan *p, struct cluster_action *a)
+{
+	for (size_t i = 0; i < p->nids; i++) {
+		struct identity *id = &p->ids[i];
+		if (!id->member || !id->failure)
+			continue;
+		char added[300];
+		set_state(a, state_change(p, id->n, "Replaced", 1, added, sizeof(added)));
+		a->what = "ReplaceMember";
+		event(a, "Warning", "MemberReplaced",
+		      "member %s failed (%s); replaced by %s with new claims; its claims are %s (whenReplaced: %s)",
+		      id->name, id->failure, added, !strcmp(p->s.when_replaced, "Delete") ? "deleted" : "kept",
+		      p->s.when_replaced);
+		a->counts = "stateful_operator_cluster_member_replacements_total";
+		return true;
+	}
+	return false;
+}
+
+/* Scale-down order: members not Ready first, then the newest. */
+static const struct identity *scale_down_victim(const struct plan *p)
+{
+	const struct identity *best = NULL;
+	for (size_t i = 0; i < p->nids; i++) {
+		const struct identity *id = &p->ids[i];
+		if (!id->member)
+			continue;
+		if (!best || (!id->ready && best->ready) || (id->ready == best->ready && id->n > best->n))
+			best = id;
+	}
+	return best;
+}
+
+static bool scale(struct plan *p, struct cluster_action *a)
+{
+	long long members = (long long)json_array_size(json_object_get(p->state, "members"));
+	if (members < p->s.replicas) {
+		char added[1024];
+		int add = (int)(p->s.replicas - members);
+		set_state(a, state_change(p, -1, NULL, add, added, sizeof(added)));
+		a->what = "AddMembers";
+		event(a, "Normal", "MembersAdded", "scaling to %lld: new members %s", p->s.replicas, added);
+		return true;
+	}
+	if (members > p->s.replicas) {
+		const struct identity *victim = scale_down_victim(p);
+		set_state(a, state_change(p, victim->n, "Scaled", 0, NULL, 0));
+		a->what = "RemoveMember";
+		event(a, "Normal", "MemberRemoved", "scaling to %lld: member %s (%s) goes; its claims are %s (whenScaled: %s)",
+		      p->s.replicas, victim->name, victim->ready ? "Ready" : "not Ready",
+		      !strcmp(p->s.when_scaled, "Delete") ? "deleted" : "kept", p->s.when_scaled);
+		return true;
+	}
+	return false;
+}
+
+/* Identities no longer members: their pods go, then their claims as the policy says. */
+static bool release(struct plan *p, struct cluster_action *a)
+{
+	for (size_t i = 0; i < p->nids; i++) {
+		struct identity *id = &p->ids[i];
+		if (id->member)
+			continue;
+		if (id->pod && !terminating(id->pod) && !in_array(p->in->deleted_uids, kube_obj_str(id->pod, "metadata.uid"))) {
+			delete_pod(a, id, id->node_lost);
+			a->what = "DeleteFormerMember";
+			return true;
+		}
+		if (!id->released)
+			continue;
+		const char *pol = !strcmp(id->released, "Replaced") ? p->s.when_replaced : p->s.when_scaled;
+		if (!strcmp(pol, "Delete")) {
+			if (id->pod)
+				continue; /* the claims go once the pod is gone */
+			for (int c = 0; c < id->nclaims; c++) {
+				if (!id->claims[c].terminating) {
+					a->step = CLUSTER_DELETE_CLAIM;
+					snprintf(a->object, sizeof(a->object), "%s", id->claims[c].name);
+					snprintf(a->uid, sizeof(a->uid), "%s", id->claims[c].uid ? id->claims[c].uid : "");
+					return true;
+				}
+			}
+		}
+		/* Done with it: the identity is only a number past now. */
+		json_t *st = json_deep_copy(p->state);
+		char key[24];
+		snprintf(key, sizeof(key), "%ld", id->n);
+		json_object_del(json_object_get(st, "released"), key);
+		set_state(a, st);
+		a->what = "ForgetMember";
+		return true;
+	}
+	return false;
+}
+
+static const json_t *find_revision(const struct plan *p, const char *name)
+{
+	size_t i;
+	const json_t *r;
+	json_array_foreach(p->in->revisions, i, r) {
+		const char *n = kube_obj_str(r, "metadata.name");
+		if (n && name && !strcmp(n, name) && cluster_controlled_by(r, p->uid))
+			return r;
+	}
+	return NULL;
+}
+
+/* The revision member id runs at (or should): rank below partition keeps the current one. */
+static const char *target_revision(const struct plan *p, const struct identity *id)
+{
+	if (!p->s.on_delete && id->rank < p->s.partition)
+		return p->current_rev;
+	return p->update_rev;
+}
+
+static bool start_members(struct plan *p, struct cluster_action *a)
+{
+	for (size_t i = 0; i < p->nids; i++) {
+		struct identity *id = &p->ids[i];
+		if (!id->member)
+			continue;
+		size_t t;
+		const json_t *vct;
+		bool claims_ready = true;
+		json_array_foreach(p->s.vcts, t, vct) {
+			const char *tname = kube_obj_str(vct, "metadata.name");
+			char *claim = xasprintf("%s-%s", tname, id->name);
+			const struct claim *found = NULL;
+			for (int c = 0; c < id->nclaims; c++)
+				if (!strcmp(id->claims[c].name, claim))
+					found = &id->claims[c];
+			free(claim);
+			if (!found) {
+				a->step = CLUSTER_CREATE_CLAIM;
+				a->body = cluster_member_claim(p->c, vct, id->n, !strcmp(p->s.when_deleted, "Delete"));
+				snprintf(a->object, sizeof(a->object), "%s", kube_obj_str(a->body, "metadata.name"));
+				return true;
+			}
+			if (found->terminating)
+				claims_ready = false; /* someone deletes it: the pod waits for a new one */
+		}
+		if (id->pod || id->foreign || !claims_ready)
+			continue;
+		const char *rev = target_revision(p, id);
+		const json_t *robj = find_revision(p, rev);
+		const json_t *tmpl = robj ? json_object_get(json_object_get(robj, "data"), "template") : NULL;
+		if (!tmpl)
+			continue; /* its revision is not in the cache yet */
+		a->step = CLUSTER_CREATE_POD;
+		a->body = cluster_member_pod(p->c, tmpl, id->n, rev);
+		snprintf(a->object, sizeof(a->object), "%s", id->name);
+		return true;
+	}
+	return false;
+}
+
+static int unavailable_count(const struct plan *p)
+{
+	int n = 0;
+	for (size_t i = 0; i < p->nids; i++) {
+		const struct identity *id = &p->ids[i];
+		if (id->member && (!id->pod || id->going || !id->available))
+			n++;
+	}
+	return n;
+}
+
+static bool at_revision(const struct identity *id, const char *rev)
+{
+	/* Pods carry the revision's name in controller-revision-hash, as StatefulSet pods do. */
+	return id->revision && rev && !strcmp(id->revision, rev);
+}
+
+/* RollingUpdate: replace outdated pods, never more than maxUnavailable members down. */
+static bool roll(struct plan *p, struct cluster_action *a)
+{
+	if (p->s.on_delete)
+		return false;
+	const struct identity *pick = NULL;
+	for (size_t i = 0; i < p->nids; i++) {
+		const struct identity *id = &p->ids[i];
+		if (!id->member || !id->pod || id->going || at_revision(id, target_revision(p, id)))
+			continue;
+		/* Not-Ready members first (they serve nothing), then the newest. */
+		if (!pick || (!id->ready && pick->ready) || (id->ready == pick->ready && id->n > pick->n))
+			pick = id;
+	}
+	if (!pick)
+		return false;
+	int down = unavailable_count(p);
+	if (down - (pick->available ? 0 : 1) + 1 > p->s.max_unavailable)
+		return false;
+	delete_pod(a, pick, false);
+	a->what = "UpdateMember";
+	event(a, "Normal", "MemberUpdating", "re-creating pod %s at revision %s (was %s)", pick->name,
+	      target_revision(p, pick), pick->revision ? pick->revision : "unknown");
+	return true;
+}
+
+/* Claims carry an owner reference to the cluster exactly when whenDeleted is Delete. */
+static bool fix_claim_owners(struct plan *p, struct cluster_action *a)
+{
+	bool want = !strcmp(p->s.when_deleted, "Delete");
+	for (size_t i = 0; i < p->nids; i++) {
+		const struct identity *id = &p->ids[i];
+		for (int c = 0; c < id->nclaims; c++) {
+			const json_t *obj = id->claims[c].obj;
+			if (id->claims[c].terminating || cluster_owned_by(obj, p->uid) == want)
+				continue;
+			json_t *refs = json_array();
+			size_t r;
+			json_t *ref;
+			json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), r, ref) {
+				const char *u = kube_obj_str(ref, "uid");
+				if (!u || strcmp(u, p->uid))
+					json_array_append(refs, ref);
+			}
+			if (want)
+				json_array_append_new(refs, cluster_owner_ref(p->c, false));
+			a->step = CLUSTER_PATCH_CLAIM;
+			snprintf(a->object, sizeof(a->object), "%s", id->claims[c].name);
+			a->body = json_pack("{s:{s:o, s:s}}", "metadata", "ownerReferences", refs, "resourceVersion",
+					    kube_obj_str(obj, "metadata.resourceVersion"));
+			a->what = want ? "OwnClaim" : "DisownClaim";
+			return true;
+		}
+	}
+	return false;
+}
+
+static long long revision_number(const json_t *r)
+{
+	return json_is_integer(json_object_get(r, "revision")) ? json_integer_value(json_object_get(r, "revision")) : 0;
+}
+
+static bool revision_in_use(const struct plan *p, const char *name)
+{
+	if (!strcmp(name, p->update_rev) || (p->current_rev && !strcmp(name, p->current_rev)))
+		return true;
+	for (size_t i = 0; i < p->nids; i++)
+		if (p->ids[i].pod && at_revision(&p->ids[i], name))
+			return true;
+	return false;
+}
+
+/* Old revisions beyond revisionHistoryLimit go, oldest first; those in use stay. */
+static bool prune_revisions(struct plan *p, struct cluster_action *a)
+{
+	long long unused = 0;
+	const json_t *oldest = NULL;
+	size_t i;
+	const json_t *r;
+	json_array_foreach(p->in->revisions, i, r) {
+		if (!cluster_controlled_by(r, p->uid) || terminating(r) ||
+		    revision_in_use(p, kube_obj_str(r, "metadata.name")))
+			continue;
+		unused++;
+		if (!oldest || revision_number(r) < revision_number(oldest))
+			oldest = r;
+	}
+	if (unused <= p->s.history)
+		return false;
+	a->step = CLUSTER_DELETE_REVISION;
+	snprintf(a->object, sizeof(a->object), "%s", kube_obj_str(oldest, "metadata.name"));
+	snprintf(a->uid, sizeof(a->uid), "%s", kube_obj_str(oldest, "metadata.uid"));
+	return true;
+}
+
+static bool ensure_revision(struct plan *p, struct cluster_action *a)
+{
+	if (p->update_obj)
+		return false;
+	long long max = 0;
+	size_t i;
+	const json_t *r;
+	json_array_foreach(p->in->revisions, i, r) {
+		if (cluster_controlled_by(r, p->uid) && revision_number(r) > max)
+			max = revision_number(r);
+	}
+	a->step = CLUSTER_CREATE_REVISION;
+	a->body = cluster_revision(p->c, p->hash, max + 1);
+	snprintf(a->object, sizeof(a->object), "%s", p->update_rev);
+	return true;
+}
+
+/* ---- status ---- */
+
+static json_t *condition_new(const json_t *old_status, const char *type, bool status, const char *reason,
+			     const char *message, const char *now, long long generation)
+{
+	const char *st = status ? "True" : "False";
+	const char *since = now;
+	size_t i;
+	const json_t *c;
+	json_array_foreach(json_object_get(old_status, "conditions"), i, c) {
+		if (kube_obj_str(c, "type") && !strcmp(kube_obj_str(c, "type"), type) && kube_obj_str(c, "status") &&
+		    !strcmp(kube_obj_str(c, "status"), st) && kube_obj_str(c, "lastTransitionTime"))
+			since = kube_obj_str(c, "lastTransitionTime");
+	}
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "type", type, "status", st, "reason", reason, "message",
+			 message, "lastTransitionTime", since, "observedGeneration", (json_int_t)generation);
+}
+
+static json_t *desired_status(struct plan *p)
+{
+	const json_t *old = json_object_get(p->c, "status");
+	long long replicas = 0, ready = 0, available = 0, updated = 0, current = 0, members = 0;
+	json_t *list = json_array();
+	for (size_t i = 0; i < p->nids; i++) {
+		const struct identity *id = &p->ids[i];
+		if (!id->member)
+			continue;
+		members++;
+		json_t *m = json_pack("{s:s, s:b}", "identity", id->name, "ready", id->ready);
+		if (id->pod) {
+			replicas++;
+			ready += id->ready;
+			available += id->available;
+			updated += at_revision(id, p->update_rev);
+			current += at_revision(id, p->current_rev);
+			json_object_set_new(m, "pod", json_string(id->name));
+			const char *node = kube_obj_str(id->pod, "spec.nodeName");
+			if (node)
+				json_object_set_new(m, "node", json_string(node));
+			if (id->revision)
+				json_object_set_new(m, "revision", json_string(id->revision));
+			const char *phase = kube_obj_str(id->pod, "status.phase");
+			json_object_set_new(m, "phase", json_string(id->going ? "Terminating" : phase ? phase : "Pending"));
+		}
+		json_array_append_new(list, m);
+	}
+	const char *current_rev = updated == p->s.replicas && members == p->s.replicas ? p->update_rev : p->current_rev;
+	char now[32];
+	time_t t = (time_t)(p->in->now_ms / 1000);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	long long gen = int_at(p->c, "metadata.generation", 0);
+	long long need = p->s.replicas - (p->s.on_delete ? 0 : p->s.max_unavailable);
+	if (need < 0)
+		need = 0;
+	json_t *conds = json_array();
+	char msg[256];
+	snprintf(msg, sizeof(msg), "%lld of %lld members available (at least %lld wanted)", available, p->s.replicas,
+		 need);
+	json_array_append_new(conds, condition_new(old, "Available", available >= need,
+						   available >= need ? "MinimumMembersAvailable" : "MembersUnavailable",
+						   msg, now, gen));
+	bool steady = members == p->s.replicas && replicas == members && ready == members && updated == members;
+	const char *why = members != p->s.replicas ? "Scaling" : updated != members ? "RollingUpdate" :
+			  replicas != members || ready != members ? "MembersStarting" : "Complete";
+	snprintf(msg, sizeof(msg), "%lld members, %lld with pods, %lld Ready, %lld at revision %s", members, replicas,
+		 ready, updated, p->update_rev);
+	json_array_append_new(conds, condition_new(old, "Progressing", !steady, why, msg, now, gen));
+	const char *fail = p->in->create_error;
+	char *taken = NULL;
+	for (size_t i = 0; i < p->nids && !fail; i++)
+		if (p->ids[i].member && p->ids[i].foreign)
+			fail = taken = xasprintf("pod %s exists and is not this StatefulCluster's", p->ids[i].name);
+	json_array_append_new(conds, condition_new(old, "ReplicaFailure", fail != NULL, fail ? "CreateFailed" : "None",
+						   fail ? fail : "every member's pod could be created", now, gen));
+	free(taken);
+	char *selector = cluster_selector_string(p->s.selector);
+	json_t *st = json_pack("{s:I, s:I, s:I, s:I, s:I, s:s, s:s, s:I, s:s?, s:I, s:o, s:o}", "replicas",
+			       (json_int_t)replicas, "readyReplicas", (json_int_t)ready, "availableReplicas",
+			       (json_int_t)available, "updatedReplicas", (json_int_t)updated, "currentReplicas",
+			       (json_int_t)current, "currentRevision", current_rev, "updateRevision", p->update_rev,
+			       "observedGeneration", (json_int_t)gen, "selector", selector, "nextIdentity",
+			       json_integer_value(json_object_get(p->state, "next")), "members", list, "conditions", conds);
+	free(selector);
+	return st;
+}
+
+/* True when the status differs from want in anything but the time conditions were written. */
+static bool status_differs(const json_t *have, const json_t *want)
+{
+	if (!have)
+		return true;
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)want, k, v) {
+		if (!json_equal(v, json_object_get(have, k)))
+			return true;
+	}
+	return false;
+}
+
+/* ---- the plan ---- */
+
+static bool refuse(struct plan *p, struct cluster_action *a)
+{
+	const char *why = NULL;
+	bool empty = !json_object_size(json_object_get(p->s.selector, "matchLabels")) &&
+		     !json_array_size(json_object_get(p->s.selector, "matchExpressions"));
+	if (!label_selector_valid(p->s.selector) || empty)
+		why = "spec.selector is missing, empty or malformed: give it matchLabels the pods carry";
+	else if (!json_is_object(p->s.tmpl) || !json_array_size(json_object_get(json_object_get(p->s.tmpl, "spec"), "containers")))
+		why = "spec.template has no containers";
+	json_t *labels = why ? NULL : cluster_pod_labels(p->c, p->s.tmpl, NULL);
+	if (labels && !label_selector_matches(p->s.selector, labels))
+		why = "spec.selector does not select the pods spec.template makes: make the template's labels match it";
+	json_decref(labels);
+	if (!why)
+		return false;
+	a->step = CLUSTER_REFUSE;
+	event(a, "Warning", "InvalidSpec", "%s", why);
+	return true;
+}
+
+void cluster_plan(const struct cluster_inputs *in, struct cluster_action *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->step = CLUSTER_NOTHING;
+	/* Gone or going: the garbage collector takes its pods, revisions and the claims it owns. */
+	if (!in->cluster || terminating(in->cluster))
+		return;
+	struct plan p = {.in = in, .c = in->cluster, .due_ms = LLONG_MAX};
+	p.ns = kube_obj_str(in->cluster, "metadata.namespace");
+	p.name = kube_obj_str(in->cluster, "metadata.name");
+	p.uid = kube_obj_str(in->cluster, "metadata.uid");
+	if (!p.ns || !p.name || !p.uid)
+		return;
+	read_spec(in->cluster, &p.s);
+	if (refuse(&p, a))
+		return;
+	collect(&p);
+	read_state(&p);
+	apply_state(&p);
+	cluster_template_hash(p.s.tmpl, p.hash);
+	p.update_rev = xasprintf("%s-%s", p.name, p.hash);
+	p.update_obj = find_revision(&p, p.update_rev);
+	const char *cur = kube_obj_str(in->cluster, "status.currentRevision");
+	p.current_rev = cur && find_revision(&p, cur) ? cur : p.update_rev;
+	for (size_t i = 0; i < p.nids; i++)
+		if (p.ids[i].pod)
+			assess(&p, &p.ids[i]);
+
+	if (p.state_rebuilt) {
+		set_state(a, json_incref(p.state));
+		a->what = "RebuildState";
+		event(a, "Normal", "StateRebuilt", "identity state rebuilt from the pods and claims: next identity %s-%lld",
+		      p.name, (long long)json_integer_value(json_object_get(p.state, "next")));
+	} else if (!(ensure_revision(&p, a) || replace_failed(&p, a) || scale(&p, a) || release(&p, a) ||
+		     start_members(&p, a) || roll(&p, a) || fix_claim_owners(&p, a) || prune_revisions(&p, a))) {
+		json_t *st = desired_status(&p);
+		if (status_differs(json_object_get(in->cluster, "status"), st)) {
+			a->step = CLUSTER_UPDATE_STATUS;
+			a->body = st;
+		} else {
+			json_decref(st);
+			if (p.due_ms != LLONG_MAX)
+				a->step = CLUSTER_WAIT;
+		}
+	}
+	if (p.due_ms != LLONG_MAX) {
+		long long left = p.due_ms - in->now_ms;
+		a->requeue_ms = left < 1 ? 1 : left > LONG_MAX ? LONG_MAX : (long)left;
+	}
+	for (size_t i = 0; i < p.nids; i++) {
+		free(p.ids[i].claims);
+		free(p.ids[i].failure);
+	}
+	free(p.ids);
+	free(p.update_rev);
+	json_decref(p.state);
+}

@@ -1,0 +1,113 @@
+/*
+ * The StatefulCluster planner (SPEC section "cluster"): what the cluster
+ * shows in, the one next step out. Pure: no I/O, the clock is an input.
+ *
+ * A StatefulCluster is a StatefulSet without ordinal sequencing whose
+ * failed members are replaced by new identities:
+ *
+ *   identity  <name>-<n>, n from a counter that only grows; claims
+ *             <template>-<name>-<n>; hostname = pod name, subdomain =
+ *             spec.serviceName.
+ *   state     annotation stateful-operator.io/cluster-state on the
+ *             StatefulCluster (metadata survives a status wipe):
+ *               {"next": n, "members": [ids...], "released": {"id": "Scaled"|"Replaced"}}
+ *             Rebuilt from the pods and claims when missing: members = the
+ *             identities of the pods it controls that are not failed, next
+ *             = one past the highest identity any pod or claim shows.
+ *   members   start and stop in parallel. A member whose pod is missing
+ *             gets it (again, same identity and claims); a failed member
+ *             (pod Failed or evicted; node NotReady or gone for
+ *             nodeLostAfterSeconds; not Ready for unhealthyAfterSeconds
+ *             counted from when it stopped being Ready, never before
+ *             startupGraceSeconds after it started) is replaced by a new
+ *             identity with new claims; its old claims follow whenReplaced.
+ *   scaling   up: new identities; down: members not Ready first, then the
+ *             newest; their claims follow whenScaled.
+ *   updates   ControllerRevisions <name>-<hash> of spec.template, pruned to
+ *             revisionHistoryLimit (revisions in use are kept). RollingUpdate:
+ *             members ranked by identity; those ranked below partition keep
+ *             the current revision, the others are deleted and re-created
+ *             at the update revision, at most maxUnavailable members
+ *             unavailable at any time. OnDelete: a pod is re-created at the
+ *             update revision only after the user deleted it.
+ *   deletion  claims carry an owner reference to the StatefulCluster when
+ *             whenDeleted is Delete, so the garbage collector takes them.
+ *
+ * Every action is one API call; the reconciler performs it and asks again.
+ */
+#ifndef SOP_CLUSTER_PLAN_H
+#define SOP_CLUSTER_PLAN_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#define CLUSTER_GROUP "stateful-operator.io"
+#define CLUSTER_API_VERSION "stateful-operator.io/v1alpha1"
+#define CLUSTER_KIND "StatefulCluster"
+#define ANNOTATION_CLUSTER_STATE "stateful-operator.io/cluster-state"
+#define LABEL_CLUSTER "stateful-operator.io/cluster"             /* on pods, claims, revisions: the StatefulCluster */
+#define LABEL_CLUSTER_MEMBER "stateful-operator.io/cluster-member" /* on pods and claims: <name>-<n> */
+#define LABEL_REVISION_HASH "controller-revision-hash"
+
+#define CLUSTER_DEFAULT_NODE_LOST_S 300
+#define CLUSTER_DEFAULT_UNHEALTHY_S 600
+#define CLUSTER_DEFAULT_STARTUP_GRACE_S 600
+#define CLUSTER_DEFAULT_HISTORY 10
+
+struct cluster_inputs {
+	const json_t *cluster;   /* the StatefulCluster, or NULL when it is gone */
+	const json_t *pods;      /* array: the pods of its namespace */
+	const json_t *pvcs;      /* array: the claims of its namespace */
+	const json_t *revisions; /* array: the ControllerRevisions of its namespace */
+	const json_t *nodes;     /* array of Nodes, or NULL when they cannot be read (namespace scope) */
+	long long now_ms;        /* wall clock, milliseconds since the epoch */
+	const char *create_error; /* the last pod/claim creation the API server refused, or NULL (ReplicaFailure) */
+	/*
+	 * UIDs of pods the controller deleted whose deletion its cache may not
+	 * show yet (array of strings, or NULL): counted as going, so a rolling
+	 * update never takes down more than maxUnavailable on a stale cache.
+	 */
+	const json_t *deleted_uids;
+};
+
+enum cluster_step {
+	CLUSTER_NOTHING,
+	CLUSTER_REFUSE,          /* a spec the planner cannot act on: a Warning Event, nothing changed */
+	CLUSTER_SET_STATE,       /* merge-patch the state annotation to body (resourceVersion precondition) */
+	CLUSTER_CREATE_REVISION, /* create the ControllerRevision body */
+	CLUSTER_DELETE_REVISION, /* delete revision object (UID uid) */
+	CLUSTER_CREATE_CLAIM,    /* create the claim body */
+	CLUSTER_PATCH_CLAIM,     /* merge-patch claim object with body (its owner references) */
+	CLUSTER_DELETE_CLAIM,    /* delete claim object (UID uid) */
+	CLUSTER_CREATE_POD,      /* create the pod body */
+	CLUSTER_DELETE_POD,      /* delete pod object (UID uid); force: grace period 0 (its node is lost) */
+	CLUSTER_UPDATE_STATUS,   /* replace the status subresource with body */
+	CLUSTER_WAIT,            /* look again after requeue_ms */
+};
+
+struct cluster_action {
+	enum cluster_step step;
+	char object[256];
+	char uid[64];
+	json_t *body;             /* new reference or NULL */
+	bool force;               /* DELETE_POD */
+	const char *event_type;   /* NULL: no Event */
+	const char *event_reason; /* static */
+	char *event_message;      /* new string */
+	const char *counts;       /* metric family this step adds one to, or NULL (static) */
+	const char *what;         /* what the step is for, e.g. "ReplaceMember" (static), or NULL */
+	long requeue_ms;          /* something falls due then (0: nothing) */
+};
+
+void cluster_action_release(struct cluster_action *a);
+
+void cluster_plan(const struct cluster_inputs *in, struct cluster_action *out);
+
+const char *cluster_step_name(enum cluster_step s);
+/* what, or the step's name: for logs and SOP_TEST_CRASH_AFTER. */
+const char *cluster_action_name(const struct cluster_action *a);
+
+/* The label selector as a string for status.selector ("a=b,c in (d,e)"); new string, NULL when malformed. */
+char *cluster_selector_string(const json_t *selector);
+
+#endif
