@@ -3,9 +3,10 @@
 # `scripts/local-cluster up` ran.
 #   - both overlays (cluster, namespace) pass a server-side dry-run apply;
 #   - what each renders: a 2-replica Deployment with --leader-elect and the
-#     hardened pod; ClusterRole+Binding only in the cluster overlay, Role+Binding
-#     only in the namespace overlay, which also scopes the operator to the
-#     Role's namespace; no "*" in any apiGroups/resources/verbs;
+#     hardened pod; the StatefulCluster CRD; ClusterRole+Binding only in the
+#     cluster overlay, Role+Binding only in the namespace overlay, which also
+#     scopes the operator to the Role's namespace; no "*" in any
+#     apiGroups/resources/verbs;
 #   - the RBAC that `up` applied (deploy/rbac/cluster) lets the operator's
 #     ServiceAccount do what it needs and nothing of a sample it must not;
 #   - the namespaced Role, bound in a scratch namespace, grants its verbs there
@@ -73,10 +74,12 @@ for overlay in cluster namespace; do
 
 	step "$overlay overlay: rendered objects"
 	render "$overlay"
-	for kind in Namespace ServiceAccount Deployment; do
+	for kind in Namespace ServiceAccount Deployment CustomResourceDefinition; do
 		[ "$(count "$overlay" "$kind")" = 1 ] || fail "expected one $kind: $(cut -d'|' -f1 "$TMP/$overlay.txt" | xargs)"
 	done
 	[ "$(field "$overlay" Deployment 2)" = "$OPNS" ] || fail "Deployment not in $OPNS"
+	[ "$(field "$overlay" CustomResourceDefinition 3)" = statefulclusters.stateful-operator.io ] ||
+		fail "the CRD is not statefulclusters.stateful-operator.io"
 	[ "$(field "$overlay" Deployment 4)" = 2 ] || fail "Deployment replicas is not 2"
 	args=$(field "$overlay" Deployment 5)
 	grep -qF '"--leader-elect"' <<<"$args" || fail "no --leader-elect in $args"
@@ -125,7 +128,7 @@ grep -qF '"--namespace=$(POD_NAMESPACE)"' <<<"$(field namespace Deployment 5)" |
 	fail 'the namespace overlay does not pass --namespace=$(POD_NAMESPACE)'
 grep -qF "Role/stateful-operator [{\"kind\":\"ServiceAccount\",\"name\":\"stateful-operator\",\"namespace\":\"$OPNS\"}]" \
 	<<<"$(field namespace RoleBinding 9)" || fail "RoleBinding does not bind the ServiceAccount"
-for r in persistentvolumes storageclasses; do
+for r in persistentvolumes storageclasses nodes; do
 	if grep -qF "\"$r\"" <<<"$(field namespace Role 8)"; then
 		fail "the Role names the cluster-scoped $r"
 	fi
@@ -178,6 +181,28 @@ expect yes "$SA" watch jobs.batch --all-namespaces
 expect yes "$SA" patch configmaps -n default
 expect yes "$SA" list storageclasses.storage.k8s.io
 expect no "$SA" update statefulsets.apps -n default
+# StatefulCluster: the CR (state annotation by patch), its status, its
+# ControllerRevisions, members' pods and claims, and nodes (lost members).
+expect yes "$SA" watch statefulclusters.stateful-operator.io --all-namespaces
+expect yes "$SA" get statefulclusters.stateful-operator.io -n default
+expect yes "$SA" patch statefulclusters.stateful-operator.io -n default
+expect yes "$SA" update statefulclusters.stateful-operator.io --subresource=status -n default
+expect yes "$SA" patch statefulclusters.stateful-operator.io --subresource=status -n default
+expect yes "$SA" update statefulclusters.stateful-operator.io --subresource=finalizers -n default
+expect no "$SA" update statefulclusters.stateful-operator.io -n default
+expect no "$SA" create statefulclusters.stateful-operator.io -n default
+expect no "$SA" delete statefulclusters.stateful-operator.io -n default
+expect yes "$SA" watch controllerrevisions.apps --all-namespaces
+expect yes "$SA" create controllerrevisions.apps -n default
+expect yes "$SA" delete controllerrevisions.apps -n default
+expect yes "$SA" patch controllerrevisions.apps -n default
+expect no "$SA" update controllerrevisions.apps -n default
+expect yes "$SA" delete pods -n default
+expect yes "$SA" list nodes
+expect yes "$SA" watch nodes
+expect no "$SA" get nodes
+expect no "$SA" patch nodes
+expect no "$SA" delete nodes
 
 step "namespace Role, bound in a scratch namespace: its verbs there, nothing elsewhere"
 kubectl create namespace "$NS" >/dev/null
@@ -214,7 +239,18 @@ expect no "$NSA" list persistentvolumes
 expect no "$NSA" list storageclasses.storage.k8s.io
 expect yes "$NSA" delete persistentvolumeclaims -n "$NS"
 expect yes "$NSA" create pods -n "$NS"
-expect no "$NSA" create persistentvolumeclaims -n "$NS"
+expect yes "$NSA" create persistentvolumeclaims -n "$NS"
+expect yes "$NSA" watch statefulclusters.stateful-operator.io -n "$NS"
+expect yes "$NSA" patch statefulclusters.stateful-operator.io -n "$NS"
+expect yes "$NSA" update statefulclusters.stateful-operator.io --subresource=status -n "$NS"
+expect no "$NSA" update statefulclusters.stateful-operator.io -n "$NS"
+expect no "$NSA" list statefulclusters.stateful-operator.io -n default
+expect no "$NSA" list statefulclusters.stateful-operator.io --all-namespaces
+expect yes "$NSA" create controllerrevisions.apps -n "$NS"
+expect yes "$NSA" delete controllerrevisions.apps -n "$NS"
+expect no "$NSA" create controllerrevisions.apps -n default
+expect no "$NSA" list nodes
+expect no "$NSA" create persistentvolumeclaims -n default
 expect no "$NSA" create pods -n default
 expect no "$NSA" get secrets -n "$NS"
 expect no "$NSA" create namespaces

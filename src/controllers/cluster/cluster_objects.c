@@ -9,7 +9,7 @@
 #include "controllers/cluster/cluster_plan.h"
 #include "util/xalloc.h"
 
-#define MAX_IDENTITY_DIGITS 9
+#define MAX_IDENTITY_DIGITS 18 /* fits a 64-bit long */
 
 long cluster_identity_after(const char *name, const char *prefix)
 {
@@ -23,7 +23,7 @@ long cluster_identity_after(const char *name, const char *prefix)
 	for (const char *p = d; *p; p++)
 		if (*p < '0' || *p > '9')
 			return -1;
-	return strtol(d, NULL, 10);
+	return strtol(d, NULL, 10); /* long is 64 bits on the Linux targets */
 }
 
 void cluster_template_hash(const json_t *tmpl, char out[11])

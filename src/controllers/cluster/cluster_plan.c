@@ -350,11 +350,22 @@ static void assess(struct plan *p, struct identity *id)
 		const json_t *nready = node ? condition(node, "Ready") : NULL;
 		const char *st = nready ? kube_obj_str(nready, "status") : NULL;
 		if (!node) {
-			id->node_lost = true;
-			id->failure = xasprintf("its node %s is gone", node_name);
-			return;
-		}
-		if (!st || strcmp(st, "True")) {
+			/*
+			 * Gone, or not yet in the cache: lost only once the pod stopped
+			 * being Ready (its kubelet went with the node), for nodeLostAfterSeconds.
+			 */
+			const json_t *pready = condition(pod, "Ready");
+			const char *pst = pready ? kube_obj_str(pready, "status") : NULL;
+			long long since = pready ? time_ms(kube_obj_str(pready, "lastTransitionTime")) : -1;
+			if (pst && strcmp(pst, "True") && since >= 0) {
+				id->node_lost = true;
+				if (since + p->s.node_lost_ms <= p->in->now_ms) {
+					id->failure = xasprintf("its node %s is gone", node_name);
+					return;
+				}
+				due_at(p, since + p->s.node_lost_ms);
+			}
+		} else if (!st || strcmp(st, "True")) {
 			id->node_lost = true;
 			long long since = time_ms(kube_obj_str(nready, "lastTransitionTime"));
 			if (since < 0 || since + p->s.node_lost_ms <= p->in->now_ms) {
@@ -423,11 +434,11 @@ static void read_state(struct plan *p)
 		return;
 	}
 	json_decref(st);
+	/* A failed pod's member stays one: it is then replaced as any, its claims following whenReplaced. */
 	json_t *members = json_array();
 	for (size_t i = 0; i < p->nids; i++) {
 		const struct identity *id = &p->ids[i];
-		if (id->pod && !terminating(id->pod) && !(kube_obj_str(id->pod, "status.phase") &&
-							  !strcmp(kube_obj_str(id->pod, "status.phase"), "Failed")))
+		if (id->pod && !terminating(id->pod))
 			json_array_append_new(members, json_integer(id->n));
 	}
 	p->state = state_new(seen_next > status_next ? seen_next : status_next, members, json_object());
@@ -485,7 +496,11 @@ static json_t *state_change(const struct plan *p, long drop, const char *why, in
 		if (added && off < len)
 			off += (size_t)snprintf(added + off, len - off, "%s%s-%lld", k ? ", " : "", p->name, next);
 	}
-	return state_new(next, members, released);
+	json_t *st = json_deep_copy(p->state); /* what else it records stays */
+	json_object_set_new(st, "next", json_integer(next));
+	json_object_set_new(st, "members", members);
+	json_object_set_new(st, "released", released);
+	return st;
 }
 
 /* ---- steps ---- */
@@ -504,6 +519,18 @@ static bool replace_failed(struct plan *p, struct cluster_action *a)
 		struct identity *id = &p->ids[i];
 		if (!id->member || !id->failure)
 			continue;
+		long long members = (long long)json_array_size(json_object_get(p->state, "members"));
+		if (members > p->s.replicas) {
+			/* Scaling down anyway: the failed member is the one that goes, without a successor. */
+			set_state(a, state_change(p, id->n, "Replaced", 0, NULL, 0));
+			a->what = "RemoveMember";
+			event(a, "Warning", "MemberRemoved",
+			      "member %s failed (%s) while scaling to %lld: removed, not replaced; its claims are %s "
+			      "(whenReplaced: %s)",
+			      id->name, id->failure, p->s.replicas, !strcmp(p->s.when_replaced, "Delete") ? "deleted" : "kept",
+			      p->s.when_replaced);
+			return true;
+		}
 		char added[300];
 		set_state(a, state_change(p, id->n, "Replaced", 1, added, sizeof(added)));
 		a->what = "ReplaceMember";
@@ -561,7 +588,9 @@ static bool release(struct plan *p, struct cluster_action *a)
 		struct identity *id = &p->ids[i];
 		if (id->member)
 			continue;
-		if (id->pod && !terminating(id->pod) && !in_array(p->in->deleted_uids, kube_obj_str(id->pod, "metadata.uid"))) {
+		/* A pod stuck terminating on a lost node is force-deleted: its identity is never used again. */
+		if (id->pod && (!terminating(id->pod) || id->node_lost) &&
+		    !in_array(p->in->deleted_uids, kube_obj_str(id->pod, "metadata.uid"))) {
 			delete_pod(a, id, id->node_lost);
 			a->what = "DeleteFormerMember";
 			return true;
@@ -659,7 +688,7 @@ static int unavailable_count(const struct plan *p)
 	int n = 0;
 	for (size_t i = 0; i < p->nids; i++) {
 		const struct identity *id = &p->ids[i];
-		if (id->member && (!id->pod || id->going || !id->available))
+		if (id->member && (!id->pod || id->going || !id->available || id->node_lost))
 			n++;
 	}
 	return n;
@@ -783,6 +812,30 @@ static bool ensure_revision(struct plan *p, struct cluster_action *a)
 	return true;
 }
 
+/*
+ * The revision the members below the partition keep: recorded when the
+ * cluster is first seen, and moved to the update revision once every
+ * member runs it.
+ */
+static bool record_current_revision(struct plan *p, struct cluster_action *a)
+{
+	const char *have = json_string_value(json_object_get(p->state, "currentRevision"));
+	const char *want = p->current_rev;
+	bool all_updated = (long long)json_array_size(json_object_get(p->state, "members")) == p->s.replicas;
+	for (size_t i = 0; i < p->nids && all_updated; i++)
+		if (p->ids[i].member && !(p->ids[i].pod && at_revision(&p->ids[i], p->update_rev)))
+			all_updated = false;
+	if (all_updated)
+		want = p->update_rev;
+	if (have && !strcmp(have, want))
+		return false;
+	json_t *st = json_deep_copy(p->state);
+	json_object_set_new(st, "currentRevision", json_string(want));
+	set_state(a, st);
+	a->what = "RecordRevision";
+	return true;
+}
+
 /* ---- status ---- */
 
 static json_t *condition_new(const json_t *old_status, const char *type, bool status, const char *reason,
@@ -817,7 +870,6 @@ static json_t *desired_status(struct plan *p)
 			ready += id->ready;
 			available += id->available;
 			updated += at_revision(id, p->update_rev);
-			current += at_revision(id, p->current_rev);
 			json_object_set_new(m, "pod", json_string(id->name));
 			const char *node = kube_obj_str(id->pod, "spec.nodeName");
 			if (node)
@@ -830,6 +882,8 @@ static json_t *desired_status(struct plan *p)
 		json_array_append_new(list, m);
 	}
 	const char *current_rev = updated == p->s.replicas && members == p->s.replicas ? p->update_rev : p->current_rev;
+	for (size_t i = 0; i < p->nids; i++)
+		current += p->ids[i].member && p->ids[i].pod && at_revision(&p->ids[i], current_rev);
 	char now[32];
 	time_t t = (time_t)(p->in->now_ms / 1000);
 	struct tm tm;
@@ -929,7 +983,10 @@ void cluster_plan(const struct cluster_inputs *in, struct cluster_action *a)
 	cluster_template_hash(p.s.tmpl, p.hash);
 	p.update_rev = xasprintf("%s-%s", p.name, p.hash);
 	p.update_obj = find_revision(&p, p.update_rev);
-	const char *cur = kube_obj_str(in->cluster, "status.currentRevision");
+	/* The state keeps it too: a partition must hold through a status wipe. */
+	const char *cur = json_string_value(json_object_get(p.state, "currentRevision"));
+	if (!cur || !find_revision(&p, cur))
+		cur = kube_obj_str(in->cluster, "status.currentRevision");
 	p.current_rev = cur && find_revision(&p, cur) ? cur : p.update_rev;
 	for (size_t i = 0; i < p.nids; i++)
 		if (p.ids[i].pod)
@@ -938,10 +995,13 @@ void cluster_plan(const struct cluster_inputs *in, struct cluster_action *a)
 	if (p.state_rebuilt) {
 		set_state(a, json_incref(p.state));
 		a->what = "RebuildState";
-		event(a, "Normal", "StateRebuilt", "identity state rebuilt from the pods and claims: next identity %s-%lld",
-		      p.name, (long long)json_integer_value(json_object_get(p.state, "next")));
-	} else if (!(ensure_revision(&p, a) || replace_failed(&p, a) || scale(&p, a) || release(&p, a) ||
-		     start_members(&p, a) || roll(&p, a) || fix_claim_owners(&p, a) || prune_revisions(&p, a))) {
+		if (highest_seen(&p) >= 0)
+			event(a, "Normal", "StateRebuilt",
+			      "identity state rebuilt from the pods and claims: next identity %s-%lld", p.name,
+			      (long long)json_integer_value(json_object_get(p.state, "next")));
+	} else if (!(ensure_revision(&p, a) || record_current_revision(&p, a) || replace_failed(&p, a) ||
+		     scale(&p, a) || release(&p, a) || start_members(&p, a) || roll(&p, a) ||
+		     fix_claim_owners(&p, a) || prune_revisions(&p, a))) {
 		json_t *st = desired_status(&p);
 		if (status_differs(json_object_get(in->cluster, "status"), st)) {
 			a->step = CLUSTER_UPDATE_STATUS;

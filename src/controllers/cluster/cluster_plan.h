@@ -10,10 +10,13 @@
  *             spec.serviceName.
  *   state     annotation stateful-operator.io/cluster-state on the
  *             StatefulCluster (metadata survives a status wipe):
- *               {"next": n, "members": [ids...], "released": {"id": "Scaled"|"Replaced"}}
+ *               {"next": n, "members": [ids...], "released": {"id": "Scaled"|"Replaced"},
+ *                "currentRevision": the revision below the partition}
  *             Rebuilt from the pods and claims when missing: members = the
- *             identities of the pods it controls that are not failed, next
- *             = one past the highest identity any pod or claim shows.
+ *             identities of the pods it controls that are not being
+ *             deleted (failed ones are then replaced as usual), next = one
+ *             past the highest identity any pod or claim shows (or
+ *             status.nextIdentity, if higher).
  *   members   start and stop in parallel. A member whose pod is missing
  *             gets it (again, same identity and claims); a failed member
  *             (pod Failed or evicted; node NotReady or gone for
