@@ -104,10 +104,12 @@ static void lease_lost(void *ctx)
  * controller's cache could never sync and the whole operator would stay
  * unready, so it is left out with a warning that says what to install.
  */
-static bool cluster_api_installed(struct kube_client *c)
+static bool cluster_api_installed(struct kube_client *c, const char *ns)
 {
-	/* Discovery: every authenticated identity may read it, in namespace scope too. */
-	char *path = xasprintf("/apis/%s/%s", KUBE_STATEFULCLUSTERS.group, KUBE_STATEFULCLUSTERS.version);
+	/* A LIST of one, where the operator may list: in namespace scope nothing leaves the namespace. */
+	char *base = kube_resource_path(&KUBE_STATEFULCLUSTERS, ns, NULL, NULL);
+	char *path = xasprintf("%s?limit=1", base);
+	free(base);
 	struct kube_error err = {0};
 	json_t *out = NULL;
 	int r = kube_request(c, "GET", path, NULL, NULL, &out, &err);
@@ -144,7 +146,7 @@ static void add_controllers(struct manager *m, const struct operator_options *o,
 		struct scaledown_deps d = {.client = c, .manager = m, .events = events, .obs = obs, .workers = o->workers};
 		manager_add_controller(m, scaledown_controller_new(&d));
 	}
-	if ((o->controllers & CONTROLLER_CLUSTER) && cluster_api_installed(c)) {
+	if ((o->controllers & CONTROLLER_CLUSTER) && cluster_api_installed(c, o->namespace)) {
 		struct cluster_deps d = {.client = c,
 					 .manager = m,
 					 .events = events,
