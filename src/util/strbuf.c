@@ -67,6 +67,20 @@ int strbuf_addf(struct strbuf *sb, const char *fmt, ...)
 	return 0;
 }
 
+void strbuf_appendf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || strbuf_reserve(sb, (size_t)n) < 0)
+		abort();
+	va_start(ap, fmt);
+	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	sb->len += (size_t)n;
+}
+
 void strbuf_consume(struct strbuf *sb, size_t n)
 {
 	if (n >= sb->len) {

@@ -25,6 +25,12 @@ int strbuf_add(struct strbuf *sb, const void *data, size_t len) __attribute__((w
 int strbuf_addstr(struct strbuf *sb, const char *s) __attribute__((warn_unused_result));
 int strbuf_addf(struct strbuf *sb, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), warn_unused_result));
+/*
+ * strbuf_addf for a buffer without a cap (strbuf_init(sb, 0) or
+ * STRBUF_INIT), where appending cannot be refused: for building messages.
+ * Aborts when called on a capped buffer that is full (a programming error).
+ */
+void strbuf_appendf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Removes the first n bytes. */
 void strbuf_consume(struct strbuf *sb, size_t n);
 void strbuf_reset(struct strbuf *sb);

@@ -48,20 +48,6 @@ static void event(struct cluster_action *a, const char *type, const char *reason
 	va_end(ap);
 }
 
-/* Appends to an uncapped buffer, which cannot refuse. */
-static void addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void addf(struct strbuf *sb, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *s = xvasprintf(fmt, ap);
-	va_end(ap);
-	if (strbuf_addstr(sb, s) < 0)
-		abort();
-	free(s);
-}
-
 /* ---- the selector as status.selector shows it ---- */
 
 char *cluster_selector_string(const json_t *selector)
@@ -72,21 +58,21 @@ char *cluster_selector_string(const json_t *selector)
 	const char *k;
 	const json_t *v;
 	json_object_foreach((json_t *)json_object_get(selector, "matchLabels"), k, v)
-		addf(&sb, "%s%s=%s", sb.len ? "," : "", k, json_string_value(v));
+		strbuf_appendf(&sb, "%s%s=%s", sb.len ? "," : "", k, json_string_value(v));
 	size_t i, j;
 	const json_t *e, *x;
 	json_array_foreach(json_object_get(selector, "matchExpressions"), i, e) {
 		const char *key = kube_obj_str(e, "key"), *op = kube_obj_str(e, "operator");
 		const char *sep = sb.len ? "," : "";
 		if (!strcmp(op, "Exists")) {
-			addf(&sb, "%s%s", sep, key);
+			strbuf_appendf(&sb, "%s%s", sep, key);
 		} else if (!strcmp(op, "DoesNotExist")) {
-			addf(&sb, "%s!%s", sep, key);
+			strbuf_appendf(&sb, "%s!%s", sep, key);
 		} else {
-			addf(&sb, "%s%s %s (", sep, key, !strcmp(op, "In") ? "in" : "notin");
+			strbuf_appendf(&sb, "%s%s %s (", sep, key, !strcmp(op, "In") ? "in" : "notin");
 			json_array_foreach(json_object_get(e, "values"), j, x)
-				addf(&sb, "%s%s", j ? "," : "", json_string_value(x));
-			addf(&sb, ")");
+				strbuf_appendf(&sb, "%s%s", j ? "," : "", json_string_value(x));
+			strbuf_appendf(&sb, ")");
 		}
 	}
 	return strbuf_detach(&sb);

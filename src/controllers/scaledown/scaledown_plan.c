@@ -65,20 +65,6 @@ static void event(struct scaledown_action *a, const char *type, const char *reas
 	va_end(ap);
 }
 
-/* Appends to an uncapped buffer, which cannot refuse. */
-static void addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void addf(struct strbuf *sb, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *s = xvasprintf(fmt, ap);
-	va_end(ap);
-	if (strbuf_addstr(sb, s) < 0)
-		abort();
-	free(s);
-}
-
 /* ---- reading the cluster ---- */
 
 static const json_t *annotations_of(const json_t *obj)
@@ -399,7 +385,7 @@ static char *claim_list(const struct ordinal *o)
 {
 	struct strbuf sb = STRBUF_INIT;
 	for (int i = 0; i < o->nclaims; i++)
-		addf(&sb, "%s%s", i ? ", " : "", o->claims[i].name);
+		strbuf_appendf(&sb, "%s%s", i ? ", " : "", o->claims[i].name);
 	return strbuf_detach(&sb);
 }
 
@@ -449,7 +435,7 @@ static bool act_on_cleanup(struct plan *p, struct ordinal *o, struct scaledown_a
 			const char *k;
 			json_t *v;
 			json_object_foreach(mounted, k, v)
-				addf(&sb, "%s%s", sb.len ? ", " : "", k);
+				strbuf_appendf(&sb, "%s%s", sb.len ? ", " : "", k);
 			a->step = SCALEDOWN_DELETE_POD;
 			snprintf(a->object, sizeof(a->object), "%s", pod_name);
 			snprintf(a->uid, sizeof(a->uid), "%s", pod_uid ? pod_uid : "");
@@ -682,32 +668,32 @@ static char *status_text(struct plan *p, const json_t *state)
 			const char *uid = kube_obj_str(o->cleanup, "metadata.uid");
 			const char *phase = phase_of(o->cleanup);
 			if (last && uid && !strcmp(last, uid))
-				addf(&sb, "%sordinal %ld: cleanup attempt %d of %d failed: %s", sep, o->k, failures,
+				strbuf_appendf(&sb, "%sordinal %ld: cleanup attempt %d of %d failed: %s", sep, o->k, failures,
 					    max, msg ? msg : "");
 			else if (!strcmp(phase, "Succeeded"))
-				addf(&sb, "%sordinal %ld: cleanup succeeded, deleting claims %s", sep, o->k, claims);
+				strbuf_appendf(&sb, "%sordinal %ld: cleanup succeeded, deleting claims %s", sep, o->k, claims);
 			else
-				addf(&sb, "%sordinal %ld: cleanup pod %s %s (attempt %d of %d)", sep, o->k,
+				strbuf_appendf(&sb, "%sordinal %ld: cleanup pod %s %s (attempt %d of %d)", sep, o->k,
 					    kube_obj_str(o->cleanup, "metadata.name"), phase, attempt_of(o->cleanup), max);
 		} else if (o->in_range || o->nlive == 0) {
 			/* nothing to say */
 		} else if (failures >= max && p->may_start) {
-			addf(&sb, "%sordinal %ld: Failed: cleanup failed %d times, claims %s kept: %s", sep, o->k,
+			strbuf_appendf(&sb, "%sordinal %ld: Failed: cleanup failed %d times, claims %s kept: %s", sep, o->k,
 				    failures, claims, msg ? msg : "");
 		} else if (o->state == SET_RETRY_WAIT) {
-			addf(&sb, "%sordinal %ld: attempt %d of %d failed: %s; retrying after %s", sep, o->k,
+			strbuf_appendf(&sb, "%sordinal %ld: attempt %d of %d failed: %s; retrying after %s", sep, o->k,
 				    failures, max, msg ? msg : "", json_string_value(json_object_get(entry, "retryAt")));
 		} else if (o->state == SET_STOP || o->state == SET_STOPPING) {
-			addf(&sb, "%sordinal %ld: stopping pod %s before its cleanup", sep, o->k,
+			strbuf_appendf(&sb, "%sordinal %ld: stopping pod %s before its cleanup", sep, o->k,
 				    kube_obj_str(o->other, "metadata.name"));
 		} else if (o->state == SET_LEFT_ALONE) {
-			addf(&sb, "%sordinal %ld: pod %s is not the StatefulSet's; claims %s left alone", sep, o->k,
+			strbuf_appendf(&sb, "%sordinal %ld: pod %s is not the StatefulSet's; claims %s left alone", sep, o->k,
 				    kube_obj_str(o->other, "metadata.name"), claims);
 		} else if (o->state == SET_POD_LEFT && p->may_start) {
-			addf(&sb, "%sordinal %ld: waiting for pod %s to go", sep, o->k,
+			strbuf_appendf(&sb, "%sordinal %ld: waiting for pod %s to go", sep, o->k,
 				    kube_obj_str(o->other, "metadata.name"));
 		} else if (o->queued && p->may_start) {
-			addf(&sb, "%sordinal %ld: waiting for its turn", sep, o->k);
+			strbuf_appendf(&sb, "%sordinal %ld: waiting for its turn", sep, o->k);
 		}
 		free(claims);
 	}
@@ -783,7 +769,7 @@ static void finalizer_removed_event(const struct plan *p, struct scaledown_actio
 	for (size_t i = 0; i < p->nords; i++) {
 		const struct ordinal *o = &p->ords[i];
 		if (o->nlive > 0 && !o->in_range)
-			addf(&kept, "%s%ld", kept.len ? ", " : "", o->k);
+			strbuf_appendf(&kept, "%s%ld", kept.len ? ", " : "", o->k);
 	}
 	if (kept.len)
 		event(a, "Warning", "CleanupIncomplete",
