@@ -204,6 +204,60 @@ static void test_cleanup_counters_move(void **state)
 	kube_client_free(admin);
 }
 
+struct replaced_wait {
+	struct kube_client *c;
+	const char *ns;
+};
+
+static bool member_replaced(void *ctx)
+{
+	struct replaced_wait *w = ctx;
+	return it_event_count(w->c, w->ns, "MemberReplaced", "x") >= 1;
+}
+
+/* A StatefulCluster member that fails is replaced, and the replacement is counted. */
+static void test_replacement_counter_moves(void **state)
+{
+	(void)state;
+	struct kube_client *admin = it_admin_client();
+	char *ns = it_namespace_new(admin, "it-metrics-stc");
+	char maddr[32];
+	snprintf(maddr, sizeof(maddr), "127.0.0.1:%d", METRICS_PORT);
+	const char *args[] = {"--kubeconfig", getenv("SOP_OPERATOR_KUBECONFIG"), "--metrics-bind-address", maddr,
+			      "--health-probe-bind-address", "0", NULL};
+	struct daemon d;
+	daemon_start(&d, args, NULL);
+	assert_true(daemon_wait_log(&d, "all caches synced", 20000));
+	char *before = scrape();
+	/* Every member's pod fails 3 s after it starts (kwok, as annotated): each is replaced in turn. */
+	json_t *stc = it_json("{\"apiVersion\":\"stateful-operator.io/v1alpha1\",\"kind\":\"StatefulCluster\","
+			      "\"metadata\":{\"name\":\"x\"},\"spec\":{\"replicas\":1,\"selector\":{\"matchLabels\":"
+			      "{\"app\":\"x\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"x\"},\"annotations\":"
+			      "{\"testbed.stateful-operator.io/outcome\":\"fail\",\"testbed.stateful-operator.io/delay\":"
+			      "\"3s\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"busybox\"}]}}}}");
+	struct kube_error err;
+	assert_int_equal(kube_create(admin, &KUBE_STATEFULCLUSTERS, ns, stc, NULL, &err), 0);
+	struct replaced_wait w = {admin, ns};
+	if (!it_wait_every(member_replaced, &w, 60000, 200))
+		fail_msg("no member was replaced");
+	char *after = scrape();
+	const char *family = "stateful_operator_cluster_member_replacements_total";
+	double b = sample(before, family), a = sample(after, family);
+	printf("# %s %g -> %g\n", family, b, a);
+	assert_true(a - b >= 1);
+
+	assert_int_equal(kube_delete(admin, &KUBE_STATEFULCLUSTERS, ns, "x", NULL, &err), 0);
+	daemon_signal(&d, SIGTERM);
+	assert_int_equal(daemon_wait_exit(&d, 10000), 0);
+	daemon_cleanup(&d);
+	json_decref(stc);
+	free(before);
+	free(after);
+	it_namespace_delete(admin, ns);
+	free(ns);
+	kube_client_free(admin);
+}
+
 static void test_listener_that_cannot_bind_is_an_error(void **state)
 {
 	(void)state;
@@ -224,6 +278,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_metrics_parse_and_move),
 		cmocka_unit_test(test_cleanup_counters_move),
+		cmocka_unit_test(test_replacement_counter_moves),
 		cmocka_unit_test(test_listener_that_cannot_bind_is_an_error),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
