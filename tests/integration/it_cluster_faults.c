@@ -400,6 +400,54 @@ static void test_restart_with_status_and_state_removed_rebuilds_from_the_claims(
 	restart_with_state_wiped(*state, "it-stc-wipe-both", true, true, "Retain");
 }
 
+/* ---- kill -9 at each step, then a restart ---- */
+
+static void crash_after(struct cl_test *t, const char *step)
+{
+	char *log = NULL;
+	if (!daemon_run_operator_until_crash(step, CL_WAIT_MS, &log)) {
+		cl_show_namespace(t->ns);
+		fail_msg("the operator did not kill itself after %s; its log:\n%s", step, log);
+	}
+	printf("# kill -9 after %s\n", step);
+}
+
+/*
+ * The operator killed right after each kind of step of a start and of a
+ * replacement: every restart resumes, no identity is handed out twice and
+ * no member is left without its pod.
+ */
+static void test_crash_after_each_step_reuses_no_identity(void **state)
+{
+	struct cl_test *t = *state;
+	cl_namespace_new(t, "it-stc-crash");
+	cl_record(t);
+	json_t *stc = cl_manifest("x", 3, "data");
+	cl_create(t, stc);
+	json_decref(stc);
+	static const char *const start[] = {"RebuildState", "CreateRevision", "RecordRevision", "AddMembers",
+					    "CreateClaim",  "CreatePod",      "CreatePod",      "UpdateStatus"};
+	for (size_t i = 0; i < sizeof(start) / sizeof(start[0]); i++)
+		crash_after(t, start[i]);
+	cl_operator_start(t);
+	json_decref(cl_wait_settled(t, "x", 3, "x-0,x-1,x-2"));
+	it_wait_ready_and_bound(t->admin, t->ns, 3, 3, CL_WAIT_MS);
+	cl_operator_stop(t);
+
+	cl_fail_pod(t, "x-1");
+	crash_after(t, "ReplaceMember");
+	crash_after(t, "DeleteFormerMember");
+	cl_operator_start(t);
+	stc = cl_wait_settled(t, "x", 3, "x-0,x-2,x-3");
+	it_wait_ready_and_bound(t->admin, t->ns, 3, 4, CL_WAIT_MS);
+	cl_stop_recording(t);
+	expect_each_name_used_once(t->pod_records, "x-0,x-1,x-2,x-3");
+	assert_int_equal(cl_int_at(stc, "status.nextIdentity"), 4);
+	cl_expect_member_pods(t, stc);
+	json_decref(stc);
+	cl_operator_stop(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -411,6 +459,7 @@ int main(void)
 		cl_unit_test(test_restart_with_the_status_wiped_reuses_no_identity),
 		cl_unit_test(test_restart_with_the_state_annotation_removed_reuses_no_identity),
 		cl_unit_test(test_restart_with_status_and_state_removed_rebuilds_from_the_claims),
+		cl_unit_test(test_crash_after_each_step_reuses_no_identity),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

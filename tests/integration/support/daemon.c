@@ -157,3 +157,13 @@ long http_get(int port, const char *path, char **body)
 		strbuf_release(&sb);
 	return code;
 }
+
+bool daemon_run_operator_until_crash(const char *step, long timeout_ms, char **log)
+{
+	struct daemon d = daemon_start_operator_crashing(step);
+	int rc = daemon_wait_exit(&d, timeout_ms);
+	bool crashed = rc == 128 + SIGKILL;
+	*log = crashed ? NULL : daemon_log(&d); /* daemon_wait_exit killed one that never got there */
+	daemon_cleanup(&d);
+	return crashed;
+}

@@ -30,6 +30,12 @@ void daemon_start_operator(struct daemon *d, const char *const *env, bool wait_s
  * that step), or, when step is NULL, a normal one whose caches have synced.
  */
 struct daemon daemon_start_operator_crashing(const char *step);
+/*
+ * Runs an operator with SOP_TEST_CRASH_AFTER=step until it kills itself.
+ * Returns true when it did (SIGKILL) within timeout_ms; otherwise false with
+ * its log in *log (new string), the process gone.
+ */
+bool daemon_run_operator_until_crash(const char *step, long timeout_ms, char **log);
 /* SIGTERM, then the operator must exit 0 within 10 s; its log is removed. */
 void daemon_stop_operator(struct daemon *d);
 

@@ -153,13 +153,12 @@ void sd_operator_stop(struct sd_test *t)
 
 void sd_operator_run_until_crash(struct sd_test *t, const char *step)
 {
-	t->d = daemon_start_operator_crashing(step);
-	int rc = daemon_wait_exit(&t->d, SD_WAIT_MS);
-	t->d.pid = 0;
-	if (rc != 128 + SIGKILL)
-		sd_fail_with_log(t, "the operator did not kill itself after %s (exit %d)", step, rc);
+	char *log = NULL;
+	if (!daemon_run_operator_until_crash(step, SD_WAIT_MS, &log)) {
+		sd_show_namespace(t->ns);
+		fail_msg("the operator did not kill itself after %s; its log:\n%s", step, log);
+	}
 	printf("# kill -9 after %s\n", step);
-	daemon_cleanup(&t->d);
 }
 
 void sd_show_namespace(const char *ns)
