@@ -51,11 +51,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "client/kube_client.h"
 #include "client/label_selector.h"
 #include "controllers/cluster/cluster_plan.h"
+#include "sim.h"
 #include "util/duration.h"
 #include "util/xalloc.h"
 
@@ -93,101 +93,11 @@ static const char USUAL[] =
 	" \"template\": {\"metadata\": {\"annotations\": {\"example.com/note\": \"keep me\"}},"
 	"  \"spec\": {\"volumes\": [{\"name\": \"settings\", \"configMap\": {\"name\": \"coder-settings\"}}]}}}";
 
-static bool streq(const char *a, const char *b)
-{
-	return a && b && !strcmp(a, b);
-}
-
-static bool contains(const char *s, const char *needle)
-{
-	return s && strstr(s, needle);
-}
-
-static const char *or_dash(const char *s)
-{
-	return s ? s : "-";
-}
-
 /* ---- reading and changing objects ---- */
-
-static json_t *meta(const json_t *obj)
-{
-	return json_object_get(obj, "metadata");
-}
-
-static json_t *find(const json_t *list, const char *name)
-{
-	size_t i;
-	json_t *o;
-	json_array_foreach(list, i, o) {
-		if (name && streq(kube_obj_str(o, "metadata.name"), name))
-			return o;
-	}
-	return NULL;
-}
-
-static json_t *find_uid(const json_t *list, const char *uid)
-{
-	size_t i;
-	json_t *o;
-	json_array_foreach(list, i, o) {
-		if (uid && streq(kube_obj_str(o, "metadata.uid"), uid))
-			return o;
-	}
-	return NULL;
-}
-
-static void remove_obj(json_t *list, const json_t *obj)
-{
-	for (size_t i = 0; i < json_array_size(list); i++) {
-		if (json_array_get(list, i) == obj) {
-			json_array_remove(list, i);
-			return;
-		}
-	}
-}
-
-static const char *label(const json_t *obj, const char *key)
-{
-	return json_string_value(json_object_get(json_object_get(meta(obj), "labels"), key));
-}
-
-static const char *annotation(const json_t *obj, const char *key)
-{
-	return json_string_value(json_object_get(json_object_get(meta(obj), "annotations"), key));
-}
-
-static bool terminating(const json_t *obj)
-{
-	return kube_obj_str(obj, "metadata.deletionTimestamp") != NULL;
-}
-
-static bool has_ref(const json_t *obj, const char *uid, bool controller_only)
-{
-	size_t i;
-	json_t *ref;
-	json_array_foreach(json_object_get(meta(obj), "ownerReferences"), i, ref) {
-		if (streq(kube_obj_str(ref, "uid"), uid) &&
-		    (!controller_only || json_is_true(json_object_get(ref, "controller"))))
-			return true;
-	}
-	return false;
-}
 
 static bool controlled(const json_t *obj)
 {
-	return has_ref(obj, CLUSTER_UID, true);
-}
-
-static bool in_array(const json_t *arr, const char *s)
-{
-	size_t i;
-	json_t *e;
-	json_array_foreach(arr, i, e) {
-		if (streq(json_string_value(e), s))
-			return true;
-	}
-	return false;
+	return sim_owned_by(obj, CLUSTER_UID, true);
 }
 
 static bool int_in_array(const json_t *arr, long n)
@@ -201,26 +111,12 @@ static bool int_in_array(const json_t *arr, long n)
 	return false;
 }
 
-static void rfc3339(long long ms, char *buf, size_t n)
-{
-	time_t t = (time_t)(ms / 1000);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-static long long time_ms(const char *s)
-{
-	int64_t sec = s ? rfc3339_seconds(s) : -1;
-	return sec < 0 ? -1 : (long long)sec * 1000;
-}
-
 static const json_t *condition(const json_t *obj, const char *type)
 {
 	size_t i;
 	const json_t *c;
 	json_array_foreach(json_object_get(json_object_get(obj, "status"), "conditions"), i, c) {
-		if (streq(kube_obj_str(c, "type"), type))
+		if (sim_streq(kube_obj_str(c, "type"), type))
 			return c;
 	}
 	return NULL;
@@ -246,54 +142,21 @@ static void set_condition(json_t *obj, const char *type, bool status, long long 
 	}
 	json_t *c = (json_t *)condition(obj, type);
 	const char *want = status ? "True" : "False";
-	if (c && streq(kube_obj_str(c, "status"), want))
+	if (c && sim_streq(kube_obj_str(c, "status"), want))
 		return;
 	if (!c) {
 		c = json_pack("{s:s}", "type", type);
 		json_array_append_new(conds, c);
 	}
 	char ts[32];
-	rfc3339(ms, ts, sizeof(ts));
+	sim_rfc3339(ms, ts, sizeof(ts));
 	json_object_set_new(c, "status", json_string(want));
 	json_object_set_new(c, "lastTransitionTime", json_string(ts));
 }
 
-/* RFC 7386 JSON merge patch of target (an object) with patch. */
-static void merge_patch(json_t *target, const json_t *patch)
-{
-	const char *k;
-	json_t *v;
-	json_object_foreach((json_t *)patch, k, v) {
-		if (json_is_null(v)) {
-			json_object_del(target, k);
-		} else if (json_is_object(v)) {
-			json_t *t = json_object_get(target, k);
-			if (!json_is_object(t)) {
-				t = json_object();
-				json_object_set_new(target, k, t);
-			}
-			merge_patch(t, v);
-		} else {
-			json_object_set_new(target, k, json_deep_copy(v));
-		}
-	}
-}
-
-/* "<prefix><n>", n in canonical decimal: n, or -1. */
-static long identity_after(const char *s, const char *prefix)
-{
-	size_t n = strlen(prefix);
-	if (!s || strncmp(s, prefix, n))
-		return -1;
-	s += n;
-	if (!*s || strspn(s, "0123456789") != strlen(s) || (s[0] == '0' && s[1]) || strlen(s) > 9)
-		return -1;
-	return atol(s);
-}
-
 static long pod_identity(const char *name)
 {
-	return identity_after(name, NAME "-");
+	return sim_number_after(name, NAME "-", 9);
 }
 
 /* ---- the world ---- */
@@ -318,8 +181,7 @@ struct world {
 	char planned_rv[32];  /* the cluster's resourceVersion the step was planned from */
 	struct cluster_action a;
 	/* what was seen */
-	char *trace;
-	size_t trace_len;
+	struct sim_trace trace;
 	int iterations, conflicts;
 	json_t *history;     /* every step: {t, step, what, object, force, type, reason, message, requeue} */
 	json_t *counts;      /* metric family -> n */
@@ -332,30 +194,13 @@ struct world {
 	int max_down;        /* most members unavailable at once while tracking */
 	json_t *updating;    /* identity -> UID of the pod deleted for an update, until its successor is available */
 	int first_ready_pods; /* controlled pods there when a pod first became Ready; -1 before */
-	char *step_seen, *step_before, *step_again;
+	struct sim_steps steps;
 };
 
-static void trace(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void trace(struct world *w, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *line = xvasprintf(fmt, ap);
-	va_end(ap);
-	size_t n = strlen(line);
-	w->trace = xrealloc(w->trace, w->trace_len + n + 1);
-	memcpy(w->trace + w->trace_len, line, n + 1);
-	w->trace_len += n;
-	free(line);
-}
-
+/* Adds to the steps so far, formatted like printf. */
+#define trace(w, ...) sim_trace_add(&(w)->trace, __VA_ARGS__)
 /* Fails the test, printing every step so far. */
-#define world_fail(w, ...)                                                                            \
-	do {                                                                                          \
-		fprintf(stderr, "---- steps ----\n%s---- end ----\n", (w)->trace ? (w)->trace : ""); \
-		fail_msg(__VA_ARGS__);                                                                \
-	} while (0)
+#define world_fail(w, ...) sim_fail((w)->trace.text, __VA_ARGS__)
 
 static void world_release(struct world *w)
 {
@@ -377,10 +222,8 @@ static void world_release(struct world *w)
 	json_decref(w->ever);
 	json_decref(w->left);
 	json_decref(w->updating);
-	free(w->trace);
-	free(w->step_seen);
-	free(w->step_before);
-	free(w->step_again);
+	sim_trace_release(&w->trace);
+	sim_steps_release(&w->steps);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -401,7 +244,7 @@ static void bump(struct world *w, json_t *obj)
 {
 	char rv[32];
 	snprintf(rv, sizeof(rv), "%lld", ++w->rv);
-	json_object_set_new(meta(obj), "resourceVersion", json_string(rv));
+	json_object_set_new(sim_meta(obj), "resourceVersion", json_string(rv));
 }
 
 /* What the API server fills in on create. */
@@ -409,12 +252,12 @@ static void stamp(struct world *w, json_t *obj, const char *kind)
 {
 	char uid[64], ts[32];
 	snprintf(uid, sizeof(uid), "uid-%s-%d", kind, ++w->serial);
-	rfc3339(w->now_ms, ts, sizeof(ts));
-	if (!json_is_object(meta(obj)))
+	sim_rfc3339(w->now_ms, ts, sizeof(ts));
+	if (!json_is_object(sim_meta(obj)))
 		json_object_set_new(obj, "metadata", json_object());
-	json_object_set_new(meta(obj), "uid", json_string(uid));
-	json_object_set_new(meta(obj), "namespace", json_string(NS));
-	json_object_set_new(meta(obj), "creationTimestamp", json_string(ts));
+	json_object_set_new(sim_meta(obj), "uid", json_string(uid));
+	json_object_set_new(sim_meta(obj), "namespace", json_string(NS));
+	json_object_set_new(sim_meta(obj), "creationTimestamp", json_string(ts));
 	bump(w, obj);
 }
 
@@ -448,7 +291,7 @@ static const char *policy(const struct world *w, const char *key)
 {
 	const char *v = json_string_value(
 		json_object_get(json_object_get(spec(w), "persistentVolumeClaimRetentionPolicy"), key));
-	return streq(v, "Delete") ? "Delete" : "Retain";
+	return sim_streq(v, "Delete") ? "Delete" : "Retain";
 }
 
 static int replicas(const struct world *w)
@@ -470,7 +313,7 @@ static int max_unavailable(const struct world *w)
 
 static bool on_delete(const struct world *w)
 {
-	return streq(spec_str(w, "updateStrategy.type"), "OnDelete");
+	return sim_streq(spec_str(w, "updateStrategy.type"), "OnDelete");
 }
 
 /* The claim template names (the seed's "data" once the cluster is gone). */
@@ -498,7 +341,7 @@ static long claim_identity(const struct world *w, const char *claim)
 		char prefix[128];
 		snprintf(prefix, sizeof(prefix), "%s-%s-", json_string_value(t), NAME);
 		if (n < 0)
-			n = identity_after(claim, prefix);
+			n = sim_number_after(claim, prefix, 9);
 	}
 	json_decref(names);
 	return n;
@@ -507,7 +350,7 @@ static long claim_identity(const struct world *w, const char *claim)
 /* The state annotation, parsed (new reference), or NULL. */
 static json_t *state_of(const struct world *w)
 {
-	const char *text = w->cluster ? annotation(w->cluster, ANNOTATION_CLUSTER_STATE) : NULL;
+	const char *text = w->cluster ? sim_annotation(w->cluster, ANNOTATION_CLUSTER_STATE) : NULL;
 	return text ? json_loads(text, 0, NULL) : NULL;
 }
 
@@ -523,19 +366,19 @@ static json_t *pod_of(const struct world *w, long n)
 {
 	char name[64];
 	snprintf(name, sizeof(name), "%s-%ld", NAME, n);
-	return find(w->pods, name);
+	return sim_find(w->pods, name);
 }
 
 static bool pod_ready(const json_t *pod)
 {
-	return pod && !terminating(pod) && streq(condition_status(pod, "Ready"), "True");
+	return pod && !sim_terminating(pod) && sim_streq(condition_status(pod, "Ready"), "True");
 }
 
 static bool pod_available(const struct world *w, const json_t *pod)
 {
 	if (!pod_ready(pod))
 		return false;
-	long long since = time_ms(kube_obj_str(condition(pod, "Ready"), "lastTransitionTime"));
+	long long since = sim_time_ms(kube_obj_str(condition(pod, "Ready"), "lastTransitionTime"));
 	return since >= 0 && since + spec_int(w, "minReadySeconds", 0) * 1000 <= w->now_ms;
 }
 
@@ -557,12 +400,12 @@ static int down_now(const struct world *w)
 
 static const json_t *node_named(const struct world *w, const char *name)
 {
-	return name ? find(w->nodes, name) : NULL;
+	return name ? sim_find(w->nodes, name) : NULL;
 }
 
 static bool node_ready(const struct world *w, const char *name)
 {
-	return streq(condition_status(node_named(w, name), "Ready"), "True");
+	return sim_streq(condition_status(node_named(w, name), "Ready"), "True");
 }
 
 /*
@@ -576,7 +419,7 @@ static bool member_failed(const struct world *w, long n)
 	const json_t *pod = pod_of(w, n);
 	if (!pod || !controlled(pod))
 		return false;
-	if (streq(kube_obj_str(pod, "status.phase"), "Failed"))
+	if (sim_streq(kube_obj_str(pod, "status.phase"), "Failed"))
 		return true;
 	const char *node = kube_obj_str(pod, "spec.nodeName");
 	if (node) {
@@ -584,19 +427,19 @@ static bool member_failed(const struct world *w, long n)
 		if (!nd)
 			return true;
 		if (!node_ready(w, node)) {
-			long long since = time_ms(kube_obj_str(condition(nd, "Ready"), "lastTransitionTime"));
+			long long since = sim_time_ms(kube_obj_str(condition(nd, "Ready"), "lastTransitionTime"));
 			if (since + spec_int(w, "replacement.nodeLostAfterSeconds", CLUSTER_DEFAULT_NODE_LOST_S) * 1000 <=
 			    w->now_ms)
 				return true;
 		}
 	}
-	if (pod_ready(pod) || terminating(pod))
+	if (pod_ready(pod) || sim_terminating(pod))
 		return false;
-	long long started = time_ms(kube_obj_str(pod, "status.startTime"));
+	long long started = sim_time_ms(kube_obj_str(pod, "status.startTime"));
 	if (started < 0)
-		started = time_ms(kube_obj_str(pod, "metadata.creationTimestamp"));
+		started = sim_time_ms(kube_obj_str(pod, "metadata.creationTimestamp"));
 	long long from = started + spec_int(w, "replacement.startupGraceSeconds", CLUSTER_DEFAULT_STARTUP_GRACE_S) * 1000;
-	long long since = time_ms(kube_obj_str(condition(pod, "Ready"), "lastTransitionTime"));
+	long long since = sim_time_ms(kube_obj_str(condition(pod, "Ready"), "lastTransitionTime"));
 	if (since > from)
 		from = since;
 	return from + spec_int(w, "replacement.unhealthyAfterSeconds", CLUSTER_DEFAULT_UNHEALTHY_S) * 1000 <= w->now_ms;
@@ -624,7 +467,7 @@ static const char *current_revision(const struct world *w)
 {
 	json_t *st = state_of(w);
 	const char *cur = json_string_value(json_object_get(st, "currentRevision"));
-	const json_t *r = cur ? find(w->revisions, cur) : NULL;
+	const json_t *r = cur ? sim_find(w->revisions, cur) : NULL;
 	json_decref(st);
 	if (r)
 		return kube_obj_str(r, "metadata.name"); /* borrowed from the revision, not the parsed state */
@@ -646,7 +489,7 @@ static const char *target_revision(const struct world *w, long n)
 	}
 	json_decref(st);
 	const char *current = current_revision(w);
-	if (rank < spec_int(w, "updateStrategy.rollingUpdate.partition", 0) && current && find(w->revisions, current))
+	if (rank < spec_int(w, "updateStrategy.rollingUpdate.partition", 0) && current && sim_find(w->revisions, current))
 		return current;
 	return update;
 }
@@ -664,15 +507,15 @@ static json_t *cluster_obj(struct world *w, const char *extra, const char *more)
 		json_t *p = json_loads(patches[i], 0, &err);
 		if (!p)
 			fail_msg("spec %s: %s", patches[i], err.text);
-		merge_patch(json_object_get(c, "spec"), p);
+		sim_merge_patch(json_object_get(c, "spec"), p);
 		json_decref(p);
 	}
 	char ts[32];
-	rfc3339(w->now_ms, ts, sizeof(ts));
-	json_object_set_new(meta(c), "namespace", json_string(NS));
-	json_object_set_new(meta(c), "uid", json_string(CLUSTER_UID));
-	json_object_set_new(meta(c), "generation", json_integer(1));
-	json_object_set_new(meta(c), "creationTimestamp", json_string(ts));
+	sim_rfc3339(w->now_ms, ts, sizeof(ts));
+	json_object_set_new(sim_meta(c), "namespace", json_string(NS));
+	json_object_set_new(sim_meta(c), "uid", json_string(CLUSTER_UID));
+	json_object_set_new(sim_meta(c), "generation", json_integer(1));
+	json_object_set_new(sim_meta(c), "creationTimestamp", json_string(ts));
 	bump(w, c);
 	return c;
 }
@@ -713,10 +556,10 @@ static void expect_decoys(struct world *w)
 	size_t i;
 	json_t *o;
 	json_array_foreach(w->pvcs, i, o) {
-		n += contains(kube_obj_str(o, "metadata.uid"), "uid-decoy-") && !terminating(o);
+		n += sim_contains(kube_obj_str(o, "metadata.uid"), "uid-decoy-") && !sim_terminating(o);
 	}
 	json_array_foreach(w->pods, i, o) {
-		n += contains(kube_obj_str(o, "metadata.uid"), "uid-decoy-") && !terminating(o);
+		n += sim_contains(kube_obj_str(o, "metadata.uid"), "uid-decoy-") && !sim_terminating(o);
 	}
 	if (n != 6)
 		world_fail(w, "only %d of the 6 objects that are not the cluster's are left untouched", n);
@@ -760,10 +603,10 @@ static void spec_patch(struct world *w, const char *patch_text)
 	json_t *p = json_loads(patch_text, 0, &err);
 	if (!p)
 		fail_msg("patch %s: %s", patch_text, err.text);
-	merge_patch(spec(w), p);
+	sim_merge_patch(spec(w), p);
 	json_decref(p);
-	json_object_set_new(meta(w->cluster), "generation",
-			    json_integer(json_integer_value(json_object_get(meta(w->cluster), "generation")) + 1));
+	json_object_set_new(sim_meta(w->cluster), "generation",
+			    json_integer(json_integer_value(json_object_get(sim_meta(w->cluster), "generation")) + 1));
 	bump(w, w->cluster);
 	trace(w, "    (spec patched: %s)\n", patch_text);
 }
@@ -783,15 +626,15 @@ static void set_image(struct world *w, const char *image)
 							    "containers"),
 					   0),
 			    "image", json_string(image));
-	json_object_set_new(meta(w->cluster), "generation",
-			    json_integer(json_integer_value(json_object_get(meta(w->cluster), "generation")) + 1));
+	json_object_set_new(sim_meta(w->cluster), "generation",
+			    json_integer(json_integer_value(json_object_get(sim_meta(w->cluster), "generation")) + 1));
 	bump(w, w->cluster);
 	trace(w, "    (image %s)\n", image);
 }
 
 static void wipe_state(struct world *w)
 {
-	json_object_del(json_object_get(meta(w->cluster), "annotations"), ANNOTATION_CLUSTER_STATE);
+	json_object_del(json_object_get(sim_meta(w->cluster), "annotations"), ANNOTATION_CLUSTER_STATE);
 	bump(w, w->cluster);
 	trace(w, "    (state annotation removed)\n");
 }
@@ -807,7 +650,7 @@ static void wipe_status(struct world *w)
 
 static json_t *must_pod(struct world *w, const char *name)
 {
-	json_t *pod = find(w->pods, name);
+	json_t *pod = sim_find(w->pods, name);
 	if (!pod)
 		world_fail(w, "no pod %s", name);
 	return pod;
@@ -838,7 +681,7 @@ static void pod_unready(struct world *w, const char *name)
 
 static void node_set(struct world *w, const char *name, bool ready)
 {
-	json_t *node = find(w->nodes, name);
+	json_t *node = sim_find(w->nodes, name);
 	set_condition(node, "Ready", ready, w->now_ms);
 	trace(w, "    (node %s %s)\n", name, ready ? "Ready" : "NotReady");
 }
@@ -847,26 +690,11 @@ static void node_set(struct world *w, const char *name, bool ready)
 static void user_delete_pod(struct world *w, const char *name)
 {
 	json_t *pod = must_pod(w, name);
-	char ts[32];
-	rfc3339(w->now_ms, ts, sizeof(ts));
-	json_object_set_new(meta(pod), "deletionTimestamp", json_string(ts));
+	sim_mark_deleted(pod, w->now_ms);
 	trace(w, "    (user deleted pod %s)\n", name);
 }
 
 /* ---- the controllers (they work while the planner waits) ---- */
-
-static bool claims_there(const struct world *w, const json_t *pod)
-{
-	size_t i;
-	json_t *v;
-	json_array_foreach(json_object_get(json_object_get(pod, "spec"), "volumes"), i, v) {
-		const char *claim = kube_obj_str(v, "persistentVolumeClaim.claimName");
-		const json_t *pvc = claim ? find(w->pvcs, claim) : NULL;
-		if (claim && (!pvc || terminating(pvc)))
-			return false;
-	}
-	return true;
-}
 
 static bool pod_on_ready_node(const struct world *w, const json_t *pod)
 {
@@ -876,21 +704,21 @@ static bool pod_on_ready_node(const struct world *w, const json_t *pod)
 /* When the kubelet starts this pod (LLONG_MAX: not by the clock). */
 static long long start_due(const struct world *w, const json_t *pod)
 {
-	if (terminating(pod) || !streq(kube_obj_str(pod, "status.phase"), "Pending") ||
-	    !pod_on_ready_node(w, pod) || !claims_there(w, pod))
+	if (sim_terminating(pod) || !sim_streq(kube_obj_str(pod, "status.phase"), "Pending") ||
+	    !pod_on_ready_node(w, pod) || !sim_claims_there(w->pvcs, NULL, pod))
 		return LLONG_MAX;
-	return time_ms(kube_obj_str(pod, "metadata.creationTimestamp")) + w->start_delay_ms;
+	return sim_time_ms(kube_obj_str(pod, "metadata.creationTimestamp")) + w->start_delay_ms;
 }
 
 /* When the kubelet makes this pod Ready (LLONG_MAX: not by the clock). */
 static long long ready_due(const struct world *w, const json_t *pod)
 {
-	if (terminating(pod) || !streq(kube_obj_str(pod, "status.phase"), "Running") || !pod_on_ready_node(w, pod) ||
+	if (sim_terminating(pod) || !sim_streq(kube_obj_str(pod, "status.phase"), "Running") || !pod_on_ready_node(w, pod) ||
 	    pod_ready(pod) || json_is_true(json_object_get(w->held, kube_obj_str(pod, "metadata.uid"))))
 		return LLONG_MAX;
 	const json_t *d = json_object_get(w->ready_after, kube_obj_str(pod, "metadata.name"));
 	long long delay = json_is_integer(d) ? json_integer_value(d) : w->ready_delay_ms;
-	return time_ms(kube_obj_str(pod, "status.startTime")) + delay;
+	return sim_time_ms(kube_obj_str(pod, "status.startTime")) + delay;
 }
 
 static long long kubelet_due(const struct world *w)
@@ -914,7 +742,7 @@ static int pods_on(const struct world *w, const char *node)
 	size_t i;
 	json_t *pod;
 	json_array_foreach(w->pods, i, pod) {
-		n += streq(kube_obj_str(pod, "spec.nodeName"), node) && !terminating(pod);
+		n += sim_streq(kube_obj_str(pod, "spec.nodeName"), node) && !sim_terminating(pod);
 	}
 	return n;
 }
@@ -925,7 +753,7 @@ static int controlled_pods(const struct world *w)
 	size_t i;
 	json_t *pod;
 	json_array_foreach(w->pods, i, pod) {
-		n += controlled(pod) && !terminating(pod);
+		n += controlled(pod) && !sim_terminating(pod);
 	}
 	return n;
 }
@@ -935,8 +763,8 @@ static void scheduler(struct world *w)
 	size_t i, k;
 	json_t *pod, *node;
 	json_array_foreach(w->pods, i, pod) {
-		if (terminating(pod) || kube_obj_str(pod, "spec.nodeName") ||
-		    !streq(kube_obj_str(pod, "status.phase"), "Pending"))
+		if (sim_terminating(pod) || kube_obj_str(pod, "spec.nodeName") ||
+		    !sim_streq(kube_obj_str(pod, "status.phase"), "Pending"))
 			continue;
 		const char *best = NULL;
 		json_array_foreach(w->nodes, k, node) {
@@ -970,7 +798,7 @@ static void kubelet(struct world *w)
 	for (size_t i = 0; i < json_array_size(w->pods);) {
 		json_t *pod = json_array_get(w->pods, i);
 		const char *name = kube_obj_str(pod, "metadata.name");
-		if (terminating(pod) && pod_on_ready_node(w, pod)) {
+		if (sim_terminating(pod) && pod_on_ready_node(w, pod)) {
 			trace(w, "      ~ pod %s is gone\n", name);
 			json_array_remove(w->pods, i);
 			continue;
@@ -978,7 +806,7 @@ static void kubelet(struct world *w)
 		i++;
 		if (start_due(w, pod) <= w->now_ms) {
 			char ts[32];
-			rfc3339(w->now_ms, ts, sizeof(ts));
+			sim_rfc3339(w->now_ms, ts, sizeof(ts));
 			json_object_set_new(json_object_get(pod, "status"), "phase", json_string("Running"));
 			json_object_set_new(json_object_get(pod, "status"), "startTime", json_string(ts));
 			set_condition(pod, "Ready", false, w->now_ms);
@@ -995,13 +823,13 @@ static void kubelet(struct world *w)
 
 static bool owner_alive(const struct world *w, const char *uid)
 {
-	return (w->cluster && streq(uid, CLUSTER_UID)) || in_array(w->alive_owners, uid);
+	return (w->cluster && sim_streq(uid, CLUSTER_UID)) || sim_in_array(w->alive_owners, uid);
 }
 
 /* Owned, and no owner is left. */
 static bool orphaned(const struct world *w, const json_t *obj)
 {
-	const json_t *refs = json_object_get(meta(obj), "ownerReferences");
+	const json_t *refs = json_object_get(sim_meta(obj), "ownerReferences");
 	if (!json_array_size(refs))
 		return false;
 	size_t i;
@@ -1015,19 +843,17 @@ static bool orphaned(const struct world *w, const json_t *obj)
 
 static void garbage_collector(struct world *w)
 {
-	char ts[32];
-	rfc3339(w->now_ms, ts, sizeof(ts));
 	size_t i;
 	json_t *o;
 	json_array_foreach(w->pods, i, o) {
-		if (orphaned(w, o) && !terminating(o)) {
-			json_object_set_new(meta(o), "deletionTimestamp", json_string(ts));
+		if (orphaned(w, o) && !sim_terminating(o)) {
+			sim_mark_deleted(o, w->now_ms);
 			trace(w, "      ~ pod %s collected\n", kube_obj_str(o, "metadata.name"));
 		}
 	}
 	json_array_foreach(w->pvcs, i, o) {
-		if (orphaned(w, o) && !terminating(o)) {
-			json_object_set_new(meta(o), "deletionTimestamp", json_string(ts));
+		if (orphaned(w, o) && !sim_terminating(o)) {
+			sim_mark_deleted(o, w->now_ms);
 			trace(w, "      ~ claim %s collected\n", kube_obj_str(o, "metadata.name"));
 		}
 	}
@@ -1042,37 +868,10 @@ static void garbage_collector(struct world *w)
 	}
 }
 
-static bool mounts(const json_t *pod, const char *claim)
-{
-	size_t i;
-	json_t *v;
-	json_array_foreach(json_object_get(json_object_get(pod, "spec"), "volumes"), i, v) {
-		if (streq(kube_obj_str(v, "persistentVolumeClaim.claimName"), claim))
-			return true;
-	}
-	return false;
-}
-
 /* PVC protection: a deleted claim goes once no pod that has not ended mounts it. */
 static void pvc_protection(struct world *w)
 {
-	for (size_t i = 0; i < json_array_size(w->pvcs);) {
-		json_t *pvc = json_array_get(w->pvcs, i);
-		bool used = false;
-		size_t k;
-		json_t *pod;
-		json_array_foreach(w->pods, k, pod) {
-			const char *phase = kube_obj_str(pod, "status.phase");
-			used |= !streq(phase, "Failed") && !streq(phase, "Succeeded") &&
-				mounts(pod, kube_obj_str(pvc, "metadata.name"));
-		}
-		if (terminating(pvc) && !used) {
-			trace(w, "      ~ claim %s is gone\n", kube_obj_str(pvc, "metadata.name"));
-			json_array_remove(w->pvcs, i);
-			continue;
-		}
-		i++;
-	}
+	sim_pvc_protection(w->pvcs, NULL, w->pods, &w->trace);
 }
 
 /* ---- invariants ---- */
@@ -1091,7 +890,7 @@ static void check_identities(struct world *w, const char *why)
 	json_t *members = json_object_get(st, "members");
 	if (!json_is_integer(next) || !json_is_array(members))
 		world_fail(w, "the state annotation is not {next, members}: %s",
-			   or_dash(annotation(w->cluster, ANNOTATION_CLUSTER_STATE)));
+			   sim_or_dash(sim_annotation(w->cluster, ANNOTATION_CLUSTER_STATE)));
 	long long nx = json_integer_value(next);
 	if (nx < w->max_next)
 		world_fail(w, "the state's next went from %lld down to %lld", w->max_next, nx);
@@ -1139,7 +938,7 @@ static void prune_updating(struct world *w)
 	json_object_foreach_safe(w->updating, tmp, key, uid) {
 		const json_t *pod = pod_of(w, atol(key));
 		if (!is_member(w, atol(key)) ||
-		    (pod && !streq(kube_obj_str(pod, "metadata.uid"), json_string_value(uid)) && pod_available(w, pod)))
+		    (pod && !sim_streq(kube_obj_str(pod, "metadata.uid"), json_string_value(uid)) && pod_available(w, pod)))
 			json_object_del(w->updating, key);
 	}
 }
@@ -1171,8 +970,8 @@ static void tick(struct world *w)
 
 static void check_owner_ref(struct world *w, const json_t *ref, bool controller, const char *what)
 {
-	if (!streq(kube_obj_str(ref, "apiVersion"), CLUSTER_API_VERSION) || !streq(kube_obj_str(ref, "kind"), CLUSTER_KIND) ||
-	    !streq(kube_obj_str(ref, "name"), NAME) || !streq(kube_obj_str(ref, "uid"), CLUSTER_UID) ||
+	if (!sim_streq(kube_obj_str(ref, "apiVersion"), CLUSTER_API_VERSION) || !sim_streq(kube_obj_str(ref, "kind"), CLUSTER_KIND) ||
+	    !sim_streq(kube_obj_str(ref, "name"), NAME) || !sim_streq(kube_obj_str(ref, "uid"), CLUSTER_UID) ||
 	    json_is_true(json_object_get(ref, "controller")) != controller)
 		world_fail(w, "%s: the owner reference is not a %s reference to the StatefulCluster", what,
 			   controller ? "controller" : "non-controller");
@@ -1184,49 +983,49 @@ static void check_pod_body(struct world *w, const struct cluster_action *a)
 	const json_t *body = a->body;
 	const char *name = kube_obj_str(body, "metadata.name");
 	long n = pod_identity(name);
-	if (!streq(name, a->object) || n < 0 || (kube_obj_str(body, "metadata.namespace") &&
-						 !streq(kube_obj_str(body, "metadata.namespace"), NS)))
-		world_fail(w, "CREATE_POD %s: the body names %s", a->object, or_dash(name));
+	if (!sim_streq(name, a->object) || n < 0 || (kube_obj_str(body, "metadata.namespace") &&
+						 !sim_streq(kube_obj_str(body, "metadata.namespace"), NS)))
+		world_fail(w, "CREATE_POD %s: the body names %s", a->object, sim_or_dash(name));
 	if (!is_member(w, n))
 		world_fail(w, "pod %s created for an identity that is not a member", name);
 	const json_t *ps = json_object_get(body, "spec");
-	if (!streq(kube_obj_str(body, "spec.hostname"), name))
-		world_fail(w, "pod %s: hostname %s", name, or_dash(kube_obj_str(body, "spec.hostname")));
+	if (!sim_streq(kube_obj_str(body, "spec.hostname"), name))
+		world_fail(w, "pod %s: hostname %s", name, sim_or_dash(kube_obj_str(body, "spec.hostname")));
 	const char *service = spec_str(w, "serviceName");
-	if (service ? !streq(kube_obj_str(body, "spec.subdomain"), service) : kube_obj_str(body, "spec.subdomain") != NULL)
-		world_fail(w, "pod %s: subdomain %s, serviceName %s", name, or_dash(kube_obj_str(body, "spec.subdomain")),
-			   or_dash(service));
+	if (service ? !sim_streq(kube_obj_str(body, "spec.subdomain"), service) : kube_obj_str(body, "spec.subdomain") != NULL)
+		world_fail(w, "pod %s: subdomain %s, serviceName %s", name, sim_or_dash(kube_obj_str(body, "spec.subdomain")),
+			   sim_or_dash(service));
 	/* Labels: the template's, the selector's, the revision; the selector selects it. */
-	const json_t *labels = json_object_get(meta(body), "labels");
+	const json_t *labels = json_object_get(sim_meta(body), "labels");
 	const json_t *tmpl = json_object_get(spec(w), "template");
 	const char *k;
 	json_t *v;
-	json_object_foreach(json_object_get(meta(tmpl), "labels"), k, v) {
-		if (!streq(label(body, k), json_string_value(v)))
+	json_object_foreach(json_object_get(sim_meta(tmpl), "labels"), k, v) {
+		if (!sim_streq(sim_label(body, k), json_string_value(v)))
 			world_fail(w, "pod %s lost the template's label %s", name, k);
 	}
 	json_object_foreach(json_object_get(json_object_get(spec(w), "selector"), "matchLabels"), k, v) {
-		if (!streq(label(body, k), json_string_value(v)))
+		if (!sim_streq(sim_label(body, k), json_string_value(v)))
 			world_fail(w, "pod %s lacks the selector's label %s=%s", name, k, json_string_value(v));
 	}
 	if (!label_selector_matches(json_object_get(spec(w), "selector"), labels))
 		world_fail(w, "pod %s is not selected by spec.selector", name);
-	json_object_foreach(json_object_get(meta(tmpl), "annotations"), k, v) {
-		if (!streq(annotation(body, k), json_string_value(v)))
+	json_object_foreach(json_object_get(sim_meta(tmpl), "annotations"), k, v) {
+		if (!sim_streq(sim_annotation(body, k), json_string_value(v)))
 			world_fail(w, "pod %s lost the template's annotation %s", name, k);
 	}
-	const char *rev = label(body, LABEL_REVISION_HASH);
-	const json_t *robj = rev ? find(w->revisions, rev) : NULL;
+	const char *rev = sim_label(body, LABEL_REVISION_HASH);
+	const json_t *robj = rev ? sim_find(w->revisions, rev) : NULL;
 	if (!robj || !controlled(robj))
-		world_fail(w, "pod %s: label %s=%s names no revision of the cluster", name, LABEL_REVISION_HASH, or_dash(rev));
+		world_fail(w, "pod %s: label %s=%s names no revision of the cluster", name, LABEL_REVISION_HASH, sim_or_dash(rev));
 	const char *want = target_revision(w, n);
-	if (!streq(rev, want))
-		world_fail(w, "pod %s made at revision %s, want %s", name, rev, or_dash(want));
+	if (!sim_streq(rev, want))
+		world_fail(w, "pod %s made at revision %s, want %s", name, rev, sim_or_dash(want));
 	const json_t *rt = json_object_get(json_object_get(robj, "data"), "template");
 	if (!json_equal(json_object_get(json_object_get(rt, "spec"), "containers"), json_object_get(ps, "containers")))
 		world_fail(w, "pod %s: containers differ from revision %s", name, rev);
 	/* Controlled by the cluster, and nothing else. */
-	const json_t *refs = json_object_get(meta(body), "ownerReferences");
+	const json_t *refs = json_object_get(sim_meta(body), "ownerReferences");
 	if (json_array_size(refs) != 1)
 		world_fail(w, "pod %s: %zu owner references", name, json_array_size(refs));
 	check_owner_ref(w, json_array_get(refs, 0), true, name);
@@ -1240,7 +1039,7 @@ static void check_pod_body(struct world *w, const struct cluster_action *a)
 			found |= json_equal(tv, bv);
 		}
 		if (!found)
-			world_fail(w, "pod %s lost the template's volume %s", name, or_dash(kube_obj_str(tv, "name")));
+			world_fail(w, "pod %s lost the template's volume %s", name, sim_or_dash(kube_obj_str(tv, "name")));
 	}
 	json_t *names = vct_names(w);
 	json_array_foreach(names, i, tv) {
@@ -1248,11 +1047,11 @@ static void check_pod_body(struct world *w, const struct cluster_action *a)
 		snprintf(claim, sizeof(claim), "%s-%s", json_string_value(tv), name);
 		bool found = false;
 		json_array_foreach(vols, j, bv) {
-			found |= streq(kube_obj_str(bv, "name"), json_string_value(tv)) &&
-				 streq(kube_obj_str(bv, "persistentVolumeClaim.claimName"), claim);
+			found |= sim_streq(kube_obj_str(bv, "name"), json_string_value(tv)) &&
+				 sim_streq(kube_obj_str(bv, "persistentVolumeClaim.claimName"), claim);
 		}
-		const json_t *pvc = find(w->pvcs, claim);
-		if (!found || !pvc || terminating(pvc)) {
+		const json_t *pvc = sim_find(w->pvcs, claim);
+		if (!found || !pvc || sim_terminating(pvc)) {
 			json_decref(names);
 			world_fail(w, "pod %s: volume %s -> claim %s %s", name, json_string_value(tv), claim,
 				   !found ? "missing" : !pvc ? "not created first" : "being deleted");
@@ -1263,7 +1062,7 @@ static void check_pod_body(struct world *w, const struct cluster_action *a)
 
 static void create_pod(struct world *w, const struct cluster_action *a)
 {
-	if (find(w->pods, kube_obj_str(a->body, "metadata.name"))) {
+	if (sim_find(w->pods, kube_obj_str(a->body, "metadata.name"))) {
 		w->conflicts++;
 		trace(w, "      409 pod %s exists\n", a->object);
 		return;
@@ -1273,22 +1072,21 @@ static void create_pod(struct world *w, const struct cluster_action *a)
 	stamp(w, pod, "pod");
 	json_object_set_new(pod, "status", json_pack("{s:s}", "phase", "Pending"));
 	json_array_append_new(w->pods, pod);
-	json_object_set_new(w->pod_names, a->object,
-			    json_integer(json_integer_value(json_object_get(w->pod_names, a->object)) + 1));
+	sim_count(w->pod_names, a->object);
 }
 
 static void create_claim(struct world *w, const struct cluster_action *a)
 {
 	const json_t *body = a->body;
 	const char *name = kube_obj_str(body, "metadata.name");
-	if (find(w->pvcs, name)) {
+	if (sim_find(w->pvcs, name)) {
 		w->conflicts++;
 		trace(w, "      409 claim %s exists\n", name);
 		return;
 	}
 	long n = claim_identity(w, name);
-	if (!streq(name, a->object) || n < 0)
-		world_fail(w, "CREATE_CLAIM %s: the body names %s", a->object, or_dash(name));
+	if (!sim_streq(name, a->object) || n < 0)
+		world_fail(w, "CREATE_CLAIM %s: the body names %s", a->object, sim_or_dash(name));
 	if (!is_member(w, n))
 		world_fail(w, "claim %s created for an identity that is not a member", name);
 	const json_t *vct = NULL;
@@ -1297,13 +1095,13 @@ static void create_claim(struct world *w, const struct cluster_action *a)
 	json_array_foreach(json_object_get(spec(w), "volumeClaimTemplates"), i, t) {
 		char want[128];
 		snprintf(want, sizeof(want), "%s-%s-%ld", kube_obj_str(t, "metadata.name"), NAME, n);
-		if (streq(want, name))
+		if (sim_streq(want, name))
 			vct = t;
 	}
 	if (!vct || !json_equal(json_object_get(vct, "spec"), json_object_get(body, "spec")))
 		world_fail(w, "claim %s: spec differs from its claim template", name);
-	const json_t *refs = json_object_get(meta(body), "ownerReferences");
-	if (streq(policy(w, "whenDeleted"), "Delete")) {
+	const json_t *refs = json_object_get(sim_meta(body), "ownerReferences");
+	if (sim_streq(policy(w, "whenDeleted"), "Delete")) {
 		if (json_array_size(refs) != 1)
 			world_fail(w, "claim %s (whenDeleted Delete): %zu owner references", name, json_array_size(refs));
 		check_owner_ref(w, json_array_get(refs, 0), false, name);
@@ -1321,19 +1119,10 @@ static void create_claim(struct world *w, const struct cluster_action *a)
 /* The object named a->object when its UID matches: NULL (a 404 or a 409, traced) otherwise. */
 static json_t *by_uid(struct world *w, json_t *list, const struct cluster_action *a)
 {
-	json_t *obj = find(list, a->object);
-	if (!obj) {
-		trace(w, "      404\n");
-		return NULL;
-	}
-	if (!a->uid[0])
+	json_t *obj = sim_find(list, a->object);
+	if (obj && !a->uid[0])
 		world_fail(w, "%s %s without a UID precondition", cluster_step_name(a->step), a->object);
-	if (!streq(kube_obj_str(obj, "metadata.uid"), a->uid)) {
-		w->conflicts++;
-		trace(w, "      409 uid precondition\n");
-		return NULL;
-	}
-	return obj;
+	return sim_precondition_met(obj, a->uid, &w->trace, &w->conflicts) ? obj : NULL;
 }
 
 static void delete_pod(struct world *w, const struct cluster_action *a)
@@ -1344,34 +1133,32 @@ static void delete_pod(struct world *w, const struct cluster_action *a)
 	if (!controlled(pod))
 		world_fail(w, "DELETE_POD %s, which the cluster does not control", a->object);
 	long n = pod_identity(a->object);
-	if (streq(a->what, "UpdateMember")) {
+	if (sim_streq(a->what, "UpdateMember")) {
 		if (!is_member(w, n))
 			world_fail(w, "UpdateMember %s: not a member", a->object);
 		if (on_delete(w))
 			world_fail(w, "UpdateMember %s with updateStrategy OnDelete", a->object);
-		if (streq(label(pod, LABEL_REVISION_HASH), target_revision(w, n)))
+		if (sim_streq(sim_label(pod, LABEL_REVISION_HASH), target_revision(w, n)))
 			world_fail(w, "UpdateMember %s: it already runs revision %s", a->object, target_revision(w, n));
-	} else if (streq(a->what, "DeleteFormerMember")) {
+	} else if (sim_streq(a->what, "DeleteFormerMember")) {
 		if (is_member(w, n))
 			world_fail(w, "DeleteFormerMember %s: still a member", a->object);
 	} else {
-		world_fail(w, "DELETE_POD %s for %s", a->object, or_dash(a->what));
+		world_fail(w, "DELETE_POD %s for %s", a->object, sim_or_dash(a->what));
 	}
 	char uid[64];
 	snprintf(uid, sizeof(uid), "%s", kube_obj_str(pod, "metadata.uid"));
 	bool was_available = pod_available(w, pod);
-	if (!in_array(w->deleted_uids, uid))
+	if (!sim_in_array(w->deleted_uids, uid))
 		json_array_append_new(w->deleted_uids, json_string(uid));
 	if (a->force) {
 		trace(w, "      pod %s gone (forced)\n", a->object);
-		remove_obj(w->pods, pod);
-	} else if (!terminating(pod)) {
-		char ts[32];
-		rfc3339(w->now_ms, ts, sizeof(ts));
-		json_object_set_new(meta(pod), "deletionTimestamp", json_string(ts));
+		sim_remove(w->pods, pod);
+	} else if (!sim_terminating(pod)) {
+		sim_mark_deleted(pod, w->now_ms);
 		bump(w, pod);
 	}
-	if (streq(a->what, "UpdateMember")) {
+	if (sim_streq(a->what, "UpdateMember")) {
 		prune_updating(w);
 		/* Taken down while it served: one more member down for the update. */
 		char key[24];
@@ -1396,30 +1183,28 @@ static void delete_claim(struct world *w, const struct cluster_action *a)
 	long n = claim_identity(w, a->object);
 	char key[24];
 	snprintf(key, sizeof(key), "%ld", n);
-	if (n < 0 || !streq(json_string_value(json_object_get(w->claim_uids, a->object)), a->uid))
+	if (n < 0 || !sim_streq(json_string_value(json_object_get(w->claim_uids, a->object)), a->uid))
 		world_fail(w, "claim %s deleted: not a claim the cluster made", a->object);
 	if (is_member(w, n))
 		world_fail(w, "claim %s of a member deleted", a->object);
 	if (pod_of(w, n))
 		world_fail(w, "claim %s deleted while pod %s-%ld is still there", a->object, NAME, n);
 	const char *why = json_string_value(json_object_get(w->left, key));
-	const char *pol = streq(why, "Replaced") ? policy(w, "whenReplaced") :
-			  streq(why, "Scaled")   ? policy(w, "whenScaled") :
+	const char *pol = sim_streq(why, "Replaced") ? policy(w, "whenReplaced") :
+			  sim_streq(why, "Scaled")   ? policy(w, "whenScaled") :
 						   "none";
-	if (!streq(pol, "Delete"))
-		world_fail(w, "claim %s deleted: its member left as %s, whose policy is %s", a->object, or_dash(why), pol);
-	if (terminating(pvc))
+	if (!sim_streq(pol, "Delete"))
+		world_fail(w, "claim %s deleted: its member left as %s, whose policy is %s", a->object, sim_or_dash(why), pol);
+	if (sim_terminating(pvc))
 		return;
-	char ts[32];
-	rfc3339(w->now_ms, ts, sizeof(ts));
-	json_object_set_new(meta(pvc), "deletionTimestamp", json_string(ts));
+	sim_mark_deleted(pvc, w->now_ms);
 	bump(w, pvc);
 	pvc_protection(w);
 }
 
 static void patch_claim(struct world *w, const struct cluster_action *a)
 {
-	json_t *pvc = find(w->pvcs, a->object);
+	json_t *pvc = sim_find(w->pvcs, a->object);
 	if (!pvc) {
 		trace(w, "      404\n");
 		return;
@@ -1429,7 +1214,7 @@ static void patch_claim(struct world *w, const struct cluster_action *a)
 	const char *want_rv = kube_obj_str(a->body, "metadata.resourceVersion");
 	if (!want_rv)
 		world_fail(w, "PATCH_CLAIM %s without a resourceVersion precondition", a->object);
-	if (!streq(want_rv, kube_obj_str(pvc, "metadata.resourceVersion"))) {
+	if (!sim_streq(want_rv, kube_obj_str(pvc, "metadata.resourceVersion"))) {
 		w->conflicts++;
 		trace(w, "      409 resourceVersion\n");
 		return;
@@ -1437,19 +1222,19 @@ static void patch_claim(struct world *w, const struct cluster_action *a)
 	json_t *others_before = json_array();
 	size_t i;
 	json_t *ref;
-	json_array_foreach(json_object_get(meta(pvc), "ownerReferences"), i, ref) {
-		if (!streq(kube_obj_str(ref, "uid"), CLUSTER_UID))
+	json_array_foreach(json_object_get(sim_meta(pvc), "ownerReferences"), i, ref) {
+		if (!sim_streq(kube_obj_str(ref, "uid"), CLUSTER_UID))
 			json_array_append(others_before, ref);
 	}
 	json_t *patch = json_deep_copy(a->body);
-	json_object_del(meta(patch), "resourceVersion");
-	merge_patch(pvc, patch);
+	json_object_del(sim_meta(patch), "resourceVersion");
+	sim_merge_patch(pvc, patch);
 	json_decref(patch);
 	bump(w, pvc);
 	json_t *others_after = json_array();
 	int ours = 0;
-	json_array_foreach(json_object_get(meta(pvc), "ownerReferences"), i, ref) {
-		if (!streq(kube_obj_str(ref, "uid"), CLUSTER_UID)) {
+	json_array_foreach(json_object_get(sim_meta(pvc), "ownerReferences"), i, ref) {
+		if (!sim_streq(kube_obj_str(ref, "uid"), CLUSTER_UID)) {
 			json_array_append(others_after, ref);
 		} else {
 			ours++;
@@ -1461,7 +1246,7 @@ static void patch_claim(struct world *w, const struct cluster_action *a)
 	json_decref(others_after);
 	if (!same)
 		world_fail(w, "PATCH_CLAIM %s dropped or changed another owner's reference", a->object);
-	if (ours != (streq(policy(w, "whenDeleted"), "Delete") ? 1 : 0))
+	if (ours != (sim_streq(policy(w, "whenDeleted"), "Delete") ? 1 : 0))
 		world_fail(w, "claim %s has %d references to the cluster, whenDeleted %s", a->object, ours,
 			   policy(w, "whenDeleted"));
 }
@@ -1470,14 +1255,14 @@ static void create_revision(struct world *w, const struct cluster_action *a)
 {
 	const json_t *body = a->body;
 	const char *name = kube_obj_str(body, "metadata.name");
-	if (find(w->revisions, name)) {
+	if (sim_find(w->revisions, name)) {
 		w->conflicts++;
 		trace(w, "      409 revision %s exists\n", name);
 		return;
 	}
 	const char *hash = name && !strncmp(name, NAME "-", strlen(NAME) + 1) ? name + strlen(NAME) + 1 : "";
-	if (!streq(name, a->object) || strlen(hash) != 10 || strspn(hash, "0123456789abcdef") != 10)
-		world_fail(w, "CREATE_REVISION %s: not named %s-<hash>", or_dash(name), NAME);
+	if (!sim_streq(name, a->object) || strlen(hash) != 10 || strspn(hash, "0123456789abcdef") != 10)
+		world_fail(w, "CREATE_REVISION %s: not named %s-<hash>", sim_or_dash(name), NAME);
 	if (!json_equal(json_object_get(json_object_get(body, "data"), "template"), json_object_get(spec(w), "template")))
 		world_fail(w, "revision %s does not hold spec.template", name);
 	long long max = 0;
@@ -1490,7 +1275,7 @@ static void create_revision(struct world *w, const struct cluster_action *a)
 	if (json_integer_value(json_object_get(body, "revision")) != max + 1)
 		world_fail(w, "revision %s numbered %lld, want %lld", name,
 			   (long long)json_integer_value(json_object_get(body, "revision")), max + 1);
-	const json_t *refs = json_object_get(meta(body), "ownerReferences");
+	const json_t *refs = json_object_get(sim_meta(body), "ownerReferences");
 	if (json_array_size(refs) != 1)
 		world_fail(w, "revision %s: %zu owner references", name, json_array_size(refs));
 	check_owner_ref(w, json_array_get(refs, 0), true, name);
@@ -1506,17 +1291,17 @@ static void delete_revision(struct world *w, const struct cluster_action *a)
 		return;
 	if (!controlled(r))
 		world_fail(w, "revision %s deleted: not the cluster's", a->object);
-	if (streq(a->object, update_revision(w)) || streq(a->object, current_revision(w)))
+	if (sim_streq(a->object, update_revision(w)) || sim_streq(a->object, current_revision(w)))
 		world_fail(w, "revision %s deleted while it is the current or update revision", a->object);
 	size_t i;
 	json_t *pod;
 	json_array_foreach(w->pods, i, pod) {
-		if (streq(label(pod, LABEL_REVISION_HASH), a->object))
+		if (sim_streq(sim_label(pod, LABEL_REVISION_HASH), a->object))
 			world_fail(w, "revision %s deleted while pod %s runs it", a->object,
 				   kube_obj_str(pod, "metadata.name"));
 	}
 	trace(w, "      revision %s gone\n", a->object);
-	remove_obj(w->revisions, r);
+	sim_remove(w->revisions, r);
 }
 
 /* The checks of a state change: who leaves and why, who comes. */
@@ -1532,15 +1317,15 @@ static void check_state_change(struct world *w, const json_t *before, const stru
 			continue;
 		char pod[64];
 		snprintf(pod, sizeof(pod), "%s-%ld", NAME, n);
-		if (streq(a->what, "ReplaceMember")) {
+		if (sim_streq(a->what, "ReplaceMember")) {
 			if (!member_failed(w, n))
 				world_fail(w, "member %s replaced, but it has not failed", pod);
 			if (json_array_size(now) != json_array_size(was))
 				world_fail(w, "ReplaceMember %s: %zu members before, %zu after", pod, json_array_size(was),
 					   json_array_size(now));
-			if (!contains(a->event_message, pod))
+			if (!sim_contains(a->event_message, pod))
 				world_fail(w, "ReplaceMember %s: the event does not name it", pod);
-		} else if (streq(a->what, "RemoveMember")) {
+		} else if (sim_streq(a->what, "RemoveMember")) {
 			if ((long)json_array_size(now) < replicas(w))
 				world_fail(w, "RemoveMember %s: %zu members left, replicas %d", pod, json_array_size(now),
 					   replicas(w));
@@ -1557,8 +1342,8 @@ static void check_state_change(struct world *w, const json_t *before, const stru
 				if (ready == oready && other > n)
 					world_fail(w, "scale-down took %s before the newer %s-%ld", pod, NAME, other);
 			}
-		} else if (!streq(a->what, "RebuildState")) {
-			world_fail(w, "member %s dropped by %s", pod, or_dash(a->what));
+		} else if (!sim_streq(a->what, "RebuildState")) {
+			world_fail(w, "member %s dropped by %s", pod, sim_or_dash(a->what));
 		}
 	}
 }
@@ -1569,7 +1354,7 @@ static void set_state(struct world *w, const struct cluster_action *a)
 		world_fail(w, "SET_STATE without a cluster");
 	if (!json_is_object(a->body))
 		world_fail(w, "SET_STATE without a body");
-	if (!streq(kube_obj_str(w->cluster, "metadata.resourceVersion"), w->planned_rv)) {
+	if (!sim_streq(kube_obj_str(w->cluster, "metadata.resourceVersion"), w->planned_rv)) {
 		w->conflicts++;
 		trace(w, "      409 resourceVersion\n");
 		return;
@@ -1577,17 +1362,14 @@ static void set_state(struct world *w, const struct cluster_action *a)
 	json_t *before = state_of(w);
 	check_state_change(w, before, a);
 	char *text = json_dumps(a->body, JSON_COMPACT | JSON_SORT_KEYS);
-	if (!json_is_object(json_object_get(meta(w->cluster), "annotations")))
-		json_object_set_new(meta(w->cluster), "annotations", json_object());
-	if (!streq(annotation(w->cluster, ANNOTATION_CLUSTER_STATE), text)) {
-		json_object_set_new(json_object_get(meta(w->cluster), "annotations"), ANNOTATION_CLUSTER_STATE,
-				    json_string(text));
+	if (!sim_streq(sim_annotation(w->cluster, ANNOTATION_CLUSTER_STATE), text)) {
+		sim_annotate(w->cluster, ANNOTATION_CLUSTER_STATE, text);
 		bump(w, w->cluster);
 	}
 	free(text);
 	json_decref(before);
-	check_identities(w, streq(a->what, "ReplaceMember") ? "Replaced" :
-			    streq(a->what, "RemoveMember")  ? "Scaled" :
+	check_identities(w, sim_streq(a->what, "ReplaceMember") ? "Replaced" :
+			    sim_streq(a->what, "RemoveMember")  ? "Scaled" :
 							      "Dropped");
 }
 
@@ -1598,17 +1380,17 @@ static void update_status(struct world *w, const struct cluster_action *a)
 	if (!json_is_object(a->body))
 		world_fail(w, "UPDATE_STATUS without a body");
 	if (json_integer_value(json_object_get(a->body, "observedGeneration")) !=
-	    json_integer_value(json_object_get(meta(w->cluster), "generation")))
+	    json_integer_value(json_object_get(sim_meta(w->cluster), "generation")))
 		world_fail(w, "status observedGeneration %lld, generation %lld",
 			   (long long)json_integer_value(json_object_get(a->body, "observedGeneration")),
-			   (long long)json_integer_value(json_object_get(meta(w->cluster), "generation")));
+			   (long long)json_integer_value(json_object_get(sim_meta(w->cluster), "generation")));
 	json_t *before = json_deep_copy(json_object_get(w->cluster, "status"));
 	json_t *st = json_object_get(w->cluster, "status");
 	if (!json_is_object(st)) {
 		st = json_object();
 		json_object_set_new(w->cluster, "status", st);
 	}
-	merge_patch(st, a->body);
+	sim_merge_patch(st, a->body);
 	if (!json_equal(before, st))
 		bump(w, w->cluster);
 	json_decref(before);
@@ -1698,8 +1480,8 @@ static char *fingerprint(const struct cluster_action *a)
 {
 	char *body = a->body ? json_dumps(a->body, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	char *f = xasprintf("%s|%s|%s|%s|%s|%d|%s|%s|%s|%s|%ld", step_id(a->step), cluster_action_name(a), a->object,
-			    a->uid, or_dash(body), a->force, or_dash(a->event_type), or_dash(a->event_reason),
-			    or_dash(a->event_message), or_dash(a->counts), a->requeue_ms);
+			    a->uid, sim_or_dash(body), a->force, sim_or_dash(a->event_type), sim_or_dash(a->event_reason),
+			    sim_or_dash(a->event_message), sim_or_dash(a->counts), a->requeue_ms);
 	free(body);
 	return f;
 }
@@ -1713,8 +1495,8 @@ static const json_t *pods_seen(const struct world *w)
 static void prune_deleted_uids(struct world *w)
 {
 	for (size_t i = 0; i < json_array_size(w->deleted_uids);) {
-		const json_t *pod = find_uid(pods_seen(w), json_string_value(json_array_get(w->deleted_uids, i)));
-		if (!pod || terminating(pod)) {
+		const json_t *pod = sim_find_uid(pods_seen(w), json_string_value(json_array_get(w->deleted_uids, i)));
+		if (!pod || sim_terminating(pod)) {
 			json_array_remove(w->deleted_uids, i);
 			continue;
 		}
@@ -1742,25 +1524,16 @@ static void plan(struct world *w)
 {
 	prune_deleted_uids(w);
 	cluster_action_release(&w->a);
-	snprintf(w->planned_rv, sizeof(w->planned_rv), "%s", or_dash(kube_obj_str(w->cluster, "metadata.resourceVersion")));
+	snprintf(w->planned_rv, sizeof(w->planned_rv), "%s", sim_or_dash(kube_obj_str(w->cluster, "metadata.resourceVersion")));
 	w->view_stale = !json_equal(pods_seen(w), w->pods);
 	plan_into(w, &w->a);
 	struct cluster_action again;
 	plan_into(w, &again);
-	free(w->step_before);
-	w->step_before = w->step_seen;
-	w->step_seen = fingerprint(&w->a);
-	free(w->step_again);
-	w->step_again = fingerprint(&again);
+	sim_steps_note(&w->steps, &w->trace, fingerprint(&w->a), fingerprint(&again));
 	cluster_action_release(&again);
-	if (strcmp(w->step_seen, w->step_again))
-		world_fail(w, "the same inputs gave two steps:\n  %s\n  %s", w->step_seen, w->step_again);
 	const struct cluster_action *a = &w->a;
-	if (a->event_reason && !streq(a->event_type, "Normal") && !streq(a->event_type, "Warning"))
-		world_fail(w, "event %s of type %s", a->event_reason, or_dash(a->event_type));
-	if (a->event_reason && (!a->event_message || !*a->event_message))
-		world_fail(w, "event %s without a message", a->event_reason);
-	if (a->step == CLUSTER_REFUSE && !streq(a->event_type, "Warning"))
+	sim_check_event(&w->trace, a->event_type, a->event_reason, a->event_message);
+	if (a->step == CLUSTER_REFUSE && !sim_streq(a->event_type, "Warning"))
 		world_fail(w, "a refusal without a Warning event");
 	bool needs_body = a->step == CLUSTER_SET_STATE || a->step == CLUSTER_CREATE_REVISION ||
 			  a->step == CLUSTER_CREATE_CLAIM || a->step == CLUSTER_PATCH_CLAIM ||
@@ -1779,7 +1552,7 @@ static void trace_step(struct world *w)
 	if (a->force)
 		trace(w, " (force)");
 	if (a->event_reason)
-		trace(w, " %s %s: %s", or_dash(a->event_type), a->event_reason, or_dash(a->event_message));
+		trace(w, " %s %s: %s", sim_or_dash(a->event_type), a->event_reason, sim_or_dash(a->event_message));
 	if (a->requeue_ms)
 		trace(w, " (requeue %ld ms)", a->requeue_ms);
 	if (a->step == CLUSTER_SET_STATE || a->step == CLUSTER_PATCH_CLAIM) {
@@ -1802,8 +1575,7 @@ static void perform(struct world *w)
 					"force", a->force, "type", a->event_type, "reason", a->event_reason, "message",
 					a->event_message, "requeue", (json_int_t)a->requeue_ms));
 	if (a->counts)
-		json_object_set_new(w->counts, a->counts,
-				    json_integer(json_integer_value(json_object_get(w->counts, a->counts)) + 1));
+		sim_count(w->counts, a->counts);
 	if (w->lag) {
 		if (!w->snapshots)
 			w->snapshots = json_array();
@@ -1819,16 +1591,8 @@ static void perform(struct world *w)
 /* The world as the API server holds it. New string. */
 static char *world_dump(const struct world *w)
 {
-	char *c = w->cluster ? json_dumps(w->cluster, JSON_COMPACT | JSON_SORT_KEYS) : xstrdup("gone");
-	char *pods = json_dumps(w->pods, JSON_COMPACT | JSON_SORT_KEYS);
-	char *pvcs = json_dumps(w->pvcs, JSON_COMPACT | JSON_SORT_KEYS);
-	char *revs = json_dumps(w->revisions, JSON_COMPACT | JSON_SORT_KEYS);
-	char *d = xasprintf("%s\n%s\n%s\n%s", c, pods, pvcs, revs);
-	free(c);
-	free(pods);
-	free(pvcs);
-	free(revs);
-	return d;
+	const json_t *objs[] = {w->cluster, w->pods, w->pvcs, w->revisions};
+	return sim_dump(objs, NITEMS(objs));
 }
 
 typedef bool (*stop_fn)(const struct world *w, const void *arg);
@@ -1846,12 +1610,12 @@ enum run_end { RUN_SETTLED, RUN_GONE, RUN_STOPPED };
  */
 static enum run_end run(struct world *w, stop_fn stop, const void *arg)
 {
-	FREE_AND_NULL(w->step_seen);
+	sim_steps_restart(&w->steps);
 	for (int i = 0; i < MAX_STEPS; i++) {
 		if (!w->cluster)
 			return RUN_GONE;
 		plan(w);
-		if (!w->lag && w->step_before && !resting(w->a.step) && !strcmp(w->step_before, w->step_seen))
+		if (!w->lag && !resting(w->a.step) && sim_steps_repeated(&w->steps))
 			world_fail(w, "step %s %s asked for again after it was performed", step_id(w->a.step),
 				   w->a.object);
 		if (stop && stop(w, arg))
@@ -1904,7 +1668,7 @@ static void check_status_at_rest(struct world *w)
 		pods++;
 		ready += pod_ready(pod);
 		available += pod_available(w, pod);
-		updated += streq(label(pod, LABEL_REVISION_HASH), update_revision(w));
+		updated += sim_streq(sim_label(pod, LABEL_REVISION_HASH), update_revision(w));
 	}
 	json_decref(state);
 	struct {
@@ -1914,7 +1678,7 @@ static void check_status_at_rest(struct world *w)
 		      {"readyReplicas", ready},
 		      {"availableReplicas", available},
 		      {"updatedReplicas", updated},
-		      {"observedGeneration", json_integer_value(json_object_get(meta(w->cluster), "generation"))}};
+		      {"observedGeneration", json_integer_value(json_object_get(sim_meta(w->cluster), "generation"))}};
 	for (size_t k = 0; k < NITEMS(counts); k++) {
 		const json_t *v = json_object_get(st, counts[k].field);
 		if (!json_is_integer(v) || json_integer_value(v) != counts[k].want)
@@ -1924,13 +1688,13 @@ static void check_status_at_rest(struct world *w)
 	if ((long long)json_array_size(json_object_get(st, "members")) != members)
 		world_fail(w, "at rest: status.members lists %zu, the state %lld", json_array_size(json_object_get(st, "members")),
 			   members);
-	if (!streq(status_field(w, "updateRevision"), update_revision(w)))
-		world_fail(w, "at rest: status.updateRevision %s, want %s", or_dash(status_field(w, "updateRevision")),
-			   or_dash(update_revision(w)));
-	if (!streq(status_field(w, "selector"), SELECTOR_STRING) &&
+	if (!sim_streq(status_field(w, "updateRevision"), update_revision(w)))
+		world_fail(w, "at rest: status.updateRevision %s, want %s", sim_or_dash(status_field(w, "updateRevision")),
+			   sim_or_dash(update_revision(w)));
+	if (!sim_streq(status_field(w, "selector"), SELECTOR_STRING) &&
 	    json_object_size(json_object_get(json_object_get(spec(w), "selector"), "matchLabels")) == 2 &&
 	    !json_object_get(json_object_get(spec(w), "selector"), "matchExpressions"))
-		world_fail(w, "at rest: status.selector %s", or_dash(status_field(w, "selector")));
+		world_fail(w, "at rest: status.selector %s", sim_or_dash(status_field(w, "selector")));
 }
 
 static void run_to(struct world *w, enum run_end want)
@@ -1960,7 +1724,7 @@ static void controllers_alone(struct world *w, int seconds)
 /* Stops: */
 static bool asks_for_what(const struct world *w, const void *arg)
 {
-	return streq(cluster_action_name(&w->a), arg) || streq(step_id(w->a.step), arg);
+	return sim_streq(cluster_action_name(&w->a), arg) || sim_streq(step_id(w->a.step), arg);
 }
 
 static void run_until(struct world *w, stop_fn stop, const void *arg, const char *what)
@@ -1971,47 +1735,9 @@ static void run_until(struct world *w, stop_fn stop, const void *arg, const char
 
 /* ---- what was seen ---- */
 
-static int seen_at(const struct world *w, const char *what, const char *object, int from)
-{
-	for (size_t i = (size_t)from; i < json_array_size(w->history); i++) {
-		const json_t *e = json_array_get(w->history, i);
-		if ((streq(kube_obj_str(e, "what"), what) || streq(kube_obj_str(e, "step"), what)) &&
-		    (!object || streq(kube_obj_str(e, "object"), object)))
-			return (int)i;
-	}
-	return -1;
-}
-
-static int seen_count(const struct world *w, const char *what, int from)
-{
-	int n = 0;
-	for (size_t i = (size_t)from; i < json_array_size(w->history); i++) {
-		const json_t *e = json_array_get(w->history, i);
-		n += streq(kube_obj_str(e, "what"), what) || streq(kube_obj_str(e, "step"), what);
-	}
-	return n;
-}
-
 static long long seen_time(const struct world *w, int index)
 {
 	return json_integer_value(json_object_get(json_array_get(w->history, (size_t)index), "t"));
-}
-
-static int events(const struct world *w, const char *type, const char *reason, const char *needle)
-{
-	int n = 0;
-	size_t i;
-	json_t *e;
-	json_array_foreach(w->history, i, e) {
-		n += streq(kube_obj_str(e, "reason"), reason) && (!type || streq(kube_obj_str(e, "type"), type)) &&
-		     (!needle || contains(kube_obj_str(e, "message"), needle));
-	}
-	return n;
-}
-
-static int counted(const struct world *w, const char *family)
-{
-	return (int)json_integer_value(json_object_get(w->counts, family));
 }
 
 static const char *status_field(const struct world *w, const char *field)
@@ -2036,9 +1762,9 @@ static void expect_members(struct world *w, const char *want)
 	json_t *st = state_of(w);
 	char *have = json_dumps(json_object_get(st, "members"), JSON_COMPACT);
 	json_decref(st);
-	if (!streq(have, want)) {
+	if (!sim_streq(have, want)) {
 		char msg[256];
-		snprintf(msg, sizeof(msg), "members %s, want %s", or_dash(have), want);
+		snprintf(msg, sizeof(msg), "members %s, want %s", sim_or_dash(have), want);
 		free(have);
 		world_fail(w, "%s", msg);
 	}
@@ -2069,16 +1795,16 @@ static void expect_ready_pods(struct world *w, const long *ids)
 /* The claim is there, not being deleted, with the UID it was created with. */
 static void expect_claim_kept(struct world *w, const char *claim)
 {
-	const json_t *pvc = find(w->pvcs, claim);
+	const json_t *pvc = sim_find(w->pvcs, claim);
 	const char *uid = json_string_value(json_object_get(w->claim_uids, claim));
-	if (!pvc || terminating(pvc) || !uid || !streq(kube_obj_str(pvc, "metadata.uid"), uid))
+	if (!pvc || sim_terminating(pvc) || !uid || !sim_streq(kube_obj_str(pvc, "metadata.uid"), uid))
 		world_fail(w, "claim %s was not kept (%s)", claim,
-			   !pvc ? "gone" : terminating(pvc) ? "being deleted" : "another UID");
+			   !pvc ? "gone" : sim_terminating(pvc) ? "being deleted" : "another UID");
 }
 
 static void expect_claim_gone(struct world *w, const char *claim)
 {
-	if (find(w->pvcs, claim))
+	if (sim_find(w->pvcs, claim))
 		world_fail(w, "claim %s is still there", claim);
 }
 
@@ -2109,7 +1835,7 @@ static void start_world(struct world *w, const char *extra, const char *more)
 
 static const char *pod_revision(struct world *w, const char *name)
 {
-	return label(must_pod(w, name), LABEL_REVISION_HASH);
+	return sim_label(must_pod(w, name), LABEL_REVISION_HASH);
 }
 
 /* ---- 0. names ---- */
@@ -2135,8 +1861,8 @@ static void test_names_and_selector_string(void **state)
 		json_t *sel = json_loads(cases[i].selector, 0, NULL);
 		assert_non_null(sel);
 		char *s = cluster_selector_string(sel);
-		if (cases[i].want ? !streq(s, cases[i].want) : s != NULL)
-			fail_msg("selector %s: \"%s\", want \"%s\"", cases[i].selector, or_dash(s), or_dash(cases[i].want));
+		if (cases[i].want ? !sim_streq(s, cases[i].want) : s != NULL)
+			fail_msg("selector %s: \"%s\", want \"%s\"", cases[i].selector, sim_or_dash(s), sim_or_dash(cases[i].want));
 		free(s);
 		json_decref(sel);
 	}
@@ -2151,7 +1877,7 @@ static void test_names_and_selector_string(void **state)
 	cluster_plan(&in, &a);
 	assert_int_equal(a.step, CLUSTER_NOTHING);
 	cluster_action_release(&a);
-	json_object_set_new(meta(w.cluster), "deletionTimestamp", json_string(START));
+	json_object_set_new(sim_meta(w.cluster), "deletionTimestamp", json_string(START));
 	in.cluster = w.cluster;
 	cluster_plan(&in, &a);
 	assert_int_equal(a.step, CLUSTER_NOTHING);
@@ -2175,12 +1901,12 @@ static bool status_ready_3(const struct world *w, const void *arg)
 
 static void expect_conditions(struct world *w, const char *available, const char *progressing, const char *failure)
 {
-	if (!streq(status_condition(w, "Available"), available) ||
-	    !streq(status_condition(w, "Progressing"), progressing) ||
-	    !streq(status_condition(w, "ReplicaFailure"), failure))
+	if (!sim_streq(status_condition(w, "Available"), available) ||
+	    !sim_streq(status_condition(w, "Progressing"), progressing) ||
+	    !sim_streq(status_condition(w, "ReplicaFailure"), failure))
 		world_fail(w, "conditions Available %s, Progressing %s, ReplicaFailure %s; want %s, %s, %s",
-			   or_dash(status_condition(w, "Available")), or_dash(status_condition(w, "Progressing")),
-			   or_dash(status_condition(w, "ReplicaFailure")), available, progressing, failure);
+			   sim_or_dash(status_condition(w, "Available")), sim_or_dash(status_condition(w, "Progressing")),
+			   sim_or_dash(status_condition(w, "ReplicaFailure")), available, progressing, failure);
 }
 
 static void expect_status_counts(struct world *w, long long rep, long long ready, long long avail, long long upd)
@@ -2204,10 +1930,10 @@ static void check_member_pod(struct world *w, long n, const char *subdomain)
 		assert_string_equal(kube_obj_str(pod, "spec.subdomain"), subdomain);
 	else
 		assert_null(kube_obj_str(pod, "spec.subdomain"));
-	assert_string_equal(label(pod, "app"), "coder");
-	assert_string_equal(label(pod, "enge.me/statefulcluster"), "coder");
-	assert_string_equal(label(pod, LABEL_REVISION_HASH), status_field(w, "updateRevision"));
-	const json_t *ref = json_array_get(json_object_get(meta(pod), "ownerReferences"), 0);
+	assert_string_equal(sim_label(pod, "app"), "coder");
+	assert_string_equal(sim_label(pod, "enge.me/statefulcluster"), "coder");
+	assert_string_equal(sim_label(pod, LABEL_REVISION_HASH), status_field(w, "updateRevision"));
+	const json_t *ref = json_array_get(json_object_get(sim_meta(pod), "ownerReferences"), 0);
 	assert_string_equal(kube_obj_str(ref, "kind"), "StatefulCluster");
 	assert_string_equal(kube_obj_str(ref, "uid"), CLUSTER_UID);
 	assert_true(json_is_true(json_object_get(ref, "controller")));
@@ -2215,17 +1941,17 @@ static void check_member_pod(struct world *w, long n, const char *subdomain)
 	size_t i;
 	json_t *v;
 	json_array_foreach(json_object_get(json_object_get(pod, "spec"), "volumes"), i, v) {
-		data |= streq(kube_obj_str(v, "name"), "data") && streq(kube_obj_str(v, "persistentVolumeClaim.claimName"), claim);
-		settings |= streq(kube_obj_str(v, "name"), "settings") && streq(kube_obj_str(v, "configMap.name"), "coder-settings");
+		data |= sim_streq(kube_obj_str(v, "name"), "data") && sim_streq(kube_obj_str(v, "persistentVolumeClaim.claimName"), claim);
+		settings |= sim_streq(kube_obj_str(v, "name"), "settings") && sim_streq(kube_obj_str(v, "configMap.name"), "coder-settings");
 	}
 	if (!data)
 		world_fail(w, "pod %s does not mount claim %s as volume data", name, claim);
 	if (subdomain && !settings)
 		world_fail(w, "pod %s lost the user's volume settings", name);
 	if (subdomain)
-		assert_string_equal(annotation(pod, "example.com/note"), "keep me");
+		assert_string_equal(sim_annotation(pod, "example.com/note"), "keep me");
 	expect_claim_kept(w, claim);
-	if (seen_at(w, "CREATE_CLAIM", claim, 0) > seen_at(w, "CREATE_POD", name, 0))
+	if (sim_seen_at(w->history, "CREATE_CLAIM", claim, 0) > sim_seen_at(w->history, "CREATE_POD", name, 0))
 		world_fail(w, "claim %s created after pod %s", claim, name);
 }
 
@@ -2248,11 +1974,11 @@ static void test_three_members_in_parallel(void **state)
 	assert_string_equal(kube_obj_str(m0, "pod"), "coder-0");
 	assert_false(json_is_true(json_object_get(m0, "ready")));
 	/* Created at the same moment, not one after another. */
-	long long t0 = seen_time(w, seen_at(w, "CREATE_POD", "coder-0", 0));
+	long long t0 = seen_time(w, sim_seen_at(w->history, "CREATE_POD", "coder-0", 0));
 	for (int k = 1; k < 3; k++) {
 		char name[32];
 		snprintf(name, sizeof(name), "coder-%d", k);
-		if (seen_time(w, seen_at(w, "CREATE_POD", name, 0)) != t0)
+		if (seen_time(w, sim_seen_at(w->history, "CREATE_POD", name, 0)) != t0)
 			world_fail(w, "pod %s created later than coder-0", name);
 	}
 
@@ -2260,7 +1986,7 @@ static void test_three_members_in_parallel(void **state)
 	/* Ready, not yet available for minReadySeconds. */
 	expect_status_counts(w, 3, 3, 0, 3);
 	expect_conditions(w, "False", "False", "False");
-	long long ready_at = time_ms(kube_obj_str(condition(must_pod(w, "coder-2"), "Ready"), "lastTransitionTime"));
+	long long ready_at = sim_time_ms(kube_obj_str(condition(must_pod(w, "coder-2"), "Ready"), "lastTransitionTime"));
 
 	settle(w);
 	expect_status_counts(w, 3, 3, 3, 3);
@@ -2268,7 +1994,7 @@ static void test_three_members_in_parallel(void **state)
 	int avail = -1;
 	for (size_t i = 0; i < json_array_size(w->history); i++) {
 		const json_t *e = json_array_get(w->history, i);
-		if (streq(kube_obj_str(e, "step"), "UPDATE_STATUS") && json_integer_value(json_object_get(e, "t")) >= ready_at)
+		if (sim_streq(kube_obj_str(e, "step"), "UPDATE_STATUS") && json_integer_value(json_object_get(e, "t")) >= ready_at)
 			avail = (int)i;
 	}
 	if (avail < 0 || seen_time(w, avail) != ready_at + 10000)
@@ -2282,14 +2008,14 @@ static void test_three_members_in_parallel(void **state)
 	assert_int_equal(state_next(w), 3);
 	assert_int_equal(json_array_size(w->revisions), 1);
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(w->revisions, 0), "revision")), 1);
-	assert_int_equal(events(w, "Normal", "MembersAdded", "coder-0, coder-1, coder-2"), 1);
+	assert_int_equal(sim_events(w->history, "Normal", "MembersAdded", "coder-0, coder-1, coder-2"), 1);
 	assert_int_equal(w->conflicts, 0);
 	expect_decoys(w);
 	/* At rest, nothing more: the same step every time. */
 	w->now_ms += 3600 * 1000;
 	plan(w);
 	if (w->a.step != CLUSTER_NOTHING)
-		world_fail(w, "an hour later: %s", w->step_seen);
+		world_fail(w, "an hour later: %s", w->steps.seen);
 }
 
 /* The seed's example as it was published (no serviceName): it works. */
@@ -2316,11 +2042,11 @@ static void test_template_labels_and_annotations(void **state)
 		char name[32];
 		snprintf(name, sizeof(name), "coder-%ld", n);
 		const json_t *pod = must_pod(w, name);
-		assert_string_equal(label(pod, "tier"), "ide");
-		assert_string_equal(label(pod, "app"), "coder");
-		assert_string_equal(label(pod, "enge.me/statefulcluster"), "coder");
-		assert_string_equal(annotation(pod, "prometheus.io/scrape"), "true");
-		assert_string_equal(annotation(pod, "example.com/note"), "keep me");
+		assert_string_equal(sim_label(pod, "tier"), "ide");
+		assert_string_equal(sim_label(pod, "app"), "coder");
+		assert_string_equal(sim_label(pod, "enge.me/statefulcluster"), "coder");
+		assert_string_equal(sim_annotation(pod, "prometheus.io/scrape"), "true");
+		assert_string_equal(sim_annotation(pod, "example.com/note"), "keep me");
 		check_member_pod(w, n, "coder");
 	}
 }
@@ -2342,22 +2068,22 @@ static void replace_failed_pod(struct world *w, const char *when, const char *re
 	static const long ids[] = {0, 2, 3, -1};
 	expect_ready_pods(w, ids);
 	check_member_pod(w, 3, "coder");
-	int at = seen_at(w, "ReplaceMember", NULL, 0);
+	int at = sim_seen_at(w->history, "ReplaceMember", NULL, 0);
 	if (at < 0 || seen_time(w, at) != t)
 		world_fail(w, "the failed member was not replaced at once");
-	assert_int_equal(events(w, "Warning", "MemberReplaced", "coder-1"), 1);
-	assert_int_equal(events(w, "Warning", "MemberReplaced", "coder-3"), 1);
+	assert_int_equal(sim_events(w->history, "Warning", "MemberReplaced", "coder-1"), 1);
+	assert_int_equal(sim_events(w->history, "Warning", "MemberReplaced", "coder-3"), 1);
 	if (reason)
-		assert_int_equal(events(w, "Warning", "MemberReplaced", "evicted"), 1);
-	assert_int_equal(counted(w, REPLACEMENTS_TOTAL), 1);
+		assert_int_equal(sim_events(w->history, "Warning", "MemberReplaced", "evicted"), 1);
+	assert_int_equal(sim_counted(w->counts, REPLACEMENTS_TOTAL), 1);
 	/* The failed pod deleted (not forced: its node is fine), by UID. */
-	int del = seen_at(w, "DeleteFormerMember", "coder-1", 0);
+	int del = sim_seen_at(w->history, "DeleteFormerMember", "coder-1", 0);
 	if (del < 0 || json_is_true(json_object_get(json_array_get(w->history, (size_t)del), "force")))
 		world_fail(w, "the failed pod coder-1 was not deleted gracefully");
-	if (find_uid(w->pods, uid))
+	if (sim_find_uid(w->pods, uid))
 		world_fail(w, "the failed pod is still there");
 	free(uid);
-	if (streq(when, "Delete"))
+	if (sim_streq(when, "Delete"))
 		expect_claim_gone(w, "data-coder-1");
 	else
 		expect_claim_kept(w, "data-coder-1");
@@ -2410,24 +2136,24 @@ static void test_node_lost(void **state)
 	w->max_wait_ms = 0;
 	settle(w);
 	expect_members(w, "[0,2,3]");
-	int del = seen_at(w, "DeleteFormerMember", "coder-1", 0);
+	int del = sim_seen_at(w->history, "DeleteFormerMember", "coder-1", 0);
 	if (del < 0 || !json_is_true(json_object_get(json_array_get(w->history, (size_t)del), "force")))
 		world_fail(w, "the pod on the lost node was not force-deleted");
-	assert_null(find(w->pods, "coder-1"));
+	assert_null(sim_find(w->pods, "coder-1"));
 	assert_string_not_equal(node_of(w, "coder-3"), node);
 	static const long ids[] = {0, 2, 3, -1};
 	expect_ready_pods(w, ids);
 	/* whenReplaced Delete: its claim goes once the pod is gone. */
 	expect_claim_gone(w, "data-coder-1");
-	assert_int_equal(counted(w, REPLACEMENTS_TOTAL), 1);
-	assert_int_equal(events(w, "Warning", "MemberReplaced", node), 1);
+	assert_int_equal(sim_counted(w->counts, REPLACEMENTS_TOTAL), 1);
+	assert_int_equal(sim_events(w->history, "Warning", "MemberReplaced", node), 1);
 
 	/* A node deleted outright: its pods stop being Ready; replaced nodeLostAfterSeconds later, forced. */
 	char gone[32];
 	snprintf(gone, sizeof(gone), "%s", node_of(w, "coder-2"));
 	w->now_ms += 100 * 1000;
 	t = w->now_ms;
-	remove_obj(w->nodes, find(w->nodes, gone));
+	sim_remove(w->nodes, sim_find(w->nodes, gone));
 	trace(w, "    (node %s deleted)\n", gone);
 	int from = (int)json_array_size(w->history);
 	w->max_wait_ms = 7000;
@@ -2437,12 +2163,12 @@ static void test_node_lost(void **state)
 	w->max_wait_ms = 0;
 	settle(w);
 	expect_members(w, "[0,3,4]");
-	del = seen_at(w, "DeleteFormerMember", "coder-2", from);
+	del = sim_seen_at(w->history, "DeleteFormerMember", "coder-2", from);
 	if (del < 0 || !json_is_true(json_object_get(json_array_get(w->history, (size_t)del), "force")))
 		world_fail(w, "the pod of the deleted node was not force-deleted");
 	static const long ids2[] = {0, 3, 4, -1};
 	expect_ready_pods(w, ids2);
-	assert_int_equal(counted(w, REPLACEMENTS_TOTAL), 2);
+	assert_int_equal(sim_counted(w->counts, REPLACEMENTS_TOTAL), 2);
 }
 
 /* The WAIT at or after from whose requeue points at due, or -1. */
@@ -2451,7 +2177,7 @@ static int wait_pointing_at(const struct world *w, long long from, long long due
 	for (size_t i = 0; i < json_array_size(w->history); i++) {
 		const json_t *e = json_array_get(w->history, i);
 		long long t = json_integer_value(json_object_get(e, "t"));
-		if (t >= from && streq(kube_obj_str(e, "step"), "WAIT") &&
+		if (t >= from && sim_streq(kube_obj_str(e, "step"), "WAIT") &&
 		    t + json_integer_value(json_object_get(e, "requeue")) == due)
 			return (int)i;
 	}
@@ -2470,12 +2196,12 @@ static void test_slow_start_is_not_killed(void **state)
 	json_object_set_new(w->ready_after, "coder-1", json_integer(60 * 1000));
 	json_object_set_new(w->ready_after, "coder-2", json_integer(1000LL * 1000 * 1000));
 	settle(w);
-	int at = seen_at(w, "ReplaceMember", NULL, 0);
+	int at = sim_seen_at(w->history, "ReplaceMember", NULL, 0);
 	if (at < 0)
 		world_fail(w, "coder-2, never Ready, was never replaced");
-	if (seen_at(w, "ReplaceMember", NULL, at + 1) >= 0)
+	if (sim_seen_at(w->history, "ReplaceMember", NULL, at + 1) >= 0)
 		world_fail(w, "more than one member replaced");
-	if (!contains(kube_obj_str(json_array_get(w->history, (size_t)at), "message"), "coder-2"))
+	if (!sim_contains(kube_obj_str(json_array_get(w->history, (size_t)at), "message"), "coder-2"))
 		world_fail(w, "the member replaced is not coder-2");
 	/* coder-2 started 1 s after its creation at START: replaced 120 s + 10 s later, not before. */
 	long long started = w->start_ms + 1000;
@@ -2499,7 +2225,7 @@ static void test_unhealthy_after_ready(void **state)
 {
 	struct world *w = *state;
 	start_world(w, USUAL, "{\"replacement\": {\"startupGraceSeconds\": 60, \"unhealthyAfterSeconds\": 30}}");
-	long long started = time_ms(kube_obj_str(must_pod(w, "coder-0"), "status.startTime"));
+	long long started = sim_time_ms(kube_obj_str(must_pod(w, "coder-0"), "status.startTime"));
 	w->now_ms += 100 * 1000;
 	long long t = w->now_ms;
 	pod_unready(w, "coder-0");
@@ -2510,11 +2236,11 @@ static void test_unhealthy_after_ready(void **state)
 		world_fail(w, "no WAIT pointed at the time coder-0 falls due");
 	settle(w);
 	expect_members(w, "[1,2,3]");
-	assert_int_equal(counted(w, REPLACEMENTS_TOTAL), 1);
+	assert_int_equal(sim_counted(w->counts, REPLACEMENTS_TOTAL), 1);
 
 	/* Within the grace: not Ready 5 s after it started; the count starts when the grace ends. */
 	start_world(w, USUAL, "{\"replacement\": {\"startupGraceSeconds\": 60, \"unhealthyAfterSeconds\": 30}}");
-	started = time_ms(kube_obj_str(must_pod(w, "coder-1"), "status.startTime"));
+	started = sim_time_ms(kube_obj_str(must_pod(w, "coder-1"), "status.startTime"));
 	w->now_ms = started + 5000;
 	pod_unready(w, "coder-1");
 	w->max_wait_ms = 10000;
@@ -2543,14 +2269,14 @@ static void scale_down_and_up(struct world *w, const char *when)
 	expect_members(w, "[0,2]");
 	static const long two[] = {0, 2, -1};
 	expect_ready_pods(w, two);
-	int first = seen_at(w, "RemoveMember", NULL, 0);
-	int second = seen_at(w, "RemoveMember", NULL, first + 1);
+	int first = sim_seen_at(w->history, "RemoveMember", NULL, 0);
+	int second = sim_seen_at(w->history, "RemoveMember", NULL, first + 1);
 	assert_true(first >= 0 && second > first);
-	if (!contains(kube_obj_str(json_array_get(w->history, (size_t)first), "message"), "coder-1") ||
-	    !contains(kube_obj_str(json_array_get(w->history, (size_t)second), "message"), "coder-3"))
+	if (!sim_contains(kube_obj_str(json_array_get(w->history, (size_t)first), "message"), "coder-1") ||
+	    !sim_contains(kube_obj_str(json_array_get(w->history, (size_t)second), "message"), "coder-3"))
 		world_fail(w, "scale-down did not take coder-1 (not Ready) first, then coder-3 (newest)");
-	assert_int_equal(events(w, "Normal", "MemberRemoved", NULL), 2);
-	if (streq(when, "Delete")) {
+	assert_int_equal(sim_events(w->history, "Normal", "MemberRemoved", NULL), 2);
+	if (sim_streq(when, "Delete")) {
 		expect_claim_gone(w, "data-coder-1");
 		expect_claim_gone(w, "data-coder-3");
 	} else {
@@ -2559,7 +2285,7 @@ static void scale_down_and_up(struct world *w, const char *when)
 	}
 	expect_claim_kept(w, "data-coder-0");
 	expect_claim_kept(w, "data-coder-2");
-	assert_int_equal(counted(w, REPLACEMENTS_TOTAL), 0);
+	assert_int_equal(sim_counted(w->counts, REPLACEMENTS_TOTAL), 0);
 	expect_status_counts(w, 2, 2, 2, 2);
 
 	scale_to(w, 4);
@@ -2568,7 +2294,7 @@ static void scale_down_and_up(struct world *w, const char *when)
 	static const long four[] = {0, 2, 4, 5, -1};
 	expect_ready_pods(w, four);
 	assert_int_equal(state_next(w), 6);
-	if (!streq(when, "Delete")) {
+	if (!sim_streq(when, "Delete")) {
 		expect_claim_kept(w, "data-coder-1");
 		expect_claim_kept(w, "data-coder-3");
 	}
@@ -2595,8 +2321,8 @@ static void expect_all_at(struct world *w, int n, const char *rev)
 		char name[32], claim[48];
 		snprintf(name, sizeof(name), "coder-%d", k);
 		snprintf(claim, sizeof(claim), "data-coder-%d", k);
-		if (!streq(pod_revision(w, name), rev))
-			world_fail(w, "pod %s at revision %s, want %s", name, or_dash(pod_revision(w, name)), rev);
+		if (!sim_streq(pod_revision(w, name), rev))
+			world_fail(w, "pod %s at revision %s, want %s", name, sim_or_dash(pod_revision(w, name)), rev);
 		expect_claim_kept(w, claim);
 	}
 }
@@ -2613,8 +2339,8 @@ static void rolling_update(struct world *w, const char *extra, int n, int max)
 	const char *rev2 = update_revision(w);
 	assert_non_null(rev2);
 	assert_string_not_equal(rev1, rev2);
-	assert_int_equal(json_integer_value(json_object_get(find(w->revisions, rev2), "revision")), 2);
-	assert_non_null(find(w->revisions, rev1));
+	assert_int_equal(json_integer_value(json_object_get(sim_find(w->revisions, rev2), "revision")), 2);
+	assert_non_null(sim_find(w->revisions, rev1));
 	expect_all_at(w, n, rev2);
 	for (int k = 0; k < n; k++) {
 		char name[32];
@@ -2627,13 +2353,13 @@ static void rolling_update(struct world *w, const char *extra, int n, int max)
 		world_fail(w, "%d members unavailable at once, maxUnavailable %d", w->max_down, max);
 	if (w->max_down < max)
 		world_fail(w, "at most %d members updated at once, maxUnavailable %d allows %d", w->max_down, max, max);
-	assert_int_equal(events(w, "Normal", "MemberUpdating", NULL), n);
-	assert_int_equal(counted(w, REPLACEMENTS_TOTAL), 0);
+	assert_int_equal(sim_events(w->history, "Normal", "MemberUpdating", NULL), n);
+	assert_int_equal(sim_counted(w->counts, REPLACEMENTS_TOTAL), 0);
 	assert_int_equal(state_next(w), n);
 	assert_string_equal(status_field(w, "currentRevision"), rev2);
 	assert_string_equal(status_field(w, "updateRevision"), rev2);
 	expect_status_counts(w, n, n, n, n);
-	assert_int_equal(status_int(w, "observedGeneration"), json_integer_value(json_object_get(meta(w->cluster), "generation")));
+	assert_int_equal(status_int(w, "observedGeneration"), json_integer_value(json_object_get(sim_meta(w->cluster), "generation")));
 	free(rev1);
 }
 
@@ -2711,13 +2437,13 @@ static void test_deleted_uids_count_as_going(void **state)
 	for (int i = 0; i < 5; i++) {
 		plan(w);
 		if (w->a.step == CLUSTER_DELETE_POD)
-			world_fail(w, "with coder-2 deleted (not yet in the cache): %s", w->step_seen);
+			world_fail(w, "with coder-2 deleted (not yet in the cache): %s", w->steps.seen);
 		if (resting(w->a.step))
 			break;
 		perform(w);
 	}
 	if (w->a.step != CLUSTER_NOTHING && w->a.step != CLUSTER_WAIT)
-		world_fail(w, "does not rest: %s", w->step_seen);
+		world_fail(w, "does not rest: %s", w->steps.seen);
 	/* The status shows the member going. */
 	const json_t *m2 = json_array_get(json_object_get(json_object_get(w->cluster, "status"), "members"), 2);
 	assert_string_equal(kube_obj_str(m2, "identity"), "coder-2");
@@ -2780,8 +2506,8 @@ static void test_on_delete(void **state)
 	settle(w);
 	char *rev2 = xstrdup(update_revision(w));
 	assert_string_not_equal(rev1, rev2);
-	assert_int_equal(seen_count(w, "CREATE_REVISION", from), 1);
-	assert_int_equal(seen_count(w, "DELETE_POD", from), 0);
+	assert_int_equal(sim_seen_count(w->history, "CREATE_REVISION", from), 1);
+	assert_int_equal(sim_seen_count(w->history, "DELETE_POD", from), 0);
 	expect_all_at(w, 3, rev1);
 	expect_status_counts(w, 3, 3, 3, 0);
 	assert_string_equal(status_field(w, "updateRevision"), rev2);
@@ -2805,7 +2531,7 @@ static void test_on_delete(void **state)
 
 static bool has_revision(const struct world *w, const char *name)
 {
-	return find(w->revisions, name) != NULL;
+	return sim_find(w->revisions, name) != NULL;
 }
 
 static bool one_ready_at_update(const struct world *w, const void *arg)
@@ -2814,7 +2540,7 @@ static bool one_ready_at_update(const struct world *w, const void *arg)
 	size_t i;
 	json_t *pod;
 	json_array_foreach(w->pods, i, pod) {
-		if (controlled(pod) && pod_ready(pod) && streq(label(pod, LABEL_REVISION_HASH), update_revision(w)))
+		if (controlled(pod) && pod_ready(pod) && sim_streq(sim_label(pod, LABEL_REVISION_HASH), update_revision(w)))
 			return true;
 	}
 	return false;
@@ -2832,14 +2558,14 @@ static void test_revision_history(void **state)
 		set_image(w, image);
 		settle(w);
 		revs[i] = xstrdup(update_revision(w));
-		assert_int_equal(json_integer_value(json_object_get(find(w->revisions, revs[i]), "revision")), i + 1);
+		assert_int_equal(json_integer_value(json_object_get(sim_find(w->revisions, revs[i]), "revision")), i + 1);
 	}
 	/* In use: revs[5]; the two newest unused kept; the older ones pruned, oldest first. */
 	for (int i = 0; i < 6; i++)
 		if (has_revision(w, revs[i]) != (i >= 3))
 			world_fail(w, "revision %d (%s) %s", i, revs[i], i >= 3 ? "was pruned" : "was kept");
-	int d0 = seen_at(w, "DELETE_REVISION", revs[0], 0), d1 = seen_at(w, "DELETE_REVISION", revs[1], 0),
-	    d2 = seen_at(w, "DELETE_REVISION", revs[2], 0);
+	int d0 = sim_seen_at(w->history, "DELETE_REVISION", revs[0], 0), d1 = sim_seen_at(w->history, "DELETE_REVISION", revs[1], 0),
+	    d2 = sim_seen_at(w->history, "DELETE_REVISION", revs[2], 0);
 	assert_true(d0 >= 0 && d0 < d1 && d1 < d2);
 	for (int i = 0; i < 6; i++)
 		FREE_AND_NULL(revs[i]);
@@ -2872,7 +2598,7 @@ static void test_revision_history(void **state)
 	int from = (int)json_array_size(w->history);
 	settle(w);
 	assert_string_equal(update_revision(w), revs[0]);
-	assert_int_equal(seen_count(w, "CREATE_REVISION", from), 0);
+	assert_int_equal(sim_seen_count(w->history, "CREATE_REVISION", from), 0);
 	expect_all_at(w, 3, revs[0]);
 	assert_string_equal(status_field(w, "currentRevision"), revs[0]);
 	FREE_AND_NULL(revs[0]);
@@ -2910,7 +2636,7 @@ static void test_state_wiped(void **state)
 	wipe_state(w);
 	wipe_status(w);
 	settle(w);
-	assert_int_equal(events(w, "Normal", "StateRebuilt", NULL), 1);
+	assert_int_equal(sim_events(w->history, "Normal", "StateRebuilt", NULL), 1);
 	expect_members(w, "[0,2,3]");
 	assert_int_equal(state_next(w), 4);
 	assert_int_equal(json_integer_value(json_object_get(w->pod_names, "coder-0")), 1);
@@ -2923,7 +2649,7 @@ static void test_state_wiped(void **state)
 	scale_to(w, 2);
 	settle(w);
 	expect_members(w, "[0,1]");
-	assert_null(find(w->pods, "coder-2"));
+	assert_null(sim_find(w->pods, "coder-2"));
 	expect_claim_kept(w, "data-coder-2");
 	wipe_state(w);
 	wipe_status(w);
@@ -2949,7 +2675,7 @@ static void test_state_wiped(void **state)
 
 	/* (d) A state behind what exists (restored from an old backup): next moves past it. */
 	start_world(w, USUAL, NULL);
-	json_object_set_new(json_object_get(meta(w->cluster), "annotations"), ANNOTATION_CLUSTER_STATE,
+	json_object_set_new(json_object_get(sim_meta(w->cluster), "annotations"), ANNOTATION_CLUSTER_STATE,
 			    json_string("{\"members\":[0,1,2],\"next\":1,\"released\":{}}"));
 	bump(w, w->cluster);
 	settle(w);
@@ -2964,8 +2690,8 @@ static void test_state_wiped(void **state)
 	int from = (int)json_array_size(w->history);
 	wipe_status(w);
 	settle(w);
-	assert_int_equal(seen_count(w, "UPDATE_STATUS", from), 1);
-	assert_int_equal(seen_count(w, "SET_STATE", from), 0);
+	assert_int_equal(sim_seen_count(w->history, "UPDATE_STATUS", from), 1);
+	assert_int_equal(sim_seen_count(w->history, "SET_STATE", from), 0);
 	expect_status_counts(w, 3, 3, 3, 3);
 }
 
@@ -2986,18 +2712,18 @@ static void test_state_lost_as_a_member_fails(void **state)
 	settle(w);
 	expect_members(w, "[0,2,3]");
 	assert_int_equal(state_next(w), 4);
-	assert_null(find(w->pods, "coder-1"));
-	if (find(w->pvcs, "data-coder-1"))
+	assert_null(sim_find(w->pods, "coder-1"));
+	if (sim_find(w->pvcs, "data-coder-1"))
 		world_fail(w, "whenReplaced Delete: claim data-coder-1 of the failed member coder-1 is kept");
-	assert_int_equal(events(w, "Warning", "MemberReplaced", "coder-1"), 1);
-	assert_int_equal(counted(w, REPLACEMENTS_TOTAL), 1);
+	assert_int_equal(sim_events(w->history, "Warning", "MemberReplaced", "coder-1"), 1);
+	assert_int_equal(sim_counted(w->counts, REPLACEMENTS_TOTAL), 1);
 }
 
 /* ---- 6. claims and deletion ---- */
 
 static bool claim_owned_by_cluster(const json_t *pvc)
 {
-	return has_ref(pvc, CLUSTER_UID, false);
+	return sim_owned_by(pvc, CLUSTER_UID, false);
 }
 
 static void test_when_deleted(void **state)
@@ -3007,13 +2733,13 @@ static void test_when_deleted(void **state)
 	for (int k = 0; k < 3; k++) {
 		char claim[48];
 		snprintf(claim, sizeof(claim), "data-coder-%d", k);
-		const json_t *pvc = find(w->pvcs, claim);
+		const json_t *pvc = sim_find(w->pvcs, claim);
 		assert_true(pvc && claim_owned_by_cluster(pvc));
-		assert_false(has_ref(pvc, CLUSTER_UID, true));
+		assert_false(sim_owned_by(pvc, CLUSTER_UID, true));
 	}
 	/* Someone else owns data-coder-0 too. */
-	json_t *pvc0 = find(w->pvcs, "data-coder-0");
-	json_array_append_new(json_object_get(meta(pvc0), "ownerReferences"),
+	json_t *pvc0 = sim_find(w->pvcs, "data-coder-0");
+	json_array_append_new(json_object_get(sim_meta(pvc0), "ownerReferences"),
 			      json_pack("{s:s, s:s, s:s, s:s}", "apiVersion", "v1", "kind", "ConfigMap", "name",
 					"keeper", "uid", OTHER_OWNER_UID));
 	json_array_append_new(w->alive_owners, json_string(OTHER_OWNER_UID));
@@ -3022,21 +2748,21 @@ static void test_when_deleted(void **state)
 	int from = (int)json_array_size(w->history);
 	spec_patch(w, "{\"persistentVolumeClaimRetentionPolicy\": {\"whenDeleted\": \"Retain\"}}");
 	settle(w);
-	assert_int_equal(seen_count(w, "DisownClaim", from), 3);
+	assert_int_equal(sim_seen_count(w->history, "DisownClaim", from), 3);
 	for (int k = 0; k < 3; k++) {
 		char claim[48];
 		snprintf(claim, sizeof(claim), "data-coder-%d", k);
-		assert_false(claim_owned_by_cluster(find(w->pvcs, claim)));
+		assert_false(claim_owned_by_cluster(sim_find(w->pvcs, claim)));
 		expect_claim_kept(w, claim);
 	}
-	assert_true(has_ref(find(w->pvcs, "data-coder-0"), OTHER_OWNER_UID, false));
+	assert_true(sim_owned_by(sim_find(w->pvcs, "data-coder-0"), OTHER_OWNER_UID, false));
 
 	from = (int)json_array_size(w->history);
 	spec_patch(w, "{\"persistentVolumeClaimRetentionPolicy\": {\"whenDeleted\": \"Delete\"}}");
 	settle(w);
-	assert_int_equal(seen_count(w, "OwnClaim", from), 3);
-	assert_true(has_ref(find(w->pvcs, "data-coder-0"), OTHER_OWNER_UID, false));
-	assert_true(claim_owned_by_cluster(find(w->pvcs, "data-coder-0")));
+	assert_int_equal(sim_seen_count(w->history, "OwnClaim", from), 3);
+	assert_true(sim_owned_by(sim_find(w->pvcs, "data-coder-0"), OTHER_OWNER_UID, false));
+	assert_true(claim_owned_by_cluster(sim_find(w->pvcs, "data-coder-0")));
 
 	/* The cluster deleted: the garbage collector takes its pods, revisions and the claims only it owns. */
 	json_decref(w->cluster);
@@ -3078,14 +2804,14 @@ static void test_foreign_pod_with_a_member_name(void **state)
 	char *uid = xstrdup(kube_obj_str(pod, "metadata.uid"));
 	settle(w);
 	expect_members(w, "[0,1,2]");
-	const json_t *p = find(w->pods, "coder-1");
-	assert_true(p && streq(kube_obj_str(p, "metadata.uid"), uid) && !terminating(p));
+	const json_t *p = sim_find(w->pods, "coder-1");
+	assert_true(p && sim_streq(kube_obj_str(p, "metadata.uid"), uid) && !sim_terminating(p));
 	assert_int_equal(status_int(w, "replicas"), 2);
 	assert_string_equal(status_condition(w, "ReplicaFailure"), "True");
-	if (!contains(kube_obj_str(condition(w->cluster, "ReplicaFailure"), "message"), "coder-1"))
+	if (!sim_contains(kube_obj_str(condition(w->cluster, "ReplicaFailure"), "message"), "coder-1"))
 		world_fail(w, "ReplicaFailure does not name coder-1");
 	/* Its owner takes it away: the member gets its pod. */
-	remove_obj(w->pods, find(w->pods, "coder-1"));
+	sim_remove(w->pods, sim_find(w->pods, "coder-1"));
 	settle(w);
 	static const long ids[] = {0, 1, 2, -1};
 	expect_ready_pods(w, ids);
@@ -3118,11 +2844,11 @@ static void test_invalid_specs(void **state)
 		world_init(w, USUAL, cases[i].spec);
 		settle(w);
 		if (w->a.step != CLUSTER_REFUSE)
-			world_fail(w, "%s: %s, want a refusal", cases[i].label, w->step_seen);
-		if (!streq(w->a.event_type, "Warning") || !w->a.event_reason)
+			world_fail(w, "%s: %s, want a refusal", cases[i].label, w->steps.seen);
+		if (!sim_streq(w->a.event_type, "Warning") || !w->a.event_reason)
 			world_fail(w, "%s: no Warning event", cases[i].label);
 		if (controlled_pods(w) || json_array_size(w->revisions) || json_object_size(w->claim_uids) ||
-		    annotation(w->cluster, ANNOTATION_CLUSTER_STATE) || json_object_get(w->cluster, "status"))
+		    sim_annotation(w->cluster, ANNOTATION_CLUSTER_STATE) || json_object_get(w->cluster, "status"))
 			world_fail(w, "%s: something was created", cases[i].label);
 		expect_decoys(w);
 	}
@@ -3211,43 +2937,33 @@ static const struct scenario scenarios[] = {
 	{"state wiped", NULL, script_wipe},
 };
 
-/* The world at the end and what was counted. New string. */
-static char *play(struct world *w, const struct scenario *sc, bool twice)
+/* Plays scenario i: the world at the end and what was counted. */
+static void play(void *world, size_t i, bool twice, struct sim_play *p)
 {
+	struct world *w = world;
+	const struct scenario *sc = &scenarios[i];
 	world_init(w, USUAL, sc->spec);
 	w->double_apply = twice;
 	settle(w);
 	sc->script(w);
 	settle(w);
-	char *world = world_dump(w);
-	char *counts = json_dumps(w->counts, JSON_COMPACT | JSON_SORT_KEYS);
-	char *names = json_dumps(w->pod_names, JSON_COMPACT | JSON_SORT_KEYS);
-	char *end = xasprintf("%s\n%s\n%s\nt=%lld", world, counts, names, w->now_ms);
-	free(world);
-	free(counts);
-	free(names);
-	return end;
+	const json_t *objs[] = {w->cluster, w->pods, w->pvcs, w->revisions, w->counts, w->pod_names};
+	char *end = sim_dump(objs, NITEMS(objs));
+	p->label = sc->label;
+	p->end = xasprintf("%s\nt=%lld", end, w->now_ms);
+	p->conflicts = w->conflicts;
+	p->steps = w->trace.text;
+	free(end);
+}
+
+static void release_world(void *world)
+{
+	world_release(world);
 }
 
 static void test_every_step_twice(void **state)
 {
-	struct world *w = *state;
-	for (size_t i = 0; i < NITEMS(scenarios); i++) {
-		char *once = play(w, &scenarios[i], false);
-		world_release(w);
-		char *twice = play(w, &scenarios[i], true);
-		if (!w->conflicts)
-			world_fail(w, "%s: the repeated steps met nothing", scenarios[i].label);
-		if (strcmp(once, twice)) {
-			fprintf(stderr, "once:\n%s\ntwice:\n%s\n", once, twice);
-			free(once);
-			free(twice);
-			world_fail(w, "%s: every step twice ends elsewhere", scenarios[i].label);
-		}
-		free(once);
-		free(twice);
-		world_release(w);
-	}
+	sim_every_step_twice(*state, NITEMS(scenarios), play, release_world);
 }
 
 /*

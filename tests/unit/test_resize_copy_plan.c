@@ -32,10 +32,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "client/kube_client.h"
 #include "controllers/resize/resize_plan.h"
+#include "sim.h"
 #include "util/duration.h"
 #include "util/xalloc.h"
 
@@ -48,85 +48,14 @@
 
 #define NITEMS(a) (sizeof(a) / sizeof((a)[0]))
 
-static bool streq(const char *a, const char *b)
-{
-	return a && b && !strcmp(a, b);
-}
-
-static bool contains(const char *s, const char *needle)
-{
-	return s && strstr(s, needle);
-}
-
-/* For messages: a string that may be missing. */
-static const char *or_dash(const char *s)
-{
-	return s ? s : "-";
-}
-
 /* ---- reading and changing objects ---- */
-
-static json_t *find(const json_t *list, const char *name)
-{
-	size_t i;
-	json_t *o;
-	json_array_foreach(list, i, o) {
-		if (name && streq(kube_obj_str(o, "metadata.name"), name))
-			return o;
-	}
-	return NULL;
-}
 
 static void remove_named(json_t *list, const char *name)
 {
 	for (size_t i = 0; i < json_array_size(list); i++) {
-		if (streq(kube_obj_str(json_array_get(list, i), "metadata.name"), name)) {
+		if (sim_streq(kube_obj_str(json_array_get(list, i), "metadata.name"), name)) {
 			json_array_remove(list, i);
 			return;
-		}
-	}
-}
-
-/* Sets (value) or removes (NULL) an annotation. */
-static void annotate(json_t *obj, const char *key, const char *value)
-{
-	json_t *meta = json_object_get(obj, "metadata");
-	if (!json_is_object(json_object_get(meta, "annotations")))
-		json_object_set_new(meta, "annotations", json_object());
-	if (value)
-		json_object_set_new(json_object_get(meta, "annotations"), key, json_string(value));
-	else
-		json_object_del(json_object_get(meta, "annotations"), key);
-}
-
-static const char *annotation(const json_t *obj, const char *key)
-{
-	return json_string_value(
-		json_object_get(json_object_get(json_object_get(obj, "metadata"), "annotations"), key));
-}
-
-static const char *label(const json_t *obj, const char *key)
-{
-	return json_string_value(json_object_get(json_object_get(json_object_get(obj, "metadata"), "labels"), key));
-}
-
-/* RFC 7386 merge patch, what the API server does with a merge-patch+json body. */
-static void merge_patch(json_t *target, const json_t *patch)
-{
-	const char *k;
-	json_t *v;
-	json_object_foreach((json_t *)patch, k, v) {
-		if (json_is_null(v)) {
-			json_object_del(target, k);
-		} else if (json_is_object(v)) {
-			json_t *t = json_object_get(target, k);
-			if (!json_is_object(t)) {
-				t = json_object();
-				json_object_set_new(target, k, t);
-			}
-			merge_patch(t, v);
-		} else {
-			json_object_set_new(target, k, json_deep_copy(v));
 		}
 	}
 }
@@ -238,8 +167,7 @@ struct world {
 	bool hold_ready;        /* pods the StatefulSet controller starts do not get Ready */
 	struct resize_action a; /* the step last planned */
 	/* what was seen */
-	char *trace;
-	size_t trace_len;
+	struct sim_trace trace;
 	int iterations;
 	int max_down;
 	int recreates, template_changes, last_new_template;
@@ -251,40 +179,19 @@ struct world {
 	json_t *events;  /* "Type Reason: message" */
 	json_t *stopped; /* pods the planner deleted, in order */
 	json_t *deleted; /* "pvc/<name>" of every claim deleted */
-	char *step_seen, *step_again, *step_before; /* fingerprints: this step, replanned, the one before */
-	json_t *state_seen;                         /* see state_now() */
+	struct sim_steps steps; /* fingerprints: this step, replanned, the one before */
+	json_t *state_seen;     /* see state_now() */
 };
 
-static void trace(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void trace(struct world *w, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *line = xvasprintf(fmt, ap);
-	va_end(ap);
-	size_t n = strlen(line);
-	w->trace = xrealloc(w->trace, w->trace_len + n + 1);
-	memcpy(w->trace + w->trace_len, line, n + 1);
-	w->trace_len += n;
-	free(line);
-}
-
+/* Adds to the steps so far, formatted like printf. */
+#define trace(w, ...) sim_trace_add(&(w)->trace, __VA_ARGS__)
 /* Fails the test, printing every step so far. */
-#define world_fail(w, ...)                                                         \
-	do {                                                                       \
-		fprintf(stderr, "---- steps ----\n%s---- end ----\n",              \
-			(w)->trace ? (w)->trace : "");                             \
-		fail_msg(__VA_ARGS__);                                             \
-	} while (0)
+#define world_fail(w, ...) sim_fail((w)->trace.text, __VA_ARGS__)
 
 static void set_clock(struct world *w, int64_t t)
 {
 	w->clock = t;
-	time_t tt = (time_t)t;
-	struct tm tm;
-	gmtime_r(&tt, &tm);
-	strftime(w->now, sizeof(w->now), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	sim_rfc3339((long long)t * 1000, w->now, sizeof(w->now));
 }
 
 static char *next_name(struct world *w, const char *prefix)
@@ -350,10 +257,8 @@ static void world_release(struct world *w)
 	json_decref(w->stopped);
 	json_decref(w->deleted);
 	json_decref(w->state_seen);
-	free(w->step_seen);
-	free(w->step_again);
-	free(w->step_before);
-	free(w->trace);
+	sim_steps_release(&w->steps);
+	sim_trace_release(&w->trace);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -391,7 +296,7 @@ static void note_failure(struct fixture *f, char *what)
 	free(f->failures);
 	f->failures = more;
 	if (!f->first_trace)
-		f->first_trace = xstrdup(f->w.trace ? f->w.trace : "");
+		f->first_trace = xstrdup(f->w.trace.text ? f->w.trace.text : "");
 	free(what);
 }
 
@@ -420,7 +325,7 @@ static void plan(struct world *w)
 /* The resize state where the planner reads it: the StatefulSet, or its backup while it is gone. New reference. */
 static json_t *current_state(const struct world *w)
 {
-	const char *text = annotation(w->sts ? w->sts : w->backup, ANNOTATION_RESIZE_STATE);
+	const char *text = sim_annotation(w->sts ? w->sts : w->backup, ANNOTATION_RESIZE_STATE);
 	return text ? json_loads(text, 0, NULL) : NULL;
 }
 
@@ -454,7 +359,7 @@ static bool only_copy(const struct world *w, const char *pv)
 	json_t *o;
 	json_array_foreach(w->pvs, i, o) {
 		const char *name = kube_obj_str(o, "metadata.name");
-		if (!streq(name, pv) && streq(data_of(w, name), mine))
+		if (!sim_streq(name, pv) && sim_streq(data_of(w, name), mine))
 			return false;
 	}
 	return true;
@@ -473,15 +378,14 @@ static void drop_pv(struct world *w, const char *why, const char *pv_name)
 
 /* ---- the controllers (they work while the planner waits) ---- */
 
+/* A pod in any phase mounts claim: here a copy Job's ended pod still holds its claims (sim_pvc_protection's do not). */
 static bool claim_in_use(const struct world *w, const char *claim)
 {
-	size_t i, k;
-	json_t *pod, *vol;
+	size_t i;
+	json_t *pod;
 	json_array_foreach(w->pods, i, pod) {
-		json_array_foreach(json_object_get(json_object_get(pod, "spec"), "volumes"), k, vol) {
-			if (streq(kube_obj_str(vol, "persistentVolumeClaim.claimName"), claim))
-				return true;
-		}
+		if (sim_mounts(pod, claim))
+			return true;
 	}
 	return false;
 }
@@ -490,9 +394,9 @@ static bool claim_in_use(const struct world *w, const char *claim)
 static void remove_claim(struct world *w, const char *claim)
 {
 	char *name = xstrdup(claim);
-	json_t *pvc = find(w->pvcs, name);
-	json_t *pv = find(w->pvs, kube_obj_str(pvc, "spec.volumeName"));
-	if (pv && streq(kube_obj_str(pv, "spec.claimRef.name"), name))
+	json_t *pvc = sim_find(w->pvcs, name);
+	json_t *pv = sim_find(w->pvs, kube_obj_str(pvc, "spec.volumeName"));
+	if (pv && sim_streq(kube_obj_str(pv, "spec.claimRef.name"), name))
 		json_object_set_new(json_object_get(pv, "status"), "phase", json_string("Released"));
 	remove_named(w->pvcs, name);
 	json_array_append_new(w->deleted, json_sprintf("pvc/%s", name));
@@ -551,17 +455,17 @@ static void finish_jobs(struct world *w)
 			char target[128], pod_name[128];
 			snprintf(target, sizeof(target), "%s-copy", source);
 			snprintf(pod_name, sizeof(pod_name), "%s", source + strlen("data-")); /* data-web-N: web-N */
-			if (!streq(pass, "precopy") && find(w->pods, pod_name))
+			if (!sim_streq(pass, "precopy") && sim_find(w->pods, pod_name))
 				world_fail(w, "Job %s (pass %s) copied while %s was running", name, pass, pod_name);
-			const json_t *src = find(w->pvcs, source);
-			const json_t *dst = find(w->pvcs, target);
-			if (!streq(kube_obj_str(src, "status.phase"), "Bound") ||
-			    !streq(kube_obj_str(dst, "status.phase"), "Bound"))
+			const json_t *src = sim_find(w->pvcs, source);
+			const json_t *dst = sim_find(w->pvcs, target);
+			if (!sim_streq(kube_obj_str(src, "status.phase"), "Bound") ||
+			    !sim_streq(kube_obj_str(dst, "status.phase"), "Bound"))
 				world_fail(w, "Job %s copies %s to %s, which are not both Bound", name, source, target);
 			pairs++;
 			char fail_pod[32];
 			snprintf(fail_pod, sizeof(fail_pod), "web-%lld", w->fail_ordinal);
-			failed |= streq(pod_name, fail_pod);
+			failed |= sim_streq(pod_name, fail_pod);
 			const char *what = data_of(w, kube_obj_str(src, "spec.volumeName"));
 			if (!failed && what)
 				json_object_set_new(w->data, kube_obj_str(dst, "spec.volumeName"), json_string(what));
@@ -575,7 +479,7 @@ static void finish_jobs(struct world *w)
 		size_t p;
 		json_t *pod;
 		json_array_foreach(w->pods, p, pod) {
-			if (!streq(label(pod, "job-name"), name))
+			if (!sim_streq(sim_label(pod, "job-name"), name))
 				continue;
 			json_object_set_new(pod, "status",
 					    json_pack("{s:s, s:[{s:s, s:{s:{s:i, s:s}}}]}", "phase",
@@ -593,8 +497,8 @@ static void finish_jobs(struct world *w)
 static void collect_job_pods(struct world *w)
 {
 	for (size_t i = 0; i < json_array_size(w->pods);) {
-		const char *job = label(json_array_get(w->pods, i), "job-name");
-		if (job && !find(w->jobs, job)) {
+		const char *job = sim_label(json_array_get(w->pods, i), "job-name");
+		if (job && !sim_find(w->jobs, job)) {
 			trace(w, "      ~ pod of Job %s collected\n", job);
 			json_array_remove(w->pods, i);
 		} else {
@@ -609,7 +513,7 @@ static void release_claims(struct world *w)
 	for (size_t i = 0; i < json_array_size(w->pvcs);) {
 		const json_t *pvc = json_array_get(w->pvcs, i);
 		const char *name = kube_obj_str(pvc, "metadata.name");
-		if (kube_obj_str(pvc, "metadata.deletionTimestamp") && !claim_in_use(w, name)) {
+		if (sim_terminating(pvc) && !claim_in_use(w, name)) {
 			trace(w, "      ~ claim %s finally goes\n", name);
 			remove_claim(w, name);
 		} else {
@@ -625,14 +529,14 @@ static void pv_controller(struct world *w)
 		json_t *pv = json_array_get(w->pvs, i);
 		const char *claim = kube_obj_str(pv, "spec.claimRef.name");
 		const char *uid = kube_obj_str(pv, "spec.claimRef.uid");
-		const json_t *pvc = find(w->pvcs, claim);
+		const json_t *pvc = sim_find(w->pvcs, claim);
 		/* As kube-controller-manager's syncVolume: reserved (no uid) is Available, whoever has the name. */
-		if (claim && uid && (!pvc || !streq(kube_obj_str(pvc, "metadata.uid"), uid)))
+		if (claim && uid && (!pvc || !sim_streq(kube_obj_str(pvc, "metadata.uid"), uid)))
 			json_object_set_new(json_object_get(pv, "status"), "phase", json_string("Released"));
 		else if (!claim || !uid)
 			json_object_set_new(json_object_get(pv, "status"), "phase", json_string("Available"));
-		if (streq(kube_obj_str(pv, "status.phase"), "Released") &&
-		    streq(kube_obj_str(pv, "spec.persistentVolumeReclaimPolicy"), "Delete")) {
+		if (sim_streq(kube_obj_str(pv, "status.phase"), "Released") &&
+		    sim_streq(kube_obj_str(pv, "spec.persistentVolumeReclaimPolicy"), "Delete")) {
 			drop_pv(w, "the PV controller reclaimed", kube_obj_str(pv, "metadata.name"));
 			continue;
 		}
@@ -641,41 +545,30 @@ static void pv_controller(struct world *w)
 	size_t i;
 	json_t *pvc;
 	json_array_foreach(w->pvcs, i, pvc) {
-		if (!streq(kube_obj_str(pvc, "status.phase"), "Pending") || kube_obj_str(pvc, "metadata.deletionTimestamp"))
+		if (!sim_streq(kube_obj_str(pvc, "status.phase"), "Pending") || sim_terminating(pvc))
 			continue;
 		const char *vol = kube_obj_str(pvc, "spec.volumeName");
 		if (!vol) {
 			provision(w, pvc);
 			continue;
 		}
-		json_t *pv = find(w->pvs, vol);
+		json_t *pv = sim_find(w->pvs, vol);
 		const char *ref_uid = kube_obj_str(pv, "spec.claimRef.uid");
 		/* A pre-bound claim binds only to a volume reserved for it, big enough, of its class. */
-		if (pv && streq(kube_obj_str(pv, "spec.claimRef.name"), kube_obj_str(pvc, "metadata.name")) &&
-		    (!ref_uid || streq(ref_uid, kube_obj_str(pvc, "metadata.uid"))) &&
-		    streq(kube_obj_str(pv, "spec.storageClassName"), kube_obj_str(pvc, "spec.storageClassName")) &&
-		    streq(kube_obj_str(pv, "spec.capacity.storage"), kube_obj_str(pvc, "spec.resources.requests.storage"))) {
+		if (pv && sim_streq(kube_obj_str(pv, "spec.claimRef.name"), kube_obj_str(pvc, "metadata.name")) &&
+		    (!ref_uid || sim_streq(ref_uid, kube_obj_str(pvc, "metadata.uid"))) &&
+		    sim_streq(kube_obj_str(pv, "spec.storageClassName"), kube_obj_str(pvc, "spec.storageClassName")) &&
+		    sim_streq(kube_obj_str(pv, "spec.capacity.storage"), kube_obj_str(pvc, "spec.resources.requests.storage"))) {
 			trace(w, "      ~ %s bound to %s\n", kube_obj_str(pvc, "metadata.name"), vol);
 			bind(pvc, pv); /* vol is freed here */
 		}
 	}
 }
 
-static bool owned_by(const json_t *pod, const char *uid)
-{
-	size_t i;
-	json_t *ref;
-	json_array_foreach(json_object_get(json_object_get(pod, "metadata"), "ownerReferences"), i, ref) {
-		if (streq(kube_obj_str(ref, "uid"), uid))
-			return true;
-	}
-	return false;
-}
-
 /* The StatefulSet controller: missing claims from the template, missing pods, adoption, readiness. */
 static void statefulset_controller(struct world *w)
 {
-	if (!w->sts || kube_obj_str(w->sts, "metadata.deletionTimestamp"))
+	if (!w->sts || sim_terminating(w->sts))
 		return;
 	const char *uid = kube_obj_str(w->sts, "metadata.uid");
 	long long replicas = json_integer_value(json_object_get(json_object_get(w->sts, "spec"), "replicas"));
@@ -683,8 +576,8 @@ static void statefulset_controller(struct world *w)
 		char pod_name[64], claim[64];
 		snprintf(pod_name, sizeof(pod_name), "web-%lld", ord);
 		snprintf(claim, sizeof(claim), "data-web-%lld", ord);
-		json_t *pod = find(w->pods, pod_name);
-		json_t *pvc = find(w->pvcs, claim);
+		json_t *pod = sim_find(w->pods, pod_name);
+		json_t *pvc = sim_find(w->pvcs, claim);
 		if (!pod) {
 			if (!pvc) {
 				/* What a StatefulSet does for a missing claim: a new, empty one. */
@@ -698,7 +591,7 @@ static void statefulset_controller(struct world *w)
 				free(pvc_uid);
 			}
 			char *pod_uid = next_name(w, "pod-uid");
-			pod = pod_obj(pod_name, pod_uid, streq(kube_obj_str(pvc, "status.phase"), "Bound") && !w->hold_ready,
+			pod = pod_obj(pod_name, pod_uid, sim_streq(kube_obj_str(pvc, "status.phase"), "Bound") && !w->hold_ready,
 				      uid, claim);
 			json_array_append_new(w->pods, pod);
 			trace(w, "      ~ pod %s created\n", pod_name);
@@ -711,7 +604,7 @@ static void statefulset_controller(struct world *w)
 							"StatefulSet", "name", "web", "uid", uid, "controller", 1));
 			trace(w, "      ~ pod %s adopted\n", pod_name);
 		}
-		if (streq(kube_obj_str(pvc, "status.phase"), "Bound") && !w->hold_ready)
+		if (sim_streq(kube_obj_str(pvc, "status.phase"), "Bound") && !w->hold_ready)
 			set_condition(pod, "Ready", true, "", "");
 	}
 }
@@ -740,13 +633,13 @@ static void check_claim_deletion(struct world *w, const json_t *pvc)
 {
 	const char *claim = kube_obj_str(pvc, "metadata.name");
 	const char *vol = kube_obj_str(pvc, "spec.volumeName");
-	const char *policy = kube_obj_str(find(w->pvs, vol), "spec.persistentVolumeReclaimPolicy");
-	if (w->strict_retain && !streq(policy, "Retain"))
+	const char *policy = kube_obj_str(sim_find(w->pvs, vol), "spec.persistentVolumeReclaimPolicy");
+	if (w->strict_retain && !sim_streq(policy, "Retain"))
 		world_fail(w, "invariant 1: claim %s deleted while its PV %s has reclaim policy %s", claim,
-			   or_dash(vol), or_dash(policy));
-	if (!streq(policy, "Retain") && only_copy(w, vol))
+			   sim_or_dash(vol), sim_or_dash(policy));
+	if (!sim_streq(policy, "Retain") && only_copy(w, vol))
 		world_fail(w, "invariant 1: claim %s deleted while its PV %s (policy %s) holds the only copy of \"%s\"",
-			   claim, vol, or_dash(policy), data_of(w, vol));
+			   claim, vol, sim_or_dash(policy), data_of(w, vol));
 }
 
 static void write_state(struct world *w, const struct resize_action *a)
@@ -755,8 +648,8 @@ static void write_state(struct world *w, const struct resize_action *a)
 	if (!target)
 		world_fail(w, "%s with neither StatefulSet nor backup", resize_action_name(a));
 	char *text = json_dumps(a->state, JSON_COMPACT | JSON_SORT_KEYS);
-	annotate(target, ANNOTATION_RESIZE_STATE, text);
-	annotate(target, ANNOTATION_RESIZE_STATUS, a->status);
+	sim_annotate(target, ANNOTATION_RESIZE_STATE, text);
+	sim_annotate(target, ANNOTATION_RESIZE_STATUS, a->status);
 	free(text);
 }
 
@@ -771,7 +664,7 @@ static void save(struct world *w, const struct resize_action *a)
 	}
 	json_t *saved = resize_saved_copy(w->sts);
 	char *st = json_dumps(a->state, JSON_COMPACT | JSON_SORT_KEYS);
-	annotate(saved, ANNOTATION_RESIZE_STATE, st);
+	sim_annotate(saved, ANNOTATION_RESIZE_STATE, st);
 	char *text = json_dumps(saved, JSON_COMPACT);
 	w->backup = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:{s:s}, s:{s:s}}, s:{s:s}}", "apiVersion", "v1", "kind",
 			      "ConfigMap", "metadata", "name", "web" BACKUP_SUFFIX, "namespace", NS, "uid", "uid-backup",
@@ -784,22 +677,15 @@ static void save(struct world *w, const struct resize_action *a)
 
 static void orphan_delete(struct world *w, const struct resize_action *a)
 {
-	if (!w->sts) {
-		trace(w, "      404\n");
+	if (!sim_precondition_met(w->sts, a->uid, &w->trace, &w->conflicts))
 		return;
-	}
-	if (!streq(kube_obj_str(w->sts, "metadata.uid"), a->uid)) {
-		w->conflicts++;
-		trace(w, "      409 uid precondition\n");
-		return;
-	}
 	json_decref(w->sts);
 	w->sts = NULL;
 	/* The garbage collector orphans the pods: they keep running, owned by nobody. */
 	size_t i;
 	json_t *pod;
 	json_array_foreach(w->pods, i, pod) {
-		if (!label(pod, "job-name"))
+		if (!sim_label(pod, "job-name"))
 			json_object_set_new(json_object_get(pod, "metadata"), "ownerReferences", json_array());
 	}
 }
@@ -820,10 +706,10 @@ static void recreate(struct world *w, const struct resize_action *a)
 	json_t *sts = a->new_template ? resize_with_new_sizes(saved, a->state) : json_deep_copy(saved);
 	json_decref(saved);
 	char *text = json_dumps(a->state, JSON_COMPACT | JSON_SORT_KEYS);
-	annotate(sts, ANNOTATION_RESIZE_STATE, text);
+	sim_annotate(sts, ANNOTATION_RESIZE_STATE, text);
 	free(text);
 	if (a->keep_abort) /* as the controller does: an abort asked on the backup stays asked */
-		annotate(sts, ANNOTATION_ABORT, "true");
+		sim_annotate(sts, ANNOTATION_ABORT, "true");
 	char *uid = next_name(w, "uid-web-new");
 	json_object_set_new(json_object_get(sts, "metadata"), "uid", json_string(uid));
 	free(uid);
@@ -847,10 +733,10 @@ static void create(struct world *w, const struct resize_action *a)
 	const char *name = kube_obj_str(a->body, "metadata.name");
 	if (!list || (a->resource != &KUBE_PVCS && a->resource != &KUBE_JOBS))
 		world_fail(w, "%s: unexpected resource", resize_action_name(a));
-	if (!streq(name, a->object) || !streq(kube_obj_str(a->body, "metadata.namespace"), NS))
+	if (!sim_streq(name, a->object) || !sim_streq(kube_obj_str(a->body, "metadata.namespace"), NS))
 		world_fail(w, "%s: body names %s/%s, the step %s", resize_action_name(a),
-			   or_dash(kube_obj_str(a->body, "metadata.namespace")), name, a->object);
-	if (find(list, name)) {
+			   sim_or_dash(kube_obj_str(a->body, "metadata.namespace")), name, a->object);
+	if (sim_find(list, name)) {
 		w->conflicts++;
 		trace(w, "      409 %s exists\n", name);
 		return;
@@ -888,19 +774,12 @@ static void delete(struct world *w, const struct resize_action *a)
 	json_t *list = list_of(w, a->resource);
 	if (!list)
 		world_fail(w, "%s: unexpected resource", resize_action_name(a));
-	json_t *obj = find(list, a->object);
-	if (!obj) {
-		trace(w, "      404\n");
+	json_t *obj = sim_find(list, a->object);
+	if (!sim_precondition_met(obj, a->uid[0] ? a->uid : NULL, &w->trace, &w->conflicts))
 		return;
-	}
-	if (a->uid[0] && !streq(kube_obj_str(obj, "metadata.uid"), a->uid)) {
-		w->conflicts++;
-		trace(w, "      409 uid precondition\n");
-		return;
-	}
 	if (a->resource == &KUBE_PVCS) {
 		check_claim_deletion(w, obj);
-		if (kube_obj_str(obj, "metadata.deletionTimestamp"))
+		if (sim_terminating(obj))
 			return;
 		if (claim_in_use(w, a->object)) {
 			json_object_set_new(json_object_get(obj, "metadata"), "deletionTimestamp", json_string(w->now));
@@ -921,12 +800,12 @@ static void patch(struct world *w, const struct resize_action *a)
 {
 	if (a->resource != &KUBE_PVS || a->patch_type != KUBE_PATCH_MERGE)
 		world_fail(w, "%s: only merge patches of PVs are expected", resize_action_name(a));
-	json_t *pv = find(w->pvs, a->object);
+	json_t *pv = sim_find(w->pvs, a->object);
 	if (!pv) {
 		trace(w, "      404\n");
 		return;
 	}
-	merge_patch(pv, a->body);
+	sim_merge_patch(pv, a->body);
 }
 
 static void apply(struct world *w, const struct resize_action *a)
@@ -954,8 +833,8 @@ static void apply(struct world *w, const struct resize_action *a)
 	case RESIZE_FINISH:
 		if (!w->sts)
 			world_fail(w, "Finish without a StatefulSet");
-		annotate(w->sts, ANNOTATION_RESIZE_STATE, NULL);
-		annotate(w->sts, ANNOTATION_RESIZE_STATUS, NULL);
+		sim_annotate(w->sts, ANNOTATION_RESIZE_STATE, NULL);
+		sim_annotate(w->sts, ANNOTATION_RESIZE_STATUS, NULL);
 		break;
 	case RESIZE_CREATE:
 		create(w, a);
@@ -994,7 +873,7 @@ static int pods_down(const struct world *w)
 	for (int i = 0; i < w->replicas; i++) {
 		char name[32];
 		snprintf(name, sizeof(name), "web-%d", i);
-		const json_t *pod = find(w->pods, name);
+		const json_t *pod = sim_find(w->pods, name);
 		if (!pod || !kube_obj_condition(pod, "Ready", NULL))
 			down++;
 	}
@@ -1022,22 +901,16 @@ typedef bool (*stop_fn)(const struct world *w, const void *arg);
  */
 static bool run(struct world *w, stop_fn stop, const void *arg)
 {
-	FREE_AND_NULL(w->step_seen);
+	sim_steps_restart(&w->steps);
 	for (int i = 0; i < MAX_STEPS; i++) {
 		plan(w);
 		/* The same inputs give the same step. */
 		struct resize_action again;
 		plan_into(w, &again);
-		free(w->step_before);
-		w->step_before = w->step_seen;
-		w->step_seen = fingerprint(&w->a);
-		free(w->step_again);
-		w->step_again = fingerprint(&again);
+		sim_steps_note(&w->steps, &w->trace, fingerprint(&w->a), fingerprint(&again));
 		resize_action_release(&again);
-		if (strcmp(w->step_seen, w->step_again))
-			world_fail(w, "the same inputs gave two steps:\n  %s\n  %s", w->step_seen, w->step_again);
 		/* A step performed changes the world: asking for it again unchanged means no progress. */
-		if (w->step_before && w->a.step != RESIZE_WAIT && !strcmp(w->step_before, w->step_seen))
+		if (w->a.step != RESIZE_WAIT && sim_steps_repeated(&w->steps))
 			world_fail(w, "step %s %s asked for again after it was performed", resize_action_name(&w->a),
 				   w->a.object);
 		if (stop && stop(w, arg))
@@ -1073,7 +946,7 @@ static bool logged(const struct world *w, const char *entry)
 	size_t i;
 	json_t *e;
 	json_array_foreach(w->log, i, e) {
-		if (streq(json_string_value(e), entry))
+		if (sim_streq(json_string_value(e), entry))
 			return true;
 	}
 	return false;
@@ -1083,7 +956,7 @@ static bool logged(const struct world *w, const char *entry)
 static int log_index(const struct world *w, const char *entry, int from)
 {
 	for (size_t i = (size_t)from; i < json_array_size(w->log); i++)
-		if (streq(json_string_value(json_array_get(w->log, i)), entry))
+		if (sim_streq(json_string_value(json_array_get(w->log, i)), entry))
 			return (int)i;
 	return -1;
 }
@@ -1095,17 +968,6 @@ static bool event_seen(const struct world *w, const char *prefix, const char *ne
 	json_array_foreach(w->events, i, e) {
 		const char *s = json_string_value(e);
 		if (!strncmp(s, prefix, strlen(prefix)) && (!needle || strstr(s, needle)))
-			return true;
-	}
-	return false;
-}
-
-static bool in_array(const json_t *arr, const char *s)
-{
-	size_t i;
-	json_t *e;
-	json_array_foreach(arr, i, e) {
-		if (streq(json_string_value(e), s))
 			return true;
 	}
 	return false;
@@ -1137,41 +999,41 @@ static void expect_settled(struct world *w, const char *size, const char *cls)
 			world_fail(w, "copy claim %s is left", name);
 	}
 	json_array_foreach(w->pods, i, o) {
-		if (label(o, "job-name"))
-			world_fail(w, "pod %s of a copy Job is left", or_dash(kube_obj_str(o, "metadata.name")));
-		if (!owned_by(o, uid) || !kube_obj_condition(o, "Ready", NULL))
-			world_fail(w, "pod %s is not Ready and owned by the StatefulSet", or_dash(kube_obj_str(o, "metadata.name")));
+		if (sim_label(o, "job-name"))
+			world_fail(w, "pod %s of a copy Job is left", sim_or_dash(kube_obj_str(o, "metadata.name")));
+		if (!sim_owned_by(o, uid, false) || !kube_obj_condition(o, "Ready", NULL))
+			world_fail(w, "pod %s is not Ready and owned by the StatefulSet", sim_or_dash(kube_obj_str(o, "metadata.name")));
 	}
 	for (int n = 0; n < w->replicas; n++) {
 		char claim[32], what[32];
 		snprintf(claim, sizeof(claim), "data-web-%d", n);
 		snprintf(what, sizeof(what), "data of web-%d", n);
-		const json_t *pvc = find(w->pvcs, claim);
+		const json_t *pvc = sim_find(w->pvcs, claim);
 		const char *vol = kube_obj_str(pvc, "spec.volumeName");
-		const json_t *pv = find(w->pvs, vol);
-		if (!pvc || !streq(kube_obj_str(pvc, "status.phase"), "Bound") || !pv)
+		const json_t *pv = sim_find(w->pvs, vol);
+		if (!pvc || !sim_streq(kube_obj_str(pvc, "status.phase"), "Bound") || !pv)
 			world_fail(w, "%s is not Bound to an existing volume", claim);
-		if (!streq(data_of(w, vol), what))
+		if (!sim_streq(data_of(w, vol), what))
 			world_fail(w, "%s is on %s, which holds \"%s\", not \"%s\"", claim, vol,
-				   or_dash(data_of(w, vol)), what);
-		if (!streq(kube_obj_str(pv, "spec.capacity.storage"), size) ||
-		    !streq(kube_obj_str(pvc, "spec.resources.requests.storage"), size) ||
-		    !streq(kube_obj_str(pv, "spec.storageClassName"), cls))
+				   sim_or_dash(data_of(w, vol)), what);
+		if (!sim_streq(kube_obj_str(pv, "spec.capacity.storage"), size) ||
+		    !sim_streq(kube_obj_str(pvc, "spec.resources.requests.storage"), size) ||
+		    !sim_streq(kube_obj_str(pv, "spec.storageClassName"), cls))
 			world_fail(w, "%s: %s of class %s on %s (%s, class %s); want %s of class %s", claim,
-				   or_dash(kube_obj_str(pvc, "spec.resources.requests.storage")),
-				   or_dash(kube_obj_str(pvc, "spec.storageClassName")), vol, or_dash(kube_obj_str(pv, "spec.capacity.storage")),
-				   or_dash(kube_obj_str(pv, "spec.storageClassName")), size, cls);
+				   sim_or_dash(kube_obj_str(pvc, "spec.resources.requests.storage")),
+				   sim_or_dash(kube_obj_str(pvc, "spec.storageClassName")), vol, sim_or_dash(kube_obj_str(pv, "spec.capacity.storage")),
+				   sim_or_dash(kube_obj_str(pv, "spec.storageClassName")), size, cls);
 	}
 	json_array_foreach(w->pvs, i, o) {
 		const char *name = kube_obj_str(o, "metadata.name");
-		if (!streq(kube_obj_str(o, "status.phase"), "Bound"))
-			world_fail(w, "PV %s is left %s (claimRef %s)", name, or_dash(kube_obj_str(o, "status.phase")),
-				   or_dash(kube_obj_str(o, "spec.claimRef.name")));
-		if (annotation(o, ANNOTATION_RECLAIM_POLICY) ||
-		    !streq(kube_obj_str(o, "spec.persistentVolumeReclaimPolicy"), "Delete"))
+		if (!sim_streq(kube_obj_str(o, "status.phase"), "Bound"))
+			world_fail(w, "PV %s is left %s (claimRef %s)", name, sim_or_dash(kube_obj_str(o, "status.phase")),
+				   sim_or_dash(kube_obj_str(o, "spec.claimRef.name")));
+		if (sim_annotation(o, ANNOTATION_RECLAIM_POLICY) ||
+		    !sim_streq(kube_obj_str(o, "spec.persistentVolumeReclaimPolicy"), "Delete"))
 			world_fail(w, "PV %s keeps policy %s (annotation %s)", name,
-				   or_dash(kube_obj_str(o, "spec.persistentVolumeReclaimPolicy")),
-				   or_dash(annotation(o, ANNOTATION_RECLAIM_POLICY)));
+				   sim_or_dash(kube_obj_str(o, "spec.persistentVolumeReclaimPolicy")),
+				   sim_or_dash(sim_annotation(o, ANNOTATION_RECLAIM_POLICY)));
 	}
 	if (json_array_size(w->pvs) != (size_t)w->replicas)
 		world_fail(w, "%zu PVs for %d claims", json_array_size(w->pvs), w->replicas);
@@ -1240,7 +1102,7 @@ static void test_start(void **state)
 		json_decref(w->sts);
 		w->sts = sts_obj(3, c->template_size, c->template_class);
 		for (size_t k = 0; k < NITEMS(c->annotations) && c->annotations[k][0]; k++)
-			annotate(w->sts, c->annotations[k][0], c->annotations[k][1]);
+			sim_annotate(w->sts, c->annotations[k][0], c->annotations[k][1]);
 		if (c->no_claim_2)
 			remove_named(w->pvcs, "data-web-2");
 		plan(w);
@@ -1274,7 +1136,7 @@ static void test_start(void **state)
 			fail_msg("%s: ordinals are not %s", c->label, c->ordinals);
 		json_decref(want);
 		assert_null(json_object_get(st, "batch")); /* nothing chosen yet: the next step does */
-		assert_true(contains(w->a.event_message, c->offline ? "offline" : "rolling"));
+		assert_true(sim_contains(w->a.event_message, c->offline ? "offline" : "rolling"));
 		/* Nothing else is touched by the start. */
 		assert_null(w->a.body);
 		world_release(w);
@@ -1287,7 +1149,7 @@ static bool cleaning_waits_for_keep(const struct world *w, const void *arg)
 {
 	(void)arg;
 	json_t *st = current_state(w);
-	bool yes = w->a.step == RESIZE_WAIT && streq(kube_obj_str(st, "phase"), "Cleaning");
+	bool yes = w->a.step == RESIZE_WAIT && sim_streq(kube_obj_str(st, "phase"), "Cleaning");
 	json_decref(st);
 	return yes;
 }
@@ -1320,7 +1182,7 @@ static void start_cycle(struct world *w, const struct cycle_case *c)
 {
 	world_init(w, c->replicas, c->old_policy);
 	for (size_t k = 0; k < NITEMS(c->annotations) && c->annotations[k][0]; k++)
-		annotate(w->sts, c->annotations[k][0], c->annotations[k][1]);
+		sim_annotate(w->sts, c->annotations[k][0], c->annotations[k][1]);
 	w->offline = c->offline;
 }
 
@@ -1333,7 +1195,7 @@ static void check_cycle(struct world *w, const struct cycle_case *c)
 	if (event_seen(w, "Warning", NULL))
 		world_fail(w, "%s: a Warning Event in a resize that went well", c->label);
 	expect_settled(w, c->size, c->cls);
-	assert_null(annotation(w->sts, ANNOTATION_RESIZE_STATE));
+	assert_null(sim_annotation(w->sts, ANNOTATION_RESIZE_STATE));
 	/* The template carries the new size and class; only the last re-create changed it. */
 	assert_string_equal(template_size(w), c->size);
 	assert_string_equal(template_class(w), c->cls);
@@ -1345,7 +1207,7 @@ static void check_cycle(struct world *w, const struct cycle_case *c)
 	/* With precopy, a first pass while web-1 still runs, before it is stopped (the Jobs check the rest). */
 	bool precopy = false;
 	for (size_t k = 0; k < NITEMS(c->annotations) && c->annotations[k][0]; k++)
-		precopy |= streq(c->annotations[k][0], ANNOTATION_PRECOPY);
+		precopy |= sim_streq(c->annotations[k][0], ANNOTATION_PRECOPY);
 	int first = log_index(w, "CreatePrecopyJob web-1-precopy", 0);
 	if (precopy != (first >= 0) || (precopy && log_index(w, "StopPod web-1", 0) < first))
 		world_fail(w, "%s: precopy Job at step %d", c->label, first);
@@ -1361,7 +1223,7 @@ static void check_cycle(struct world *w, const struct cycle_case *c)
 	for (int n = 0; n < c->replicas; n++) {
 		char pv[32];
 		snprintf(pv, sizeof(pv), "pv-old-%d", n);
-		assert_null(find(w->pvs, pv));
+		assert_null(sim_find(w->pvs, pv));
 	}
 	/* Once finished, the request is met: nothing starts again. */
 	plan(w);
@@ -1390,7 +1252,7 @@ static void test_swap_order(void **state)
 	w->strict_retain = true;
 	run(w, NULL, NULL);
 	/* The volume data-web-1 ends on: the one provisioned for data-web-1-copy. */
-	const char *pv = kube_obj_str(find(w->pvcs, "data-web-1"), "spec.volumeName");
+	const char *pv = kube_obj_str(sim_find(w->pvcs, "data-web-1"), "spec.volumeName");
 	assert_non_null(pv);
 	assert_true(strncmp(pv, "pv-new-", 7) == 0);
 	static const struct {
@@ -1426,7 +1288,7 @@ static void test_swap_order(void **state)
 /* Stops at the first step named arg. */
 static bool asks_for(const struct world *w, const void *arg)
 {
-	return streq(resize_action_name(&w->a), arg);
+	return sim_streq(resize_action_name(&w->a), arg);
 }
 
 /* The copy Job as created: what it mounts, its image, its limits. */
@@ -1437,8 +1299,8 @@ static void test_copy_job_shape(void **state)
 	assert_true(run(w, asks_for, "CreateCopyJob"));
 	const json_t *job = w->a.body;
 	assert_string_equal(w->a.object, "web-1-copy");
-	assert_string_equal(label(job, LABEL_COPY_OF), "web");
-	assert_string_equal(annotation(job, ANNOTATION_RESIZE_STARTED), NOW);
+	assert_string_equal(sim_label(job, LABEL_COPY_OF), "web");
+	assert_string_equal(sim_annotation(job, ANNOTATION_RESIZE_STARTED), NOW);
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(job, "spec"), "activeDeadlineSeconds")),
 			 21600);
 	const json_t *pod_spec =
@@ -1456,20 +1318,20 @@ static void test_copy_job_shape(void **state)
 		if (!src)
 			continue;
 		claims++;
-		if (streq(claim, "data-web-1"))
+		if (sim_streq(claim, "data-web-1"))
 			assert_true(json_is_true(json_object_get(src, "readOnly")));
-		else if (streq(claim, "data-web-1-copy"))
+		else if (sim_streq(claim, "data-web-1-copy"))
 			assert_false(json_is_true(json_object_get(src, "readOnly")));
 		else
 			fail_msg("the Job mounts claim %s", claim ? claim : "-");
 	}
 	assert_int_equal(claims, 2);
 	/* The new claim it writes to: the target size and class, marked as the operator's. */
-	const json_t *temp = find(w->pvcs, "data-web-1-copy");
+	const json_t *temp = sim_find(w->pvcs, "data-web-1-copy");
 	assert_non_null(temp);
 	assert_string_equal(kube_obj_str(temp, "spec.resources.requests.storage"), "2Gi");
 	assert_string_equal(kube_obj_str(temp, "spec.storageClassName"), "fixed");
-	assert_string_equal(label(temp, LABEL_COPY_OF), "web");
+	assert_string_equal(sim_label(temp, LABEL_COPY_OF), "web");
 	world_release(w);
 }
 
@@ -1536,7 +1398,7 @@ static void test_copy_job_runs_where_the_volume_is(void **state)
 	start_cycle(w, &cycles[0]);
 	json_t *required = json_pack("{s:[{s:[{s:s, s:s, s:[s]}]}]}", "nodeSelectorTerms", "matchExpressions", "key",
 				     "kubernetes.io/hostname", "operator", "In", "values", "node-a");
-	json_object_set_new(json_object_get(find(w->pvs, "pv-old-1"), "spec"), "nodeAffinity",
+	json_object_set_new(json_object_get(sim_find(w->pvs, "pv-old-1"), "spec"), "nodeAffinity",
 			    json_pack("{s:O}", "required", required));
 	assert_true(run(w, asks_for, "CreateCopyJob"));
 	const json_t *affinity = json_object_get(
@@ -1549,7 +1411,7 @@ static void test_copy_job_runs_where_the_volume_is(void **state)
 	world_release(w);
 
 	start_cycle(w, &cycles[2]); /* precopy */
-	json_t *pod = find(w->pods, "web-1");
+	json_t *pod = sim_find(w->pods, "web-1");
 	if (!json_object_get(pod, "spec"))
 		json_object_set_new(pod, "spec", json_object());
 	json_object_set_new(json_object_get(pod, "spec"), "nodeName", json_string("node-b"));
@@ -1583,14 +1445,14 @@ static void test_rolling_waits_for_ready(void **state)
 {
 	struct world *w = *state;
 	start_cycle(w, &cycles[0]);
-	set_condition(find(w->pods, "web-0"), "Ready", false, "", "");
+	set_condition(sim_find(w->pods, "web-0"), "Ready", false, "", "");
 	plan(w);
 	assert_int_equal(w->a.step, RESIZE_SET_STATE); /* the start is only recorded */
 	apply(w, &w->a);
 	plan(w);
-	if (w->a.step != RESIZE_WAIT || !contains(w->a.status, "web-0"))
+	if (w->a.step != RESIZE_WAIT || !sim_contains(w->a.status, "web-0"))
 		world_fail(w, "web-0 is not Ready, yet the planner asks for %s", resize_action_name(&w->a));
-	set_condition(find(w->pods, "web-0"), "Ready", true, "", "");
+	set_condition(sim_find(w->pods, "web-0"), "Ready", true, "", "");
 	plan(w);
 	json_t *one = json_pack("[i]", 1);
 	bool ok = w->a.step == RESIZE_SET_STATE &&
@@ -1604,9 +1466,9 @@ static void test_rolling_waits_for_ready(void **state)
 	w->hold_ready = true;
 	assert_true(run(w, waiting_after_recreate, NULL));
 	const json_t *st = state_now(w);
-	if (w->a.step != RESIZE_WAIT || !streq(batch_step_of(st), "Ready") || !w->backup || in_array(w->stopped, "web-0"))
+	if (w->a.step != RESIZE_WAIT || !sim_streq(batch_step_of(st), "Ready") || !w->backup || sim_in_array(w->stopped, "web-0"))
 		world_fail(w, "web-1 is not Ready after the re-create, yet the planner asks for %s (step %s)",
-			   resize_action_name(&w->a), or_dash(batch_step_of(st)));
+			   resize_action_name(&w->a), sim_or_dash(batch_step_of(st)));
 	w->hold_ready = false;
 	run(w, NULL, NULL);
 	check_cycle(w, &cycles[0]);
@@ -1620,7 +1482,7 @@ static void test_stale_copy_claim_is_replaced(void **state)
 	start_cycle(w, &cycles[0]);
 	json_t *pvc = pvc_obj("data-web-1-copy", "pvc-uid-stale", "2Gi", "fixed");
 	json_object_set_new(json_object_get(json_object_get(pvc, "metadata"), "labels"), LABEL_COPY_OF, json_string("web"));
-	annotate(pvc, ANNOTATION_RESIZE_STARTED, "2026-01-01T00:00:00Z");
+	sim_annotate(pvc, ANNOTATION_RESIZE_STARTED, "2026-01-01T00:00:00Z");
 	json_t *pv = pv_obj("pv-stale", "2Gi", "fixed", "Delete");
 	bind(pvc, pv);
 	json_array_append_new(w->pvcs, pvc);
@@ -1638,13 +1500,13 @@ static void test_old_volumes_are_labelled(void **state)
 {
 	struct world *w = *state;
 	start_cycle(w, &cycles[0]);
-	annotate(w->sts, ANNOTATION_KEEP_OLD_VOLUMES, "1h");
+	sim_annotate(w->sts, ANNOTATION_KEEP_OLD_VOLUMES, "1h");
 	assert_true(run(w, cleaning_waits_for_keep, NULL));
 	for (int n = 0; n < 2; n++) {
 		char pv[32];
 		snprintf(pv, sizeof(pv), "pv-old-%d", n);
-		const json_t *old = find(w->pvs, pv);
-		if (!streq(label(old, LABEL_OLD_VOLUME), "web"))
+		const json_t *old = sim_find(w->pvs, pv);
+		if (!sim_streq(sim_label(old, LABEL_OLD_VOLUME), "web"))
 			world_fail(w, "kept old volume %s has no label %s=web", pv, LABEL_OLD_VOLUME);
 	}
 	world_release(w);
@@ -1665,8 +1527,8 @@ static void test_failed_copy_restores_the_replica(void **state)
 	w->fail_ordinal = 1;
 	assert_true(run(w, restore_recorded, NULL));
 	const char *why = kube_obj_str(w->a.state, "batch.restore");
-	if (!contains(why, "web-1-copy") || !contains(why, "BackoffLimitExceeded") ||
-	    !contains(why, "SOP-RESULT fail verification found differences"))
+	if (!sim_contains(why, "web-1-copy") || !sim_contains(why, "BackoffLimitExceeded") ||
+	    !sim_contains(why, "SOP-RESULT fail verification found differences"))
 		world_fail(w, "batch.restore says: %s", why);
 	assert_true(json_is_true(json_object_get(json_object_get(w->a.state, "batch"), "failed")));
 	assert_string_equal(w->a.event_type, "Warning");
@@ -1678,7 +1540,7 @@ static void test_failed_copy_restores_the_replica(void **state)
 		world_fail(w, "ended with %s", resize_action_name(&w->a));
 	const json_t *st = state_now(w);
 	assert_string_equal(kube_obj_str(st, "phase"), "Failed");
-	assert_true(contains(kube_obj_str(st, "message"), "verification found differences"));
+	assert_true(sim_contains(kube_obj_str(st, "message"), "verification found differences"));
 	assert_null(json_object_get(st, "batch"));
 	if (!event_seen(w, "Warning ResizeFailed", "verification found differences"))
 		world_fail(w, "no Warning ResizeFailed Event naming the difference");
@@ -1689,9 +1551,9 @@ static void test_failed_copy_restores_the_replica(void **state)
 	assert_int_equal(w->template_changes, 0);
 	assert_string_equal(template_size(w), "1Gi");
 	/* The original claim was never deleted: same uid, same volume, its data. */
-	assert_false(in_array(w->deleted, "pvc/data-web-1"));
-	assert_string_equal(kube_obj_str(find(w->pvcs, "data-web-1"), "metadata.uid"), "pvc-uid-1");
-	assert_string_equal(kube_obj_str(find(w->pvcs, "data-web-1"), "spec.volumeName"), "pv-old-1");
+	assert_false(sim_in_array(w->deleted, "pvc/data-web-1"));
+	assert_string_equal(kube_obj_str(sim_find(w->pvcs, "data-web-1"), "metadata.uid"), "pvc-uid-1");
+	assert_string_equal(kube_obj_str(sim_find(w->pvcs, "data-web-1"), "spec.volumeName"), "pv-old-1");
 	/* Invariant 2: a copy counts only once verified. */
 	assert_int_equal(w->copies, 0);
 	/* Only web-1 was ever taken down. */
@@ -1701,7 +1563,7 @@ static void test_failed_copy_restores_the_replica(void **state)
 	/* Still Failed on the next look; a new request starts over. */
 	plan(w);
 	assert_int_equal(w->a.step, RESIZE_NOTHING);
-	annotate(w->sts, RESIZE_ANNOTATION_PREFIX "data", "3Gi");
+	sim_annotate(w->sts, RESIZE_ANNOTATION_PREFIX "data", "3Gi");
 	plan(w);
 	assert_int_equal(w->a.step, RESIZE_FINISH);
 	assert_string_equal(w->a.event_reason, "ResizeReset");
@@ -1724,21 +1586,21 @@ static void test_failed_second_batch_keeps_the_first(void **state)
 		world_fail(w, "ended with %s", resize_action_name(&w->a));
 	const json_t *st = state_now(w);
 	assert_string_equal(kube_obj_str(st, "phase"), "Failed");
-	assert_true(contains(kube_obj_str(st, "message"), "web-0-copy"));
+	assert_true(sim_contains(kube_obj_str(st, "message"), "web-0-copy"));
 	if (!event_seen(w, "Warning ResizeFailed", "replicas copied before keep their new volumes"))
 		world_fail(w, "no ResizeFailed Event saying what the first replica keeps");
 	assert_int_equal(w->copies, 1);
 	assert_int_equal(w->template_changes, 0);
 	assert_string_equal(template_size(w), "1Gi");
-	const char *v1 = kube_obj_str(find(w->pvcs, "data-web-1"), "spec.volumeName");
+	const char *v1 = kube_obj_str(sim_find(w->pvcs, "data-web-1"), "spec.volumeName");
 	assert_true(strncmp(v1, "pv-new-", 7) == 0);
 	assert_string_equal(data_of(w, v1), "data of web-1");
-	assert_string_equal(kube_obj_str(find(w->pvs, v1), "spec.capacity.storage"), "2Gi");
-	assert_string_equal(kube_obj_str(find(w->pvcs, "data-web-0"), "spec.volumeName"), "pv-old-0");
-	assert_string_equal(kube_obj_str(find(w->pvcs, "data-web-0"), "metadata.uid"), "pvc-uid-0");
-	assert_string_equal(kube_obj_str(find(w->pvs, "pv-old-0"), "spec.persistentVolumeReclaimPolicy"), "Delete");
-	assert_string_equal(kube_obj_str(find(w->pvs, "pv-old-1"), "spec.persistentVolumeReclaimPolicy"), "Retain");
-	assert_null(find(w->pvcs, "data-web-0-copy"));
+	assert_string_equal(kube_obj_str(sim_find(w->pvs, v1), "spec.capacity.storage"), "2Gi");
+	assert_string_equal(kube_obj_str(sim_find(w->pvcs, "data-web-0"), "spec.volumeName"), "pv-old-0");
+	assert_string_equal(kube_obj_str(sim_find(w->pvcs, "data-web-0"), "metadata.uid"), "pvc-uid-0");
+	assert_string_equal(kube_obj_str(sim_find(w->pvs, "pv-old-0"), "spec.persistentVolumeReclaimPolicy"), "Delete");
+	assert_string_equal(kube_obj_str(sim_find(w->pvs, "pv-old-1"), "spec.persistentVolumeReclaimPolicy"), "Retain");
+	assert_null(sim_find(w->pvcs, "data-web-0-copy"));
 	assert_int_equal(json_array_size(w->jobs), 0);
 	assert_null(w->backup);
 	world_release(w);
@@ -1750,7 +1612,7 @@ static void ask_abort(struct world *w, bool on_backup)
 {
 	json_t *target = on_backup ? w->backup : (w->sts ? w->sts : w->backup);
 	assert_non_null(target);
-	annotate(target, ANNOTATION_ABORT, "true");
+	sim_annotate(target, ANNOTATION_ABORT, "true");
 	trace(w, "    (abort asked on the %s)\n", target == w->sts ? "StatefulSet" : "backup ConfigMap");
 }
 
@@ -1758,8 +1620,8 @@ static bool copy_job_running(const struct world *w, const void *arg)
 {
 	(void)arg;
 	json_t *st = current_state(w);
-	bool yes = streq(batch_step_of(st), "Copy") && find(w->jobs, "web-1-copy") &&
-		   !kube_obj_condition(find(w->jobs, "web-1-copy"), "Complete", NULL);
+	bool yes = sim_streq(batch_step_of(st), "Copy") && sim_find(w->jobs, "web-1-copy") &&
+		   !kube_obj_condition(sim_find(w->jobs, "web-1-copy"), "Complete", NULL);
 	json_decref(st);
 	return yes;
 }
@@ -1772,7 +1634,7 @@ static void test_abort_while_copying(void **state)
 	assert_null(w->sts); /* the state is on the backup: that is where the user asks */
 	ask_abort(w, true);
 	plan(w);
-	if (w->a.step != RESIZE_SET_STATE || !streq(kube_obj_str(w->a.state, "batch.restore"), "aborted on request"))
+	if (w->a.step != RESIZE_SET_STATE || !sim_streq(kube_obj_str(w->a.state, "batch.restore"), "aborted on request"))
 		world_fail(w, "abort during Copy: %s", resize_action_name(&w->a));
 	assert_false(json_is_true(json_object_get(json_object_get(w->a.state, "batch"), "failed")));
 	assert_string_equal(w->a.event_reason, "ResizeAborted");
@@ -1781,8 +1643,8 @@ static void test_abort_while_copying(void **state)
 	if (w->a.step != RESIZE_FINISH || !event_seen(w, "Warning ResizeAborted", "template is unchanged"))
 		world_fail(w, "the abort did not end the resize: %s", resize_action_name(&w->a));
 	assert_true(logged(w, "DeleteCopyJob web-1-copy"));
-	assert_false(in_array(w->deleted, "pvc/data-web-1"));
-	assert_string_equal(kube_obj_str(find(w->pvcs, "data-web-1"), "metadata.uid"), "pvc-uid-1");
+	assert_false(sim_in_array(w->deleted, "pvc/data-web-1"));
+	assert_string_equal(kube_obj_str(sim_find(w->pvcs, "data-web-1"), "metadata.uid"), "pvc-uid-1");
 	assert_int_equal(w->template_changes, 0);
 	assert_string_equal(template_size(w), "1Gi");
 	assert_int_equal(w->copies, 0);
@@ -1794,7 +1656,7 @@ static void test_abort_while_copying(void **state)
 static bool original_claim_gone(const struct world *w, const void *arg)
 {
 	(void)arg;
-	return !find(w->pvcs, "data-web-1");
+	return !sim_find(w->pvcs, "data-web-1");
 }
 
 static void test_abort_after_the_original_claim_went(void **state)
@@ -1804,7 +1666,7 @@ static void test_abort_after_the_original_claim_went(void **state)
 	assert_true(run(w, original_claim_gone, NULL));
 	const json_t *st = state_now(w);
 	assert_string_equal(batch_step_of(st), "Swap");
-	assert_string_equal(kube_obj_str(find(w->pvs, "pv-old-1"), "spec.persistentVolumeReclaimPolicy"), "Retain");
+	assert_string_equal(kube_obj_str(sim_find(w->pvs, "pv-old-1"), "spec.persistentVolumeReclaimPolicy"), "Retain");
 	int at = (int)json_array_size(w->log);
 	ask_abort(w, true);
 	run(w, NULL, NULL);
@@ -1821,7 +1683,7 @@ static void test_abort_after_the_original_claim_went(void **state)
 		if (!strncmp(e, "CreateClaim data-web-1 -> ", 26) && strcmp(e + 26, "pv-old-1"))
 			world_fail(w, "after the abort: %s", e);
 	}
-	assert_string_equal(kube_obj_str(find(w->pvcs, "data-web-1"), "spec.volumeName"), "pv-old-1");
+	assert_string_equal(kube_obj_str(sim_find(w->pvcs, "data-web-1"), "spec.volumeName"), "pv-old-1");
 	assert_int_equal(w->template_changes, 0);
 	expect_settled(w, "1Gi", "fixed");
 	world_release(w);
@@ -1842,8 +1704,8 @@ static char *abort_leftovers(struct world *w)
 		char claim[32], what[32];
 		snprintf(claim, sizeof(claim), "data-web-%d", n);
 		snprintf(what, sizeof(what), "data of web-%d", n);
-		const char *vol = kube_obj_str(find(w->pvcs, claim), "spec.volumeName");
-		if (!streq(kube_obj_str(find(w->pvcs, claim), "status.phase"), "Bound") || !streq(data_of(w, vol), what))
+		const char *vol = kube_obj_str(sim_find(w->pvcs, claim), "spec.volumeName");
+		if (!sim_streq(kube_obj_str(sim_find(w->pvcs, claim), "status.phase"), "Bound") || !sim_streq(data_of(w, vol), what))
 			return xasprintf("%s is not Bound to a volume holding its data", claim);
 	}
 	if (w->empty_claims || w->backup || json_array_size(w->jobs) ||
@@ -1854,12 +1716,12 @@ static char *abort_leftovers(struct world *w)
 	json_t *o;
 	json_array_foreach(w->pvs, i, o) {
 		const char *name = kube_obj_str(o, "metadata.name");
-		if (!streq(kube_obj_str(o, "status.phase"), "Bound") ||
-		    !streq(kube_obj_str(o, "spec.persistentVolumeReclaimPolicy"), "Delete"))
+		if (!sim_streq(kube_obj_str(o, "status.phase"), "Bound") ||
+		    !sim_streq(kube_obj_str(o, "spec.persistentVolumeReclaimPolicy"), "Delete"))
 			return xasprintf("PV %s (holding \"%s\") left %s, policy %s, reserved for %s%s", name,
-					 or_dash(data_of(w, name)), or_dash(kube_obj_str(o, "status.phase")),
-					 or_dash(kube_obj_str(o, "spec.persistentVolumeReclaimPolicy")),
-					 or_dash(kube_obj_str(o, "spec.claimRef.name")),
+					 sim_or_dash(data_of(w, name)), sim_or_dash(kube_obj_str(o, "status.phase")),
+					 sim_or_dash(kube_obj_str(o, "spec.persistentVolumeReclaimPolicy")),
+					 sim_or_dash(kube_obj_str(o, "spec.claimRef.name")),
 					 kube_obj_str(o, "spec.claimRef.uid") ? "" : " (no uid)");
 	}
 	return NULL;
@@ -1924,7 +1786,7 @@ static bool restart_recorded(const struct world *w, const void *arg)
 {
 	(void)arg;
 	json_t *st = current_state(w);
-	bool yes = !w->sts && streq(batch_step_of(st), "Restart");
+	bool yes = !w->sts && sim_streq(batch_step_of(st), "Restart");
 	json_decref(st);
 	return yes;
 }
@@ -1948,7 +1810,7 @@ static void test_abort_on_the_backup_is_not_forgotten(void **state)
 		char *problem = NULL;
 		if (w->a.step != RESIZE_FINISH || !event_seen(w, "Warning ResizeAborted", NULL)) {
 			problem = xasprintf("ended with %s without a ResizeAborted Event", resize_action_name(&w->a));
-		} else if (in_array(w->stopped, "web-0")) {
+		} else if (sim_in_array(w->stopped, "web-0")) {
 			problem = xstrdup("web-0 was taken down after the abort");
 		} else {
 			plan(w);
@@ -1979,14 +1841,14 @@ static void test_foreign_copy_claim_is_never_deleted(void **state)
 	json_array_append_new(w->pvs, pv);
 	json_object_set_new(w->data, "pv-users", json_string("the user's own data"));
 	run(w, NULL, NULL);
-	assert_false(in_array(w->deleted, "pvc/data-web-1-copy"));
-	const json_t *still = find(w->pvcs, "data-web-1-copy");
-	if (!still || !streq(kube_obj_str(still, "metadata.uid"), "pvc-uid-users"))
+	assert_false(sim_in_array(w->deleted, "pvc/data-web-1-copy"));
+	const json_t *still = sim_find(w->pvcs, "data-web-1-copy");
+	if (!still || !sim_streq(kube_obj_str(still, "metadata.uid"), "pvc-uid-users"))
 		world_fail(w, "the user's claim data-web-1-copy is gone");
 	const json_t *st = state_now(w);
-	if (!streq(kube_obj_str(st, "phase"), "Failed") || !contains(kube_obj_str(st, "message"), "data-web-1-copy"))
-		world_fail(w, "want phase Failed naming data-web-1-copy, have %s: %s", or_dash(kube_obj_str(st, "phase")),
-			   or_dash(kube_obj_str(st, "message")));
+	if (!sim_streq(kube_obj_str(st, "phase"), "Failed") || !sim_contains(kube_obj_str(st, "message"), "data-web-1-copy"))
+		world_fail(w, "want phase Failed naming data-web-1-copy, have %s: %s", sim_or_dash(kube_obj_str(st, "phase")),
+			   sim_or_dash(kube_obj_str(st, "message")));
 	assert_int_equal(json_array_size(w->stopped), 0); /* found before anything was stopped */
 	world_release(w);
 }
@@ -1997,7 +1859,7 @@ static void test_keep_old_volumes(void **state)
 {
 	struct world *w = *state;
 	start_cycle(w, &cycles[0]);
-	annotate(w->sts, ANNOTATION_KEEP_OLD_VOLUMES, "1h");
+	sim_annotate(w->sts, ANNOTATION_KEEP_OLD_VOLUMES, "1h");
 	w->strict_retain = true;
 	assert_true(run(w, cleaning_waits_for_keep, NULL));
 	int64_t completed = w->clock;
@@ -2020,18 +1882,18 @@ static void test_keep_old_volumes(void **state)
 		for (int n = 0; n < 2; n++) {
 			char pv[32];
 			snprintf(pv, sizeof(pv), "pv-old-%d", n);
-			assert_string_equal(kube_obj_str(find(w->pvs, pv), "spec.persistentVolumeReclaimPolicy"),
+			assert_string_equal(kube_obj_str(sim_find(w->pvs, pv), "spec.persistentVolumeReclaimPolicy"),
 					    "Retain");
-			assert_string_equal(annotation(find(w->pvs, pv), ANNOTATION_RECLAIM_POLICY), "Delete");
+			assert_string_equal(sim_annotation(sim_find(w->pvs, pv), ANNOTATION_RECLAIM_POLICY), "Delete");
 		}
 	}
 	/* Past it: each old volume gets its own policy back, so its storage goes. */
 	set_clock(w, completed + 2 * 3600);
 	plan(w);
-	if (w->a.step != RESIZE_PATCH || !streq(resize_action_name(&w->a), "DeleteOldVolume") ||
+	if (w->a.step != RESIZE_PATCH || !sim_streq(resize_action_name(&w->a), "DeleteOldVolume") ||
 	    w->a.resource != &KUBE_PVS)
 		world_fail(w, "2h after completion: %s %s", resize_action_name(&w->a), w->a.object);
-	assert_true(streq(w->a.object, "pv-old-1") || streq(w->a.object, "pv-old-0"));
+	assert_true(sim_streq(w->a.object, "pv-old-1") || sim_streq(w->a.object, "pv-old-0"));
 	assert_string_equal(kube_obj_str(w->a.body, "spec.persistentVolumeReclaimPolicy"), "Delete");
 	const json_t *ann = json_object_get(json_object_get(w->a.body, "metadata"), "annotations");
 	assert_true(json_is_null(json_object_get(ann, ANNOTATION_RECLAIM_POLICY)));

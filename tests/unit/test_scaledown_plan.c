@@ -40,13 +40,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "client/kube_client.h"
 #include "client/label_selector.h"
 #include "controllers/resize/resize_plan.h"
 #include "controllers/scaledown/scaledown_plan.h"
 #include "controllers/scaledown/scaledown_request.h"
+#include "sim.h"
 #include "util/duration.h"
 #include "util/xalloc.h"
 
@@ -77,76 +77,17 @@ static const char JBOSS_TEMPLATE[] =
 	"\"spec\":{\"containers\":[{\"name\":\"cleanup\",\"image\":\"my-cleanup-container\","
 	"\"volumeMounts\":[{\"name\":\"data\",\"mountPath\":\"/var/data\"}]}]}}";
 
-static bool streq(const char *a, const char *b)
-{
-	return a && b && !strcmp(a, b);
-}
-
-static bool contains(const char *s, const char *needle)
-{
-	return s && strstr(s, needle);
-}
-
 static bool contains_nocase(const char *s, const char *needle)
 {
 	return s && strcasestr(s, needle);
 }
 
-static const char *or_dash(const char *s)
-{
-	return s ? s : "-";
-}
-
 /* ---- reading and changing objects ---- */
-
-static json_t *meta(const json_t *obj)
-{
-	return json_object_get(obj, "metadata");
-}
 
 /* The object named name in namespace NS (objects of other namespaces are never found). */
 static json_t *find(const json_t *list, const char *name)
 {
-	size_t i;
-	json_t *o;
-	json_array_foreach(list, i, o) {
-		if (name && streq(kube_obj_str(o, "metadata.name"), name) &&
-		    streq(kube_obj_str(o, "metadata.namespace"), NS))
-			return o;
-	}
-	return NULL;
-}
-
-static void remove_obj(json_t *list, const json_t *obj)
-{
-	for (size_t i = 0; i < json_array_size(list); i++) {
-		if (json_array_get(list, i) == obj) {
-			json_array_remove(list, i);
-			return;
-		}
-	}
-}
-
-/* Sets (value) or removes (NULL) an annotation. */
-static void annotate(json_t *obj, const char *key, const char *value)
-{
-	if (!json_is_object(json_object_get(meta(obj), "annotations")))
-		json_object_set_new(meta(obj), "annotations", json_object());
-	json_t *ann = json_object_get(meta(obj), "annotations");
-	if (value)
-		json_object_set_new(ann, key, json_string(value));
-	else
-		json_object_del(ann, key);
-}
-
-static const char *annotation(const json_t *obj, const char *key)
-{
-	return json_string_value(json_object_get(json_object_get(meta(obj), "annotations"), key));
-}
-
-static const char *label(const json_t *obj, const char *key)
-{
-	return json_string_value(json_object_get(json_object_get(meta(obj), "labels"), key));
+	return sim_find_in(list, NS, name);
 }
 
 static const char *phase_of(const json_t *pod)
@@ -156,64 +97,18 @@ static const char *phase_of(const json_t *pod)
 
 static bool terminal(const json_t *pod)
 {
-	return streq(phase_of(pod), "Succeeded") || streq(phase_of(pod), "Failed");
-}
-
-static bool terminating(const json_t *obj)
-{
-	return kube_obj_str(obj, "metadata.deletionTimestamp") != NULL;
-}
-
-static bool controlled_by(const json_t *pod, const char *uid)
-{
-	size_t i;
-	json_t *ref;
-	json_array_foreach(json_object_get(meta(pod), "ownerReferences"), i, ref) {
-		if (json_is_true(json_object_get(ref, "controller")) && streq(kube_obj_str(ref, "uid"), uid))
-			return true;
-	}
-	return false;
+	return sim_streq(phase_of(pod), "Succeeded") || sim_streq(phase_of(pod), "Failed");
 }
 
 static bool has_controller(const json_t *pod)
 {
 	size_t i;
 	json_t *ref;
-	json_array_foreach(json_object_get(meta(pod), "ownerReferences"), i, ref) {
+	json_array_foreach(json_object_get(sim_meta(pod), "ownerReferences"), i, ref) {
 		if (json_is_true(json_object_get(ref, "controller")))
 			return true;
 	}
 	return false;
-}
-
-static bool mounts(const json_t *pod, const char *claim)
-{
-	size_t i;
-	json_t *v;
-	json_array_foreach(json_object_get(json_object_get(pod, "spec"), "volumes"), i, v) {
-		if (streq(kube_obj_str(v, "persistentVolumeClaim.claimName"), claim))
-			return true;
-	}
-	return false;
-}
-
-static bool in_array(const json_t *arr, const char *s)
-{
-	size_t i;
-	json_t *e;
-	json_array_foreach(arr, i, e) {
-		if (streq(json_string_value(e), s))
-			return true;
-	}
-	return false;
-}
-
-static void rfc3339(long long ms, char *buf, size_t n)
-{
-	time_t t = (time_t)(ms / 1000);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 /* Per-ordinal counters kept in a JSON object keyed by the ordinal. */
@@ -262,8 +157,7 @@ struct world {
 	long long max_wait_ms;  /* the clock moves at most this much per wait; 0: as requested */
 	struct scaledown_action a; /* the step last planned */
 	/* what was seen */
-	char *trace;
-	size_t trace_len;
+	struct sim_trace trace;
 	int iterations, conflicts, max_cleanup_pods;
 	json_t *history;    /* every step planned and performed: {t, step, object, type, reason, message} */
 	json_t *counts;     /* metric family -> n */
@@ -274,30 +168,13 @@ struct world {
 	json_t *pod_attempt; /* pod UID -> its attempt, as the simulator counts */
 	json_t *stopped;    /* the StatefulSet's pods stopped, in order */
 	json_t *deleted;    /* the claims deleted, in order */
-	char *step_seen, *step_before, *step_again;
+	struct sim_steps steps;
 };
 
-static void trace(struct world *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void trace(struct world *w, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *line = xvasprintf(fmt, ap);
-	va_end(ap);
-	size_t n = strlen(line);
-	w->trace = xrealloc(w->trace, w->trace_len + n + 1);
-	memcpy(w->trace + w->trace_len, line, n + 1);
-	w->trace_len += n;
-	free(line);
-}
-
+/* Adds to the steps so far, formatted like printf. */
+#define trace(w, ...) sim_trace_add(&(w)->trace, __VA_ARGS__)
 /* Fails the test, printing every step so far. */
-#define world_fail(w, ...)                                                                                     \
-	do {                                                                                                   \
-		fprintf(stderr, "---- steps ----\n%s---- end ----\n", (w)->trace ? (w)->trace : "");          \
-		fail_msg(__VA_ARGS__);                                                                         \
-	} while (0)
+#define world_fail(w, ...) sim_fail((w)->trace.text, __VA_ARGS__)
 
 static char *next_uid(struct world *w, const char *prefix)
 {
@@ -321,10 +198,8 @@ static void world_release(struct world *w)
 	json_decref(w->pod_attempt);
 	json_decref(w->stopped);
 	json_decref(w->deleted);
-	free(w->trace);
-	free(w->step_seen);
-	free(w->step_before);
-	free(w->step_again);
+	sim_trace_release(&w->trace);
+	sim_steps_release(&w->steps);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -354,7 +229,7 @@ static int ordinals_start(const struct world *w)
 
 static bool deleting(const struct world *w)
 {
-	return w->sts && terminating(w->sts);
+	return w->sts && sim_terminating(w->sts);
 }
 
 /* Outside [start, start + replicas), or every ordinal while the StatefulSet is being deleted. */
@@ -368,39 +243,27 @@ static bool out_of_range(const struct world *w, int ord)
 
 static bool parallel(const struct world *w)
 {
-	return streq(kube_obj_str(w->sts, "spec.podManagementPolicy"), "Parallel");
-}
-
-/* "<prefix><digits>" as a StatefulSet writes an ordinal: the ordinal, or -1. */
-static int ordinal_after(const char *s, const char *prefix)
-{
-	size_t n = strlen(prefix);
-	if (!s || strncmp(s, prefix, n))
-		return -1;
-	s += n;
-	if (!*s || strspn(s, "0123456789") != strlen(s) || (s[0] == '0' && s[1]) || strlen(s) > 6)
-		return -1;
-	return atoi(s);
+	return sim_streq(kube_obj_str(w->sts, "spec.podManagementPolicy"), "Parallel");
 }
 
 static int pod_ordinal(const struct world *w, const char *pod)
 {
 	char prefix[80];
 	snprintf(prefix, sizeof(prefix), "%s-", w->name);
-	return ordinal_after(pod, prefix);
+	return (int)sim_number_after(pod, prefix, 6);
 }
 
 /* The ordinal of a claim <template>-<sts>-<ordinal> of namespace NS, or -1 (another claim). */
 static int claim_ordinal(const struct world *w, const json_t *pvc)
 {
-	if (!streq(kube_obj_str(pvc, "metadata.namespace"), NS))
+	if (!sim_streq(kube_obj_str(pvc, "metadata.namespace"), NS))
 		return -1;
 	size_t i;
 	json_t *t;
 	json_array_foreach(w->templates, i, t) {
 		char prefix[160];
 		snprintf(prefix, sizeof(prefix), "%s-%s-", json_string_value(t), w->name);
-		int ord = ordinal_after(kube_obj_str(pvc, "metadata.name"), prefix);
+		int ord = (int)sim_number_after(kube_obj_str(pvc, "metadata.name"), prefix, 6);
 		if (ord >= 0)
 			return ord;
 	}
@@ -409,7 +272,7 @@ static int claim_ordinal(const struct world *w, const json_t *pvc)
 
 static bool is_cleanup(const struct world *w, const json_t *pod)
 {
-	return streq(label(pod, LABEL_CLEANUP_FOR), w->name);
+	return sim_streq(sim_label(pod, LABEL_CLEANUP_FOR), w->name);
 }
 
 static int cleanup_pods(const struct world *w)
@@ -418,7 +281,7 @@ static int cleanup_pods(const struct world *w)
 	size_t i;
 	json_t *pod;
 	json_array_foreach(w->pods, i, pod) {
-		n += is_cleanup(w, pod) && streq(kube_obj_str(pod, "metadata.namespace"), NS);
+		n += is_cleanup(w, pod) && sim_streq(kube_obj_str(pod, "metadata.namespace"), NS);
 	}
 	return n;
 }
@@ -429,7 +292,7 @@ static bool set_live(const struct world *w, int ord)
 	size_t i;
 	json_t *pvc;
 	json_array_foreach(w->pvcs, i, pvc) {
-		if (claim_ordinal(w, pvc) == ord && !terminating(pvc))
+		if (claim_ordinal(w, pvc) == ord && !sim_terminating(pvc))
 			return true;
 	}
 	return false;
@@ -471,7 +334,7 @@ static bool held_by_foreign_pod(const struct world *w, int ord)
 	char name[128];
 	snprintf(name, sizeof(name), "%s-%d", w->name, ord);
 	const json_t *pod = find(w->pods, name);
-	return pod && !is_cleanup(w, pod) && !controlled_by(pod, w->uid);
+	return pod && !is_cleanup(w, pod) && !sim_owned_by(pod, w->uid, true);
 }
 
 /*
@@ -508,7 +371,7 @@ static json_t *own_pod(struct world *w, int ord, const char *uid)
 {
 	char name[128], ts[32];
 	snprintf(name, sizeof(name), "%s-%d", w->name, ord);
-	rfc3339(w->now_ms, ts, sizeof(ts));
+	sim_rfc3339(w->now_ms, ts, sizeof(ts));
 	json_t *vols = json_array();
 	size_t i;
 	json_t *t;
@@ -531,7 +394,7 @@ static json_t *own_pod(struct world *w, int ord, const char *uid)
 static json_t *foreign_pod(struct world *w, const char *name, const char *const *claims)
 {
 	char ts[32];
-	rfc3339(w->now_ms, ts, sizeof(ts));
+	sim_rfc3339(w->now_ms, ts, sizeof(ts));
 	json_t *vols = json_array();
 	for (int i = 0; claims && claims[i]; i++)
 		json_array_append_new(vols, json_pack("{s:s, s:{s:s}}", "name", claims[i], "persistentVolumeClaim",
@@ -569,10 +432,10 @@ static json_t *sts_obj(const struct setup *s, const char *name, const json_t *te
 		json_object_set_new(json_object_get(sts, "spec"), "ordinals", json_pack("{s:i}", "start", s->start));
 	const char *tmpl = s->pod_template ? s->pod_template : TEMPLATE;
 	if (*tmpl)
-		annotate(sts, s->legacy_key ? ANNOTATION_SCALEDOWN_TEMPLATE_LEGACY : ANNOTATION_SCALEDOWN_TEMPLATE,
+		sim_annotate(sts, s->legacy_key ? ANNOTATION_SCALEDOWN_TEMPLATE_LEGACY : ANNOTATION_SCALEDOWN_TEMPLATE,
 			 tmpl);
 	for (size_t k = 0; k < NITEMS(s->annotations) && s->annotations[k][0]; k++)
-		annotate(sts, s->annotations[k][0], s->annotations[k][1]);
+		sim_annotate(sts, s->annotations[k][0], s->annotations[k][1]);
 	return sts;
 }
 
@@ -650,8 +513,8 @@ static const char *const DECOY_UIDS[] = {"uid-decoy-other-namespace", "uid-decoy
 static void bump_version(struct world *w)
 {
 	char rv[32];
-	snprintf(rv, sizeof(rv), "%d", atoi(or_dash(kube_obj_str(w->sts, "metadata.resourceVersion"))) + 1);
-	json_object_set_new(meta(w->sts), "resourceVersion", json_string(rv));
+	snprintf(rv, sizeof(rv), "%d", atoi(sim_or_dash(kube_obj_str(w->sts, "metadata.resourceVersion"))) + 1);
+	json_object_set_new(sim_meta(w->sts), "resourceVersion", json_string(rv));
 }
 
 static void scale(struct world *w, int replicas)
@@ -663,59 +526,44 @@ static void scale(struct world *w, int replicas)
 
 static void sts_annotate(struct world *w, const char *key, const char *value)
 {
-	annotate(w->sts, key, value);
+	sim_annotate(w->sts, key, value);
 	bump_version(w);
 	trace(w, "    (annotation %s %s)\n", key, value ? "set" : "removed");
 }
 
 static void set_finalizers(struct world *w, json_t *list)
 {
-	json_object_set_new(meta(w->sts), "finalizers", list);
+	json_object_set_new(sim_meta(w->sts), "finalizers", list);
 	bump_version(w);
 }
 
 static void mark_deleted(struct world *w)
 {
-	char ts[32];
-	rfc3339(w->now_ms, ts, sizeof(ts));
-	json_object_set_new(meta(w->sts), "deletionTimestamp", json_string(ts));
-	json_object_set_new(meta(w->sts), "deletionGracePeriodSeconds", json_integer(0));
+	sim_mark_deleted(w->sts, w->now_ms);
+	json_object_set_new(sim_meta(w->sts), "deletionGracePeriodSeconds", json_integer(0));
 	bump_version(w);
 	trace(w, "    (StatefulSet deleted)\n");
 }
 
 static const json_t *finalizers(const struct world *w)
 {
-	return json_object_get(meta(w->sts), "finalizers");
+	return json_object_get(sim_meta(w->sts), "finalizers");
 }
 
 static bool has_finalizer(const struct world *w, const char *f)
 {
-	return in_array(finalizers(w), f);
+	return sim_in_array(finalizers(w), f);
 }
 
 static void set_pod_status(json_t *pod, const char *phase, const char *message)
 {
 	json_object_set_new(pod, "status",
 			    json_pack("{s:s, s:[{s:s, s:{s:{s:i, s:s, s:s}}}]}", "phase", phase, "containerStatuses",
-				      "name", "cleanup", "state", "terminated", "exitCode", streq(phase, "Failed"),
-				      "reason", streq(phase, "Failed") ? "Error" : "Completed", "message", message));
+				      "name", "cleanup", "state", "terminated", "exitCode", sim_streq(phase, "Failed"),
+				      "reason", sim_streq(phase, "Failed") ? "Error" : "Completed", "message", message));
 }
 
 /* ---- the controllers (they work while the planner waits) ---- */
-
-static bool claims_ready(const struct world *w, const json_t *pod)
-{
-	size_t i;
-	json_t *v;
-	json_array_foreach(json_object_get(json_object_get(pod, "spec"), "volumes"), i, v) {
-		const char *claim = kube_obj_str(v, "persistentVolumeClaim.claimName");
-		const json_t *pvc = claim ? find(w->pvcs, claim) : NULL;
-		if (claim && (!pvc || terminating(pvc)))
-			return false;
-	}
-	return true;
-}
 
 /* The kubelet: deleted pods go; a cleanup pod starts once its claims are there, then ends as the script says. */
 static void kubelet(struct world *w)
@@ -723,7 +571,7 @@ static void kubelet(struct world *w)
 	for (size_t i = 0; i < json_array_size(w->pods);) {
 		json_t *pod = json_array_get(w->pods, i);
 		const char *name = kube_obj_str(pod, "metadata.name");
-		if (terminating(pod)) {
+		if (sim_terminating(pod)) {
 			if (!w->hold_terminating) {
 				trace(w, "      ~ pod %s is gone\n", name);
 				json_array_remove(w->pods, i);
@@ -735,12 +583,12 @@ static void kubelet(struct world *w)
 		i++;
 		if (!is_cleanup(w, pod))
 			continue;
-		if (streq(phase_of(pod), "Pending")) {
-			if (claims_ready(w, pod)) {
+		if (sim_streq(phase_of(pod), "Pending")) {
+			if (sim_claims_there(w->pvcs, NS, pod)) {
 				json_object_set_new(json_object_get(pod, "status"), "phase", json_string("Running"));
 				trace(w, "      ~ cleanup pod %s running\n", name);
 			}
-		} else if (streq(phase_of(pod), "Running") && !w->hang) {
+		} else if (sim_streq(phase_of(pod), "Running") && !w->hang) {
 			int attempt = (int)json_integer_value(
 				json_object_get(w->pod_attempt, kube_obj_str(pod, "metadata.uid")));
 			bool fail = attempt <= map_get(w->fail_first, pod_ordinal(w, name));
@@ -753,22 +601,7 @@ static void kubelet(struct world *w)
 /* The PVC protection controller: a deleted claim goes once no running pod mounts it. */
 static void pvc_protection(struct world *w)
 {
-	for (size_t i = 0; i < json_array_size(w->pvcs);) {
-		json_t *pvc = json_array_get(w->pvcs, i);
-		bool used = false;
-		size_t k;
-		json_t *pod;
-		json_array_foreach(w->pods, k, pod) {
-			used |= !terminal(pod) && mounts(pod, kube_obj_str(pvc, "metadata.name"));
-		}
-		if (terminating(pvc) && !used &&
-		    streq(kube_obj_str(pvc, "metadata.namespace"), NS)) {
-			trace(w, "      ~ claim %s is gone\n", kube_obj_str(pvc, "metadata.name"));
-			json_array_remove(w->pvcs, i);
-			continue;
-		}
-		i++;
-	}
+	sim_pvc_protection(w->pvcs, NS, w->pods, &w->trace);
 }
 
 /*
@@ -785,7 +618,7 @@ static void statefulset_controller(struct world *w)
 	size_t i;
 	json_t *pod;
 	json_array_foreach(w->pods, i, pod) {
-		if (!has_controller(pod) && label_selector_matches(selector, json_object_get(meta(pod), "labels")))
+		if (!has_controller(pod) && label_selector_matches(selector, json_object_get(sim_meta(pod), "labels")))
 			world_fail(w, "the StatefulSet would adopt pod %s (and delete it)",
 				   kube_obj_str(pod, "metadata.name"));
 	}
@@ -816,19 +649,17 @@ static void statefulset_controller(struct world *w)
 	int highest_ord = -1;
 	bool one_terminating = false;
 	json_array_foreach(w->pods, i, pod) {
-		if (!controlled_by(pod, w->uid))
+		if (!sim_owned_by(pod, w->uid, true))
 			continue;
 		int k = pod_ordinal(w, kube_obj_str(pod, "metadata.name"));
-		if (terminating(pod)) {
+		if (sim_terminating(pod)) {
 			one_terminating = true;
 			continue;
 		}
 		if (k >= start && k < start + replicas)
 			continue;
 		if (parallel(w)) {
-			char ts[32];
-			rfc3339(w->now_ms, ts, sizeof(ts));
-			json_object_set_new(meta(pod), "deletionTimestamp", json_string(ts));
+			sim_mark_deleted(pod, w->now_ms);
 			trace(w, "      ~ pod %s deleted (scale-down)\n", kube_obj_str(pod, "metadata.name"));
 		} else if (k > highest_ord) {
 			highest = pod;
@@ -836,9 +667,7 @@ static void statefulset_controller(struct world *w)
 		}
 	}
 	if (highest && !one_terminating) {
-		char ts[32];
-		rfc3339(w->now_ms, ts, sizeof(ts));
-		json_object_set_new(meta(highest), "deletionTimestamp", json_string(ts));
+		sim_mark_deleted(highest, w->now_ms);
 		trace(w, "      ~ pod %s deleted (scale-down)\n", kube_obj_str(highest, "metadata.name"));
 	}
 }
@@ -887,14 +716,14 @@ static void check_finalizer_body(struct world *w, const json_t *body, bool ours)
 	size_t i;
 	json_t *f;
 	json_array_foreach(finalizers(w), i, f) {
-		if (!streq(json_string_value(f), FINALIZER_SCALEDOWN))
+		if (!sim_streq(json_string_value(f), FINALIZER_SCALEDOWN))
 			json_array_append(want, f);
 	}
 	if (ours)
 		json_array_append_new(want, json_string(FINALIZER_SCALEDOWN));
 	bool same = json_array_size(want) == json_array_size(body);
 	json_array_foreach(want, i, f) {
-		same &= in_array(body, json_string_value(f));
+		same &= sim_in_array(body, json_string_value(f));
 	}
 	char *have = json_dumps(body, JSON_COMPACT), *wanted = json_dumps(want, JSON_COMPACT);
 	json_decref(want);
@@ -911,7 +740,7 @@ static void check_finalizer_body(struct world *w, const json_t *body, bool ours)
 /* The StatefulSet goes: the garbage collector orphans (orphan finalizer) or deletes its dependents. */
 static void sts_gone(struct world *w)
 {
-	bool orphan = in_array(finalizers(w), "orphan");
+	bool orphan = sim_in_array(finalizers(w), "orphan");
 	size_t i;
 	json_t *pod;
 	json_array_foreach(w->pods, i, pod) {
@@ -921,15 +750,15 @@ static void sts_gone(struct world *w)
 	}
 	for (size_t k = 0; k < json_array_size(w->pods);) {
 		pod = json_array_get(w->pods, k);
-		json_t *refs = json_object_get(meta(pod), "ownerReferences");
+		json_t *refs = json_object_get(sim_meta(pod), "ownerReferences");
 		bool owned = false;
 		size_t r;
 		json_t *ref;
 		json_array_foreach(refs, r, ref) {
-			owned |= streq(kube_obj_str(ref, "uid"), w->uid);
+			owned |= sim_streq(kube_obj_str(ref, "uid"), w->uid);
 		}
 		if (owned && orphan) {
-			json_object_set_new(meta(pod), "ownerReferences", json_array());
+			json_object_set_new(sim_meta(pod), "ownerReferences", json_array());
 		} else if (owned) {
 			trace(w, "      ~ pod %s collected\n", kube_obj_str(pod, "metadata.name"));
 			json_array_remove(w->pods, k);
@@ -961,7 +790,7 @@ static void set_finalizers_step(struct world *w, const struct scaledown_action *
 	size_t i;
 	json_t *f;
 	json_array_foreach(finalizers(w), i, f) {
-		if (!streq(json_string_value(f), "orphan"))
+		if (!sim_streq(json_string_value(f), "orphan"))
 			json_array_append(rest, f);
 	}
 	if (!json_array_size(rest))
@@ -975,38 +804,38 @@ static void check_cleanup_pod(struct world *w, const struct scaledown_action *a,
 	const json_t *body = a->body;
 	const char *name = kube_obj_str(body, "metadata.name");
 	const char *ns = kube_obj_str(body, "metadata.namespace");
-	if (!streq(name, a->object) || ord < 0 || (ns && strcmp(ns, NS)))
-		world_fail(w, "CREATE_POD %s: body names %s/%s", a->object, or_dash(ns), or_dash(name));
+	if (!sim_streq(name, a->object) || ord < 0 || (ns && strcmp(ns, NS)))
+		world_fail(w, "CREATE_POD %s: body names %s/%s", a->object, sim_or_dash(ns), sim_or_dash(name));
 	if (!out_of_range(w, ord))
 		world_fail(w, "cleanup pod %s for an ordinal in range", name);
-	if (!streq(label(body, LABEL_CLEANUP_FOR), w->name))
+	if (!sim_streq(sim_label(body, LABEL_CLEANUP_FOR), w->name))
 		world_fail(w, "cleanup pod %s without label %s=%s", name, LABEL_CLEANUP_FOR, w->name);
 	char want[32];
 	snprintf(want, sizeof(want), "%d", ord);
-	if (!streq(annotation(body, ANNOTATION_CLEANUP_ORDINAL), want))
+	if (!sim_streq(sim_annotation(body, ANNOTATION_CLEANUP_ORDINAL), want))
 		world_fail(w, "cleanup pod %s: %s is %s", name, ANNOTATION_CLEANUP_ORDINAL,
-			   or_dash(annotation(body, ANNOTATION_CLEANUP_ORDINAL)));
+			   sim_or_dash(sim_annotation(body, ANNOTATION_CLEANUP_ORDINAL)));
 	snprintf(want, sizeof(want), "%d", map_get(w->attempts, ord) + 1);
-	if (!streq(annotation(body, ANNOTATION_CLEANUP_ATTEMPT), want))
+	if (!sim_streq(sim_annotation(body, ANNOTATION_CLEANUP_ATTEMPT), want))
 		world_fail(w, "cleanup pod %s: %s is %s, want %s", name, ANNOTATION_CLEANUP_ATTEMPT,
-			   or_dash(annotation(body, ANNOTATION_CLEANUP_ATTEMPT)), want);
+			   sim_or_dash(sim_annotation(body, ANNOTATION_CLEANUP_ATTEMPT)), want);
 	/* The claims it mounts: exactly the live claims of its ordinal, by UID, named in the annotation. */
-	json_t *named = annotation(body, ANNOTATION_CLEANUP_CLAIMS) ?
-				json_loads(annotation(body, ANNOTATION_CLEANUP_CLAIMS), 0, NULL) :
+	json_t *named = sim_annotation(body, ANNOTATION_CLEANUP_CLAIMS) ?
+				json_loads(sim_annotation(body, ANNOTATION_CLEANUP_CLAIMS), 0, NULL) :
 				NULL;
 	bool same = json_is_object(a->claims) && json_equal(named, a->claims);
 	json_decref(named);
 	if (!same)
 		world_fail(w, "cleanup pod %s: annotation %s is %s, the step's claims differ", name,
-			   ANNOTATION_CLEANUP_CLAIMS, or_dash(annotation(body, ANNOTATION_CLEANUP_CLAIMS)));
+			   ANNOTATION_CLEANUP_CLAIMS, sim_or_dash(sim_annotation(body, ANNOTATION_CLEANUP_CLAIMS)));
 	const char *claim;
 	json_t *uid;
 	json_object_foreach(a->claims, claim, uid) {
 		const json_t *pvc = find(w->pvcs, claim);
-		if (!pvc || terminating(pvc) || !streq(kube_obj_str(pvc, "metadata.uid"), json_string_value(uid)) ||
+		if (!pvc || sim_terminating(pvc) || !sim_streq(kube_obj_str(pvc, "metadata.uid"), json_string_value(uid)) ||
 		    claim_ordinal(w, pvc) != ord)
 			world_fail(w, "cleanup pod %s mounts claim %s (uid %s), not a live claim of ordinal %d",
-				   name, claim, or_dash(json_string_value(uid)), ord);
+				   name, claim, sim_or_dash(json_string_value(uid)), ord);
 	}
 	size_t i;
 	json_t *t;
@@ -1014,7 +843,7 @@ static void check_cleanup_pod(struct world *w, const struct scaledown_action *a,
 		char cn[200];
 		snprintf(cn, sizeof(cn), "%s-%s-%d", json_string_value(t), w->name, ord);
 		const json_t *pvc = find(w->pvcs, cn);
-		if (pvc && !terminating(pvc) && !json_object_get(a->claims, cn))
+		if (pvc && !sim_terminating(pvc) && !json_object_get(a->claims, cn))
 			world_fail(w, "cleanup pod %s leaves out claim %s", name, cn);
 		if (!json_object_get(a->claims, cn))
 			continue;
@@ -1022,8 +851,8 @@ static void check_cleanup_pod(struct world *w, const struct scaledown_action *a,
 		size_t k;
 		json_t *v;
 		json_array_foreach(json_object_get(json_object_get(body, "spec"), "volumes"), k, v) {
-			found |= streq(kube_obj_str(v, "name"), json_string_value(t)) &&
-				 streq(kube_obj_str(v, "persistentVolumeClaim.claimName"), cn);
+			found |= sim_streq(kube_obj_str(v, "name"), json_string_value(t)) &&
+				 sim_streq(kube_obj_str(v, "persistentVolumeClaim.claimName"), cn);
 		}
 		if (!found)
 			world_fail(w, "cleanup pod %s: no volume %s with claimName %s", name, json_string_value(t), cn);
@@ -1033,19 +862,19 @@ static void check_cleanup_pod(struct world *w, const struct scaledown_action *a,
 	 * StatefulSet does not count it. Not owned while the set is being deleted:
 	 * a foreground deletion would have the garbage collector delete it mid-run.
 	 */
-	const json_t *refs = json_object_get(meta(body), "ownerReferences");
+	const json_t *refs = json_object_get(sim_meta(body), "ownerReferences");
 	const json_t *ref = json_array_get(refs, 0);
 	if (kube_obj_str(w->sts, "metadata.deletionTimestamp")) {
 		if (json_array_size(refs) != 0)
 			world_fail(w, "cleanup pod %s: owned by the StatefulSet being deleted", name);
-	} else if (json_array_size(refs) != 1 || !streq(kube_obj_str(ref, "kind"), "StatefulSet") ||
-	    !streq(kube_obj_str(ref, "apiVersion"), "apps/v1") || !streq(kube_obj_str(ref, "name"), w->name) ||
-	    !streq(kube_obj_str(ref, "uid"), w->uid) || json_is_true(json_object_get(ref, "controller")))
+	} else if (json_array_size(refs) != 1 || !sim_streq(kube_obj_str(ref, "kind"), "StatefulSet") ||
+	    !sim_streq(kube_obj_str(ref, "apiVersion"), "apps/v1") || !sim_streq(kube_obj_str(ref, "name"), w->name) ||
+	    !sim_streq(kube_obj_str(ref, "uid"), w->uid) || json_is_true(json_object_get(ref, "controller")))
 		world_fail(w, "cleanup pod %s: ownerReferences are not one non-controller reference to the StatefulSet",
 			   name);
-	if (!streq(kube_obj_str(body, "spec.restartPolicy"), "Never"))
+	if (!sim_streq(kube_obj_str(body, "spec.restartPolicy"), "Never"))
 		world_fail(w, "cleanup pod %s: restartPolicy %s", name,
-			   or_dash(kube_obj_str(body, "spec.restartPolicy")));
+			   sim_or_dash(kube_obj_str(body, "spec.restartPolicy")));
 	/* What the user wrote comes through. */
 	struct scaledown_request req;
 	if (read_request(w, &req)) {
@@ -1053,11 +882,11 @@ static void check_cleanup_pod(struct world *w, const struct scaledown_action *a,
 		const char *key;
 		json_t *val;
 		json_object_foreach(json_object_get(tm, "labels"), key, val) {
-			if (!streq(label(body, key), json_string_value(val)))
+			if (!sim_streq(sim_label(body, key), json_string_value(val)))
 				world_fail(w, "cleanup pod %s lost the template's label %s", name, key);
 		}
 		json_object_foreach(json_object_get(tm, "annotations"), key, val) {
-			if (!streq(annotation(body, key), json_string_value(val)))
+			if (!sim_streq(sim_annotation(body, key), json_string_value(val)))
 				world_fail(w, "cleanup pod %s lost the template's annotation %s", name, key);
 		}
 		const json_t *ts = json_object_get(req.pod_template, "spec");
@@ -1073,7 +902,7 @@ static void check_cleanup_pod(struct world *w, const struct scaledown_action *a,
 			}
 			if (!found)
 				world_fail(w, "cleanup pod %s lost the template's volume %s", name,
-					   or_dash(kube_obj_str(t, "name")));
+					   sim_or_dash(kube_obj_str(t, "name")));
 		}
 	}
 	scaledown_request_release(&req);
@@ -1098,10 +927,10 @@ static void create_pod(struct world *w, const struct scaledown_action *a)
 	json_t *pod = json_deep_copy(a->body);
 	char *uid = next_uid(w, "uid-cleanup");
 	char ts[32];
-	rfc3339(w->now_ms, ts, sizeof(ts));
-	json_object_set_new(meta(pod), "uid", json_string(uid));
-	json_object_set_new(meta(pod), "namespace", json_string(NS));
-	json_object_set_new(meta(pod), "creationTimestamp", json_string(ts));
+	sim_rfc3339(w->now_ms, ts, sizeof(ts));
+	json_object_set_new(sim_meta(pod), "uid", json_string(uid));
+	json_object_set_new(sim_meta(pod), "namespace", json_string(NS));
+	json_object_set_new(sim_meta(pod), "creationTimestamp", json_string(ts));
 	json_object_set_new(pod, "status", json_pack("{s:s}", "phase", "Pending"));
 	json_array_append_new(w->pods, pod);
 	map_set(w->attempts, ord, map_get(w->attempts, ord) + 1);
@@ -1115,32 +944,21 @@ static void create_pod(struct world *w, const struct scaledown_action *a)
 static json_t *by_uid(struct world *w, json_t *list, const struct scaledown_action *a)
 {
 	json_t *obj = find(list, a->object);
-	if (!obj) {
-		trace(w, "      404\n");
-		return NULL;
-	}
-	if (!a->uid[0])
+	if (obj && !a->uid[0])
 		world_fail(w, "%s %s without a UID precondition", scaledown_step_name(a->step), a->object);
-	if (!streq(kube_obj_str(obj, "metadata.uid"), a->uid)) {
-		w->conflicts++;
-		trace(w, "      409 uid precondition\n");
-		return NULL;
-	}
-	return obj;
+	return sim_precondition_met(obj, a->uid, &w->trace, &w->conflicts) ? obj : NULL;
 }
 
 /* A pod deleted: a terminal one goes at once, a running one terminates (the kubelet removes it). */
 static void delete_pod_object(struct world *w, json_t *pod)
 {
-	if (terminating(pod))
+	if (sim_terminating(pod))
 		return;
 	if (terminal(pod)) {
-		remove_obj(w->pods, pod);
+		sim_remove(w->pods, pod);
 		return;
 	}
-	char ts[32];
-	rfc3339(w->now_ms, ts, sizeof(ts));
-	json_object_set_new(meta(pod), "deletionTimestamp", json_string(ts));
+	sim_mark_deleted(pod, w->now_ms);
 }
 
 static void stop_pod(struct world *w, const struct scaledown_action *a)
@@ -1150,16 +968,16 @@ static void stop_pod(struct world *w, const struct scaledown_action *a)
 		return;
 	if (!deleting(w))
 		world_fail(w, "STOP_POD %s while the StatefulSet is not being deleted", a->object);
-	if (!controlled_by(pod, w->uid) || is_cleanup(w, pod))
+	if (!sim_owned_by(pod, w->uid, true) || is_cleanup(w, pod))
 		world_fail(w, "STOP_POD %s, which is not the StatefulSet's own pod", a->object);
 	int ord = pod_ordinal(w, a->object);
-	if (!parallel(w) && !terminating(pod)) {
+	if (!parallel(w) && !sim_terminating(pod)) {
 		int k = higher_pending(w, ord);
 		if (k >= 0 || cleanup_pods(w))
 			world_fail(w, "OrderedReady: %s stopped while ordinal %d still waits (%d cleanup pod(s))",
 				   a->object, k, cleanup_pods(w));
 	}
-	if (!terminating(pod))
+	if (!sim_terminating(pod))
 		json_array_append_new(w->stopped, json_string(a->object));
 	delete_pod_object(w, pod);
 }
@@ -1171,7 +989,7 @@ static void delete_pod(struct world *w, const struct scaledown_action *a)
 		return;
 	if (!is_cleanup(w, pod))
 		world_fail(w, "DELETE_POD %s, which is not a cleanup pod", a->object);
-	if (!terminal(pod) && !terminating(pod)) {
+	if (!terminal(pod) && !sim_terminating(pod)) {
 		struct scaledown_request req;
 		read_request(w, &req);
 		long long created = rfc3339_seconds(kube_obj_str(pod, "metadata.creationTimestamp")) * 1000;
@@ -1179,9 +997,9 @@ static void delete_pod(struct world *w, const struct scaledown_action *a)
 		scaledown_request_release(&req);
 		if (w->now_ms - created < timeout)
 			world_fail(w, "cleanup pod %s deleted while %s, %llds into a %llds timeout", a->object,
-				   or_dash(phase_of(pod)), (w->now_ms - created) / 1000, timeout / 1000);
+				   sim_or_dash(phase_of(pod)), (w->now_ms - created) / 1000, timeout / 1000);
 	}
-	if (!terminating(pod) && !streq(phase_of(pod), "Succeeded")) {
+	if (!sim_terminating(pod) && !sim_streq(phase_of(pod), "Succeeded")) {
 		/* A failure (or a timeout): a retry follows unless the attempts are spent or the ordinal is back. */
 		int ord = pod_ordinal(w, a->object);
 		map_set(w->failures, ord, map_get(w->failures, ord) + 1);
@@ -1201,13 +1019,13 @@ static void check_claim_deletion(struct world *w, const json_t *pvc, const struc
 	char pod_name[128];
 	snprintf(pod_name, sizeof(pod_name), "%s-%d", w->name, ord);
 	const json_t *pod = find(w->pods, pod_name);
-	if (!pod || !is_cleanup(w, pod) || !streq(phase_of(pod), "Succeeded"))
+	if (!pod || !is_cleanup(w, pod) || !sim_streq(phase_of(pod), "Succeeded"))
 		world_fail(w, "claim %s deleted without a Succeeded cleanup pod %s (%s)", claim, pod_name,
-			   pod ? or_dash(phase_of(pod)) : "none");
-	json_t *named = json_loads(or_dash(annotation(pod, ANNOTATION_CLEANUP_CLAIMS)), 0, NULL);
-	bool ok = streq(json_string_value(json_object_get(named, claim)), a->uid);
+			   pod ? sim_or_dash(phase_of(pod)) : "none");
+	json_t *named = json_loads(sim_or_dash(sim_annotation(pod, ANNOTATION_CLEANUP_CLAIMS)), 0, NULL);
+	bool ok = sim_streq(json_string_value(json_object_get(named, claim)), a->uid);
 	json_decref(named);
-	if (!ok || !mounts(pod, claim))
+	if (!ok || !sim_mounts(pod, claim))
 		world_fail(w, "claim %s (uid %s) deleted, but cleanup pod %s does not name and mount it with that uid",
 			   claim, a->uid, pod_name);
 }
@@ -1218,12 +1036,10 @@ static void delete_claim(struct world *w, const struct scaledown_action *a)
 	if (!pvc)
 		return;
 	check_claim_deletion(w, pvc, a);
-	if (terminating(pvc))
+	if (sim_terminating(pvc))
 		return;
 	json_array_append_new(w->deleted, json_string(a->object));
-	char ts[32];
-	rfc3339(w->now_ms, ts, sizeof(ts));
-	json_object_set_new(meta(pvc), "deletionTimestamp", json_string(ts));
+	sim_mark_deleted(pvc, w->now_ms);
 	pvc_protection(w); /* goes at once unless a running pod mounts it */
 }
 
@@ -1231,11 +1047,11 @@ static void set_state(struct world *w, const struct scaledown_action *a)
 {
 	if (!w->sts)
 		world_fail(w, "SET_STATE without a StatefulSet");
-	json_t *before = json_deep_copy(json_object_get(meta(w->sts), "annotations"));
+	json_t *before = json_deep_copy(json_object_get(sim_meta(w->sts), "annotations"));
 	char *text = a->body ? json_dumps(a->body, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-	annotate(w->sts, ANNOTATION_SCALEDOWN_STATE, text);
-	annotate(w->sts, ANNOTATION_SCALEDOWN_STATUS, a->status);
-	if (!json_equal(before, json_object_get(meta(w->sts), "annotations")))
+	sim_annotate(w->sts, ANNOTATION_SCALEDOWN_STATE, text);
+	sim_annotate(w->sts, ANNOTATION_SCALEDOWN_STATUS, a->status);
+	if (!json_equal(before, json_object_get(sim_meta(w->sts), "annotations")))
 		bump_version(w);
 	json_decref(before);
 	free(text);
@@ -1316,9 +1132,9 @@ static char *fingerprint(const struct scaledown_action *a)
 	char *body = a->body ? json_dumps(a->body, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	char *claims = a->claims ? json_dumps(a->claims, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	char *f = xasprintf("%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%ld", step_id(a->step), scaledown_action_name(a),
-			    a->object, a->uid, or_dash(body), or_dash(claims), or_dash(a->status),
-			    or_dash(a->event_type), or_dash(a->event_reason), or_dash(a->event_message),
-			    or_dash(a->counts), a->requeue_ms);
+			    a->object, a->uid, sim_or_dash(body), sim_or_dash(claims), sim_or_dash(a->status),
+			    sim_or_dash(a->event_type), sim_or_dash(a->event_reason), sim_or_dash(a->event_message),
+			    sim_or_dash(a->counts), a->requeue_ms);
 	free(body);
 	free(claims);
 	return f;
@@ -1337,18 +1153,9 @@ static void plan(struct world *w)
 	plan_into(w, &w->a);
 	struct scaledown_action again;
 	plan_into(w, &again);
-	free(w->step_before);
-	w->step_before = w->step_seen;
-	w->step_seen = fingerprint(&w->a);
-	free(w->step_again);
-	w->step_again = fingerprint(&again);
+	sim_steps_note(&w->steps, &w->trace, fingerprint(&w->a), fingerprint(&again));
 	scaledown_action_release(&again);
-	if (strcmp(w->step_seen, w->step_again))
-		world_fail(w, "the same inputs gave two steps:\n  %s\n  %s", w->step_seen, w->step_again);
-	if (w->a.event_reason && (!streq(w->a.event_type, "Normal") && !streq(w->a.event_type, "Warning")))
-		world_fail(w, "event %s of type %s", w->a.event_reason, or_dash(w->a.event_type));
-	if (w->a.event_reason && (!w->a.event_message || !*w->a.event_message))
-		world_fail(w, "event %s without a message", w->a.event_reason);
+	sim_check_event(&w->trace, w->a.event_type, w->a.event_reason, w->a.event_message);
 }
 
 static void trace_step(struct world *w)
@@ -1357,11 +1164,11 @@ static void trace_step(struct world *w)
 	trace(w, "%3d t=%-8.3f %-16s %-14s", w->iterations, (double)(w->now_ms - w->start_ms) / 1000,
 	      scaledown_action_name(a), a->object);
 	if (a->event_reason)
-		trace(w, " %s %s: %s", or_dash(a->event_type), a->event_reason, or_dash(a->event_message));
+		trace(w, " %s %s: %s", sim_or_dash(a->event_type), a->event_reason, sim_or_dash(a->event_message));
 	if (a->requeue_ms)
 		trace(w, " (requeue %ld ms)", a->requeue_ms);
 	if (a->step == SCALEDOWN_SET_STATE)
-		trace(w, " status \"%s\"", or_dash(a->status));
+		trace(w, " status \"%s\"", sim_or_dash(a->status));
 	trace(w, "\n");
 }
 
@@ -1377,8 +1184,7 @@ static void perform(struct world *w)
 					a->event_reason, "message", a->event_message, "requeue",
 					(json_int_t)a->requeue_ms));
 	if (a->counts)
-		json_object_set_new(w->counts, a->counts,
-				    json_integer(json_integer_value(json_object_get(w->counts, a->counts)) + 1));
+		sim_count(w->counts, a->counts);
 	apply(w, a);
 	if (w->double_apply && !resting(a->step))
 		apply(w, a);
@@ -1399,14 +1205,8 @@ static void plan_past_status(struct world *w)
 /* The world as the API server holds it. New string. */
 static char *world_dump(const struct world *w)
 {
-	char *sts = w->sts ? json_dumps(w->sts, JSON_COMPACT | JSON_SORT_KEYS) : xstrdup("gone");
-	char *pvcs = json_dumps(w->pvcs, JSON_COMPACT | JSON_SORT_KEYS);
-	char *pods = json_dumps(w->pods, JSON_COMPACT | JSON_SORT_KEYS);
-	char *d = xasprintf("%s\n%s\n%s", sts, pvcs, pods);
-	free(sts);
-	free(pvcs);
-	free(pods);
-	return d;
+	const json_t *objs[] = {w->sts, w->pvcs, w->pods};
+	return sim_dump(objs, NITEMS(objs));
 }
 
 typedef bool (*stop_fn)(const struct world *w, const void *arg);
@@ -1425,12 +1225,12 @@ enum run_end { RUN_SETTLED, RUN_GONE, RUN_STOPPED };
  */
 static enum run_end run(struct world *w, stop_fn stop, const void *arg)
 {
-	FREE_AND_NULL(w->step_seen);
+	sim_steps_restart(&w->steps);
 	for (int i = 0; i < MAX_STEPS; i++) {
 		if (!w->sts)
 			return RUN_GONE;
 		plan(w);
-		if (w->step_before && !resting(w->a.step) && !strcmp(w->step_before, w->step_seen))
+		if (!resting(w->a.step) && sim_steps_repeated(&w->steps))
 			world_fail(w, "step %s %s asked for again after it was performed", step_id(w->a.step),
 				   w->a.object);
 		if (stop && stop(w, arg))
@@ -1479,7 +1279,7 @@ static bool asks_for(const struct world *w, const void *arg)
 static bool cleanup_in_phase(const struct world *w, const char *pod_name, const char *phase)
 {
 	const json_t *pod = find(w->pods, pod_name);
-	return pod && is_cleanup(w, pod) && streq(phase_of(pod), phase) && !terminating(pod);
+	return pod && is_cleanup(w, pod) && sim_streq(phase_of(pod), phase) && !sim_terminating(pod);
 }
 
 static bool cleanup_running(const struct world *w, const void *arg)
@@ -1494,41 +1294,6 @@ static bool cleanup_failed(const struct world *w, const void *arg)
 
 /* ---- what was seen ---- */
 
-/* The index in the history of the first entry step object at or after from, or -1. */
-static int seen_at(const struct world *w, const char *step, const char *object, int from)
-{
-	for (size_t i = (size_t)from; i < json_array_size(w->history); i++) {
-		const json_t *e = json_array_get(w->history, i);
-		if (streq(kube_obj_str(e, "step"), step) && streq(kube_obj_str(e, "object"), object))
-			return (int)i;
-	}
-	return -1;
-}
-
-static int seen_count(const struct world *w, const char *step)
-{
-	int n = 0;
-	size_t i;
-	json_t *e;
-	json_array_foreach(w->history, i, e) {
-		n += streq(kube_obj_str(e, "step"), step);
-	}
-	return n;
-}
-
-/* Events of reason (and type, when not NULL) whose message holds needle (when not NULL). */
-static int events(const struct world *w, const char *type, const char *reason, const char *needle)
-{
-	int n = 0;
-	size_t i;
-	json_t *e;
-	json_array_foreach(w->history, i, e) {
-		n += streq(kube_obj_str(e, "reason"), reason) && (!type || streq(kube_obj_str(e, "type"), type)) &&
-		     (!needle || contains(kube_obj_str(e, "message"), needle));
-	}
-	return n;
-}
-
 /* The times of the history entries of step (and reason, when not NULL), in order: at most n. */
 static int times_of(const struct world *w, const char *step, const char *reason, long long *t, int n)
 {
@@ -1536,16 +1301,29 @@ static int times_of(const struct world *w, const char *step, const char *reason,
 	size_t i;
 	json_t *e;
 	json_array_foreach(w->history, i, e) {
-		if (streq(kube_obj_str(e, "step"), step) && (!reason || streq(kube_obj_str(e, "reason"), reason)) &&
+		if (sim_streq(kube_obj_str(e, "step"), step) && (!reason || sim_streq(kube_obj_str(e, "reason"), reason)) &&
 		    k < n)
 			t[k++] = json_integer_value(json_object_get(e, "t"));
 	}
 	return k;
 }
 
-static int counted(const struct world *w, const char *family)
+/*
+ * attempts cleanup pods were created and as many failures recorded
+ * (CleanupFailed); attempt i + 2 started waits[i] (to a second more) after
+ * failure i + 1 was recorded.
+ */
+static void expect_retry_waits(struct world *w, int attempts, const long *waits)
 {
-	return (int)json_integer_value(json_object_get(w->counts, family));
+	long long created[10], failed[10];
+	assert_int_equal(times_of(w, "CREATE_POD", NULL, created, (int)NITEMS(created)), attempts);
+	assert_int_equal(times_of(w, "SET_STATE", "CleanupFailed", failed, (int)NITEMS(failed)), attempts);
+	for (int i = 0; i + 1 < attempts; i++) {
+		long long gap = created[i + 1] - failed[i];
+		if (gap < waits[i] || gap > waits[i] + 1000)
+			world_fail(w, "attempt %d started %lld ms after failure %d (seen at %.3f s), want %ld", i + 2,
+				   gap, i + 1, (double)(failed[i] - w->start_ms) / 1000, waits[i]);
+	}
 }
 
 /* The ordinals created, as text: "[2,1]". New string. */
@@ -1572,9 +1350,9 @@ static void expect_claim_kept(struct world *w, const char *claim)
 	const json_t *pvc = find(w->pvcs, claim);
 	char uid[200];
 	snprintf(uid, sizeof(uid), "uid-%s", claim);
-	if (!pvc || terminating(pvc) || !streq(kube_obj_str(pvc, "metadata.uid"), uid))
+	if (!pvc || sim_terminating(pvc) || !sim_streq(kube_obj_str(pvc, "metadata.uid"), uid))
 		world_fail(w, "claim %s was not kept (%s)", claim,
-			   !pvc ? "gone" : terminating(pvc) ? "being deleted" : "another UID");
+			   !pvc ? "gone" : sim_terminating(pvc) ? "being deleted" : "another UID");
 }
 
 static void expect_claim_gone(struct world *w, const char *claim)
@@ -1582,7 +1360,7 @@ static void expect_claim_gone(struct world *w, const char *claim)
 	const json_t *pvc = find(w->pvcs, claim);
 	char uid[200];
 	snprintf(uid, sizeof(uid), "uid-%s", claim);
-	if (pvc && streq(kube_obj_str(pvc, "metadata.uid"), uid))
+	if (pvc && sim_streq(kube_obj_str(pvc, "metadata.uid"), uid))
 		world_fail(w, "claim %s (uid %s) is still there", claim, uid);
 }
 
@@ -1608,7 +1386,7 @@ static void expect_decoys(struct world *w)
 		size_t k;
 		json_t *pvc;
 		json_array_foreach(w->pvcs, k, pvc) {
-			found |= streq(kube_obj_str(pvc, "metadata.uid"), DECOY_UIDS[i]) && !terminating(pvc);
+			found |= sim_streq(kube_obj_str(pvc, "metadata.uid"), DECOY_UIDS[i]) && !sim_terminating(pvc);
 		}
 		if (!found)
 			world_fail(w, "the claim with uid %s, not the StatefulSet's, was touched", DECOY_UIDS[i]);
@@ -1628,14 +1406,14 @@ static void expect_own_pods(struct world *w, int from, int to)
 		char name[128];
 		snprintf(name, sizeof(name), "%s-%d", w->name, k);
 		const json_t *pod = find(w->pods, name);
-		if (!pod || !controlled_by(pod, w->uid) || terminating(pod))
+		if (!pod || !sim_owned_by(pod, w->uid, true) || sim_terminating(pod))
 			world_fail(w, "pod %s is not the StatefulSet's running pod", name);
 	}
 	size_t i;
 	json_t *pod;
 	json_array_foreach(w->pods, i, pod) {
 		int k = pod_ordinal(w, kube_obj_str(pod, "metadata.name"));
-		if (controlled_by(pod, w->uid) && (k < from || k >= to))
+		if (sim_owned_by(pod, w->uid, true) && (k < from || k >= to))
 			world_fail(w, "pod %s is left", kube_obj_str(pod, "metadata.name"));
 	}
 }
@@ -1649,7 +1427,7 @@ static void evict_and_back(struct world *w, int ord)
 {
 	char name[128];
 	snprintf(name, sizeof(name), "%s-%d", w->name, ord);
-	remove_obj(w->pods, find(w->pods, name));
+	sim_remove(w->pods, find(w->pods, name));
 	trace(w, "    (pod %s evicted)\n", name);
 	size_t created = json_array_size(w->created);
 	run_to(w, RUN_SETTLED);
@@ -1663,7 +1441,7 @@ static void start_world(struct world *w, const struct setup *s)
 {
 	world_init(w, s);
 	run_to(w, RUN_SETTLED);
-	if (!has_finalizer(w, FINALIZER_SCALEDOWN) || seen_count(w, "ADD_FINALIZER") != 1)
+	if (!has_finalizer(w, FINALIZER_SCALEDOWN) || sim_seen_count(w->history, "ADD_FINALIZER", 0) != 1)
 		world_fail(w, "the finalizer was not added");
 	if (json_array_size(w->created) || json_array_size(w->deleted))
 		world_fail(w, "a StatefulSet at rest had cleanup");
@@ -1735,21 +1513,21 @@ static void check_first_pod(struct world *w)
 	const json_t *pod = a->body;
 	assert_string_equal(a->object, "web-2");
 	assert_string_equal(kube_obj_str(pod, "metadata.name"), "web-2");
-	assert_string_equal(label(pod, LABEL_CLEANUP_FOR), "web");
-	assert_string_equal(label(pod, "app"), "web-cleanup");
-	assert_string_equal(label(pod, "team"), "storage");
-	assert_string_equal(annotation(pod, "example.com/note"), "keep me");
-	assert_string_equal(annotation(pod, ANNOTATION_CLEANUP_ORDINAL), "2");
-	assert_string_equal(annotation(pod, ANNOTATION_CLEANUP_ATTEMPT), "1");
+	assert_string_equal(sim_label(pod, LABEL_CLEANUP_FOR), "web");
+	assert_string_equal(sim_label(pod, "app"), "web-cleanup");
+	assert_string_equal(sim_label(pod, "team"), "storage");
+	assert_string_equal(sim_annotation(pod, "example.com/note"), "keep me");
+	assert_string_equal(sim_annotation(pod, ANNOTATION_CLEANUP_ORDINAL), "2");
+	assert_string_equal(sim_annotation(pod, ANNOTATION_CLEANUP_ATTEMPT), "1");
 	json_t *want = json_pack("{s:s, s:s}", "data-web-2", "uid-data-web-2", "wal-web-2", "uid-wal-web-2");
-	json_t *named = json_loads(annotation(pod, ANNOTATION_CLEANUP_CLAIMS), 0, NULL);
+	json_t *named = json_loads(sim_annotation(pod, ANNOTATION_CLEANUP_CLAIMS), 0, NULL);
 	bool same = json_equal(want, named) && json_equal(want, a->claims);
 	json_decref(named);
 	json_decref(want);
 	if (!same)
 		world_fail(w, "claims of the first cleanup pod: %s",
-			   or_dash(annotation(pod, ANNOTATION_CLEANUP_CLAIMS)));
-	const json_t *ref = json_array_get(json_object_get(meta(pod), "ownerReferences"), 0);
+			   sim_or_dash(sim_annotation(pod, ANNOTATION_CLEANUP_CLAIMS)));
+	const json_t *ref = json_array_get(json_object_get(sim_meta(pod), "ownerReferences"), 0);
 	assert_string_equal(kube_obj_str(ref, "kind"), "StatefulSet");
 	assert_string_equal(kube_obj_str(ref, "uid"), "uid-sts-web");
 	assert_false(json_is_true(json_object_get(ref, "controller")));
@@ -1764,8 +1542,8 @@ static void check_first_pod(struct world *w)
 		size_t k;
 		json_t *v;
 		json_array_foreach(vols, k, v) {
-			found |= streq(kube_obj_str(v, "name"), pairs[i][0]) &&
-				 streq(kube_obj_str(v, "persistentVolumeClaim.claimName"), pairs[i][1]);
+			found |= sim_streq(kube_obj_str(v, "name"), pairs[i][0]) &&
+				 sim_streq(kube_obj_str(v, "persistentVolumeClaim.claimName"), pairs[i][1]);
 		}
 		if (!found)
 			world_fail(w, "the cleanup pod has no volume %s -> %s", pairs[i][0], pairs[i][1]);
@@ -1799,13 +1577,13 @@ static void test_scale_down_ordered(void **state)
 		snprintf(data, sizeof(data), "data-web-%d", k);
 		snprintf(wal, sizeof(wal), "wal-web-%d", k);
 		snprintf(next, sizeof(next), "web-%d", k - 1);
-		int created = seen_at(w, "CREATE_POD", pod, 0);
-		int d1 = seen_at(w, "DELETE_CLAIM", data, 0), d2 = seen_at(w, "DELETE_CLAIM", wal, 0);
-		int gone = seen_at(w, "DELETE_POD", pod, 0);
+		int created = sim_seen_at(w->history, "CREATE_POD", pod, 0);
+		int d1 = sim_seen_at(w->history, "DELETE_CLAIM", data, 0), d2 = sim_seen_at(w->history, "DELETE_CLAIM", wal, 0);
+		int gone = sim_seen_at(w->history, "DELETE_POD", pod, 0);
 		if (created < 0 || d1 < created || d2 < created || gone < d1 || gone < d2)
 			world_fail(w, "%s: create %d, claims %d %d, pod deleted %d: want claims after, pod last", pod,
 				   created, d1, d2, gone);
-		if (k == 2 && seen_at(w, "CREATE_POD", next, 0) < gone)
+		if (k == 2 && sim_seen_at(w->history, "CREATE_POD", next, 0) < gone)
 			world_fail(w, "web-1 was started before web-2 was done");
 		expect_set(w, k, false);
 	}
@@ -1816,13 +1594,13 @@ static void test_scale_down_ordered(void **state)
 	assert_int_equal(json_array_size(w->deleted), 4);
 	evict_and_back(w, 0);
 	expect_own_pods(w, 0, 1);
-	assert_int_equal(events(w, "Normal", "CleanupStarted", NULL), 2);
-	assert_int_equal(events(w, "Normal", "CleanupSucceeded", NULL), 2);
-	assert_int_equal(events(w, "Normal", "CleanupSucceeded", "web-2"), 1);
-	assert_int_equal(events(w, "Warning", "CleanupFailed", NULL), 0);
-	assert_int_equal(counted(w, STARTED_TOTAL), 2);
-	assert_int_equal(counted(w, SUCCEEDED_TOTAL), 2);
-	assert_int_equal(counted(w, FAILED_TOTAL), 0);
+	assert_int_equal(sim_events(w->history, "Normal", "CleanupStarted", NULL), 2);
+	assert_int_equal(sim_events(w->history, "Normal", "CleanupSucceeded", NULL), 2);
+	assert_int_equal(sim_events(w->history, "Normal", "CleanupSucceeded", "web-2"), 1);
+	assert_int_equal(sim_events(w->history, "Warning", "CleanupFailed", NULL), 0);
+	assert_int_equal(sim_counted(w->counts, STARTED_TOTAL), 2);
+	assert_int_equal(sim_counted(w->counts, SUCCEEDED_TOTAL), 2);
+	assert_int_equal(sim_counted(w->counts, FAILED_TOTAL), 0);
 	assert_int_equal(w->conflicts, 0);
 	assert_int_equal(w->max_cleanup_pods, 1);
 	assert_true(has_finalizer(w, FINALIZER_SCALEDOWN));
@@ -1842,7 +1620,7 @@ static void test_ordinals_start(void **state)
 	expect_own_pods(w, 5, 6);
 	expect_decoys(w);
 	expect_no_cleanup_pod(w);
-	assert_int_equal(counted(w, SUCCEEDED_TOTAL), 2);
+	assert_int_equal(sim_counted(w->counts, SUCCEEDED_TOTAL), 2);
 	evict_and_back(w, 5);
 	expect_own_pods(w, 5, 6);
 	expect_created(w, "[7,6]");
@@ -1860,8 +1638,8 @@ static void test_jboss_legacy_key(void **state)
 		world_fail(w, "no cleanup pod");
 	const json_t *pod = w->a.body;
 	assert_string_equal(w->a.object, "datastore-2");
-	assert_string_equal(label(pod, "app"), "datastore-cleanup");
-	assert_string_equal(label(pod, LABEL_CLEANUP_FOR), "datastore");
+	assert_string_equal(sim_label(pod, "app"), "datastore-cleanup");
+	assert_string_equal(sim_label(pod, LABEL_CLEANUP_FOR), "datastore");
 	const json_t *v = json_array_get(json_object_get(json_object_get(pod, "spec"), "volumes"), 0);
 	assert_string_equal(kube_obj_str(v, "name"), "data");
 	assert_string_equal(kube_obj_str(v, "persistentVolumeClaim.claimName"), "data-datastore-2");
@@ -1897,7 +1675,7 @@ static void test_parallel(void **state)
 		run_to(w, RUN_SETTLED);
 		if (w->max_cleanup_pods != cases[i].most)
 			world_fail(w, "parallelism %s: at most %d cleanup pods at once, want %d",
-				   or_dash(cases[i].parallelism), w->max_cleanup_pods, cases[i].most);
+				   sim_or_dash(cases[i].parallelism), w->max_cleanup_pods, cases[i].most);
 		assert_int_equal(json_array_size(w->created), 3);
 		for (int k = 1; k <= 3; k++)
 			expect_set(w, k, false);
@@ -1905,7 +1683,7 @@ static void test_parallel(void **state)
 		expect_own_pods(w, 0, 1);
 		expect_decoys(w);
 		expect_no_cleanup_pod(w);
-		assert_int_equal(counted(w, SUCCEEDED_TOTAL), 3);
+		assert_int_equal(sim_counted(w->counts, SUCCEEDED_TOTAL), 3);
 		world_release(w);
 	}
 }
@@ -1929,67 +1707,59 @@ static void test_failure_backoff_and_give_up(void **state)
 	if (run(w, cleanup_failed, "web-1") != RUN_STOPPED)
 		world_fail(w, "the cleanup pod never failed");
 	plan_past_status(w);
-	if (w->a.step != SCALEDOWN_SET_STATE || !streq(w->a.event_reason, "CleanupFailed") ||
-	    !streq(w->a.event_type, "Warning") || !contains(w->a.event_message, FAIL_MESSAGE) ||
-	    !streq(w->a.counts, FAILED_TOTAL))
+	if (w->a.step != SCALEDOWN_SET_STATE || !sim_streq(w->a.event_reason, "CleanupFailed") ||
+	    !sim_streq(w->a.event_type, "Warning") || !sim_contains(w->a.event_message, FAIL_MESSAGE) ||
+	    !sim_streq(w->a.counts, FAILED_TOTAL))
 		world_fail(w, "a failed cleanup pod: want SET_STATE, Warning CleanupFailed with \"%s\"; have %s",
-			   FAIL_MESSAGE, w->step_seen);
+			   FAIL_MESSAGE, w->steps.seen);
 	assert_string_equal(scaledown_action_name(&w->a), "RecordFailure"); /* what SOP_TEST_CRASH_AFTER names */
 	/* Asked twice before the write is seen: the same step, performed twice. */
 	struct scaledown_action again;
 	plan_into(w, &again);
 	char *f = fingerprint(&again);
 	scaledown_action_release(&again);
-	if (strcmp(f, w->step_seen))
+	if (strcmp(f, w->steps.seen))
 		world_fail(w, "asked again: %s", f);
 	free(f);
 	w->double_apply = true;
 	perform(w);
 	w->double_apply = false;
 	plan_past_status(w);
-	if (w->a.step != SCALEDOWN_DELETE_POD || !streq(w->a.object, "web-1") ||
-	    !streq(w->a.uid, kube_obj_str(find(w->pods, "web-1"), "metadata.uid")))
-		world_fail(w, "after the failure is recorded: %s, want DELETE_POD web-1 by its uid", w->step_seen);
+	if (w->a.step != SCALEDOWN_DELETE_POD || !sim_streq(w->a.object, "web-1") ||
+	    !sim_streq(w->a.uid, kube_obj_str(find(w->pods, "web-1"), "metadata.uid")))
+		world_fail(w, "after the failure is recorded: %s, want DELETE_POD web-1 by its uid", w->steps.seen);
 	run_to(w, RUN_SETTLED);
 
 	expect_created(w, "[1,1,1]");
-	long long created[4], failed[4];
-	assert_int_equal(times_of(w, "CREATE_POD", NULL, created, 4), 3);
-	assert_int_equal(times_of(w, "SET_STATE", "CleanupFailed", failed, 4), 3);
 	static const long waits[] = {5000, 10000};
-	for (int i = 0; i < 2; i++) {
-		long long gap = created[i + 1] - failed[i];
-		if (gap < waits[i] || gap > waits[i] + 1000)
-			world_fail(w, "attempt %d started %lld ms after failure %d, want %ld", i + 2, gap, i + 1,
-				   waits[i]);
-	}
+	expect_retry_waits(w, 3, waits);
 	/* Each failure recorded before its pod went. */
 	int from = 0;
 	for (int i = 0; i < 3; i++) {
 		int rec = -1;
 		for (size_t k = (size_t)from; k < json_array_size(w->history) && rec < 0; k++)
-			if (streq(kube_obj_str(json_array_get(w->history, k), "reason"), "CleanupFailed"))
+			if (sim_streq(kube_obj_str(json_array_get(w->history, k), "reason"), "CleanupFailed"))
 				rec = (int)k;
-		int del = seen_at(w, "DELETE_POD", "web-1", from);
+		int del = sim_seen_at(w->history, "DELETE_POD", "web-1", from);
 		if (rec < 0 || del < rec)
 			world_fail(w, "failure %d: recorded at %d, pod deleted at %d", i + 1, rec, del);
 		from = del + 1;
 	}
-	assert_int_equal(events(w, "Warning", "CleanupFailed", FAIL_MESSAGE), 3);
-	assert_int_equal(counted(w, FAILED_TOTAL), 3);
-	assert_int_equal(counted(w, STARTED_TOTAL), 3);
-	assert_int_equal(counted(w, SUCCEEDED_TOTAL), 0);
-	assert_int_equal(seen_count(w, "DELETE_CLAIM"), 0);
+	assert_int_equal(sim_events(w->history, "Warning", "CleanupFailed", FAIL_MESSAGE), 3);
+	assert_int_equal(sim_counted(w->counts, FAILED_TOTAL), 3);
+	assert_int_equal(sim_counted(w->counts, STARTED_TOTAL), 3);
+	assert_int_equal(sim_counted(w->counts, SUCCEEDED_TOTAL), 0);
+	assert_int_equal(sim_seen_count(w->history, "DELETE_CLAIM", 0), 0);
 	expect_set(w, 1, true);
 	expect_no_cleanup_pod(w);
-	const char *status = annotation(w->sts, ANNOTATION_SCALEDOWN_STATUS);
-	if (!contains(status, FAIL_MESSAGE) && !contains_nocase(status, "fail"))
-		world_fail(w, "scaledown-status after giving up: %s", or_dash(status));
+	const char *status = sim_annotation(w->sts, ANNOTATION_SCALEDOWN_STATUS);
+	if (!sim_contains(status, FAIL_MESSAGE) && !contains_nocase(status, "fail"))
+		world_fail(w, "scaledown-status after giving up: %s", sim_or_dash(status));
 	/* Later on, still nothing. */
 	w->now_ms += 24L * 3600 * 1000;
 	plan_past_status(w);
 	if (w->a.step != SCALEDOWN_NOTHING)
-		world_fail(w, "a day after giving up: %s", w->step_seen);
+		world_fail(w, "a day after giving up: %s", w->steps.seen);
 }
 
 /*
@@ -2004,16 +1774,8 @@ static void test_backoff_is_never_short(void **state)
 	map_set(w->fail_first, 1, 99);
 	scale(w, 1);
 	run_to(w, RUN_SETTLED);
-	long long created[4], failed[4];
-	assert_int_equal(times_of(w, "CREATE_POD", NULL, created, 4), 3);
-	assert_int_equal(times_of(w, "SET_STATE", "CleanupFailed", failed, 4), 3);
 	static const long waits[] = {5000, 10000};
-	for (int i = 0; i < 2; i++) {
-		long long gap = created[i + 1] - failed[i];
-		if (gap < waits[i] || gap > waits[i] + 1000)
-			world_fail(w, "attempt %d started %lld ms after failure %d (seen at %.3f s), want %ld", i + 2,
-				   gap, i + 1, (double)(failed[i] - w->start_ms) / 1000, waits[i]);
-	}
+	expect_retry_waits(w, 3, waits);
 }
 
 /* Backoff doubles from 5 s and stops growing at 5 min. */
@@ -2024,18 +1786,10 @@ static void test_backoff_grows_and_caps(void **state)
 	map_set(w->fail_first, 1, 99);
 	scale(w, 1);
 	run_to(w, RUN_SETTLED);
-	long long created[10], failed[10];
-	assert_int_equal(times_of(w, "CREATE_POD", NULL, created, 10), 9);
-	assert_int_equal(times_of(w, "SET_STATE", "CleanupFailed", failed, 10), 9);
 	static const long waits[] = {5000, 10000, 20000, 40000, 80000, 160000, 300000, 300000};
-	for (int i = 0; i < 8; i++) {
-		long long gap = created[i + 1] - failed[i];
-		if (gap < waits[i] || gap > waits[i] + 1000)
-			world_fail(w, "attempt %d started %lld ms after failure %d, want %ld", i + 2, gap, i + 1,
-				   waits[i]);
-	}
+	expect_retry_waits(w, 9, waits);
 	expect_set(w, 1, true);
-	assert_int_equal(counted(w, FAILED_TOTAL), 9);
+	assert_int_equal(sim_counted(w->counts, FAILED_TOTAL), 9);
 }
 
 static void test_max_attempts_and_recovery(void **state)
@@ -2069,8 +1823,8 @@ static void test_max_attempts_and_recovery(void **state)
 		expect_no_cleanup_pod(w);
 		int tried = (int)json_array_size(w->created);
 		int failures = cases[i].fail_first < tried ? cases[i].fail_first : tried;
-		assert_int_equal(counted(w, FAILED_TOTAL), failures);
-		assert_int_equal(counted(w, SUCCEEDED_TOTAL), cases[i].cleaned);
+		assert_int_equal(sim_counted(w->counts, FAILED_TOTAL), failures);
+		assert_int_equal(sim_counted(w->counts, SUCCEEDED_TOTAL), cases[i].cleaned);
 		world_release(w);
 	}
 }
@@ -2090,8 +1844,8 @@ static void test_ordered_gives_up_then_goes_on(void **state)
 	expect_set(w, 2, true);
 	expect_set(w, 1, false);
 	expect_no_cleanup_pod(w);
-	assert_int_equal(counted(w, FAILED_TOTAL), 2);
-	assert_int_equal(counted(w, SUCCEEDED_TOTAL), 1);
+	assert_int_equal(sim_counted(w->counts, FAILED_TOTAL), 2);
+	assert_int_equal(sim_counted(w->counts, SUCCEEDED_TOTAL), 1);
 }
 
 /*
@@ -2111,8 +1865,8 @@ static void test_parallel_retry_holds_its_place(void **state)
 	for (int k = 1; k <= 4; k++)
 		expect_set(w, k, false);
 	expect_no_cleanup_pod(w);
-	assert_int_equal(counted(w, FAILED_TOTAL), 1);
-	assert_int_equal(counted(w, SUCCEEDED_TOTAL), 4);
+	assert_int_equal(sim_counted(w->counts, FAILED_TOTAL), 1);
+	assert_int_equal(sim_counted(w->counts, SUCCEEDED_TOTAL), 4);
 }
 
 /* scaledown-timeout 1m: a running pod is waited on until then, and failed after. */
@@ -2133,28 +1887,28 @@ static void test_timeout(void **state)
 		long left = (long)(60000 - after[i]);
 		if (w->a.step != SCALEDOWN_WAIT || w->a.requeue_ms <= 0 || w->a.requeue_ms > left)
 			world_fail(w, "%llds into a 1m timeout: %s, want WAIT with 0 < requeue <= %ld ms",
-				   after[i] / 1000, w->step_seen, left);
+				   after[i] / 1000, w->steps.seen, left);
 	}
 	w->now_ms = created + 61000;
 	plan_past_status(w);
-	if (w->a.step != SCALEDOWN_SET_STATE || !streq(w->a.event_reason, "CleanupFailed") ||
-	    !streq(w->a.counts, FAILED_TOTAL) ||
+	if (w->a.step != SCALEDOWN_SET_STATE || !sim_streq(w->a.event_reason, "CleanupFailed") ||
+	    !sim_streq(w->a.counts, FAILED_TOTAL) ||
 	    !(contains_nocase(w->a.event_message, "timeout") || contains_nocase(w->a.event_message, "timed out") ||
-	      contains(w->a.event_message, "1m")))
+	      sim_contains(w->a.event_message, "1m")))
 		world_fail(w, "61s into a 1m timeout: %s, want SET_STATE with CleanupFailed naming the timeout",
-			   w->step_seen);
+			   w->steps.seen);
 	perform(w);
 	plan_past_status(w);
-	if (w->a.step != SCALEDOWN_DELETE_POD || !streq(w->a.uid, kube_obj_str(pod, "metadata.uid")))
-		world_fail(w, "after a timeout is recorded: %s, want DELETE_POD web-1", w->step_seen);
+	if (w->a.step != SCALEDOWN_DELETE_POD || !sim_streq(w->a.uid, kube_obj_str(pod, "metadata.uid")))
+		world_fail(w, "after a timeout is recorded: %s, want DELETE_POD web-1", w->steps.seen);
 	/* The next attempt succeeds. */
 	w->hang = false;
 	run_to(w, RUN_SETTLED);
 	expect_created(w, "[1,1]");
 	expect_set(w, 1, false);
 	expect_no_cleanup_pod(w);
-	assert_int_equal(counted(w, FAILED_TOTAL), 1);
-	assert_int_equal(counted(w, SUCCEEDED_TOTAL), 1);
+	assert_int_equal(sim_counted(w->counts, FAILED_TOTAL), 1);
+	assert_int_equal(sim_counted(w->counts, SUCCEEDED_TOTAL), 1);
 }
 
 /* ---- 3. scale-up while cleaning ---- */
@@ -2177,7 +1931,7 @@ static void test_scale_up_during_cleanup(void **state)
 		if (run(w, after_steps, &steps) == RUN_GONE)
 			world_fail(w, "the StatefulSet went");
 		json_t *pod = find(w->pods, "web-2");
-		if (!pod || !streq(kube_obj_str(pod, "metadata.uid"), uid) || terminating(pod))
+		if (!pod || !sim_streq(kube_obj_str(pod, "metadata.uid"), uid) || sim_terminating(pod))
 			world_fail(w, "the running cleanup pod was deleted after the scale-up");
 		expect_own_pods(w, 0, 2);
 		expect_set(w, 2, true);
@@ -2186,16 +1940,16 @@ static void test_scale_up_during_cleanup(void **state)
 		w->max_wait_ms = 0;
 		run_to(w, RUN_SETTLED);
 		expect_created(w, "[2]");
-		if (seen_at(w, "DELETE_POD", "web-2", 0) < 0)
+		if (sim_seen_at(w->history, "DELETE_POD", "web-2", 0) < 0)
 			world_fail(w, "the cleanup pod was not deleted");
 		if (succeed) {
 			/* The data was handed off: the claims go, the StatefulSet makes new ones. */
 			expect_set(w, 2, false);
 			assert_true(find(w->pvcs, "data-web-2") && find(w->pvcs, "wal-web-2"));
-			assert_int_equal(counted(w, SUCCEEDED_TOTAL), 1);
+			assert_int_equal(sim_counted(w->counts, SUCCEEDED_TOTAL), 1);
 		} else {
 			expect_set(w, 2, true);
-			assert_int_equal(seen_count(w, "DELETE_CLAIM"), 0);
+			assert_int_equal(sim_seen_count(w->history, "DELETE_CLAIM", 0), 0);
 		}
 		expect_set(w, 1, true);
 		expect_own_pods(w, 0, 3);
@@ -2216,7 +1970,7 @@ static void test_statefulset_deletion(void **state)
 	mark_deleted(w);
 	run_to(w, RUN_GONE);
 	char *stopped = json_dumps(w->stopped, JSON_COMPACT);
-	bool ok = streq(stopped, "[\"web-2\",\"web-1\",\"web-0\"]");
+	bool ok = sim_streq(stopped, "[\"web-2\",\"web-1\",\"web-0\"]");
 	if (!ok) {
 		trace(w, "stopped: %s\n", stopped);
 		free(stopped);
@@ -2228,20 +1982,20 @@ static void test_statefulset_deletion(void **state)
 		char pod[16], higher[16];
 		snprintf(pod, sizeof(pod), "web-%d", k);
 		snprintf(higher, sizeof(higher), "web-%d", k + 1);
-		int stop = seen_at(w, "STOP_POD", pod, 0), create = seen_at(w, "CREATE_POD", pod, 0);
+		int stop = sim_seen_at(w->history, "STOP_POD", pod, 0), create = sim_seen_at(w->history, "CREATE_POD", pod, 0);
 		if (stop < 0 || create < stop)
 			world_fail(w, "%s: stopped at %d, cleanup created at %d", pod, stop, create);
-		if (k < 2 && stop < seen_at(w, "DELETE_POD", higher, 0))
+		if (k < 2 && stop < sim_seen_at(w->history, "DELETE_POD", higher, 0))
 			world_fail(w, "%s stopped before the cleanup of %s was done", pod, higher);
 		expect_set(w, k, false);
 	}
 	int last = (int)json_array_size(w->history) - 1;
-	if (!streq(kube_obj_str(json_array_get(w->history, last), "step"), "REMOVE_FINALIZER"))
+	if (!sim_streq(kube_obj_str(json_array_get(w->history, last), "step"), "REMOVE_FINALIZER"))
 		world_fail(w, "the last step was not REMOVE_FINALIZER");
 	assert_non_null(find(w->pods, "debug"));
 	assert_int_equal(json_array_size(w->pods), 1);
 	expect_decoys(w);
-	assert_int_equal(counted(w, SUCCEEDED_TOTAL), 3);
+	assert_int_equal(sim_counted(w->counts, SUCCEEDED_TOTAL), 3);
 	assert_int_equal(w->conflicts, 0);
 }
 
@@ -2274,7 +2028,7 @@ static void test_deletion_never_stops_foreign_pods(void **state)
 	world_init(w, &(struct setup){.replicas = 3});
 	add_claim_set(w, 3);
 	json_t *job_pod = foreign_pod(w, "web-3", NULL);
-	json_object_set_new(meta(job_pod), "ownerReferences",
+	json_object_set_new(sim_meta(job_pod), "ownerReferences",
 			    json_pack("[{s:s, s:s, s:s, s:s, s:b}]", "apiVersion", "batch/v1", "kind", "Job", "name",
 				      "backup", "uid", "uid-job", "controller", 1));
 	json_array_append_new(w->pods, job_pod);
@@ -2283,15 +2037,15 @@ static void test_deletion_never_stops_foreign_pods(void **state)
 	mark_deleted(w);
 	run_to(w, RUN_GONE);
 	const json_t *pod = find(w->pods, "web-3");
-	if (in_array(w->stopped, "web-3") || !pod || terminating(pod))
+	if (sim_in_array(w->stopped, "web-3") || !pod || sim_terminating(pod))
 		world_fail(w, "the Job's pod web-3 was stopped");
 	expect_set(w, 3, true);
 	expect_created(w, "[2,1,0]");
 	for (int k = 0; k < 3; k++)
 		expect_set(w, k, false);
 	const json_t *last = json_array_get(w->history, json_array_size(w->history) - 1);
-	if (!streq(kube_obj_str(last, "step"), "REMOVE_FINALIZER") || !streq(kube_obj_str(last, "type"), "Warning") ||
-	    !contains(kube_obj_str(last, "message"), "3"))
+	if (!sim_streq(kube_obj_str(last, "step"), "REMOVE_FINALIZER") || !sim_streq(kube_obj_str(last, "type"), "Warning") ||
+	    !sim_contains(kube_obj_str(last, "message"), "3"))
 		world_fail(w, "the finalizer went without a Warning naming ordinal 3, whose claims were kept");
 	expect_decoys(w);
 }
@@ -2311,11 +2065,11 @@ static void test_orphan_deletion(void **state)
 		plan_past_status(w);
 		if (w->a.step != SCALEDOWN_REMOVE_FINALIZER)
 			world_fail(w, "%s: %s, want REMOVE_FINALIZER", resize ? "resize re-create" : "--cascade=orphan",
-				   w->step_seen);
+				   w->steps.seen);
 		run_to(w, RUN_GONE);
 		assert_int_equal(json_array_size(w->created), 0);
 		assert_int_equal(json_array_size(w->stopped), 0);
-		assert_int_equal(seen_count(w, "DELETE_CLAIM"), 0);
+		assert_int_equal(sim_seen_count(w->history, "DELETE_CLAIM", 0), 0);
 		for (int k = 0; k < 3; k++)
 			expect_set(w, k, true);
 		if (!resize)
@@ -2334,7 +2088,7 @@ static void test_finalizer(void **state)
 	run_to(w, RUN_SETTLED);
 	scale(w, 1);
 	run_to(w, RUN_SETTLED);
-	assert_int_equal(seen_count(w, "ADD_FINALIZER"), 0);
+	assert_int_equal(sim_seen_count(w->history, "ADD_FINALIZER", 0), 0);
 	assert_int_equal(json_array_size(finalizers(w)), 0);
 	assert_int_equal(json_array_size(w->created), 0);
 	for (int k = 0; k < 3; k++)
@@ -2345,7 +2099,7 @@ static void test_finalizer(void **state)
 	set_finalizers(w, json_pack("[s]", OTHER_FINALIZER));
 	plan_past_status(w);
 	if (w->a.step != SCALEDOWN_ADD_FINALIZER)
-		world_fail(w, "with a template: %s, want ADD_FINALIZER", w->step_seen);
+		world_fail(w, "with a template: %s, want ADD_FINALIZER", w->steps.seen);
 	perform(w); /* checks the body keeps the other */
 	assert_true(has_finalizer(w, FINALIZER_SCALEDOWN) && has_finalizer(w, OTHER_FINALIZER));
 	run_to(w, RUN_SETTLED);
@@ -2354,7 +2108,7 @@ static void test_finalizer(void **state)
 	sts_annotate(w, ANNOTATION_SCALEDOWN_TEMPLATE, NULL);
 	plan_past_status(w);
 	if (w->a.step != SCALEDOWN_REMOVE_FINALIZER)
-		world_fail(w, "template removed: %s, want REMOVE_FINALIZER", w->step_seen);
+		world_fail(w, "template removed: %s, want REMOVE_FINALIZER", w->steps.seen);
 	perform(w);
 	assert_false(has_finalizer(w, FINALIZER_SCALEDOWN));
 	assert_true(has_finalizer(w, OTHER_FINALIZER));
@@ -2416,13 +2170,13 @@ static void test_refusals(void **state)
 			json_object_set_new(json_object_get(w->sts, "spec"), "persistentVolumeClaimRetentionPolicy",
 					    json_pack("{s:s, s:s}", "whenDeleted", "Retain", "whenScaled", "Delete"));
 		plan_past_status(w);
-		if (w->a.step != SCALEDOWN_REFUSE || !streq(w->a.event_type, "Warning") ||
-		    !streq(w->a.event_reason, cases[i].reason))
-			world_fail(w, "%s: %s, want REFUSE with a Warning %s", cases[i].what, w->step_seen,
+		if (w->a.step != SCALEDOWN_REFUSE || !sim_streq(w->a.event_type, "Warning") ||
+		    !sim_streq(w->a.event_reason, cases[i].reason))
+			world_fail(w, "%s: %s, want REFUSE with a Warning %s", cases[i].what, w->steps.seen,
 				   cases[i].reason);
 		scale(w, 1);
 		run_to(w, RUN_SETTLED);
-		if (json_array_size(w->created) || seen_count(w, "DELETE_CLAIM") || seen_count(w, "ADD_FINALIZER"))
+		if (json_array_size(w->created) || sim_seen_count(w->history, "DELETE_CLAIM", 0) || sim_seen_count(w->history, "ADD_FINALIZER", 0))
 			world_fail(w, "%s: something was done", cases[i].what);
 		for (int k = 0; k < 3; k++)
 			expect_set(w, k, true);
@@ -2441,7 +2195,7 @@ static void test_own_pod_still_terminating(void **state)
 	scale(w, 2);
 	run_to(w, RUN_SETTLED);
 	const json_t *pod = find(w->pods, "web-2");
-	assert_true(pod && terminating(pod) && controlled_by(pod, w->uid));
+	assert_true(pod && sim_terminating(pod) && sim_owned_by(pod, w->uid, true));
 	assert_int_equal(json_array_size(w->created), 0);
 	w->hold_terminating = false;
 	run_to(w, RUN_SETTLED);
@@ -2459,7 +2213,7 @@ static void test_terminating_claims(void **state)
 	static const char *const both[] = {"data-web-1", "wal-web-1", NULL};
 	json_array_append_new(w->pods, foreign_pod(w, "reader", both));
 	for (int i = 0; both[i]; i++)
-		json_object_set_new(meta(find(w->pvcs, both[i])), "deletionTimestamp", json_string(START));
+		json_object_set_new(sim_meta(find(w->pvcs, both[i])), "deletionTimestamp", json_string(START));
 	scale(w, 1);
 	run_to(w, RUN_SETTLED);
 	assert_int_equal(json_array_size(w->created), 0);
@@ -2473,18 +2227,18 @@ static void test_terminating_claims(void **state)
 	run_to(w, RUN_SETTLED);
 	expect_created(w, "[1]");
 	const json_t *pvc = find(w->pvcs, "data-web-1");
-	assert_true(pvc && terminating(pvc));
+	assert_true(pvc && sim_terminating(pvc));
 	assert_null(find(w->pvcs, "wal-web-1"));
 	expect_no_cleanup_pod(w);
 	w->now_ms += 3600L * 1000;
 	plan_past_status(w);
 	if (w->a.step != SCALEDOWN_NOTHING)
-		world_fail(w, "an hour later: %s", w->step_seen);
-	remove_obj(w->pods, find(w->pods, "reader"));
+		world_fail(w, "an hour later: %s", w->steps.seen);
+	sim_remove(w->pods, find(w->pods, "reader"));
 	run_to(w, RUN_SETTLED);
 	assert_null(find(w->pvcs, "data-web-1"));
 	expect_created(w, "[1]");
-	assert_int_equal(counted(w, SUCCEEDED_TOTAL), 1);
+	assert_int_equal(sim_counted(w->counts, SUCCEEDED_TOTAL), 1);
 }
 
 /* ---- 8. crash safety ---- */
@@ -2509,9 +2263,11 @@ static const struct scenario scenarios[] = {
 	{"StatefulSet deleted, Parallel", {.replicas = 3, .parallel = true}, -1, 1, 1},
 };
 
-/* The world at the end and what was counted. New string. */
-static char *play(struct world *w, const struct scenario *sc, bool twice)
+/* Plays scenario i: the world at the end and what was counted. */
+static void play(void *world, size_t i, bool twice, struct sim_play *p)
 {
+	struct world *w = world;
+	const struct scenario *sc = &scenarios[i];
 	start_world(w, &sc->s);
 	w->double_apply = twice;
 	if (sc->fail_ordinal >= 0)
@@ -2521,35 +2277,21 @@ static char *play(struct world *w, const struct scenario *sc, bool twice)
 	else
 		scale(w, sc->scale_to);
 	run_to(w, sc->scale_to < 0 ? RUN_GONE : RUN_SETTLED);
-	char *world = world_dump(w);
-	char *counts = json_dumps(w->counts, JSON_COMPACT | JSON_SORT_KEYS);
-	char *created = created_list(w);
-	char *end = xasprintf("%s\n%s\n%s", world, counts, created);
-	free(world);
-	free(counts);
-	free(created);
-	return end;
+	const json_t *objs[] = {w->sts, w->pvcs, w->pods, w->counts, w->created};
+	p->label = sc->label;
+	p->end = sim_dump(objs, NITEMS(objs));
+	p->conflicts = w->conflicts;
+	p->steps = w->trace.text;
+}
+
+static void release_world(void *world)
+{
+	world_release(world);
 }
 
 static void test_every_step_twice(void **state)
 {
-	struct world *w = *state;
-	for (size_t i = 0; i < NITEMS(scenarios); i++) {
-		char *once = play(w, &scenarios[i], false);
-		world_release(w);
-		char *twice = play(w, &scenarios[i], true);
-		if (!w->conflicts)
-			world_fail(w, "%s: the repeated steps met nothing", scenarios[i].label);
-		if (strcmp(once, twice)) {
-			fprintf(stderr, "once:\n%s\ntwice:\n%s\n", once, twice);
-			free(once);
-			free(twice);
-			world_fail(w, "%s: every step twice ends elsewhere", scenarios[i].label);
-		}
-		free(once);
-		free(twice);
-		world_release(w);
-	}
+	sim_every_step_twice(*state, NITEMS(scenarios), play, release_world);
 }
 
 /*
