@@ -37,6 +37,8 @@
  *   - a pod deleted for an update leaves at most maxUnavailable members
  *     unavailable (counted on the real world), and at most maxUnavailable
  *     members taken down for the update (also on a lagging cache);
+ *   - a member dropped from the state by someone else's hand (an older copy
+ *     of the annotation) comes back only by RecoverMember, with a live pod;
  *   - the planner never touches a pod it does not control, nor a claim or
  *     revision that is not its own or is in use.
  * A failure prints the steps so far.
@@ -173,6 +175,7 @@ struct world {
 	json_t *held;         /* pod UID -> true: not Ready until released */
 	json_t *alive_owners; /* UIDs of owners other than the cluster that exist */
 	bool double_apply;    /* every step performed twice: a crash before the result is seen */
+	bool hold_terminating; /* the kubelet keeps deleted pods terminating (it has not finished them yet) */
 	int lag;              /* the planner sees the pods as they were this many steps ago */
 	long long max_wait_ms; /* the clock moves at most this much per wait; 0: as requested */
 	json_t *snapshots;    /* lag: the pods before each of the last steps, oldest first */
@@ -798,7 +801,7 @@ static void kubelet(struct world *w)
 	for (size_t i = 0; i < json_array_size(w->pods);) {
 		json_t *pod = json_array_get(w->pods, i);
 		const char *name = kube_obj_str(pod, "metadata.name");
-		if (sim_terminating(pod) && pod_on_ready_node(w, pod)) {
+		if (sim_terminating(pod) && pod_on_ready_node(w, pod) && !w->hold_terminating) {
 			trace(w, "      ~ pod %s is gone\n", name);
 			json_array_remove(w->pods, i);
 			continue;
@@ -1346,6 +1349,28 @@ static void check_state_change(struct world *w, const json_t *before, const stru
 			world_fail(w, "member %s dropped by %s", pod, sim_or_dash(a->what));
 		}
 	}
+	if (!sim_streq(a->what, "RecoverMember"))
+		return;
+	/* Taken back in: a live pod of the cluster's, an identity that never left by the planner's hand. */
+	int added = 0;
+	json_array_foreach(now, i, m) {
+		long n = (long)json_integer_value(m);
+		if (int_in_array(was, n))
+			continue;
+		added++;
+		char key[24];
+		snprintf(key, sizeof(key), "%ld", n);
+		const json_t *pod = pod_of(w, n);
+		const char *why = json_string_value(json_object_get(w->left, key));
+		if (!pod || !controlled(pod) || sim_terminating(pod))
+			world_fail(w, "RecoverMember %s-%ld: no live pod of the cluster's", NAME, n);
+		if (why && !sim_streq(why, "Dropped"))
+			world_fail(w, "RecoverMember %s-%ld: it left as %s", NAME, n, why);
+		if (!sim_contains(a->event_message, kube_obj_str(pod, "metadata.name")))
+			world_fail(w, "RecoverMember %s-%ld: the event does not name it", NAME, n);
+	}
+	if (added != 1 || json_array_size(now) != json_array_size(was) + 1)
+		world_fail(w, "RecoverMember: %zu members before, %zu after", json_array_size(was), json_array_size(now));
 }
 
 static void set_state(struct world *w, const struct cluster_action *a)
@@ -1361,6 +1386,17 @@ static void set_state(struct world *w, const struct cluster_action *a)
 	}
 	json_t *before = state_of(w);
 	check_state_change(w, before, a);
+	if (sim_streq(a->what, "RecoverMember")) {
+		/* Dropped from the state by someone else's hand, not by the planner: it may come back. */
+		size_t i;
+		json_t *m;
+		json_array_foreach(json_object_get(a->body, "members"), i, m) {
+			char key[24];
+			snprintf(key, sizeof(key), "%lld", (long long)json_integer_value(m));
+			if (sim_streq(json_string_value(json_object_get(w->left, key)), "Dropped"))
+				json_object_del(w->left, key);
+		}
+	}
 	char *text = json_dumps(a->body, JSON_COMPACT | JSON_SORT_KEYS);
 	if (!sim_streq(sim_annotation(w->cluster, ANNOTATION_CLUSTER_STATE), text)) {
 		sim_annotate(w->cluster, ANNOTATION_CLUSTER_STATE, text);
@@ -2253,6 +2289,57 @@ static void test_unhealthy_after_ready(void **state)
 	expect_members(w, "[0,2,3]");
 }
 
+/*
+ * A member's pod deleted by the user (kubectl delete pod) whose container
+ * dies of the SIGTERM: the pod reaches phase Failed while it terminates.
+ * That is a restart, not a failure of the member: no replacement, no new
+ * identity; once the pod is gone the same identity gets a new pod, on its
+ * claims (whenReplaced Delete would have deleted them).
+ */
+static void test_user_deleted_pod_ending_failed_is_restarted(void **state)
+{
+	struct world *w = *state;
+	start_world(w, USUAL, "{\"persistentVolumeClaimRetentionPolicy\": {\"whenReplaced\": \"Delete\"}}");
+	char *uid = xstrdup(kube_obj_str(must_pod(w, "coder-1"), "metadata.uid"));
+	w->hold_terminating = true;
+	user_delete_pod(w, "coder-1");
+	w->now_ms += 1000;
+	json_t *pod = must_pod(w, "coder-1");
+	char ts[32];
+	sim_rfc3339(w->now_ms, ts, sizeof(ts));
+	json_object_set_new(json_object_get(pod, "status"), "phase", json_string("Failed"));
+	json_object_set_new(json_object_get(pod, "status"), "containerStatuses",
+			    json_pack("[{s:s, s:{s:{s:i, s:s, s:s}}}]", "name", "coder-stateful", "state", "terminated",
+				      "exitCode", 143, "reason", "Error", "finishedAt", ts));
+	set_condition(pod, "Ready", false, w->now_ms);
+	bump(w, pod);
+	trace(w, "    (pod coder-1 Failed: its container died of the SIGTERM)\n");
+	settle(w);
+	/* Still terminating, long past unhealthyAfterSeconds: still no replacement. */
+	w->now_ms += 30 * 60 * 1000;
+	settle(w);
+	if (sim_seen_at(w->history, "ReplaceMember", NULL, 0) >= 0 || sim_events(w->history, NULL, "MemberReplaced", NULL))
+		world_fail(w, "the member whose pod the user deleted was replaced");
+	pod = must_pod(w, "coder-1");
+	assert_true(sim_streq(kube_obj_str(pod, "metadata.uid"), uid) && sim_terminating(pod));
+	/* The kubelet is done with it: the same identity gets a new pod. */
+	w->hold_terminating = false;
+	settle(w);
+	expect_members(w, "[0,1,2]");
+	assert_int_equal(state_next(w), 3);
+	static const long ids[] = {0, 1, 2, -1};
+	expect_ready_pods(w, ids);
+	assert_false(sim_streq(kube_obj_str(must_pod(w, "coder-1"), "metadata.uid"), uid));
+	assert_int_equal(json_integer_value(json_object_get(w->pod_names, "coder-1")), 2);
+	assert_null(json_object_get(w->pod_names, "coder-3"));
+	expect_claim_kept(w, "data-coder-1");
+	assert_int_equal(sim_events(w->history, NULL, "MemberReplaced", NULL), 0);
+	assert_int_equal(sim_counted(w->counts, REPLACEMENTS_TOTAL), 0);
+	expect_status_counts(w, 3, 3, 3, 3);
+	expect_decoys(w);
+	free(uid);
+}
+
 /* ---- 3. scaling ---- */
 
 static void scale_down_and_up(struct world *w, const char *when)
@@ -2719,6 +2806,95 @@ static void test_state_lost_as_a_member_fails(void **state)
 	assert_int_equal(sim_counted(w->counts, REPLACEMENTS_TOTAL), 1);
 }
 
+/* The state annotation replaced by text (an older copy), as a re-applied manifest does. */
+static void restore_state(struct world *w, const char *text)
+{
+	sim_annotate(w->cluster, ANNOTATION_CLUSTER_STATE, text);
+	bump(w, w->cluster);
+	trace(w, "    (state annotation replaced by an older copy: %s)\n", text);
+}
+
+/* The history index of the first RecoverMember, checked: a Warning MemberRecovered naming pod. */
+static int expect_recovered(struct world *w, const char *pod, int from)
+{
+	int at = sim_seen_at(w->history, "RecoverMember", NULL, from);
+	if (at < 0)
+		world_fail(w, "pod %s was not taken back in as a member (RecoverMember)", pod);
+	const json_t *e = json_array_get(w->history, (size_t)at);
+	if (!sim_streq(kube_obj_str(e, "step"), "SET_STATE") || !sim_streq(kube_obj_str(e, "type"), "Warning") ||
+	    !sim_streq(kube_obj_str(e, "reason"), "MemberRecovered") || !sim_contains(kube_obj_str(e, "message"), pod))
+		world_fail(w, "RecoverMember is not a SET_STATE with a Warning MemberRecovered naming %s", pod);
+	if (sim_seen_at(w->history, "RecoverMember", NULL, at + 1) >= 0)
+		world_fail(w, "more than one RecoverMember");
+	return at;
+}
+
+/*
+ * The state annotation replaced by an older copy that lacks a live member
+ * (its pod the cluster's, not terminating, not released): the pod is
+ * never deleted as a former member; it is taken back in (RecoverMember,
+ * Warning MemberRecovered), then the members are scaled as usual.
+ */
+static void test_state_replaced_by_an_older_copy(void **state)
+{
+	struct world *w = *state;
+	/* (a) replicas 3 as before: coder-2 is a member again, the identity added meanwhile scaled away. */
+	start_world(w, USUAL, "{\"replicas\": 2}");
+	char *old = xstrdup(sim_annotation(w->cluster, ANNOTATION_CLUSTER_STATE));
+	scale_to(w, 3);
+	settle(w);
+	expect_members(w, "[0,1,2]");
+	char *uid = xstrdup(kube_obj_str(must_pod(w, "coder-2"), "metadata.uid"));
+	int from = (int)json_array_size(w->history);
+	restore_state(w, old);
+	settle(w);
+	if (sim_seen_at(w->history, "DeleteFormerMember", "coder-2", from) >= 0)
+		world_fail(w, "the live pod coder-2 was deleted as a former member");
+	const json_t *pod = must_pod(w, "coder-2");
+	assert_true(sim_streq(kube_obj_str(pod, "metadata.uid"), uid) && !sim_terminating(pod));
+	expect_recovered(w, "coder-2", from);
+	expect_members(w, "[0,1,2]");
+	static const long ids[] = {0, 1, 2, -1};
+	expect_ready_pods(w, ids);
+	assert_int_equal(json_integer_value(json_object_get(w->pod_names, "coder-2")), 1);
+	/* An identity added while coder-2 was not listed got neither pod nor claim. */
+	assert_null(json_object_get(w->pod_names, "coder-3"));
+	assert_null(json_object_get(w->claim_uids, "data-coder-3"));
+	assert_int_equal(sim_counted(w->counts, REPLACEMENTS_TOTAL), 0);
+	expect_status_counts(w, 3, 3, 3, 3);
+	expect_decoys(w);
+	FREE_AND_NULL(old);
+	FREE_AND_NULL(uid);
+
+	/*
+	 * (b) The copy comes with replicas 2 again (whenScaled Delete): taken
+	 * back in first, then scaled down as usual: the newest goes, its
+	 * claims with it.
+	 */
+	start_world(w, USUAL, "{\"replicas\": 2, \"persistentVolumeClaimRetentionPolicy\": {\"whenScaled\": \"Delete\"}}");
+	old = xstrdup(sim_annotation(w->cluster, ANNOTATION_CLUSTER_STATE));
+	scale_to(w, 3);
+	settle(w);
+	from = (int)json_array_size(w->history);
+	restore_state(w, old);
+	scale_to(w, 2);
+	settle(w);
+	int rec = expect_recovered(w, "coder-2", from);
+	int removed = sim_seen_at(w->history, "RemoveMember", NULL, from);
+	int deleted = sim_seen_at(w->history, "DeleteFormerMember", "coder-2", from);
+	if (removed < rec || deleted < removed ||
+	    !sim_contains(kube_obj_str(json_array_get(w->history, (size_t)removed), "message"), "coder-2"))
+		world_fail(w, "coder-2: recovered at %d, removed at %d, its pod deleted at %d: want recovered, then "
+			   "scaled down (MemberRemoved), then its pod deleted", rec, removed, deleted);
+	expect_members(w, "[0,1]");
+	static const long two[] = {0, 1, -1};
+	expect_ready_pods(w, two);
+	expect_claim_gone(w, "data-coder-2");
+	expect_claim_kept(w, "data-coder-0");
+	expect_claim_kept(w, "data-coder-1");
+	free(old);
+}
+
 /* ---- 6. claims and deletion ---- */
 
 static bool claim_owned_by_cluster(const json_t *pvc)
@@ -2818,6 +2994,75 @@ static void test_foreign_pod_with_a_member_name(void **state)
 	assert_string_equal(status_condition(w, "ReplicaFailure"), "False");
 	expect_status_counts(w, 3, 3, 3, 3);
 	free(uid);
+}
+
+/* A claim made by hand (a restore) named name, with labels (JSON, or NULL for none). */
+static json_t *claim_by_hand(struct world *w, const char *name, const char *labels)
+{
+	json_t *pvc = json_pack("{s:s, s:s, s:{s:s}, s:{s:[s], s:{s:{s:s}}}, s:{s:s}}", "apiVersion", "v1", "kind",
+				"PersistentVolumeClaim", "metadata", "name", name, "spec", "accessModes",
+				"ReadWriteOnce", "resources", "requests", "storage", "1Gi", "status", "phase", "Bound");
+	if (labels)
+		json_object_set_new(sim_meta(pvc), "labels", json_loads(labels, 0, NULL));
+	stamp(w, pvc, "handmade");
+	json_array_append_new(w->pvcs, pvc);
+	trace(w, "    (claim %s made by hand)\n", name);
+	return pvc;
+}
+
+/* The claim made by hand is there as it was made: same UID, not being deleted, owned by nothing. */
+static void expect_by_hand_untouched(struct world *w, const char *name, const char *uid)
+{
+	const json_t *pvc = sim_find(w->pvcs, name);
+	if (!pvc || sim_terminating(pvc) || !sim_streq(kube_obj_str(pvc, "metadata.uid"), uid) ||
+	    json_array_size(json_object_get(sim_meta(pvc), "ownerReferences")))
+		world_fail(w, "claim %s, made by hand, was touched", name);
+	if (sim_seen_at(w->history, "PATCH_CLAIM", name, 0) >= 0)
+		world_fail(w, "claim %s, made by hand, was patched", name);
+}
+
+/*
+ * A claim named like a member's (data-coder-<n>) without the label
+ * stateful-operator.io/cluster=coder was not made by the cluster: it is
+ * never counted (next does not move past it, rebuilt or not), never patched
+ * (whenDeleted Delete does not own it), never deleted (whenScaled Delete,
+ * an identity released but not yet forgotten).
+ */
+static void test_claims_without_the_cluster_label(void **state)
+{
+	struct world *w = *state;
+	world_init(w, USUAL,
+		   "{\"persistentVolumeClaimRetentionPolicy\": {\"whenDeleted\": \"Delete\", \"whenScaled\": \"Delete\"}}");
+	char *uid7 = xstrdup(kube_obj_str(claim_by_hand(w, "data-coder-7", NULL), "metadata.uid"));
+	settle(w);
+	expect_members(w, "[0,1,2]");
+	assert_int_equal(state_next(w), 3);
+	expect_by_hand_untouched(w, "data-coder-7", uid7);
+	scale_to(w, 4);
+	settle(w);
+	expect_members(w, "[0,1,2,3]");
+	assert_int_equal(state_next(w), 4);
+	/* The state and status lost: rebuilt from what the cluster made. */
+	wipe_state(w);
+	wipe_status(w);
+	settle(w);
+	assert_int_equal(state_next(w), 4);
+	expect_members(w, "[0,1,2,3]");
+	expect_by_hand_untouched(w, "data-coder-7", uid7);
+
+	/* coder-3 scaled away; a claim of its name made by hand before the identity is forgotten. */
+	scale_to(w, 3);
+	run_until(w, asks_for_what, "ForgetMember", "coder-3 is forgotten");
+	assert_null(sim_find(w->pvcs, "data-coder-3"));
+	char *uid3 = xstrdup(kube_obj_str(claim_by_hand(w, "data-coder-3", "{\"app\": \"coder\"}"), "metadata.uid"));
+	settle(w);
+	expect_members(w, "[0,1,2]");
+	expect_by_hand_untouched(w, "data-coder-3", uid3);
+	expect_by_hand_untouched(w, "data-coder-7", uid7);
+	assert_int_equal(state_next(w), 4);
+	expect_decoys(w);
+	free(uid3);
+	free(uid7);
 }
 
 /* ---- 8. refusals ---- */
@@ -3003,6 +3248,7 @@ int main(void)
 		TEST(test_node_lost),
 		TEST(test_slow_start_is_not_killed),
 		TEST(test_unhealthy_after_ready),
+		TEST(test_user_deleted_pod_ending_failed_is_restarted),
 		TEST(test_scale_down_retain_then_up),
 		TEST(test_scale_down_delete_then_up),
 		TEST(test_rolling_update),
@@ -3015,8 +3261,10 @@ int main(void)
 		TEST(test_revision_history),
 		TEST(test_state_wiped),
 		TEST(test_state_lost_as_a_member_fails),
+		TEST(test_state_replaced_by_an_older_copy),
 		TEST(test_when_deleted),
 		TEST(test_foreign_pod_with_a_member_name),
+		TEST(test_claims_without_the_cluster_label),
 		TEST(test_invalid_specs),
 		TEST(test_every_step_twice),
 		TEST(test_crash_after_create),

@@ -10,18 +10,26 @@
  * succeed, fail with "disk busy" or hang, as the test says; deleted pods
  * go), the StatefulSet controller (pods and claims for in-range ordinals
  * when the name is free; out-of-range pods deleted, highest first for
- * OrderedReady), PVC protection and the garbage collector. The controllers
- * only work while the planner waits or rests, and the clock only moves
- * then, so the planner sees the in-between states a real cluster shows.
+ * OrderedReady), PVC protection and the garbage collector (which also takes
+ * the claims whenDeleted: Delete made the StatefulSet's, unless another owner
+ * holds them). A claim is the set's when it is named for it and carries its
+ * selector's matchLabels, as the StatefulSet controller makes them. The
+ * controllers only work while the planner waits or rests, and the clock
+ * only moves then, so the planner sees the in-between states a real
+ * cluster shows.
  *
  * Every run checks, at every step:
  *   - the same inputs give the same step, and a step performed is never
  *     asked for again unchanged;
  *   - a claim is deleted only while a cleanup pod of its ordinal has
- *     Succeeded and names that claim with that UID (cleanup-claims);
+ *     Succeeded on its own (not on the SIGTERM of its deletion: finished
+ *     before the deletion was asked for) and names that claim with that
+ *     UID (cleanup-claims);
  *   - a cleanup pod is created only for an orphaned claim set, from the
  *     template, mounting exactly its live claims, owned (not controlled) by
- *     the StatefulSet;
+ *     the StatefulSet, never while it has stateful-operator.io/ignore: "true";
+ *   - a claim is disowned only while the StatefulSet is being deleted, with
+ *     its resourceVersion as precondition, other owners kept;
  *   - OrderedReady: never two cleanup pods at once, highest ordinal first;
  *     Parallel: never more than scaledown-parallelism, a set waiting to
  *     retry holding its place;
@@ -253,10 +261,15 @@ static int pod_ordinal(const struct world *w, const char *pod)
 	return (int)sim_number_after(pod, prefix, 6);
 }
 
-/* The ordinal of a claim <template>-<sts>-<ordinal> of namespace NS, or -1 (another claim). */
+/*
+ * The ordinal of a claim <template>-<sts>-<ordinal> of namespace NS that
+ * carries the selector's matchLabels (app=<sts>), as the StatefulSet
+ * controller labels the claims it makes; -1 for another claim, one made by
+ * hand under that name included.
+ */
 static int claim_ordinal(const struct world *w, const json_t *pvc)
 {
-	if (!sim_streq(kube_obj_str(pvc, "metadata.namespace"), NS))
+	if (!sim_streq(kube_obj_str(pvc, "metadata.namespace"), NS) || !sim_streq(sim_label(pvc, "app"), w->name))
 		return -1;
 	size_t i;
 	json_t *t;
@@ -441,7 +454,9 @@ static json_t *sts_obj(const struct setup *s, const char *name, const json_t *te
 
 static void add_claim(struct world *w, const char *name, const char *ns, const char *uid)
 {
-	json_array_append_new(w->pvcs, claim_obj(name, ns, uid, w->name));
+	json_t *pvc = claim_obj(name, ns, uid, w->name);
+	json_object_set_new(sim_meta(pvc), "resourceVersion", json_string("1"));
+	json_array_append_new(w->pvcs, pvc);
 }
 
 /* The claim set of ordinal ord, named and with UIDs the tests know: uid-<claim>. */
@@ -563,6 +578,60 @@ static void set_pod_status(json_t *pod, const char *phase, const char *message)
 				      "reason", sim_streq(phase, "Failed") ? "Error" : "Completed", "message", message));
 }
 
+/* The containers of pod ended at ms (state.terminated.finishedAt), as the kubelet reports it. */
+static void set_finished_at(json_t *pod, long long ms)
+{
+	char ts[32];
+	sim_rfc3339(ms, ts, sizeof(ts));
+	size_t i;
+	json_t *cs;
+	json_array_foreach(json_object_get(json_object_get(pod, "status"), "containerStatuses"), i, cs) {
+		json_object_set_new(json_object_get(json_object_get(cs, "state"), "terminated"), "finishedAt",
+				    json_string(ts));
+	}
+}
+
+/* When the deletion of pod was asked for: its deletionTimestamp less its grace period; -1 when not deleted. */
+static long long deletion_asked_ms(const json_t *pod)
+{
+	long long deadline = sim_time_ms(kube_obj_str(pod, "metadata.deletionTimestamp"));
+	if (deadline < 0)
+		return -1;
+	return deadline - json_integer_value(json_object_get(sim_meta(pod), "deletionGracePeriodSeconds")) * 1000;
+}
+
+/*
+ * The pod ended Succeeded on its own: it is not being deleted, or every
+ * container had finished before its deletion was asked for. A cleanup
+ * deleted while it ran gets SIGTERM and may exit 0 half-way: that ends
+ * Succeeded too, and is no success.
+ */
+static bool succeeded_on_its_own(const json_t *pod)
+{
+	if (!sim_streq(phase_of(pod), "Succeeded"))
+		return false;
+	if (!sim_terminating(pod))
+		return true;
+	long long asked = deletion_asked_ms(pod);
+	size_t i;
+	json_t *cs;
+	size_t n = 0;
+	json_array_foreach(json_object_get(json_object_get(pod, "status"), "containerStatuses"), i, cs) {
+		long long f = sim_time_ms(kube_obj_str(cs, "state.terminated.finishedAt"));
+		if (f < 0 || f >= asked)
+			return false;
+		n++;
+	}
+	return n > 0;
+}
+
+/* A graceful delete as the API server records it: deletionTimestamp is when the grace ends. */
+static void delete_gracefully(json_t *pod, long long now_ms, int grace_s)
+{
+	sim_mark_deleted(pod, now_ms + grace_s * 1000LL);
+	json_object_set_new(sim_meta(pod), "deletionGracePeriodSeconds", json_integer(grace_s));
+}
+
 /* ---- the controllers (they work while the planner waits) ---- */
 
 /* The kubelet: deleted pods go; a cleanup pod starts once its claims are there, then ends as the script says. */
@@ -593,6 +662,7 @@ static void kubelet(struct world *w)
 				json_object_get(w->pod_attempt, kube_obj_str(pod, "metadata.uid")));
 			bool fail = attempt <= map_get(w->fail_first, pod_ordinal(w, name));
 			set_pod_status(pod, fail ? "Failed" : "Succeeded", fail ? FAIL_MESSAGE : "handed off");
+			set_finished_at(pod, w->now_ms);
 			trace(w, "      ~ cleanup pod %s %s\n", name, fail ? "failed" : "succeeded");
 		}
 	}
@@ -766,6 +836,30 @@ static void sts_gone(struct world *w)
 		}
 		k++;
 	}
+	/*
+	 * Claims: whenDeleted Delete made the StatefulSet their owner. Orphaned,
+	 * the reference comes off; otherwise a claim no other owner holds is
+	 * collected (any other owner counts as alive).
+	 */
+	json_t *pvc;
+	json_array_foreach(w->pvcs, i, pvc) {
+		json_t *rest = json_array();
+		size_t r;
+		json_t *ref;
+		json_array_foreach(json_object_get(sim_meta(pvc), "ownerReferences"), r, ref) {
+			if (!sim_streq(kube_obj_str(ref, "uid"), w->uid))
+				json_array_append(rest, ref);
+		}
+		bool owned = sim_owned_by(pvc, w->uid, false);
+		if (owned && orphan) {
+			json_object_set(sim_meta(pvc), "ownerReferences", rest);
+		} else if (owned && !json_array_size(rest) && !sim_terminating(pvc)) {
+			trace(w, "      ~ claim %s collected\n", kube_obj_str(pvc, "metadata.name"));
+			sim_mark_deleted(pvc, w->now_ms);
+		}
+		json_decref(rest);
+	}
+	pvc_protection(w);
 	json_decref(w->sts);
 	w->sts = NULL;
 	trace(w, "      ~ the StatefulSet is gone\n");
@@ -808,6 +902,8 @@ static void check_cleanup_pod(struct world *w, const struct scaledown_action *a,
 		world_fail(w, "CREATE_POD %s: body names %s/%s", a->object, sim_or_dash(ns), sim_or_dash(name));
 	if (!out_of_range(w, ord))
 		world_fail(w, "cleanup pod %s for an ordinal in range", name);
+	if (sim_streq(sim_annotation(w->sts, ANNOTATION_IGNORE), "true"))
+		world_fail(w, "cleanup pod %s created while the StatefulSet has %s: \"true\"", name, ANNOTATION_IGNORE);
 	if (!sim_streq(sim_label(body, LABEL_CLEANUP_FOR), w->name))
 		world_fail(w, "cleanup pod %s without label %s=%s", name, LABEL_CLEANUP_FOR, w->name);
 	char want[32];
@@ -843,7 +939,7 @@ static void check_cleanup_pod(struct world *w, const struct scaledown_action *a,
 		char cn[200];
 		snprintf(cn, sizeof(cn), "%s-%s-%d", json_string_value(t), w->name, ord);
 		const json_t *pvc = find(w->pvcs, cn);
-		if (pvc && !sim_terminating(pvc) && !json_object_get(a->claims, cn))
+		if (pvc && !sim_terminating(pvc) && claim_ordinal(w, pvc) == ord && !json_object_get(a->claims, cn))
 			world_fail(w, "cleanup pod %s leaves out claim %s", name, cn);
 		if (!json_object_get(a->claims, cn))
 			continue;
@@ -949,7 +1045,7 @@ static json_t *by_uid(struct world *w, json_t *list, const struct scaledown_acti
 	return sim_precondition_met(obj, a->uid, &w->trace, &w->conflicts) ? obj : NULL;
 }
 
-/* A pod deleted: a terminal one goes at once, a running one terminates (the kubelet removes it). */
+/* A pod deleted: a terminal one goes at once, a running one terminates (30 s of grace; the kubelet removes it). */
 static void delete_pod_object(struct world *w, json_t *pod)
 {
 	if (sim_terminating(pod))
@@ -958,7 +1054,7 @@ static void delete_pod_object(struct world *w, json_t *pod)
 		sim_remove(w->pods, pod);
 		return;
 	}
-	sim_mark_deleted(pod, w->now_ms);
+	delete_gracefully(pod, w->now_ms, 30);
 }
 
 static void stop_pod(struct world *w, const struct scaledown_action *a)
@@ -1022,6 +1118,9 @@ static void check_claim_deletion(struct world *w, const json_t *pvc, const struc
 	if (!pod || !is_cleanup(w, pod) || !sim_streq(phase_of(pod), "Succeeded"))
 		world_fail(w, "claim %s deleted without a Succeeded cleanup pod %s (%s)", claim, pod_name,
 			   pod ? sim_or_dash(phase_of(pod)) : "none");
+	if (!succeeded_on_its_own(pod))
+		world_fail(w, "claim %s deleted after cleanup pod %s ended Succeeded on the SIGTERM of its deletion "
+			   "(it was cut short)", claim, pod_name);
 	json_t *named = json_loads(sim_or_dash(sim_annotation(pod, ANNOTATION_CLEANUP_CLAIMS)), 0, NULL);
 	bool ok = sim_streq(json_string_value(json_object_get(named, claim)), a->uid);
 	json_decref(named);
@@ -1057,6 +1156,51 @@ static void set_state(struct world *w, const struct scaledown_action *a)
 	free(text);
 }
 
+/*
+ * Only on deletion, only a claim of the set, with the claim's
+ * resourceVersion as precondition (409 when it moved), and only the set's
+ * own owner reference comes off: the others stay, the claim stays.
+ */
+static void disown_claim(struct world *w, const struct scaledown_action *a)
+{
+	json_t *pvc = find(w->pvcs, a->object);
+	if (!pvc) {
+		trace(w, "      404\n");
+		return;
+	}
+	if (!w->sts || !sim_terminating(w->sts))
+		world_fail(w, "claim %s disowned while the StatefulSet is not being deleted", a->object);
+	if (claim_ordinal(w, pvc) < 0)
+		world_fail(w, "DISOWN_CLAIM %s: not a claim of the StatefulSet", a->object);
+	const char *rv = kube_obj_str(a->body, "metadata.resourceVersion");
+	if (!rv)
+		world_fail(w, "DISOWN_CLAIM %s without a resourceVersion precondition", a->object);
+	if (!sim_streq(rv, kube_obj_str(pvc, "metadata.resourceVersion"))) {
+		w->conflicts++;
+		trace(w, "      409 resourceVersion\n");
+		return;
+	}
+	const json_t *refs = json_object_get(json_object_get(a->body, "metadata"), "ownerReferences");
+	if (!json_is_array(refs))
+		world_fail(w, "DISOWN_CLAIM %s: the body has no ownerReferences list", a->object);
+	json_t *others = json_array();
+	size_t i;
+	json_t *ref;
+	json_array_foreach(json_object_get(sim_meta(pvc), "ownerReferences"), i, ref) {
+		if (!sim_streq(kube_obj_str(ref, "uid"), w->uid))
+			json_array_append(others, ref);
+	}
+	bool same = json_equal(others, refs);
+	json_decref(others);
+	if (!same)
+		world_fail(w, "DISOWN_CLAIM %s: the body's ownerReferences are not the claim's without the StatefulSet's",
+			   a->object);
+	json_object_set(sim_meta(pvc), "ownerReferences", (json_t *)refs);
+	char next[32];
+	snprintf(next, sizeof(next), "%d", atoi(rv) + 1);
+	json_object_set_new(sim_meta(pvc), "resourceVersion", json_string(next));
+}
+
 static void apply(struct world *w, const struct scaledown_action *a)
 {
 	switch (a->step) {
@@ -1080,6 +1224,9 @@ static void apply(struct world *w, const struct scaledown_action *a)
 		break;
 	case SCALEDOWN_SET_STATE:
 		set_state(w, a);
+		break;
+	case SCALEDOWN_DISOWN_CLAIM:
+		disown_claim(w, a);
 		break;
 	case SCALEDOWN_NOTHING:
 	case SCALEDOWN_REFUSE:
@@ -1115,6 +1262,8 @@ static const char *step_id(enum scaledown_step s)
 		return "DELETE_CLAIM";
 	case SCALEDOWN_SET_STATE:
 		return "SET_STATE";
+	case SCALEDOWN_DISOWN_CLAIM:
+		return "DISOWN_CLAIM";
 	case SCALEDOWN_WAIT:
 		return "WAIT";
 	}
@@ -1455,7 +1604,7 @@ static void test_step_names_and_backoff(void **state)
 	static const enum scaledown_step steps[] = {
 		SCALEDOWN_NOTHING,     SCALEDOWN_REFUSE,     SCALEDOWN_ADD_FINALIZER, SCALEDOWN_REMOVE_FINALIZER,
 		SCALEDOWN_CREATE_POD,  SCALEDOWN_STOP_POD,   SCALEDOWN_DELETE_POD,    SCALEDOWN_DELETE_CLAIM,
-		SCALEDOWN_SET_STATE,   SCALEDOWN_WAIT,
+		SCALEDOWN_SET_STATE,   SCALEDOWN_DISOWN_CLAIM, SCALEDOWN_WAIT,
 	};
 	for (size_t i = 0; i < NITEMS(steps); i++) {
 		const char *n = scaledown_step_name(steps[i]);
@@ -1465,6 +1614,8 @@ static void test_step_names_and_backoff(void **state)
 			assert_string_not_equal(n, scaledown_step_name(steps[k]));
 	}
 	assert_string_equal(scaledown_step_name(SCALEDOWN_CREATE_POD), "CreateCleanupPod");
+	assert_string_equal(scaledown_step_name(SCALEDOWN_DISOWN_CLAIM), "DisownClaim");
+	assert_string_equal(scaledown_step_name(SCALEDOWN_WAIT), "Wait");
 
 	static const struct {
 		int failures;
@@ -1911,6 +2062,132 @@ static void test_timeout(void **state)
 	assert_int_equal(sim_counted(w->counts, SUCCEEDED_TOTAL), 1);
 }
 
+/* The cleanup pod's containers end in phase at ms (exit 0 for Succeeded), as the kubelet reports it. */
+static void pod_ends(struct world *w, json_t *pod, const char *phase, long long ms)
+{
+	set_pod_status(pod, phase, sim_streq(phase, "Failed") ? FAIL_MESSAGE : "handed off");
+	set_finished_at(pod, ms);
+	trace(w, "    (cleanup pod %s %s, finished %+.0f s after its deletion was asked for)\n",
+	      kube_obj_str(pod, "metadata.name"), phase,
+	      sim_terminating(pod) ? (double)(ms - deletion_asked_ms(pod)) / 1000 : 0.0);
+}
+
+/*
+ * A cleanup pod deleted while it runs gets SIGTERM, and a cleanup that
+ * exits 0 on it ends Succeeded half-way: no success, the claims stay.
+ *   (a) Past its timeout: the failure is recorded, the pod deleted; it
+ *       then exits 0. Its claims are not deleted, no CleanupSucceeded; the
+ *       retry cleans them.
+ *   (b) Deleted by someone else while it ran, then Succeeded (finishedAt
+ *       after the deletion was asked for), claims still there: a failed
+ *       attempt ("stopped (deleted) before it finished"), claims kept.
+ *   (c) Succeeded on its own, then deleted by someone else before the
+ *       planner got to it (finishedAt before the deletion was asked for),
+ *       claims still there: the claims are deleted, no failure counted.
+ *       (The old planner did this too: (c) guards the fix from going too far.)
+ */
+static void test_cleanup_cut_short(void **state)
+{
+	struct world *w = *state;
+	/* (a) */
+	start_world(w, &(struct setup){.replicas = 2, .annotations = {{ANNOTATION_SCALEDOWN_TIMEOUT, "1m"}}});
+	w->hang = true;
+	scale(w, 1);
+	static const enum scaledown_step del = SCALEDOWN_DELETE_POD;
+	if (run(w, asks_for, &del) != RUN_STOPPED)
+		world_fail(w, "the cleanup pod past its timeout was never deleted");
+	int rec = sim_seen_at(w->history, "SET_STATE", NULL, 0);
+	while (rec >= 0 && !sim_streq(kube_obj_str(json_array_get(w->history, (size_t)rec), "reason"), "CleanupFailed"))
+		rec = sim_seen_at(w->history, "SET_STATE", NULL, rec + 1);
+	if (rec < 0 || !sim_contains(kube_obj_str(json_array_get(w->history, (size_t)rec), "message"), "1m"))
+		world_fail(w, "the timeout was not recorded (SET_STATE RecordFailure, CleanupFailed) before DELETE_POD");
+	w->hold_terminating = true;
+	perform(w); /* DELETE_POD: SIGTERM, 30 s of grace */
+	json_t *pod = find(w->pods, "web-1");
+	if (!pod || !sim_terminating(pod))
+		world_fail(w, "the cleanup pod is not terminating after DELETE_POD");
+	w->now_ms += 2000;
+	pod_ends(w, pod, "Succeeded", w->now_ms);
+	run_to(w, RUN_SETTLED);
+	assert_int_equal(sim_seen_count(w->history, "DELETE_CLAIM", 0), 0);
+	assert_int_equal(sim_events(w->history, NULL, "CleanupSucceeded", NULL), 0);
+	assert_int_equal(sim_counted(w->counts, SUCCEEDED_TOTAL), 0);
+	assert_int_equal(sim_counted(w->counts, FAILED_TOTAL), 1);
+	expect_set(w, 1, true);
+	/* The pod goes; the retry cleans the claims. */
+	w->hold_terminating = false;
+	w->hang = false;
+	run_to(w, RUN_SETTLED);
+	expect_created(w, "[1,1]");
+	expect_set(w, 1, false);
+	expect_no_cleanup_pod(w);
+	assert_int_equal(sim_counted(w->counts, FAILED_TOTAL), 1);
+	assert_int_equal(sim_counted(w->counts, SUCCEEDED_TOTAL), 1);
+	assert_int_equal(sim_events(w->history, "Normal", "CleanupSucceeded", NULL), 1);
+	if (sim_seen_at(w->history, "DELETE_CLAIM", NULL, 0) < sim_seen_at(w->history, "CREATE_POD", "web-1", rec))
+		world_fail(w, "claims deleted before the second cleanup pod was created");
+	world_release(w);
+
+	/* (b) */
+	start_world(w, &(struct setup){.replicas = 2});
+	w->hang = true;
+	scale(w, 1);
+	if (run(w, cleanup_running, "web-1") != RUN_STOPPED)
+		world_fail(w, "the cleanup pod never ran");
+	w->hold_terminating = true;
+	pod = find(w->pods, "web-1");
+	delete_gracefully(pod, w->now_ms, 30);
+	trace(w, "    (cleanup pod web-1 deleted by someone else)\n");
+	w->now_ms += 2000;
+	pod_ends(w, pod, "Succeeded", w->now_ms);
+	plan_past_status(w);
+	if (w->a.step != SCALEDOWN_SET_STATE || !sim_streq(scaledown_action_name(&w->a), "RecordFailure") ||
+	    !sim_streq(w->a.event_type, "Warning") || !sim_streq(w->a.event_reason, "CleanupFailed") ||
+	    !sim_streq(w->a.counts, FAILED_TOTAL) ||
+	    !(contains_nocase(w->a.event_message, "stopped") || contains_nocase(w->a.event_message, "before it finished")))
+		world_fail(w, "a cleanup pod deleted while it ran, then Succeeded: %s, want SET_STATE RecordFailure with "
+			   "a Warning CleanupFailed saying it was stopped before it finished", w->steps.seen);
+	run_to(w, RUN_SETTLED);
+	assert_int_equal(sim_seen_count(w->history, "DELETE_CLAIM", 0), 0);
+	assert_int_equal(sim_events(w->history, NULL, "CleanupSucceeded", NULL), 0);
+	assert_int_equal(sim_counted(w->counts, FAILED_TOTAL), 1);
+	expect_set(w, 1, true);
+	w->hold_terminating = false;
+	w->hang = false;
+	run_to(w, RUN_SETTLED);
+	expect_created(w, "[1,1]");
+	expect_set(w, 1, false);
+	expect_no_cleanup_pod(w);
+	assert_int_equal(sim_counted(w->counts, FAILED_TOTAL), 1);
+	assert_int_equal(sim_counted(w->counts, SUCCEEDED_TOTAL), 1);
+	world_release(w);
+
+	/* (c) */
+	start_world(w, &(struct setup){.replicas = 2});
+	w->hang = true;
+	scale(w, 1);
+	if (run(w, cleanup_running, "web-1") != RUN_STOPPED)
+		world_fail(w, "the cleanup pod never ran");
+	w->hold_terminating = true;
+	pod = find(w->pods, "web-1");
+	long long finished = w->now_ms;
+	w->now_ms += 5000;
+	delete_gracefully(pod, w->now_ms, 30);
+	trace(w, "    (cleanup pod web-1 deleted by someone else)\n");
+	pod_ends(w, pod, "Succeeded", finished);
+	run_to(w, RUN_SETTLED);
+	expect_set(w, 1, false);
+	assert_int_equal(sim_seen_count(w->history, "DELETE_CLAIM", 0), 2);
+	assert_int_equal(sim_events(w->history, NULL, "CleanupFailed", NULL), 0);
+	assert_int_equal(sim_counted(w->counts, FAILED_TOTAL), 0);
+	w->hold_terminating = false;
+	run_to(w, RUN_SETTLED);
+	expect_created(w, "[1]");
+	expect_no_cleanup_pod(w);
+	expect_set(w, 0, true);
+	assert_int_equal(sim_counted(w->counts, FAILED_TOTAL), 0);
+}
+
 /* ---- 3. scale-up while cleaning ---- */
 
 static void test_scale_up_during_cleanup(void **state)
@@ -2050,32 +2327,121 @@ static void test_deletion_never_stops_foreign_pods(void **state)
 	expect_decoys(w);
 }
 
+/* The StatefulSet's claims (whenDeleted Delete): an owner reference to it each, as its controller sets them. */
+static void own_claims(struct world *w)
+{
+	json_object_set_new(json_object_get(w->sts, "spec"), "persistentVolumeClaimRetentionPolicy",
+			    json_pack("{s:s, s:s}", "whenDeleted", "Delete", "whenScaled", "Retain"));
+	bump_version(w);
+	size_t i;
+	json_t *pvc;
+	json_array_foreach(w->pvcs, i, pvc) {
+		if (claim_ordinal(w, pvc) < 0)
+			continue;
+		json_t *refs = json_object_get(sim_meta(pvc), "ownerReferences");
+		if (!json_is_array(refs)) {
+			refs = json_array();
+			json_object_set_new(sim_meta(pvc), "ownerReferences", refs);
+		}
+		json_array_append_new(refs, json_pack("{s:s, s:s, s:s, s:s, s:b}", "apiVersion", "apps/v1", "kind",
+						      "StatefulSet", "name", w->name, "uid", w->uid,
+						      "blockOwnerDeletion", 1));
+	}
+	trace(w, "    (whenDeleted Delete: the claims are owned by the StatefulSet)\n");
+}
+
+/*
+ * whenDeleted Delete: the claims are owned by the StatefulSet, so the
+ * garbage collector would take the claims whose cleanup was given up along
+ * with the set. Before the finalizer goes, each kept claim loses the set's
+ * owner reference (DISOWN_CLAIM, the claim's resourceVersion as
+ * precondition, other owners kept); the kept claims are never deleted.
+ */
+static void test_deletion_disowns_kept_claims(void **state)
+{
+	struct world *w = *state;
+	start_world(w, &(struct setup){.replicas = 3, .annotations = {{ANNOTATION_SCALEDOWN_MAX_ATTEMPTS, "2"}}});
+	own_claims(w);
+	/* Someone else owns data-web-1 too. */
+	json_array_append_new(json_object_get(sim_meta(find(w->pvcs, "data-web-1")), "ownerReferences"),
+			      json_pack("{s:s, s:s, s:s, s:s}", "apiVersion", "v1", "kind", "ConfigMap", "name",
+					"keeper", "uid", "uid-keeper"));
+	map_set(w->fail_first, 1, 99);
+	mark_deleted(w);
+	run_to(w, RUN_GONE);
+	expect_created(w, "[2,1,1,0]");
+	expect_set(w, 2, false);
+	expect_set(w, 0, false);
+	/* Ordinal 1 given up: its claims outlive the StatefulSet, the garbage collector done. */
+	expect_set(w, 1, true);
+	static const char *const kept[] = {"data-web-1", "wal-web-1"};
+	int finalizer = sim_seen_at(w->history, "REMOVE_FINALIZER", NULL, 0);
+	for (size_t i = 0; i < NITEMS(kept); i++) {
+		const json_t *pvc = find(w->pvcs, kept[i]);
+		if (sim_owned_by(pvc, w->uid, false))
+			world_fail(w, "claim %s kept, still owned by the StatefulSet that is gone", kept[i]);
+		int at = sim_seen_at(w->history, "DISOWN_CLAIM", kept[i], 0);
+		if (at < 0 || at > finalizer)
+			world_fail(w, "claim %s: DISOWN_CLAIM at %d, REMOVE_FINALIZER at %d: want it disowned first",
+				   kept[i], at, finalizer);
+		if (sim_seen_at(w->history, "DELETE_CLAIM", kept[i], 0) >= 0)
+			world_fail(w, "claim %s, whose cleanup was given up, was deleted", kept[i]);
+	}
+	assert_true(sim_owned_by(find(w->pvcs, "data-web-1"), "uid-keeper", false));
+	assert_int_equal(sim_seen_count(w->history, "DISOWN_CLAIM", 0), 2);
+	const json_t *last = json_array_get(w->history, json_array_size(w->history) - 1);
+	if (!sim_streq(kube_obj_str(last, "step"), "REMOVE_FINALIZER") ||
+	    !sim_streq(kube_obj_str(last, "reason"), "CleanupIncomplete") || !sim_contains(kube_obj_str(last, "message"), "1"))
+		world_fail(w, "the last step is not REMOVE_FINALIZER with a Warning CleanupIncomplete naming ordinal 1");
+	assert_int_equal(sim_counted(w->counts, FAILED_TOTAL), 2);
+	assert_int_equal(sim_counted(w->counts, SUCCEEDED_TOTAL), 2);
+	expect_decoys(w);
+}
+
 /* Deletions that orphan clean nothing: the finalizer is removed at once. */
 static void test_orphan_deletion(void **state)
 {
 	struct world *w = *state;
-	for (int resize = 0; resize < 2; resize++) {
+	static const char *const how[] = {"--cascade=orphan", "resize re-create", "pods already orphaned"};
+	for (int h = 0; h < 3; h++) {
 		start_world(w, &(struct setup){.replicas = 3});
 		scale(w, 1); /* even claim sets a scale-down left stay */
-		if (resize)
-			sts_annotate(w, ANNOTATION_RESIZE_STATE, "{\"phase\":\"Resizing\"}");
-		else
+		if (h == 1) {
+			char *st = xasprintf("{\"phase\":\"Recreating\",\"statefulSetUID\":\"%s\"}", w->uid);
+			sts_annotate(w, ANNOTATION_RESIZE_STATE, st);
+			free(st);
+		} else if (h == 0) {
 			set_finalizers(w, json_pack("[s, s]", "orphan", FINALIZER_SCALEDOWN));
+		} else {
+			/* The garbage collector took the owner references and then the orphan finalizer. */
+			size_t i;
+			json_t *pod;
+			json_array_foreach(w->pods, i, pod) json_object_del(sim_meta(pod), "ownerReferences");
+		}
 		mark_deleted(w);
 		plan_past_status(w);
 		if (w->a.step != SCALEDOWN_REMOVE_FINALIZER)
-			world_fail(w, "%s: %s, want REMOVE_FINALIZER", resize ? "resize re-create" : "--cascade=orphan",
-				   w->steps.seen);
+			world_fail(w, "%s: %s, want REMOVE_FINALIZER", how[h], w->steps.seen);
 		run_to(w, RUN_GONE);
 		assert_int_equal(json_array_size(w->created), 0);
 		assert_int_equal(json_array_size(w->stopped), 0);
 		assert_int_equal(sim_seen_count(w->history, "DELETE_CLAIM", 0), 0);
 		for (int k = 0; k < 3; k++)
 			expect_set(w, k, true);
-		if (!resize)
+		if (h == 0)
 			assert_int_equal(json_array_size(w->pods), 3); /* orphaned, running on */
 		world_release(w);
 	}
+	/* A resize that failed long ago left its state: a plain deletion still cleans up. */
+	start_world(w, &(struct setup){.replicas = 3});
+	char *st = xasprintf("{\"phase\":\"Failed\",\"statefulSetUID\":\"%s\"}", w->uid);
+	sts_annotate(w, ANNOTATION_RESIZE_STATE, st);
+	free(st);
+	mark_deleted(w);
+	plan_past_status(w);
+	if (w->a.step != SCALEDOWN_STOP_POD)
+		world_fail(w, "deletion with a failed resize's state: %s, want STOP_POD", w->steps.seen);
+	world_release(w);
 }
 
 /* ---- 5. the finalizer ---- */
@@ -2137,6 +2503,67 @@ static void test_finalizer(void **state)
 	w->hang = false;
 	w->max_wait_ms = 0;
 	run_to(w, RUN_SETTLED);
+	expect_no_cleanup_pod(w);
+	assert_false(has_finalizer(w, FINALIZER_SCALEDOWN));
+}
+
+/*
+ * stateful-operator.io/ignore: "true" (the key the resize controller
+ * honours too): the user takes the StatefulSet over. No new cleanup pod
+ * starts, and the finalizer goes once no cleanup pod runs. A cleanup pod
+ * already running is left to end, and the finalizer stays while it is
+ * there.
+ */
+static void test_ignore_annotation(void **state)
+{
+	struct world *w = *state;
+	start_world(w, &(struct setup){.replicas = 3});
+	sts_annotate(w, ANNOTATION_IGNORE, "true");
+	plan_past_status(w);
+	if (w->a.step != SCALEDOWN_REMOVE_FINALIZER)
+		world_fail(w, "ignore \"true\", no cleanup pod: %s, want REMOVE_FINALIZER", w->steps.seen);
+	run_to(w, RUN_SETTLED);
+	assert_false(has_finalizer(w, FINALIZER_SCALEDOWN));
+	scale(w, 1);
+	run_to(w, RUN_SETTLED);
+	assert_int_equal(json_array_size(w->created), 0);
+	for (int k = 0; k < 3; k++)
+		expect_set(w, k, true);
+	assert_int_equal(sim_seen_count(w->history, "ADD_FINALIZER", 0), 1);
+	assert_false(has_finalizer(w, FINALIZER_SCALEDOWN));
+	/* Taken back: cleanup as usual. */
+	sts_annotate(w, ANNOTATION_IGNORE, NULL);
+	run_to(w, RUN_SETTLED);
+	expect_created(w, "[2,1]");
+	expect_set(w, 2, false);
+	expect_set(w, 1, false);
+	assert_true(has_finalizer(w, FINALIZER_SCALEDOWN));
+	world_release(w);
+
+	/* Set while the cleanup of ordinal 2 runs: the finalizer stays while it is there; ordinal 1 never starts. */
+	start_world(w, &(struct setup){.replicas = 3});
+	w->hang = true;
+	scale(w, 1);
+	if (run(w, cleanup_running, "web-2") != RUN_STOPPED)
+		world_fail(w, "the cleanup pod never ran");
+	sts_annotate(w, ANNOTATION_IGNORE, "true");
+	w->max_wait_ms = 1000;
+	for (int i = 0; i < 10; i++) {
+		plan_past_status(w);
+		if (w->a.step == SCALEDOWN_REMOVE_FINALIZER && cleanup_pods(w))
+			world_fail(w, "the finalizer removed while cleanup pod web-2 is there");
+		perform(w);
+		if (resting(w->a.step)) {
+			tick(w);
+			w->now_ms += 1000;
+		}
+	}
+	assert_true(has_finalizer(w, FINALIZER_SCALEDOWN));
+	w->hang = false;
+	w->max_wait_ms = 0;
+	run_to(w, RUN_SETTLED);
+	expect_created(w, "[2]");
+	expect_set(w, 1, true);
 	expect_no_cleanup_pod(w);
 	assert_false(has_finalizer(w, FINALIZER_SCALEDOWN));
 }
@@ -2241,6 +2668,63 @@ static void test_terminating_claims(void **state)
 	assert_int_equal(sim_counted(w->counts, SUCCEEDED_TOTAL), 1);
 }
 
+/* Claim name is there with UID uid, not being deleted. */
+static void expect_uid_kept(struct world *w, const char *name, const char *uid)
+{
+	const json_t *pvc = find(w->pvcs, name);
+	if (!pvc || sim_terminating(pvc) || !sim_streq(kube_obj_str(pvc, "metadata.uid"), uid))
+		world_fail(w, "claim %s (uid %s) was not kept", name, uid);
+}
+
+/*
+ * Claims named like the set's but without its selector's matchLabels
+ * (made by hand, a restore) are not the set's: never mounted, never
+ * deleted. data-web-2, the only claim named for ordinal 2, gets no cleanup
+ * pod; wal-web-1, made by hand in place of the set's, is left out of
+ * ordinal 1's cleanup. Not even on deletion.
+ */
+static void test_claims_without_the_selector_labels(void **state)
+{
+	struct world *w = *state;
+	world_init(w, &(struct setup){.replicas = 2});
+	json_array_append_new(w->pvcs, claim_obj("data-web-2", NS, "uid-restored-data-web-2", "restore"));
+	sim_remove(w->pvcs, find(w->pvcs, "wal-web-1"));
+	json_t *bare = claim_obj("wal-web-1", NS, "uid-restored-wal-web-1", "restore");
+	json_object_del(sim_meta(bare), "labels");
+	json_array_append_new(w->pvcs, bare);
+	run_to(w, RUN_SETTLED);
+	assert_true(has_finalizer(w, FINALIZER_SCALEDOWN));
+	assert_int_equal(json_array_size(w->created), 0);
+	expect_uid_kept(w, "data-web-2", "uid-restored-data-web-2");
+
+	scale(w, 1);
+	static const enum scaledown_step create = SCALEDOWN_CREATE_POD;
+	if (run(w, asks_for, &create) != RUN_STOPPED)
+		world_fail(w, "no cleanup pod for ordinal 1");
+	json_t *want = json_pack("{s:s}", "data-web-1", "uid-data-web-1");
+	bool same = sim_streq(w->a.object, "web-1") && json_equal(want, w->a.claims);
+	json_decref(want);
+	if (!same)
+		world_fail(w, "the cleanup pod of ordinal 1 does not mount data-web-1 alone: %s", w->steps.seen);
+	run_to(w, RUN_SETTLED);
+	expect_created(w, "[1]");
+	expect_claim_gone(w, "data-web-1");
+	expect_uid_kept(w, "wal-web-1", "uid-restored-wal-web-1");
+	expect_uid_kept(w, "data-web-2", "uid-restored-data-web-2");
+	expect_no_cleanup_pod(w);
+
+	mark_deleted(w);
+	run_to(w, RUN_GONE);
+	expect_created(w, "[1,0]");
+	expect_set(w, 0, false);
+	expect_uid_kept(w, "wal-web-1", "uid-restored-wal-web-1");
+	expect_uid_kept(w, "data-web-2", "uid-restored-data-web-2");
+	const json_t *last = json_array_get(w->history, json_array_size(w->history) - 1);
+	if (!sim_streq(kube_obj_str(last, "step"), "REMOVE_FINALIZER") || !sim_streq(kube_obj_str(last, "type"), "Normal"))
+		world_fail(w, "the finalizer went with a Warning: claims that are not the set's were taken for its own");
+	expect_decoys(w);
+}
+
 /* ---- 8. crash safety ---- */
 
 struct scenario {
@@ -2248,19 +2732,27 @@ struct scenario {
 	struct setup s;
 	int scale_to; /* -1: delete the StatefulSet */
 	int fail_ordinal, fail_first;
+	bool owned_claims; /* whenDeleted Delete: the claims owned by the StatefulSet */
 };
 
 static const struct scenario scenarios[] = {
-	{"OrderedReady 3 -> 1", {.replicas = 3}, 1, -1, 0},
+	{"OrderedReady 3 -> 1", {.replicas = 3}, 1, -1, 0, false},
 	{"Parallel 4 -> 1 by 2",
 	 {.replicas = 4, .parallel = true, .annotations = {{ANNOTATION_SCALEDOWN_PARALLELISM, "2"}}},
 	 1,
 	 -1,
-	 0},
-	{"a retry, then success", {.replicas = 2}, 1, 1, 1},
-	{"given up", {.replicas = 3}, 1, 2, 99},
-	{"StatefulSet deleted", {.replicas = 3}, -1, -1, 0},
-	{"StatefulSet deleted, Parallel", {.replicas = 3, .parallel = true}, -1, 1, 1},
+	 0,
+	 false},
+	{"a retry, then success", {.replicas = 2}, 1, 1, 1, false},
+	{"given up", {.replicas = 3}, 1, 2, 99, false},
+	{"StatefulSet deleted", {.replicas = 3}, -1, -1, 0, false},
+	{"StatefulSet deleted, Parallel", {.replicas = 3, .parallel = true}, -1, 1, 1, false},
+	{"StatefulSet deleted, one given up, claims owned",
+	 {.replicas = 3, .annotations = {{ANNOTATION_SCALEDOWN_MAX_ATTEMPTS, "1"}}},
+	 -1,
+	 1,
+	 99,
+	 true},
 };
 
 /* Plays scenario i: the world at the end and what was counted. */
@@ -2269,6 +2761,8 @@ static void play(void *world, size_t i, bool twice, struct sim_play *p)
 	struct world *w = world;
 	const struct scenario *sc = &scenarios[i];
 	start_world(w, &sc->s);
+	if (sc->owned_claims)
+		own_claims(w);
 	w->double_apply = twice;
 	if (sc->fail_ordinal >= 0)
 		map_set(w->fail_first, sc->fail_ordinal, sc->fail_first);
@@ -2333,15 +2827,19 @@ int main(void)
 		TEST(test_ordered_gives_up_then_goes_on),
 		TEST(test_parallel_retry_holds_its_place),
 		TEST(test_timeout),
+		TEST(test_cleanup_cut_short),
 		TEST(test_scale_up_during_cleanup),
 		TEST(test_statefulset_deletion),
 		TEST(test_statefulset_deletion_parallel),
 		TEST(test_deletion_never_stops_foreign_pods),
+		TEST(test_deletion_disowns_kept_claims),
 		TEST(test_orphan_deletion),
 		TEST(test_finalizer),
+		TEST(test_ignore_annotation),
 		TEST(test_refusals),
 		TEST(test_own_pod_still_terminating),
 		TEST(test_terminating_claims),
+		TEST(test_claims_without_the_selector_labels),
 		TEST(test_every_step_twice),
 		TEST(test_create_already_done),
 	};

@@ -160,7 +160,7 @@ static int patch_state(struct cluster_ctx *cc, const json_t *cluster, const json
 {
 	char *text = json_dumps(state, JSON_COMPACT | JSON_SORT_KEYS);
 	/* resourceVersion in a merge patch is a precondition: a decision on a stale cache conflicts. */
-	json_t *patch = json_pack("{s:{s:{s:s}, s:s}}", "metadata", "annotations", ANNOTATION_CLUSTER_STATE, text,
+	json_t *patch = json_pack("{s:{s:{s:s}, s:s?}}", "metadata", "annotations", ANNOTATION_CLUSTER_STATE, text,
 				  "resourceVersion", kube_obj_str(cluster, "metadata.resourceVersion"));
 	int r = kube_patch(cc->deps.client, &KUBE_STATEFULCLUSTERS, kube_obj_str(cluster, "metadata.namespace"),
 			   kube_obj_str(cluster, "metadata.name"), NULL, KUBE_PATCH_MERGE, patch, NULL, err);
@@ -219,7 +219,9 @@ static int perform(struct cluster_ctx *cc, const char *key, const json_t *cluste
 		break;
 	}
 	case CLUSTER_UPDATE_STATUS: {
-		json_t *patch = json_pack("{s:O}", "status", a->body);
+		/* Preconditioned too: a status computed from an older object must not replace a newer one. */
+		json_t *patch = json_pack("{s:O, s:{s:s?}}", "status", a->body, "metadata", "resourceVersion",
+					  kube_obj_str(cluster, "metadata.resourceVersion"));
 		r = kube_patch(cc->deps.client, &KUBE_STATEFULCLUSTERS, ns, kube_obj_str(cluster, "metadata.name"), "status",
 			       KUBE_PATCH_MERGE, patch, NULL, err);
 		json_decref(patch);

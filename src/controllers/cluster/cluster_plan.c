@@ -269,7 +269,10 @@ static void collect(struct plan *p)
 		char *prefix = xasprintf("%s-%s-", tname, p->name);
 		json_array_foreach(p->in->pvcs, i, o) {
 			long n = cluster_identity_after(kube_obj_str(o, "metadata.name"), prefix);
-			if (n < 0)
+			/* Ours carry the cluster label: a claim of the same name made otherwise is left alone. */
+			const char *owner = json_string_value(
+				json_object_get(json_object_get(json_object_get(o, "metadata"), "labels"), LABEL_CLUSTER));
+			if (n < 0 || !owner || strcmp(owner, p->name))
 				continue;
 			struct identity *id = identity_get(p, n);
 			struct claim *c = &id->claims[id->nclaims++];
@@ -323,7 +326,11 @@ static void assess(struct plan *p, struct identity *id)
 			due_at(p, since + p->s.min_ready_ms);
 	}
 
-	if (phase && !strcmp(phase, "Failed")) {
+	/*
+	 * A pod being deleted ends Failed too (its containers die of the
+	 * SIGTERM): that is a restart, not a failure of the member.
+	 */
+	if (phase && !strcmp(phase, "Failed") && !id->going) {
 		const char *reason = kube_obj_str(pod, "status.reason");
 		const char *msg = kube_obj_str(pod, "status.message");
 		id->failure = xasprintf("pod %s %s%s%s", id->name, reason && !strcmp(reason, "Evicted") ? "was evicted" : "failed",
@@ -354,7 +361,9 @@ static void assess(struct plan *p, struct identity *id)
 		} else if (!st || strcmp(st, "True")) {
 			id->node_lost = true;
 			long long since = time_ms(kube_obj_str(nready, "lastTransitionTime"));
-			if (since < 0 || since + p->s.node_lost_ms <= p->in->now_ms) {
+			if (since < 0)
+				since = p->in->now_ms; /* no time given: counted from now */
+			if (since + p->s.node_lost_ms <= p->in->now_ms) {
 				id->failure = xasprintf("its node %s has not been Ready for %llds (nodeLostAfterSeconds)",
 							node_name, p->s.node_lost_ms / 1000);
 				return;
@@ -574,9 +583,25 @@ static bool release(struct plan *p, struct cluster_action *a)
 		struct identity *id = &p->ids[i];
 		if (id->member)
 			continue;
+		bool deleted = id->pod && in_array(p->in->deleted_uids, kube_obj_str(id->pod, "metadata.uid"));
+		if (id->pod && !id->released && !terminating(id->pod) && !deleted) {
+			/*
+			 * A live pod of ours that the state neither lists nor released: the
+			 * annotation was replaced by an older copy (a re-applied manifest).
+			 * The pod is taken back in as a member, never deleted.
+			 */
+			json_t *st = json_deep_copy(p->state);
+			json_array_append_new(json_object_get(st, "members"), json_integer(id->n));
+			set_state(a, st);
+			a->what = "RecoverMember";
+			event(a, "Warning", "MemberRecovered",
+			      "pod %s is this StatefulCluster's but annotation %s did not list it (replaced by an older "
+			      "copy?): it is a member again",
+			      id->name, ANNOTATION_CLUSTER_STATE);
+			return true;
+		}
 		/* A pod stuck terminating on a lost node is force-deleted: its identity is never used again. */
-		if (id->pod && (!terminating(id->pod) || id->node_lost) &&
-		    !in_array(p->in->deleted_uids, kube_obj_str(id->pod, "metadata.uid"))) {
+		if (id->pod && (!terminating(id->pod) || id->node_lost) && !deleted) {
 			delete_pod(a, id, id->node_lost);
 			a->what = "DeleteFormerMember";
 			return true;
@@ -734,7 +759,7 @@ static bool fix_claim_owners(struct plan *p, struct cluster_action *a)
 				json_array_append_new(refs, cluster_owner_ref(p->c, false));
 			a->step = CLUSTER_PATCH_CLAIM;
 			snprintf(a->object, sizeof(a->object), "%s", id->claims[c].name);
-			a->body = json_pack("{s:{s:o, s:s}}", "metadata", "ownerReferences", refs, "resourceVersion",
+			a->body = json_pack("{s:{s:o, s:s?}}", "metadata", "ownerReferences", refs, "resourceVersion",
 					    kube_obj_str(obj, "metadata.resourceVersion"));
 			a->what = want ? "OwnClaim" : "DisownClaim";
 			return true;
@@ -750,6 +775,8 @@ static long long revision_number(const json_t *r)
 
 static bool revision_in_use(const struct plan *p, const char *name)
 {
+	if (!name)
+		return true; /* malformed: never deleted */
 	if (!strcmp(name, p->update_rev) || (p->current_rev && !strcmp(name, p->current_rev)))
 		return true;
 	for (size_t i = 0; i < p->nids; i++)

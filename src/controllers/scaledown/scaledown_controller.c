@@ -215,7 +215,7 @@ static int patch_step(struct scaledown_ctx *sc, const json_t *sts, const struct 
 	if (a->step == SCALEDOWN_SET_STATE) {
 		r = set_state(sc, sts, a, err);
 	} else {
-		if (a->step == SCALEDOWN_REMOVE_FINALIZER && kube_obj_str(sts, "metadata.deletionTimestamp")) {
+		if (a->step == SCALEDOWN_REMOVE_FINALIZER && a->verify_no_cleanup_pod) {
 			int none = no_cleanup_pod_left(sc, sts, err);
 			if (none <= 0) {
 				*stale = none == 0;
@@ -263,11 +263,20 @@ static int perform(struct scaledown_ctx *sc, const json_t *sts, const struct sca
 			r = 0;
 		} else if (r < 0 && (err->code == 422 || err->code == 403)) {
 			event_record(sc->deps.events, sts, "Warning", "CleanupPodRejected",
-				     "the API server refused cleanup pod %s: %s; fix the template in the annotation",
-				     a->object, err->message);
+				     "the API server refused cleanup pod %s: %s; %s", a->object, err->message,
+				     err->code == 422 ? "fix the template in the annotation"
+						      : "check the operator's RBAC and the namespace's ResourceQuota");
 		}
 		break;
 	}
+	case SCALEDOWN_DISOWN_CLAIM:
+		/* The body carries the claim's resourceVersion: a precondition. */
+		r = kube_patch(sc->deps.client, &KUBE_PVCS, ns, a->object, NULL, KUBE_PATCH_MERGE, a->body, NULL, err);
+		if (r < 0 && (err->code == 404 || err->code == 409)) {
+			*stale = true;
+			r = 0;
+		}
+		break;
 	case SCALEDOWN_STOP_POD:
 		r = stop_pod(sc, sts, a, stale, err);
 		break;

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "client/kube_client.h"
+#include "client/label_selector.h"
 #include "controllers/scaledown/scaledown_request.h"
 #include "util/duration.h"
 #include "util/strbuf.h"
@@ -17,6 +18,7 @@
 /* Written by the resize controller before it orphan-deletes a StatefulSet to re-create it. */
 #define ANNOTATION_RESIZE_STATE "stateful-operator.io/resize-state"
 #define FINALIZER_ORPHAN "orphan"
+#define ANNOTATION_IGNORE "stateful-operator.io/ignore"
 #define MAX_ORDINAL_DIGITS 9 /* ordinals are int32 in the API */
 
 void scaledown_action_release(struct scaledown_action *a)
@@ -34,7 +36,7 @@ const char *scaledown_step_name(enum scaledown_step s)
 	static const char *const names[] = {"Nothing",          "Refuse",          "AddFinalizer",
 					    "RemoveFinalizer",  "CreateCleanupPod", "StopPod",
 					    "DeleteCleanupPod", "DeleteClaim",      "RecordState",
-					    "Wait"};
+					    "DisownClaim",      "Wait"};
 	return (size_t)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
 }
 
@@ -109,6 +111,29 @@ static long ordinal_after(const char *name, const char *prefix)
 	return strtol(d, NULL, 10);
 }
 
+static bool owned_by(const json_t *obj, const char *uid)
+{
+	size_t i;
+	const json_t *ref;
+	json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, ref) {
+		const char *u = kube_obj_str(ref, "uid");
+		if (u && uid && !strcmp(u, uid))
+			return true;
+	}
+	return false;
+}
+
+static bool has_controller(const json_t *obj)
+{
+	size_t i;
+	const json_t *ref;
+	json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, ref) {
+		if (json_is_true(json_object_get(ref, "controller")))
+			return true;
+	}
+	return false;
+}
+
 static bool controlled_by(const json_t *obj, const char *uid)
 {
 	size_t i;
@@ -145,6 +170,7 @@ static void format_time(long long ms, char *buf, size_t len)
 /* ---- the claim sets ---- */
 
 struct claim {
+	const json_t *obj;
 	const char *name;
 	const char *uid;
 	bool terminating;
@@ -221,6 +247,10 @@ static void collect(struct plan *p)
 {
 	const json_t *templates = json_object_get(json_object_get(p->in->sts, "spec"), "volumeClaimTemplates");
 	int ntemplates = (int)json_array_size(templates);
+	/* The StatefulSet controller puts the selector's matchLabels on the claims it makes. */
+	const json_t *ml = json_object_get(json_object_get(json_object_get(p->in->sts, "spec"), "selector"),
+					   "matchLabels");
+	json_t *claim_selector = json_object_size(ml) ? json_pack("{s:O}", "matchLabels", ml) : NULL;
 	size_t i, j;
 	const json_t *t, *o;
 	json_array_foreach(templates, j, t) {
@@ -233,8 +263,13 @@ static void collect(struct plan *p)
 			long k = ordinal_after(kube_obj_str(o, "metadata.name"), prefix);
 			if (k < 0 || (ns && strcmp(ns, p->ns)))
 				continue;
+			if (claim_selector &&
+			    !label_selector_matches(claim_selector,
+						    json_object_get(json_object_get(o, "metadata"), "labels")))
+				continue; /* same name, someone else's claim */
 			struct ordinal *ord = ordinal_get(p, k, ntemplates);
 			struct claim *c = &ord->claims[ord->nclaims++];
+			c->obj = o;
 			c->name = kube_obj_str(o, "metadata.name");
 			c->uid = kube_obj_str(o, "metadata.uid");
 			c->terminating = terminating(o);
@@ -243,6 +278,7 @@ static void collect(struct plan *p)
 		}
 		free(prefix);
 	}
+	json_decref(claim_selector);
 	char *pod_prefix = xasprintf("%s-", p->name);
 	json_array_foreach(p->in->pods, i, o) {
 		const char *ns = kube_obj_str(o, "metadata.namespace");
@@ -355,14 +391,44 @@ static const char *phase_of(const json_t *pod)
 	return phase ? phase : "Pending";
 }
 
+/*
+ * Succeeded, and on its own: a pod deleted while it ran gets SIGTERM, and
+ * a cleanup that exits 0 on it ends Succeeded half-way. So a pod being
+ * deleted counts as succeeded only if its containers had all finished
+ * before the deletion was asked for (deletionTimestamp minus its grace).
+ */
+static bool succeeded(const json_t *pod)
+{
+	if (strcmp(phase_of(pod), "Succeeded"))
+		return false;
+	if (!terminating(pod))
+		return true;
+	int64_t deadline = rfc3339_seconds(kube_obj_str(pod, "metadata.deletionTimestamp"));
+	const json_t *grace = json_object_get(json_object_get(pod, "metadata"), "deletionGracePeriodSeconds");
+	int64_t asked = deadline - (json_is_integer(grace) ? json_integer_value(grace) : 0);
+	int64_t finished = -1;
+	size_t i;
+	const json_t *cs;
+	json_array_foreach(json_object_get(json_object_get(pod, "status"), "containerStatuses"), i, cs) {
+		int64_t f = rfc3339_seconds(kube_obj_str(cs, "state.terminated.finishedAt"));
+		if (f < 0)
+			return false; /* not known to have finished: not known to have succeeded */
+		if (f > finished)
+			finished = f;
+	}
+	return deadline >= 0 && finished >= 0 && finished < asked;
+}
+
 /* Why the cleanup pod counts as failed (new string), or NULL while it may still succeed. */
 static char *why_failed(struct plan *p, const struct ordinal *o)
 {
 	const char *phase = phase_of(o->cleanup);
-	if (!strcmp(phase, "Succeeded"))
+	if (succeeded(o->cleanup))
 		return NULL;
 	if (!strcmp(phase, "Failed"))
 		return failure_message(o->cleanup);
+	if (!strcmp(phase, "Succeeded")) /* exited 0 on the SIGTERM of a deletion: cut short */
+		return xstrdup("the cleanup pod was stopped (deleted) before it finished");
 	if (terminating(o->cleanup))
 		return xstrdup("the cleanup pod was deleted before it finished");
 	int64_t created = rfc3339_seconds(kube_obj_str(o->cleanup, "metadata.creationTimestamp"));
@@ -414,23 +480,27 @@ static bool act_on_cleanup(struct plan *p, struct ordinal *o, struct scaledown_a
 	const json_t *pod = o->cleanup;
 	const char *pod_name = kube_obj_str(pod, "metadata.name");
 	const char *pod_uid = kube_obj_str(pod, "metadata.uid");
-	if (!strcmp(phase_of(pod), "Succeeded")) {
+	const char *last = json_string_value(json_object_get(o->entry, "lastPod"));
+	bool recorded = last && pod_uid && !strcmp(last, pod_uid);
+	if (!recorded && !strcmp(phase_of(pod), "Succeeded")) {
 		json_t *mounted = json_loads(annotation(pod, ANNOTATION_CLEANUP_CLAIMS) ?
 						     annotation(pod, ANNOTATION_CLEANUP_CLAIMS) : "{}",
 					     0, NULL);
-		bool acted = false;
-		for (int i = 0; i < o->nclaims && !acted; i++) {
+		const struct claim *live = NULL;
+		for (int i = 0; i < o->nclaims && !live; i++) {
 			const struct claim *c = &o->claims[i];
 			const char *uid = json_string_value(json_object_get(mounted, c->name));
 			/* Only the very claim the pod mounted: one created since is not cleaned. */
-			if (!c->terminating && uid && c->uid && !strcmp(uid, c->uid)) {
-				a->step = SCALEDOWN_DELETE_CLAIM;
-				snprintf(a->object, sizeof(a->object), "%s", c->name);
-				snprintf(a->uid, sizeof(a->uid), "%s", c->uid);
-				acted = true;
-			}
+			if (!c->terminating && uid && c->uid && !strcmp(uid, c->uid))
+				live = c;
 		}
-		if (!acted && !terminating(pod)) {
+		bool acted = false;
+		if (live && succeeded(pod)) {
+			a->step = SCALEDOWN_DELETE_CLAIM;
+			snprintf(a->object, sizeof(a->object), "%s", live->name);
+			snprintf(a->uid, sizeof(a->uid), "%s", live->uid);
+			acted = true;
+		} else if (!live && !terminating(pod)) {
 			struct strbuf sb = STRBUF_INIT;
 			const char *k;
 			json_t *v;
@@ -446,13 +516,13 @@ static bool act_on_cleanup(struct plan *p, struct ordinal *o, struct scaledown_a
 			acted = true;
 		}
 		json_decref(mounted);
-		return acted;
+		/* Claims gone and the pod going: done. Claims there but the pod was cut short: a failure, below. */
+		if (acted || !live)
+			return acted;
 	}
-	char *why = why_failed(p, o);
+	char *why = recorded ? xstrdup("recorded") : why_failed(p, o);
 	if (!why)
 		return false;
-	const char *last = json_string_value(json_object_get(o->entry, "lastPod"));
-	bool recorded = last && pod_uid && !strcmp(last, pod_uid);
 	if (!recorded) {
 		/* Recorded before the pod goes, so a crash in between counts it once. */
 		json_t *st = state_with_failure(p, o, why);
@@ -745,11 +815,46 @@ static void set_finalizer(const json_t *sts, bool ours, struct scaledown_action 
 	a->body = finalizers_with(sts, ours);
 }
 
-/* Deleted with propagationPolicy Orphan: the user, or the resize controller, keeps pods and claims. */
-static bool orphaning(const json_t *sts)
+/* The resize controller re-creates this very StatefulSet: it wrote its state before the orphan-delete. */
+static bool resize_recreating(const json_t *sts)
 {
+	const char *text = annotation(sts, ANNOTATION_RESIZE_STATE);
+	json_t *st = text ? json_loads(text, 0, NULL) : NULL;
+	const char *phase = json_string_value(json_object_get(st, "phase"));
+	const char *uid = json_string_value(json_object_get(st, "statefulSetUID"));
+	const char *own = kube_obj_str(sts, "metadata.uid");
+	bool yes = phase && uid && own && !strcmp(uid, own) &&
+		   (!strcmp(phase, "Saving") || !strcmp(phase, "Recreating") || !strcmp(phase, "Copying"));
+	json_decref(st);
+	return yes;
+}
+
+/*
+ * Deleted with propagationPolicy Orphan: the user, or the resize
+ * controller, keeps pods and claims. The garbage collector removes the
+ * orphan finalizer as soon as it has taken the owner references off the
+ * pods, so a pod of the set that its selector matches but nothing
+ * controls says the same after the finalizer is gone.
+ */
+static bool orphaning(const struct scaledown_inputs *in, const char *name)
+{
+	const json_t *sts = in->sts;
 	const json_t *fins = json_object_get(json_object_get(sts, "metadata"), "finalizers");
-	return has_string(fins, FINALIZER_ORPHAN) || annotation(sts, ANNOTATION_RESIZE_STATE);
+	if (has_string(fins, FINALIZER_ORPHAN) || resize_recreating(sts))
+		return true;
+	const json_t *selector = json_object_get(json_object_get(sts, "spec"), "selector");
+	char *prefix = xasprintf("%s-", name);
+	bool orphaned = false;
+	size_t i;
+	const json_t *pod;
+	json_array_foreach(in->pods, i, pod) {
+		const json_t *labels = json_object_get(json_object_get(pod, "metadata"), "labels");
+		if (ordinal_after(kube_obj_str(pod, "metadata.name"), prefix) >= 0 && selector &&
+		    label_selector_matches(selector, labels) && !has_controller(pod))
+			orphaned = true;
+	}
+	free(prefix);
+	return orphaned;
 }
 
 static bool work_left(const struct plan *p)
@@ -759,6 +864,36 @@ static bool work_left(const struct plan *p)
 		if (s == SET_CLEANING || (p->may_start && (s == SET_RETRY_WAIT || s == SET_STOP ||
 							   s == SET_STOPPING || s == SET_READY)))
 			return true;
+	}
+	return false;
+}
+
+/*
+ * On deletion, claims that stay (cleanup given up or left alone) must not
+ * go with the set: whenDeleted: Delete made the set their owner.
+ */
+static bool disown_kept_claims(const struct plan *p, struct scaledown_action *a)
+{
+	for (size_t i = 0; i < p->nords; i++) {
+		const struct ordinal *o = &p->ords[i];
+		for (int c = 0; c < o->nclaims; c++) {
+			const struct claim *cl = &o->claims[c];
+			if (cl->terminating || !owned_by(cl->obj, p->uid))
+				continue;
+			json_t *refs = json_array();
+			size_t r;
+			json_t *ref;
+			json_array_foreach(json_object_get(json_object_get(cl->obj, "metadata"), "ownerReferences"), r, ref) {
+				const char *u = kube_obj_str(ref, "uid");
+				if (!u || strcmp(u, p->uid))
+					json_array_append(refs, ref);
+			}
+			a->step = SCALEDOWN_DISOWN_CLAIM;
+			snprintf(a->object, sizeof(a->object), "%s", cl->name);
+			a->body = json_pack("{s:{s:o, s:s?}}", "metadata", "ownerReferences", refs, "resourceVersion",
+					    kube_obj_str(cl->obj, "metadata.resourceVersion"));
+			return true;
+		}
 	}
 	return false;
 }
@@ -799,7 +934,9 @@ void scaledown_plan(const struct scaledown_inputs *in, struct scaledown_action *
 		return;
 	struct scaledown_refusal refusal;
 	int parsed = scaledown_request_parse(in->sts, &p.req, &refusal);
-	p.may_start = parsed == 0 && p.req.enabled;
+	/* The key the resize controller honours too: the user takes this StatefulSet over. */
+	const char *ignore = annotation(in->sts, ANNOTATION_IGNORE);
+	p.may_start = parsed == 0 && p.req.enabled && !(ignore && !strcmp(ignore, "true"));
 	if (!p.may_start) {
 		p.req.max_attempts = SCALEDOWN_MAX_ATTEMPTS_DEFAULT;
 		p.req.timeout_ms = SCALEDOWN_TIMEOUT_DEFAULT_MS;
@@ -816,7 +953,8 @@ void scaledown_plan(const struct scaledown_inputs *in, struct scaledown_action *
 	}
 	if (p.deleting && !has_finalizer)
 		goto out; /* not held for us: the garbage collector takes it, and our pods with it */
-	if (p.deleting && orphaning(in->sts)) {
+	if (p.deleting && orphaning(in, p.name)) {
+		/* Its cleanup pods stay too; the StatefulSet made again finds them by their label. */
 		set_finalizer(in->sts, false, a);
 		event(a, "Normal", "CleanupSkipped",
 		      "the StatefulSet is deleted with orphan propagation (--cascade=orphan, or re-created by a "
@@ -841,8 +979,11 @@ void scaledown_plan(const struct scaledown_inputs *in, struct scaledown_action *
 		goto out;
 	if (write_state(&p, a))
 		goto out;
+	if (has_finalizer && p.deleting && !work_left(&p) && disown_kept_claims(&p, a))
+		goto out;
 	if (has_finalizer && ((p.deleting && !work_left(&p)) || (!p.deleting && !p.may_start && !work_left(&p)))) {
 		set_finalizer(in->sts, false, a);
+		a->verify_no_cleanup_pod = p.deleting;
 		if (p.deleting)
 			finalizer_removed_event(&p, a);
 		goto out;

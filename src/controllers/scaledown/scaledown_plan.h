@@ -16,7 +16,7 @@
  * volumeClaimTemplate that has one. It is orphaned when the ordinal is
  * outside [ordinals.start, ordinals.start + replicas) (or the StatefulSet
  * is being deleted), at least one of its claims is not being deleted, and
- * no pod of the StatefulSet holds the name <sts>-<ordinal>.
+ * no pod (the StatefulSet's, or any other) holds the name <sts>-<ordinal>.
  *
  * For one orphaned claim set:
  *   start      create the cleanup pod <sts>-<ordinal> (attempt n)
@@ -46,15 +46,23 @@
  * the operator's to stop), and the others go on. The finalizer goes when no
  * cleanup pod is left and every claim set is cleaned, given up or left
  * alone; a Warning CleanupIncomplete then names the ordinals whose claims
- * stay.
+ * stay. Claims that stay lose the owner reference whenDeleted: Delete gave
+ * them first, or the garbage collector would delete them with the set.
  * A deletion that orphans (propagationPolicy Orphan: --cascade=orphan, or
  * the resize controller re-creating the StatefulSet, which records its
- * resize-state first) cleans nothing: the finalizer is simply removed.
+ * resize-state first; seen by the orphan finalizer, the resize-state, or a
+ * pod of the set the garbage collector has already orphaned) cleans
+ * nothing: the finalizer is simply removed, cleanup pods under way stay.
+ *
+ * Claims are taken to be the set's only when its selector's matchLabels are
+ * on them (the StatefulSet controller labels its claims so): a claim of the
+ * same name made by hand or by another set is never mounted or deleted.
  */
 #ifndef SOP_SCALEDOWN_PLAN_H
 #define SOP_SCALEDOWN_PLAN_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #define FINALIZER_SCALEDOWN "stateful-operator.io/scaledown"
 #define ANNOTATION_SCALEDOWN_STATE "stateful-operator.io/scaledown-state"
@@ -85,6 +93,7 @@ enum scaledown_step {
 	SCALEDOWN_DELETE_POD,       /* delete the cleanup pod object (UID uid) */
 	SCALEDOWN_DELETE_CLAIM,     /* delete claim object (UID uid) */
 	SCALEDOWN_SET_STATE,        /* write body as scaledown-state (NULL: remove) and status */
+	SCALEDOWN_DISOWN_CLAIM,     /* merge-patch claim object with body: the StatefulSet's owner reference off */
 	SCALEDOWN_WAIT,             /* the cluster is working; look again after requeue_ms */
 };
 
@@ -100,6 +109,11 @@ struct scaledown_action {
 	char *event_message;      /* new string */
 	const char *counts;       /* metric family this step adds one to, or NULL (static) */
 	const char *what;         /* what the step is for when its kind does not say, e.g. "RecordFailure" */
+	/*
+	 * REMOVE_FINALIZER at the end of a deletion's cleanup: only once a live
+	 * LIST shows no cleanup pod left (the cache may not show one just made).
+	 */
+	bool verify_no_cleanup_pod;
 	long requeue_ms;          /* look again after this long at the latest (0: no deadline) */
 };
 
