@@ -3035,31 +3035,32 @@ static void test_claims_without_the_cluster_label(void **state)
 		   "{\"persistentVolumeClaimRetentionPolicy\": {\"whenDeleted\": \"Delete\", \"whenScaled\": \"Delete\"}}");
 	char *uid7 = xstrdup(kube_obj_str(claim_by_hand(w, "data-coder-7", NULL), "metadata.uid"));
 	settle(w);
-	expect_members(w, "[0,1,2]");
-	assert_int_equal(state_next(w), 3);
+	/* Never ours, but its name is taken: new identities go past it, so no creation can collide. */
+	expect_members(w, "[8,9,10]");
+	assert_int_equal(state_next(w), 11);
 	expect_by_hand_untouched(w, "data-coder-7", uid7);
 	scale_to(w, 4);
 	settle(w);
-	expect_members(w, "[0,1,2,3]");
-	assert_int_equal(state_next(w), 4);
+	expect_members(w, "[8,9,10,11]");
+	assert_int_equal(state_next(w), 12);
 	/* The state and status lost: rebuilt from what the cluster made. */
 	wipe_state(w);
 	wipe_status(w);
 	settle(w);
-	assert_int_equal(state_next(w), 4);
-	expect_members(w, "[0,1,2,3]");
+	assert_int_equal(state_next(w), 12);
+	expect_members(w, "[8,9,10,11]");
 	expect_by_hand_untouched(w, "data-coder-7", uid7);
 
-	/* coder-3 scaled away; a claim of its name made by hand before the identity is forgotten. */
+	/* coder-11 scaled away; a claim of its name made by hand before the identity is forgotten. */
 	scale_to(w, 3);
-	run_until(w, asks_for_what, "ForgetMember", "coder-3 is forgotten");
-	assert_null(sim_find(w->pvcs, "data-coder-3"));
-	char *uid3 = xstrdup(kube_obj_str(claim_by_hand(w, "data-coder-3", "{\"app\": \"coder\"}"), "metadata.uid"));
+	run_until(w, asks_for_what, "ForgetMember", "coder-11 is forgotten");
+	assert_null(sim_find(w->pvcs, "data-coder-11"));
+	char *uid3 = xstrdup(kube_obj_str(claim_by_hand(w, "data-coder-11", "{\"app\": \"coder\"}"), "metadata.uid"));
 	settle(w);
-	expect_members(w, "[0,1,2]");
-	expect_by_hand_untouched(w, "data-coder-3", uid3);
+	expect_members(w, "[8,9,10]");
+	expect_by_hand_untouched(w, "data-coder-11", uid3);
 	expect_by_hand_untouched(w, "data-coder-7", uid7);
-	assert_int_equal(state_next(w), 4);
+	assert_int_equal(state_next(w), 12);
 	expect_decoys(w);
 	free(uid3);
 	free(uid7);

@@ -189,6 +189,7 @@ struct plan {
 	struct identity *ids;
 	size_t nids, cap;
 	long long due_ms; /* the nearest time something falls due */
+	long foreign_max; /* the highest identity in a claim name that is not ours, or -1 */
 	char hash[11];
 	char *update_rev;        /* <name>-<hash> */
 	const json_t *update_obj; /* its ControllerRevision, or NULL */
@@ -272,7 +273,13 @@ static void collect(struct plan *p)
 			/* Ours carry the cluster label: a claim of the same name made otherwise is left alone. */
 			const char *owner = json_string_value(
 				json_object_get(json_object_get(json_object_get(o, "metadata"), "labels"), LABEL_CLUSTER));
-			if (n < 0 || !owner || strcmp(owner, p->name))
+			if (n >= 0 && (!owner || strcmp(owner, p->name))) {
+				/* Not ours, but the name is taken: new identities must go past it. */
+				if (n > p->foreign_max)
+					p->foreign_max = n;
+				continue;
+			}
+			if (n < 0)
 				continue;
 			struct identity *id = identity_get(p, n);
 			struct claim *c = &id->claims[id->nclaims++];
@@ -361,8 +368,8 @@ static void assess(struct plan *p, struct identity *id)
 		} else if (!st || strcmp(st, "True")) {
 			id->node_lost = true;
 			long long since = time_ms(kube_obj_str(nready, "lastTransitionTime"));
-			if (since < 0)
-				since = p->in->now_ms; /* no time given: counted from now */
+			if (since < 0) /* no transition time: its last heartbeat, or lost already */
+				since = time_ms(kube_obj_str(nready, "lastHeartbeatTime"));
 			if (since + p->s.node_lost_ms <= p->in->now_ms) {
 				id->failure = xasprintf("its node %s has not been Ready for %llds (nodeLostAfterSeconds)",
 							node_name, p->s.node_lost_ms / 1000);
@@ -400,7 +407,7 @@ static json_t *state_new(long long next, json_t *members, json_t *released)
 /* The highest identity any pod or claim shows, or -1. */
 static long highest_seen(const struct plan *p)
 {
-	long max = -1;
+	long max = p->foreign_max;
 	for (size_t i = 0; i < p->nids; i++)
 		if ((p->ids[i].pod || p->ids[i].nclaims) && p->ids[i].n > max)
 			max = p->ids[i].n;
@@ -981,7 +988,7 @@ void cluster_plan(const struct cluster_inputs *in, struct cluster_action *a)
 	/* Gone or going: the garbage collector takes its pods, revisions and the claims it owns. */
 	if (!in->cluster || terminating(in->cluster))
 		return;
-	struct plan p = {.in = in, .c = in->cluster, .due_ms = LLONG_MAX};
+	struct plan p = {.in = in, .c = in->cluster, .due_ms = LLONG_MAX, .foreign_max = -1};
 	p.ns = kube_obj_str(in->cluster, "metadata.namespace");
 	p.name = kube_obj_str(in->cluster, "metadata.name");
 	p.uid = kube_obj_str(in->cluster, "metadata.uid");
@@ -1013,7 +1020,7 @@ void cluster_plan(const struct cluster_inputs *in, struct cluster_action *a)
 			      "identity state rebuilt from the pods and claims: next identity %s-%lld", p.name,
 			      (long long)json_integer_value(json_object_get(p.state, "next")));
 	} else if (!(ensure_revision(&p, a) || record_current_revision(&p, a) || replace_failed(&p, a) ||
-		     scale(&p, a) || release(&p, a) || start_members(&p, a) || roll(&p, a) ||
+		     release(&p, a) || scale(&p, a) || start_members(&p, a) || roll(&p, a) ||
 		     fix_claim_owners(&p, a) || prune_revisions(&p, a))) {
 		json_t *st = desired_status(&p);
 		if (status_differs(json_object_get(in->cluster, "status"), st)) {

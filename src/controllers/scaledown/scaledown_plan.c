@@ -876,6 +876,9 @@ static bool disown_kept_claims(const struct plan *p, struct scaledown_action *a)
 {
 	for (size_t i = 0; i < p->nords; i++) {
 		const struct ordinal *o = &p->ords[i];
+		/* Only where a cleanup was wanted and did not happen: otherwise whenDeleted stands. */
+		if (o->state != SET_GAVE_UP && o->state != SET_LEFT_ALONE)
+			continue;
 		for (int c = 0; c < o->nclaims; c++) {
 			const struct claim *cl = &o->claims[c];
 			if (cl->terminating || !owned_by(cl->obj, p->uid))
