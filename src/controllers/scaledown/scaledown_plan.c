@@ -523,6 +523,10 @@ static bool act_on_cleanup(struct plan *p, struct ordinal *o, struct scaledown_a
 	char *why = recorded ? xstrdup("recorded") : why_failed(p, o);
 	if (!why)
 		return false;
+	if (!pod_uid) { /* the API server gives every pod one; without it a failure cannot be counted once */
+		free(why);
+		return false;
+	}
 	if (!recorded) {
 		/* Recorded before the pod goes, so a crash in between counts it once. */
 		json_t *st = state_with_failure(p, o, why);
