@@ -5,13 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "client/kube_client.h"
 #include "client/label_selector.h"
 #include "controllers/cluster/cluster_objects.h"
+#include "controllers/cluster/cluster_plan_internal.h"
 #include "util/duration.h"
-#include "util/strbuf.h"
 #include "util/xalloc.h"
 
 void cluster_action_release(struct cluster_action *a)
@@ -48,53 +47,9 @@ static void event(struct cluster_action *a, const char *type, const char *reason
 	va_end(ap);
 }
 
-/* ---- the selector as status.selector shows it ---- */
-
-char *cluster_selector_string(const json_t *selector)
-{
-	if (!label_selector_valid(selector))
-		return NULL;
-	struct strbuf sb = STRBUF_INIT;
-	const char *k;
-	const json_t *v;
-	json_object_foreach((json_t *)json_object_get(selector, "matchLabels"), k, v)
-		strbuf_appendf(&sb, "%s%s=%s", sb.len ? "," : "", k, json_string_value(v));
-	size_t i, j;
-	const json_t *e, *x;
-	json_array_foreach(json_object_get(selector, "matchExpressions"), i, e) {
-		const char *key = kube_obj_str(e, "key"), *op = kube_obj_str(e, "operator");
-		const char *sep = sb.len ? "," : "";
-		if (!strcmp(op, "Exists")) {
-			strbuf_appendf(&sb, "%s%s", sep, key);
-		} else if (!strcmp(op, "DoesNotExist")) {
-			strbuf_appendf(&sb, "%s!%s", sep, key);
-		} else {
-			strbuf_appendf(&sb, "%s%s %s (", sep, key, !strcmp(op, "In") ? "in" : "notin");
-			json_array_foreach(json_object_get(e, "values"), j, x)
-				strbuf_appendf(&sb, "%s%s", j ? "," : "", json_string_value(x));
-			strbuf_appendf(&sb, ")");
-		}
-	}
-	return strbuf_detach(&sb);
-}
-
 /* ---- reading the spec ---- */
 
-struct spec {
-	long long replicas;
-	const json_t *selector;
-	const json_t *tmpl;
-	const json_t *vcts;
-	long long min_ready_ms;
-	bool on_delete;
-	long long max_unavailable;
-	long long partition;
-	long long history;
-	const char *when_deleted, *when_scaled, *when_replaced;
-	long long unhealthy_ms, node_lost_ms, grace_ms;
-};
-
-static long long int_at(const json_t *obj, const char *path, long long dflt)
+long long cluster_int_at(const json_t *obj, const char *path, long long dflt)
 {
 	const json_t *v = obj;
 	char *copy = xstrdup(path), *save = NULL;
@@ -131,70 +86,29 @@ static void read_spec(const json_t *cluster, struct spec *s)
 {
 	const json_t *spec = json_object_get(cluster, "spec");
 	memset(s, 0, sizeof(*s));
-	s->replicas = int_at(spec, "replicas", 1);
+	s->replicas = cluster_int_at(spec, "replicas", 1);
 	if (s->replicas < 0)
 		s->replicas = 0;
 	s->selector = json_object_get(spec, "selector");
 	s->tmpl = json_object_get(spec, "template");
 	s->vcts = json_object_get(spec, "volumeClaimTemplates");
-	s->min_ready_ms = int_at(spec, "minReadySeconds", 0) * 1000;
+	s->min_ready_ms = cluster_int_at(spec, "minReadySeconds", 0) * 1000;
 	const char *type = kube_obj_str(spec, "updateStrategy.type");
 	s->on_delete = type && !strcmp(type, "OnDelete");
 	s->max_unavailable = max_unavailable(
 		json_object_get(json_object_get(json_object_get(spec, "updateStrategy"), "rollingUpdate"), "maxUnavailable"),
 		s->replicas);
-	s->partition = int_at(spec, "updateStrategy.rollingUpdate.partition", 0);
-	s->history = int_at(spec, "revisionHistoryLimit", CLUSTER_DEFAULT_HISTORY);
+	s->partition = cluster_int_at(spec, "updateStrategy.rollingUpdate.partition", 0);
+	s->history = cluster_int_at(spec, "revisionHistoryLimit", CLUSTER_DEFAULT_HISTORY);
 	s->when_deleted = policy(spec, "whenDeleted");
 	s->when_scaled = policy(spec, "whenScaled");
 	s->when_replaced = policy(spec, "whenReplaced");
-	s->unhealthy_ms = int_at(spec, "replacement.unhealthyAfterSeconds", CLUSTER_DEFAULT_UNHEALTHY_S) * 1000;
-	s->node_lost_ms = int_at(spec, "replacement.nodeLostAfterSeconds", CLUSTER_DEFAULT_NODE_LOST_S) * 1000;
-	s->grace_ms = int_at(spec, "replacement.startupGraceSeconds", CLUSTER_DEFAULT_STARTUP_GRACE_S) * 1000;
+	s->unhealthy_ms = cluster_int_at(spec, "replacement.unhealthyAfterSeconds", CLUSTER_DEFAULT_UNHEALTHY_S) * 1000;
+	s->node_lost_ms = cluster_int_at(spec, "replacement.nodeLostAfterSeconds", CLUSTER_DEFAULT_NODE_LOST_S) * 1000;
+	s->grace_ms = cluster_int_at(spec, "replacement.startupGraceSeconds", CLUSTER_DEFAULT_STARTUP_GRACE_S) * 1000;
 }
 
 /* ---- the members as the cluster shows them ---- */
-
-struct claim {
-	const json_t *obj;
-	const char *name, *uid;
-	bool terminating;
-};
-
-struct identity {
-	long n;
-	char name[256];
-	const json_t *pod;     /* controlled by the cluster, or NULL */
-	const json_t *foreign; /* a pod of that name the cluster does not control */
-	struct claim *claims;
-	int nclaims;
-	bool member;
-	const char *released; /* "Scaled" / "Replaced" or NULL */
-	/* members with a pod: */
-	bool going;   /* being deleted (or deleted by us, the cache may not show it yet) */
-	bool ready, available;
-	bool node_lost; /* its node is gone or NotReady (even if not yet for long) */
-	char *failure;  /* why it counts as failed (new string), or NULL */
-	const char *revision;
-	int rank; /* among the members by identity, from 0 */
-};
-
-struct plan {
-	const struct cluster_inputs *in;
-	const json_t *c;
-	const char *ns, *name, *uid;
-	struct spec s;
-	json_t *state; /* the state as it should be read (new reference) */
-	bool state_rebuilt;
-	struct identity *ids;
-	size_t nids, cap;
-	long long due_ms; /* the nearest time something falls due */
-	long foreign_max; /* the highest identity in a claim name that is not ours, or -1 */
-	char hash[11];
-	char *update_rev;        /* <name>-<hash> */
-	const json_t *update_obj; /* its ControllerRevision, or NULL */
-	const char *current_rev;  /* status.currentRevision when that revision still exists, else update_rev */
-};
 
 static void due_at(struct plan *p, long long ms)
 {
@@ -421,7 +335,7 @@ static void read_state(struct plan *p)
 		json_object_get(json_object_get(json_object_get(p->c, "metadata"), "annotations"), ANNOTATION_CLUSTER_STATE));
 	json_t *st = text ? json_loads(text, 0, NULL) : NULL;
 	long long seen_next = highest_seen(p) + 1;
-	long long status_next = int_at(p->c, "status.nextIdentity", 0);
+	long long status_next = cluster_int_at(p->c, "status.nextIdentity", 0);
 	if (json_is_object(st) && json_is_integer(json_object_get(st, "next")) &&
 	    json_is_array(json_object_get(st, "members"))) {
 		if (!json_is_object(json_object_get(st, "released")))
@@ -712,7 +626,7 @@ static int unavailable_count(const struct plan *p)
 	return n;
 }
 
-static bool at_revision(const struct identity *id, const char *rev)
+bool cluster_at_revision(const struct identity *id, const char *rev)
 {
 	/* Pods carry the revision's name in controller-revision-hash, as StatefulSet pods do. */
 	return id->revision && rev && !strcmp(id->revision, rev);
@@ -726,7 +640,7 @@ static bool roll(struct plan *p, struct cluster_action *a)
 	const struct identity *pick = NULL;
 	for (size_t i = 0; i < p->nids; i++) {
 		const struct identity *id = &p->ids[i];
-		if (!id->member || !id->pod || id->going || at_revision(id, target_revision(p, id)))
+		if (!id->member || !id->pod || id->going || cluster_at_revision(id, target_revision(p, id)))
 			continue;
 		/* Not-Ready members first (they serve nothing), then the newest. */
 		if (!pick || (!id->ready && pick->ready) || (id->ready == pick->ready && id->n > pick->n))
@@ -787,7 +701,7 @@ static bool revision_in_use(const struct plan *p, const char *name)
 	if (!strcmp(name, p->update_rev) || (p->current_rev && !strcmp(name, p->current_rev)))
 		return true;
 	for (size_t i = 0; i < p->nids; i++)
-		if (p->ids[i].pod && at_revision(&p->ids[i], name))
+		if (p->ids[i].pod && cluster_at_revision(&p->ids[i], name))
 			return true;
 	return false;
 }
@@ -843,7 +757,7 @@ static bool record_current_revision(struct plan *p, struct cluster_action *a)
 	const char *want = p->current_rev;
 	bool all_updated = (long long)json_array_size(json_object_get(p->state, "members")) == p->s.replicas;
 	for (size_t i = 0; i < p->nids && all_updated; i++)
-		if (p->ids[i].member && !(p->ids[i].pod && at_revision(&p->ids[i], p->update_rev)))
+		if (p->ids[i].member && !(p->ids[i].pod && cluster_at_revision(&p->ids[i], p->update_rev)))
 			all_updated = false;
 	if (all_updated)
 		want = p->update_rev;
@@ -854,109 +768,6 @@ static bool record_current_revision(struct plan *p, struct cluster_action *a)
 	set_state(a, st);
 	a->what = "RecordRevision";
 	return true;
-}
-
-/* ---- status ---- */
-
-static json_t *condition_new(const json_t *old_status, const char *type, bool status, const char *reason,
-			     const char *message, const char *now, long long generation)
-{
-	const char *st = status ? "True" : "False";
-	const char *since = now;
-	size_t i;
-	const json_t *c;
-	json_array_foreach(json_object_get(old_status, "conditions"), i, c) {
-		if (kube_obj_str(c, "type") && !strcmp(kube_obj_str(c, "type"), type) && kube_obj_str(c, "status") &&
-		    !strcmp(kube_obj_str(c, "status"), st) && kube_obj_str(c, "lastTransitionTime"))
-			since = kube_obj_str(c, "lastTransitionTime");
-	}
-	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "type", type, "status", st, "reason", reason, "message",
-			 message, "lastTransitionTime", since, "observedGeneration", (json_int_t)generation);
-}
-
-static json_t *desired_status(struct plan *p)
-{
-	const json_t *old = json_object_get(p->c, "status");
-	long long replicas = 0, ready = 0, available = 0, updated = 0, current = 0, members = 0;
-	json_t *list = json_array();
-	for (size_t i = 0; i < p->nids; i++) {
-		const struct identity *id = &p->ids[i];
-		if (!id->member)
-			continue;
-		members++;
-		json_t *m = json_pack("{s:s, s:b}", "identity", id->name, "ready", id->ready);
-		if (id->pod) {
-			replicas++;
-			ready += id->ready;
-			available += id->available;
-			updated += at_revision(id, p->update_rev);
-			json_object_set_new(m, "pod", json_string(id->name));
-			const char *node = kube_obj_str(id->pod, "spec.nodeName");
-			if (node)
-				json_object_set_new(m, "node", json_string(node));
-			if (id->revision)
-				json_object_set_new(m, "revision", json_string(id->revision));
-			const char *phase = kube_obj_str(id->pod, "status.phase");
-			json_object_set_new(m, "phase", json_string(id->going ? "Terminating" : phase ? phase : "Pending"));
-		}
-		json_array_append_new(list, m);
-	}
-	const char *current_rev = updated == p->s.replicas && members == p->s.replicas ? p->update_rev : p->current_rev;
-	for (size_t i = 0; i < p->nids; i++)
-		current += p->ids[i].member && p->ids[i].pod && at_revision(&p->ids[i], current_rev);
-	char now[32];
-	time_t t = (time_t)(p->in->now_ms / 1000);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	long long gen = int_at(p->c, "metadata.generation", 0);
-	long long need = p->s.replicas - (p->s.on_delete ? 0 : p->s.max_unavailable);
-	if (need < 0)
-		need = 0;
-	json_t *conds = json_array();
-	char msg[256];
-	snprintf(msg, sizeof(msg), "%lld of %lld members available (at least %lld wanted)", available, p->s.replicas,
-		 need);
-	json_array_append_new(conds, condition_new(old, "Available", available >= need,
-						   available >= need ? "MinimumMembersAvailable" : "MembersUnavailable",
-						   msg, now, gen));
-	bool steady = members == p->s.replicas && replicas == members && ready == members && updated == members;
-	const char *why = members != p->s.replicas ? "Scaling" : updated != members ? "RollingUpdate" :
-			  replicas != members || ready != members ? "MembersStarting" : "Complete";
-	snprintf(msg, sizeof(msg), "%lld members, %lld with pods, %lld Ready, %lld at revision %s", members, replicas,
-		 ready, updated, p->update_rev);
-	json_array_append_new(conds, condition_new(old, "Progressing", !steady, why, msg, now, gen));
-	const char *fail = p->in->create_error;
-	char *taken = NULL;
-	for (size_t i = 0; i < p->nids && !fail; i++)
-		if (p->ids[i].member && p->ids[i].foreign)
-			fail = taken = xasprintf("pod %s exists and is not this StatefulCluster's", p->ids[i].name);
-	json_array_append_new(conds, condition_new(old, "ReplicaFailure", fail != NULL, fail ? "CreateFailed" : "None",
-						   fail ? fail : "every member's pod could be created", now, gen));
-	free(taken);
-	char *selector = cluster_selector_string(p->s.selector);
-	json_t *st = json_pack("{s:I, s:I, s:I, s:I, s:I, s:s, s:s, s:I, s:s?, s:I, s:o, s:o}", "replicas",
-			       (json_int_t)replicas, "readyReplicas", (json_int_t)ready, "availableReplicas",
-			       (json_int_t)available, "updatedReplicas", (json_int_t)updated, "currentReplicas",
-			       (json_int_t)current, "currentRevision", current_rev, "updateRevision", p->update_rev,
-			       "observedGeneration", (json_int_t)gen, "selector", selector, "nextIdentity",
-			       json_integer_value(json_object_get(p->state, "next")), "members", list, "conditions", conds);
-	free(selector);
-	return st;
-}
-
-/* True when the status differs from want in anything but the time conditions were written. */
-static bool status_differs(const json_t *have, const json_t *want)
-{
-	if (!have)
-		return true;
-	const char *k;
-	json_t *v;
-	json_object_foreach((json_t *)want, k, v) {
-		if (!json_equal(v, json_object_get(have, k)))
-			return true;
-	}
-	return false;
 }
 
 /* ---- the plan ---- */
@@ -1022,8 +833,8 @@ void cluster_plan(const struct cluster_inputs *in, struct cluster_action *a)
 	} else if (!(ensure_revision(&p, a) || record_current_revision(&p, a) || replace_failed(&p, a) ||
 		     release(&p, a) || scale(&p, a) || start_members(&p, a) || roll(&p, a) ||
 		     fix_claim_owners(&p, a) || prune_revisions(&p, a))) {
-		json_t *st = desired_status(&p);
-		if (status_differs(json_object_get(in->cluster, "status"), st)) {
+		json_t *st = cluster_desired_status(&p);
+		if (cluster_status_differs(json_object_get(in->cluster, "status"), st)) {
 			a->step = CLUSTER_UPDATE_STATUS;
 			a->body = st;
 		} else {
