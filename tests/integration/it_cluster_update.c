@@ -106,16 +106,24 @@ static void test_rolling_update_keeps_within_max_unavailable(void **state)
 		cl_fail_with_log(t, "%d members were down at once, maxUnavailable is 2", most);
 	/* The update used what it was allowed: two at a time. */
 	assert_int_equal(most, 2);
-	/* Same identities, each re-created once at the new revision. */
+	/*
+	 * Same identities, each re-created at the new revision, and the operator
+	 * took each member down once. (kwok finishes a graceful deletion with a
+	 * DELETE by name and no UID precondition, so when the operator re-creates
+	 * the pod within milliseconds, kwok can take the new one too; the audit
+	 * log shows it. A kubelet deletes with the pod's UID. So the pods may be
+	 * more; the operator's own deletions are counted by its Events.)
+	 */
 	json_t *seen = cl_names_seen(t->pod_records, "x");
-	bool twice_each = json_object_size(seen) == 4;
+	bool each = json_object_size(seen) == 4;
 	const char *k;
 	json_t *v;
-	json_object_foreach(seen, k, v) twice_each = twice_each && json_integer_value(v) == 2;
-	if (!twice_each) {
+	json_object_foreach(seen, k, v) each = each && json_integer_value(v) >= 2;
+	if (!each) {
 		char *text = json_dumps(seen, JSON_COMPACT | JSON_SORT_KEYS);
-		cl_fail_with_log(t, "pod names used %s, want each of x-0..x-3 twice", text);
+		cl_fail_with_log(t, "pod names used %s, want x-0..x-3 each re-created", text);
 	}
+	assert_int_equal(it_event_count(t->admin, t->ns, "MemberUpdating", "x"), 4);
 	assert_int_equal(cl_int_at(stc, "status.nextIdentity"), 4);
 	cl_expect_member_pods(t, stc);
 	cl_expect_events(t, "MemberUpdating", "x", "Normal");
@@ -306,11 +314,14 @@ static void test_on_delete_waits_for_the_user(void **state)
 	for (const char *const *name = (const char *const[]){"x-0", "x-2", NULL}; *name; name++)
 		assert_string_equal(json_string_value(json_object_get(after, *name)),
 				    json_string_value(json_object_get(before, *name)));
+	/* x-1 came back (kwok may take a re-created pod once more, see above); nothing else was made. */
 	json_t *seen = cl_names_seen(t->pod_records, "x");
-	if (json_object_size(seen) != 3 || json_integer_value(json_object_get(seen, "x-1")) != 2) {
+	if (json_object_size(seen) != 3 || json_integer_value(json_object_get(seen, "x-1")) < 2 ||
+	    json_integer_value(json_object_get(seen, "x-0")) != 1 || json_integer_value(json_object_get(seen, "x-2")) != 1) {
 		char *text = json_dumps(seen, JSON_COMPACT | JSON_SORT_KEYS);
-		cl_fail_with_log(t, "pod names used %s, want x-0 and x-2 once and x-1 twice", text);
+		cl_fail_with_log(t, "pod names used %s, want x-0 and x-2 once and x-1 again", text);
 	}
+	assert_int_equal(it_event_count(t->admin, t->ns, "MemberUpdating", "x"), 0);
 	struct counts one = {t, 1, 3};
 	cl_wait_or_fail(t, counts_are, &one, "the status does not count 1 updated and 3 Ready members");
 	stc = cl_get(t, "x");

@@ -70,7 +70,9 @@ static void expect_cleanup_pod(const json_t *life, const char *set, int ordinal,
 	assert_true(owned_by_statefulset(pod, set, false));
 	snprintf(want, sizeof(want), "%d", ordinal);
 	assert_true(sd_str_is(it_annotation(pod, ANNOTATION_CLEANUP_ORDINAL), want));
-	assert_true(sd_str_is(it_annotation(pod, ANNOTATION_CLEANUP_ATTEMPT), "1"));
+	/* 1, or 2 when kwok took the first one (see the Parallel test). */
+	const char *attempt = it_annotation(pod, ANNOTATION_CLEANUP_ATTEMPT);
+	assert_true(attempt && atoi(attempt) >= 1 && atoi(attempt) <= 2);
 	const char *recorded = it_annotation(pod, ANNOTATION_CLEANUP_CLAIMS);
 	json_t *mounted = recorded ? json_loads(recorded, 0, NULL) : NULL;
 	if (!json_is_object(mounted))
@@ -200,20 +202,38 @@ static void test_parallel_is_bounded_by_parallelism(void **state)
 	json_t *sts = sd_cleaned_statefulset(SET, 4, "Parallel", "data", "succeed", "3s", NULL);
 	it_set_annotation(sts, ANNOTATION_SCALEDOWN_PARALLELISM, "2");
 	static const char *const cleaned[] = {"data-web-1", "data-web-2", "data-web-3", NULL};
-	json_t *cleanups = scale_to_one_and_clean(t, "it-sd-parallel", sts, 4, 4, cleaned, 3);
+	sd_begin_scaled(t, "it-sd-parallel", sts, 4, 4, 1);
+	sd_wait_cleanup_over(t, SET, cleaned, 3);
+	sd_stop_recording(t);
+	/*
+	 * kwok ends a graceful deletion with a DELETE by name and no UID
+	 * precondition: when the operator creates the cleanup pod within
+	 * milliseconds of the StatefulSet's pod going, kwok can take it (the
+	 * audit log shows it; a kubelet deletes with the pod's UID). Such a
+	 * pod never ran and is retried; the three that succeeded are checked.
+	 */
+	json_t *all = it_lives(t->pod_records, LABEL_CLEANUP_FOR, SET), *cleanups = json_array();
+	size_t i;
+	json_t *life;
+	json_array_foreach(all, i, life) {
+		if (it_first_rv_where(t->pod_records, json_string_value(json_object_get(life, "uid")), "status.phase",
+				      "Succeeded"))
+			json_array_append(cleanups, life);
+	}
+	json_decref(all);
+	assert_int_equal(json_array_size(cleanups), 3);
 
 	/* Two at once (the 3 s each pod runs lets the second start before the first ends), never three. */
 	int most = it_most_alive(t->pod_records, LABEL_CLEANUP_FOR, SET);
 	printf("# Parallel 4 -> 1, parallelism 2: at most %d cleanup pods at once\n", most);
 	assert_int_equal(most, 2);
-	size_t i;
-	json_t *life;
 	json_array_foreach(cleanups, i, life) {
 		const char *name = json_string_value(json_object_get(life, "name"));
 		int ordinal = atoi(name + strlen(SET "-")); /* web-<ordinal>: expect_cleanup_pod checks the rest */
 		expect_cleanup_pod(life, SET, ordinal, "data", t->uids);
 		expect_claims_deleted_after_success(t, life, SET, ordinal, "data");
 	}
+	assert_int_equal(it_event_count(t->admin, t->ns, "CleanupSucceeded", SET), 3);
 	static const char *const kept[] = {"data-web-0", NULL};
 	sd_expect_claims_kept(t, kept);
 
