@@ -1,6 +1,7 @@
 /*
  * One line per event, as text or JSON (--log-format), filtered by level
- * (--log-level). Callers never pass secrets (tokens, keys) to it.
+ * (--log-level). Callers never pass secrets (tokens, keys) to it. A JSON
+ * line is always valid JSON: message bytes that are not UTF-8 become U+FFFD.
  * Thread-safe: each line is written with one write(2).
  */
 #ifndef SOP_UTIL_LOG_H
