@@ -12,8 +12,14 @@
 
 #include "util/strbuf.h"
 
-/* A single event larger than this ends the stream with an error. */
-#define WATCH_EVENT_MAX (64u << 20)
+/*
+ * A single event larger than this ends the stream with an error. An event
+ * is one object: etcd stores at most 1.5 MiB per object and the API server
+ * takes request bodies up to 3 MiB, so 4 MiB holds any object's JSON. The
+ * buffer (at most 8 MiB, as it grows by doubling) and the parsed event
+ * must fit the 128 Mi memory limit, next to the caches.
+ */
+#define WATCH_EVENT_MAX (4u << 20)
 
 struct watch_decoder {
 	struct strbuf pending; /* bytes of an event not yet complete */

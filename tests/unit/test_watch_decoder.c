@@ -166,6 +166,60 @@ static void test_malformed_event_is_an_error(void **state)
 	}
 }
 
+/* An ADDED event of exactly len bytes (without its newline), a big string inside. */
+static char *event_of_size(size_t len)
+{
+	static const char head[] = "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"big\"},\"data\":\"";
+	static const char tail[] = "\"}}";
+	char *ev = xmalloc(len + 2);
+	memcpy(ev, head, sizeof(head) - 1);
+	memset(ev + sizeof(head) - 1, 'x', len - (sizeof(head) - 1) - (sizeof(tail) - 1));
+	memcpy(ev + len - (sizeof(tail) - 1), tail, sizeof(tail) - 1);
+	ev[len] = '\n';
+	ev[len + 1] = '\0';
+	return ev;
+}
+
+/*
+ * The cap fits the object size limit: etcd stores objects up to 1.5 MiB
+ * and the API server takes request bodies up to 3 MiB, so an event of that
+ * size passes; a bigger one is refused, and the buffer never grows past
+ * what the operator's 128 Mi memory limit can afford (8 MiB).
+ */
+static void test_event_size_limit(void **state)
+{
+	(void)state;
+	assert_true(WATCH_EVENT_MAX >= (3u << 20));
+	assert_true(WATCH_EVENT_MAX <= (4u << 20));
+
+	/* Exactly the cap, fed in 64 KiB reads: delivered. */
+	char *ev = event_of_size(WATCH_EVENT_MAX);
+	struct watch_decoder d;
+	struct seen s = {0};
+	watch_decoder_init(&d);
+	for (size_t off = 0, n; off < WATCH_EVENT_MAX + 1; off += n) {
+		n = WATCH_EVENT_MAX + 1 - off < (64u << 10) ? WATCH_EVENT_MAX + 1 - off : (64u << 10);
+		feed_ok(&d, ev + off, n, &s);
+	}
+	assert_int_equal(s.n, 1);
+	assert_string_equal(s.name[0], "big");
+	watch_decoder_release(&d);
+	free(ev);
+
+	/* One byte more: refused, nothing delivered. */
+	ev = event_of_size(WATCH_EVENT_MAX + 1);
+	memset(&s, 0, sizeof(s));
+	char *err = NULL;
+	watch_decoder_init(&d);
+	assert_int_equal(watch_decoder_feed(&d, ev, WATCH_EVENT_MAX + 2, record, &s, &err), -1);
+	assert_non_null(strstr(err, "larger than"));
+	assert_int_equal(s.n, 0);
+	free(err);
+	watch_decoder_release(&d);
+	free(ev);
+}
+
+/* An endless line is refused once past the cap, the buffer bounded all along. */
 static void test_oversized_event_is_refused(void **state)
 {
 	(void)state;
@@ -176,10 +230,15 @@ static void test_oversized_event_is_refused(void **state)
 	struct seen s = {0};
 	char *err = NULL;
 	int rc = 0;
+	size_t fed = 0;
 	watch_decoder_init(&d);
-	for (size_t fed = 0; fed <= WATCH_EVENT_MAX && rc == 0; fed += chunk)
+	while (rc == 0 && fed < (64u << 20)) {
 		rc = watch_decoder_feed(&d, junk, chunk, record, &s, &err);
+		fed += chunk;
+		assert_true(d.pending.alloc <= (8u << 20));
+	}
 	assert_int_equal(rc, -1);
+	assert_true(fed <= (8u << 20));
 	assert_non_null(strstr(err, "larger than"));
 	free(err);
 	free(junk);
@@ -196,6 +255,7 @@ int main(void)
 		cmocka_unit_test(test_blank_lines_and_crlf_are_skipped),
 		cmocka_unit_test(test_stop_drops_the_rest),
 		cmocka_unit_test(test_malformed_event_is_an_error),
+		cmocka_unit_test(test_event_size_limit),
 		cmocka_unit_test(test_oversized_event_is_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
