@@ -19,6 +19,7 @@
 #include "controllers/cluster/cluster_controller.h"
 #include "controllers/resize/resize_controller.h"
 #include "controllers/scaledown/scaledown_controller.h"
+#include "controllers/state_seal.h"
 #include "runtime/events.h"
 #include "runtime/leader.h"
 #include "runtime/manager.h"
@@ -69,12 +70,12 @@ static int load_config(const struct operator_options *o, struct kube_config *cfg
 }
 
 /*
- * The Lease's namespace: --leader-election-namespace, else our own: the
- * pod's (POD_NAMESPACE from the downward API, or the in-cluster service
- * account's), else the kubeconfig context's, else --namespace. New string,
- * or NULL when none is known.
+ * The operator's own namespace, where its Lease and its state key live:
+ * --leader-election-namespace, else the pod's (POD_NAMESPACE from the
+ * downward API, or the in-cluster service account's), else the kubeconfig
+ * context's, else --namespace. New string, or NULL when none is known.
  */
-static char *lease_namespace(const struct operator_options *o, struct kube_client *c)
+static char *own_namespace(const struct operator_options *o, struct kube_client *c)
 {
 	if (o->leader_election_namespace)
 		return xstrdup(o->leader_election_namespace);
@@ -127,9 +128,43 @@ static bool cluster_api_installed(struct kube_client *c, const char *ns)
 	return true;
 }
 
+/* Where deploy/ installs the operator. */
+#define DEFAULT_OPERATOR_NAMESPACE "stateful-operator-system"
+
+/*
+ * The key that seals the controllers' state (controllers/state_seal.h), in
+ * Secret <own namespace>/stateful-operator-state-key, made when missing;
+ * the deploy/ namespace when our own is not known. A dry run reads it but
+ * makes none: it writes no state. NULL (and the reason in the log) when it
+ * can be neither read nor made.
+ */
+static struct state_seal *load_state_seal(const struct operator_options *o, struct kube_client *c)
+{
+	char *ns = own_namespace(o, c);
+	if (!ns)
+		ns = xstrdup(DEFAULT_OPERATOR_NAMESPACE);
+	struct state_seal *seal = NULL;
+	struct kube_error err = {0};
+	if (state_seal_load(c, ns, STATE_SEAL_SECRET_NAME, !o->dry_run, &seal, &err) == 0) {
+		log_info("main", "state key: Secret %s/%s", ns, STATE_SEAL_SECRET_NAME);
+	} else if (o->dry_run && err.code == 404) {
+		log_info("main", "dry run: no Secret %s/%s; state is sealed with a key kept nowhere", ns,
+			 STATE_SEAL_SECRET_NAME);
+		seal = state_seal_new_ephemeral();
+	} else {
+		log_error("main",
+			  "cannot read or create the state key, Secret %s/%s: %s (the operator needs get and "
+			  "create on secrets in its own namespace: see deploy/rbac/; the namespace is POD_NAMESPACE, "
+			  "--leader-election-namespace, or the kubeconfig context's)",
+			  ns, STATE_SEAL_SECRET_NAME, err.message);
+	}
+	free(ns);
+	return seal;
+}
+
 /* The enabled controllers, each registering the caches it reads. */
 static void add_controllers(struct manager *m, const struct operator_options *o, struct kube_client *c,
-			    struct event_recorder *events, struct observability *obs)
+			    struct event_recorder *events, struct observability *obs, const struct state_seal *seal)
 {
 	if (o->controllers & CONTROLLER_RESIZE) {
 		struct resize_deps d = {.client = c,
@@ -139,11 +174,13 @@ static void add_controllers(struct manager *m, const struct operator_options *o,
 					/* Namespace scope sends nothing outside its namespace. */
 					.can_read_storage_classes = o->namespace == NULL,
 					.copy_image = o->copy_image,
+					.seal = seal,
 					.workers = o->workers};
 		manager_add_controller(m, resize_controller_new(&d));
 	}
 	if (o->controllers & CONTROLLER_SCALEDOWN) {
-		struct scaledown_deps d = {.client = c, .manager = m, .events = events, .obs = obs, .workers = o->workers};
+		struct scaledown_deps d = {
+			.client = c, .manager = m, .events = events, .obs = obs, .seal = seal, .workers = o->workers};
 		manager_add_controller(m, scaledown_controller_new(&d));
 	}
 	if ((o->controllers & CONTROLLER_CLUSTER) && cluster_api_installed(c, o->namespace)) {
@@ -153,6 +190,7 @@ static void add_controllers(struct manager *m, const struct operator_options *o,
 					 .obs = obs,
 					 /* Nodes are cluster-scoped: a namespaced Role cannot grant them. */
 					 .can_read_nodes = o->namespace == NULL,
+					 .seal = seal,
 					 .workers = o->workers};
 		manager_add_controller(m, cluster_controller_new(&d));
 	}
@@ -173,6 +211,7 @@ int main(int argc, char **argv)
 	struct event_recorder *events = NULL;
 	char *lease_ns = NULL;
 	char *identity = NULL;
+	struct state_seal *seal = NULL;
 
 	/* `stateful-operator copy-script`: the copy Job's script, to run by hand. */
 	if (argc == 2 && strcmp(argv[1], "copy-script") == 0) {
@@ -235,7 +274,7 @@ int main(int argc, char **argv)
 	log_info("main", "watching %s", opts.namespace ? opts.namespace : "all namespaces");
 
 	if (opts.leader_elect) {
-		lease_ns = lease_namespace(&opts, client);
+		lease_ns = own_namespace(&opts, client);
 		if (!lease_ns) {
 			log_error("main", "--leader-elect: cannot tell this operator's namespace; set "
 					  "--leader-election-namespace (or POD_NAMESPACE)");
@@ -264,7 +303,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	events = event_recorder_new(client, "stateful-operator", identity ? identity : "stateful-operator");
-	add_controllers(manager, &opts, client, events, obs);
+	seal = load_state_seal(&opts, client);
+	if (!seal)
+		goto out;
+	add_controllers(manager, &opts, client, events, obs, seal);
 
 	struct signal_thread st = {.manager = manager, .set = signals};
 	pthread_t sig_thread;
@@ -288,6 +330,7 @@ out:
 	kube_client_free(client);
 	kube_config_release(&cfg);
 	options_release(&opts);
+	state_seal_free(seal);
 	free(lease_ns);
 	free(identity);
 	free(err);

@@ -35,6 +35,10 @@ const struct kube_resource KUBE_CONFIGMAPS = {
 	.group = "", .version = "v1", .api_version = "v1",
 	.plural = "configmaps", .kind = "ConfigMap", .namespaced = true,
 };
+const struct kube_resource KUBE_SECRETS = {
+	.group = "", .version = "v1", .api_version = "v1",
+	.plural = "secrets", .kind = "Secret", .namespaced = true,
+};
 const struct kube_resource KUBE_NODES = {
 	.group = "", .version = "v1", .api_version = "v1",
 	.plural = "nodes", .kind = "Node", .namespaced = false,

@@ -23,6 +23,7 @@ extern const struct kube_resource KUBE_PODS;
 extern const struct kube_resource KUBE_JOBS;
 extern const struct kube_resource KUBE_EVENTS;
 extern const struct kube_resource KUBE_CONFIGMAPS;
+extern const struct kube_resource KUBE_SECRETS;
 extern const struct kube_resource KUBE_STORAGECLASSES;
 extern const struct kube_resource KUBE_LEASES;
 extern const struct kube_resource KUBE_NODES;

@@ -7,6 +7,7 @@
 #include <sys/time.h>
 
 #include "controllers/cluster/cluster_plan.h"
+#include "controllers/state_seal.h"
 #include "runtime/crash_hook.h"
 #include "util/hashmap.h"
 #include "util/log.h"
@@ -162,6 +163,9 @@ static int patch_state(struct cluster_ctx *cc, const json_t *cluster, const json
 	/* resourceVersion in a merge patch is a precondition: a decision on a stale cache conflicts. */
 	json_t *patch = json_pack("{s:{s:{s:s}, s:s?}}", "metadata", "annotations", ANNOTATION_CLUSTER_STATE, text,
 				  "resourceVersion", kube_obj_str(cluster, "metadata.resourceVersion"));
+	state_seal_annotate(cc->deps.seal, json_object_get(json_object_get(patch, "metadata"), "annotations"),
+			    kube_obj_str(cluster, "metadata.namespace"), kube_obj_str(cluster, "metadata.name"),
+			    ANNOTATION_CLUSTER_STATE);
 	int r = kube_patch(cc->deps.client, &KUBE_STATEFULCLUSTERS, kube_obj_str(cluster, "metadata.namespace"),
 			   kube_obj_str(cluster, "metadata.name"), NULL, KUBE_PATCH_MERGE, patch, NULL, err);
 	json_decref(patch);
@@ -243,7 +247,18 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 	if (!slash)
 		return 0;
 	char *ns = xstrndup(key, (size_t)(slash - key));
-	json_t *cluster = store_get(cc->clusters, key);
+	json_t *cached = store_get(cc->clusters, key);
+	bool dropped = false;
+	/* A state not sealed by us reads as lost: the planner rebuilds it from pods and claims. */
+	json_t *cluster = cached ? state_seal_drop_unsealed(cc->deps.seal, cached, ANNOTATION_CLUSTER_STATE, &dropped)
+				 : NULL;
+	json_decref(cached);
+	if (dropped) {
+		log_warn("cluster", "%s: %s is not sealed by this operator; ignored", key, ANNOTATION_CLUSTER_STATE);
+		event_record(cc->deps.events, cluster, "Warning", "ClusterStateUntrusted",
+			     ANNOTATION_CLUSTER_STATE " was not written by this operator (its seal is missing or does "
+			     "not match); it is ignored and rebuilt from the members' pods and claims");
+	}
 	json_t *pods = store_by_index(cc->pods, "namespace", ns);
 	json_t *pvcs = store_by_index(cc->pvcs, "namespace", ns);
 	json_t *revisions = store_by_index(cc->revisions, "namespace", ns);

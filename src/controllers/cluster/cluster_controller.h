@@ -17,11 +17,14 @@
 #include "runtime/events.h"
 #include "runtime/manager.h"
 
+struct state_seal;
+
 struct cluster_deps {
 	struct kube_client *client;    /* borrowed */
 	struct manager *manager;       /* borrowed: the caches come from it */
 	struct event_recorder *events; /* borrowed */
 	struct observability *obs;     /* borrowed; may be NULL */
+	const struct state_seal *seal; /* borrowed: seals the state written, checks the state read */
 	bool can_read_nodes;           /* false in namespace scope: node loss is then not detected */
 	int workers;
 };

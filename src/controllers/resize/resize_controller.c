@@ -8,6 +8,8 @@
 #include "client/quantity.h"
 #include "controllers/claim_names.h"
 #include "controllers/resize/resize_plan.h"
+#include "controllers/resize/resize_volume_owner.h"
+#include "controllers/state_seal.h"
 #include "runtime/crash_hook.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -149,15 +151,9 @@ static void now_rfc3339(char *buf, size_t len)
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/*
- * Merge-patches the state and status annotations of the StatefulSet, or of
- * its backup ConfigMap while it is gone (a NULL value removes the key).
- */
-static int patch_annotations_of(struct resize_ctx *rc, const struct kube_resource *r_, const char *ns,
-				const char *name, const char *rv, const json_t *state, const char *status_text,
-				struct kube_error *err)
+/* Sets the state annotation (sealed for StatefulSet ns/sts) in ann, or removes both when state is NULL. */
+static void annotate_state(struct resize_ctx *rc, json_t *ann, const char *ns, const char *sts, const json_t *state)
 {
-	json_t *ann = json_object();
 	if (state) {
 		char *text = json_dumps(state, JSON_COMPACT | JSON_SORT_KEYS);
 		json_object_set_new(ann, ANNOTATION_RESIZE_STATE, json_string(text));
@@ -165,12 +161,27 @@ static int patch_annotations_of(struct resize_ctx *rc, const struct kube_resourc
 	} else {
 		json_object_set_new(ann, ANNOTATION_RESIZE_STATE, json_null());
 	}
+	state_seal_annotate(rc->deps.seal, ann, ns, sts, ANNOTATION_RESIZE_STATE);
+}
+
+/*
+ * Merge-patches the state and status annotations of StatefulSet sts, or of
+ * its backup ConfigMap (object) while it is gone (a NULL value removes the
+ * key). The state is sealed for the StatefulSet either way, so it reads
+ * the same wherever it lives.
+ */
+static int patch_annotations_of(struct resize_ctx *rc, const struct kube_resource *r_, const char *ns,
+				const char *sts, const char *object, const char *rv, const json_t *state,
+				const char *status_text, struct kube_error *err)
+{
+	json_t *ann = json_object();
+	annotate_state(rc, ann, ns, sts, state);
 	json_object_set_new(ann, ANNOTATION_RESIZE_STATUS, status_text ? json_string(status_text) : json_null());
 	/* resourceVersion in a merge patch is a precondition: a stale decision conflicts. */
 	json_t *patch = json_pack("{s:{s:o}}", "metadata", "annotations", ann);
 	if (rv)
 		json_object_set_new(json_object_get(patch, "metadata"), "resourceVersion", json_string(rv));
-	int r = kube_patch(rc->deps.client, r_, ns, name, NULL, KUBE_PATCH_MERGE, patch, NULL, err);
+	int r = kube_patch(rc->deps.client, r_, ns, object, NULL, KUBE_PATCH_MERGE, patch, NULL, err);
 	json_decref(patch);
 	return r;
 }
@@ -178,7 +189,7 @@ static int patch_annotations_of(struct resize_ctx *rc, const struct kube_resourc
 static int patch_annotations(struct resize_ctx *rc, const char *ns, const char *name, const char *rv,
 			     const json_t *state, const char *status_text, struct kube_error *err)
 {
-	return patch_annotations_of(rc, &KUBE_STATEFULSETS, ns, name, rv, state, status_text, err);
+	return patch_annotations_of(rc, &KUBE_STATEFULSETS, ns, name, name, rv, state, status_text, err);
 }
 
 static int save_backup(struct resize_ctx *rc, const char *ns, const char *name, const json_t *state,
@@ -191,22 +202,25 @@ static int save_backup(struct resize_ctx *rc, const char *ns, const char *name, 
 		return r;
 	json_t *saved = resize_saved_copy(live);
 	json_t *meta = json_object_get(saved, "metadata");
-	if (!json_object_get(meta, "annotations"))
+	if (!json_is_object(json_object_get(meta, "annotations")))
 		json_object_set_new(meta, "annotations", json_object());
-	char *st = json_dumps(state, JSON_COMPACT | JSON_SORT_KEYS);
-	json_object_set_new(json_object_get(meta, "annotations"), ANNOTATION_RESIZE_STATE, json_string(st));
+	annotate_state(rc, json_object_get(meta, "annotations"), ns, name, state);
 	char *text = json_dumps(saved, JSON_COMPACT);
 	char *cm_name = xasprintf("%s" BACKUP_SUFFIX, name);
-	json_t *cm = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:{s:s}}, s:{s:s}}", "apiVersion", "v1", "kind",
+	/* The saved StatefulSet is sealed as a whole: it is what the operator re-creates. */
+	json_t *ann = json_object();
+	annotate_state(rc, ann, ns, name, state);
+	char seal[STATE_SEAL_HEX_LEN + 1];
+	state_seal_sign(rc->deps.seal, ns, name, SEALED_SAVED_STATEFULSET, text, seal);
+	json_object_set_new(ann, SEALED_SAVED_STATEFULSET STATE_SEAL_SUFFIX, json_string(seal));
+	json_t *cm = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:o}, s:{s:s}}", "apiVersion", "v1", "kind",
 			       "ConfigMap", "metadata", "name", cm_name, "namespace", ns, "labels",
-			       LABEL_SAVED_STATEFULSET, name, "annotations", ANNOTATION_RESIZE_STATE, st, "data",
-			       BACKUP_KEY, text);
+			       LABEL_SAVED_STATEFULSET, name, "annotations", ann, "data", BACKUP_KEY, text);
 	r = kube_create(rc->deps.client, &KUBE_CONFIGMAPS, ns, cm, NULL, err);
 	if (r < 0 && err->code == 409)
 		r = 0; /* saved before a crash: the planner reads it next time */
 	json_decref(cm);
 	free(cm_name);
-	free(st);
 	free(text);
 	json_decref(saved);
 	json_decref(live);
@@ -223,15 +237,13 @@ static int recreate(struct resize_ctx *rc, const char *ns, const json_t *backup,
 		return -1;
 	}
 	json_t *sts = new_template ? resize_with_new_sizes(saved, state) : json_incref(saved);
-	char *st = json_dumps(state, JSON_COMPACT | JSON_SORT_KEYS);
 	json_t *meta = json_object_get(sts, "metadata");
 	if (!json_is_object(json_object_get(meta, "annotations")))
 		json_object_set_new(meta, "annotations", json_object());
-	json_object_set_new(json_object_get(meta, "annotations"), ANNOTATION_RESIZE_STATE, json_string(st));
+	annotate_state(rc, json_object_get(meta, "annotations"), ns, kube_obj_str(sts, "metadata.name"), state);
 	/* An abort asked on the ConfigMap while the StatefulSet was gone stays asked. */
 	if (keep_abort)
 		json_object_set_new(json_object_get(meta, "annotations"), ANNOTATION_ABORT, json_string("true"));
-	free(st);
 	int r = kube_create(rc->deps.client, &KUBE_STATEFULSETS, ns, sts, NULL, err);
 	if (r < 0 && err->code == 409)
 		r = 0; /* created before a crash */
@@ -313,10 +325,58 @@ static int lower_requests(struct resize_ctx *rc, const char *ns, const char *nam
 	return r;
 }
 
+/*
+ * Before any write to PersistentVolume pv_name, or a claim asking for it:
+ * a live read shows it is a volume of StatefulSet ns/name (see
+ * resize_volume_owner.h). The state that named it is not proof: a forged
+ * state must not turn the operator's PV rights against another tenant's
+ * volumes. A volume that is gone passes (the write then finds it gone).
+ */
+static int check_volume_ours(struct resize_ctx *rc, const char *ns, const char *name, const char *pv_name,
+			     struct kube_error *err)
+{
+	json_t *pv = NULL, *claim = NULL;
+	if (kube_get(rc->deps.client, &KUBE_PVS, NULL, pv_name, &pv, err) < 0)
+		return err->code == 404 ? 0 : -1;
+	const char *claim_name = resize_volume_claim_of_set(pv, ns, name);
+	struct kube_error cerr;
+	if (claim_name && kube_get(rc->deps.client, &KUBE_PVCS, ns, claim_name, &claim, &cerr) < 0 && cerr.code != 404) {
+		*err = cerr;
+		json_decref(pv);
+		return -1;
+	}
+	const char *why = NULL;
+	bool owned = resize_volume_owned(pv, claim, ns, name, &why);
+	json_decref(claim);
+	json_decref(pv);
+	if (owned)
+		return 0;
+	err->code = 0;
+	snprintf(err->reason, sizeof(err->reason), "VolumeNotOwned");
+	snprintf(err->message, sizeof(err->message),
+		 "PersistentVolume %s is not a volume of StatefulSet %s/%s (%s); the operator will not change it. "
+		 "If the resize-state names it, the state is wrong: abort the resize or remove the state",
+		 pv_name, ns, name, why);
+	return -1;
+}
+
+/* The PV a write touches, if any: the PV itself, or the volume a claim to create asks for. */
+static const char *volume_written(const struct resize_action *a)
+{
+	if ((a->step == RESIZE_PATCH || a->step == RESIZE_DELETE) && a->resource == &KUBE_PVS)
+		return a->object;
+	if (a->step == RESIZE_CREATE && a->resource == &KUBE_PVCS)
+		return kube_obj_str(a->body, "spec.volumeName");
+	return NULL;
+}
+
 static int perform(struct resize_ctx *rc, const char *ns, const char *name, const json_t *sts,
 		   const json_t *backup, const struct resize_action *a, struct kube_error *err)
 {
 	const char *rv = sts ? kube_obj_str(sts, "metadata.resourceVersion") : NULL;
+	const char *pv = volume_written(a);
+	if (pv && check_volume_ours(rc, ns, name, pv, err) < 0)
+		return -1;
 	char *cm_name = xasprintf("%s" BACKUP_SUFFIX, name);
 	int r = 0;
 	switch (a->step) {
@@ -328,7 +388,7 @@ static int perform(struct resize_ctx *rc, const char *ns, const char *name, cons
 		if (sts)
 			r = patch_annotations(rc, ns, name, rv, a->state, a->status, err);
 		else
-			r = patch_annotations_of(rc, &KUBE_CONFIGMAPS, ns, cm_name,
+			r = patch_annotations_of(rc, &KUBE_CONFIGMAPS, ns, name, cm_name,
 						 kube_obj_str(backup, "metadata.resourceVersion"), a->state, a->status,
 						 err);
 		break;
@@ -402,6 +462,46 @@ static void count(struct resize_ctx *rc, const char *family)
 	count_n(rc, family, 1);
 }
 
+static const json_t *annotations_of(const json_t *obj)
+{
+	return json_object_get(json_object_get(obj, "metadata"), "annotations");
+}
+
+/*
+ * Whether the state this reconcile would act on was sealed by this
+ * operator for StatefulSet ns/name: the annotation on the StatefulSet, the
+ * one on its backup ConfigMap, and the StatefulSet saved there. NULL when
+ * it was (or there is none), else which one is not (static text).
+ */
+static const char *untrusted_state(const struct resize_ctx *rc, const char *ns, const char *name,
+				   const json_t *sts, const json_t *backup)
+{
+	if (sts && !state_seal_annotation_ok(rc->deps.seal, annotations_of(sts), ns, name, ANNOTATION_RESIZE_STATE))
+		return "the annotation " ANNOTATION_RESIZE_STATE " on the StatefulSet";
+	if (!backup)
+		return NULL;
+	if (!state_seal_annotation_ok(rc->deps.seal, annotations_of(backup), ns, name, ANNOTATION_RESIZE_STATE))
+		return "the annotation " ANNOTATION_RESIZE_STATE " on ConfigMap <sts>" BACKUP_SUFFIX;
+	const char *text = json_string_value(json_object_get(json_object_get(backup, "data"), BACKUP_KEY));
+	const char *seal = json_string_value(
+		json_object_get(annotations_of(backup), SEALED_SAVED_STATEFULSET STATE_SEAL_SUFFIX));
+	if (text && !state_seal_verify(rc->deps.seal, ns, name, SEALED_SAVED_STATEFULSET, text, seal))
+		return "the StatefulSet saved in ConfigMap <sts>" BACKUP_SUFFIX;
+	return NULL;
+}
+
+/* A Warning on the StatefulSet (when there is one) and in the log; nothing else is done. */
+static void refuse_untrusted(struct resize_ctx *rc, const char *key, const json_t *sts, const char *what)
+{
+	log_warn("resize", "%s: %s is not sealed by this operator; nothing done", key, what);
+	if (sts)
+		event_record(rc->deps.events, sts, "Warning", "ResizeStateUntrusted",
+			     "%s was not written by this operator (its seal is missing or does not match), so the "
+			     "operator does nothing with it. Undo the edit, or remove it to start over (kubectl annotate "
+			     "sts %s " ANNOTATION_RESIZE_STATE "-); a resize in flight is then left where it stands",
+			     what, kube_obj_str(sts, "metadata.name"));
+}
+
 static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 {
 	struct resize_ctx *rc = ctx;
@@ -414,6 +514,15 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 
 	json_t *sts = store_get(rc->statefulsets, key);
 	json_t *backup = store_get(rc->backups, backup_key);
+	const char *untrusted = untrusted_state(rc, ns, name, sts, backup);
+	if (untrusted) {
+		refuse_untrusted(rc, key, sts, untrusted);
+		json_decref(backup);
+		json_decref(sts);
+		free(backup_key);
+		free(ns);
+		return 0;
+	}
 	json_t *pvcs = store_by_index(rc->pvcs, "namespace", ns);
 	json_t *pods = store_by_index(rc->pods, "namespace", ns);
 	json_t *classes = rc->classes ? store_list(rc->classes) : NULL;
@@ -431,6 +540,8 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 	struct kube_error err = {0};
 	if (perform(rc, ns, name, sts, backup, &a, &err) < 0) {
 		log_warn("resize", "%s: %s %s failed: %s", key, resize_action_name(&a), a.object, err.message);
+		if (sts && !strcmp(err.reason, "VolumeNotOwned"))
+			event_record(rc->deps.events, sts, "Warning", "ResizeRefused", "%s", err.message);
 		result = -1;
 	} else {
 		if (a.event_reason) {

@@ -20,6 +20,8 @@
 #include "runtime/events.h"
 #include "runtime/manager.h"
 
+struct state_seal;
+
 struct resize_deps {
 	struct kube_client *client;      /* borrowed */
 	struct manager *manager;         /* borrowed: the caches come from it */
@@ -27,6 +29,7 @@ struct resize_deps {
 	struct observability *obs;       /* borrowed; may be NULL */
 	bool can_read_storage_classes;   /* false in namespace scope (a Role cannot grant them, nor PVs) */
 	const char *copy_image;          /* --copy-image; borrowed */
+	const struct state_seal *seal;   /* borrowed: seals the state written, checks the state read */
 	int workers;
 };
 

@@ -232,8 +232,8 @@ static void start_restore(const json_t *st, const char *now, const char *reason,
  * reclaim policy back, 0 when an action was chosen, -1 when it cannot be
  * done (message in *why, new string).
  */
-static int bind_claim(const struct resize_inputs *in, const char *ns, const char *now, const json_t *vol,
-		      const char *pv_name, const char *size, struct resize_action *a, char **why)
+static int bind_claim(const struct resize_inputs *in, const char *ns, const char *sts, const char *now,
+		      const json_t *vol, const char *pv_name, const char *size, struct resize_action *a, char **why)
 {
 	const char *x = claim_name(vol);
 	const json_t *pv = plan_find(in->pvs, NULL, pv_name);
@@ -265,25 +265,37 @@ static int bind_claim(const struct resize_inputs *in, const char *ns, const char
 		}
 		const char *orig = original_policy(pv);
 		if (orig && !streq(reclaim_policy(pv), orig)) {
-			json_t *p = json_pack("{s:{s:{s:n}}, s:{s:s}}", "metadata", "annotations",
-					      ANNOTATION_RECLAIM_POLICY, "spec", "persistentVolumeReclaimPolicy", orig);
+			json_t *p = json_pack("{s:{s:{s:n, s:n}}, s:{s:s}}", "metadata", "annotations",
+					      ANNOTATION_RECLAIM_POLICY, ANNOTATION_TAKEN_FOR, "spec",
+					      "persistentVolumeReclaimPolicy", orig);
 			patch_pv(a, "RestoreReclaimPolicy", pv, p);
 			return 0;
 		}
 		return 1;
 	}
-	/* Invariant 1: every PV involved is Retain before any claim is deleted. */
+	/*
+	 * Invariant 1: every PV involved is Retain before any claim is deleted.
+	 * The same patch marks it taken for this set: while the PV is still
+	 * bound to the set's live claim, which the controller checks, so every
+	 * later write can be checked against the mark.
+	 */
+	char *owner = xasprintf("%s/%s", ns, sts);
 	const json_t *holders[2] = {pv, pvc ? plan_find(in->pvs, NULL, kube_obj_str(pvc, "spec.volumeName")) : NULL};
 	for (int i = 0; i < 2; i++) {
 		const json_t *h = holders[i];
-		if (h && !streq(reclaim_policy(h), "Retain")) {
-			json_t *p = json_pack("{s:{s:{s:s}}, s:{s:s}}", "metadata", "annotations", ANNOTATION_RECLAIM_POLICY,
-					      str_or(reclaim_policy(h), "Delete"), "spec",
+		const char *taken = json_string_value(json_object_get(plan_annotations(h), ANNOTATION_TAKEN_FOR));
+		if (h && (!streq(reclaim_policy(h), "Retain") || !streq(taken, owner))) {
+			/* A policy recorded earlier stays: the PV may be Retained by us already. */
+			const char *orig = str_or(original_policy(h), str_or(reclaim_policy(h), "Delete"));
+			json_t *p = json_pack("{s:{s:{s:s, s:s}}, s:{s:s}}", "metadata", "annotations",
+					      ANNOTATION_RECLAIM_POLICY, orig, ANNOTATION_TAKEN_FOR, owner, "spec",
 					      "persistentVolumeReclaimPolicy", "Retain");
 			patch_pv(a, "RetainVolume", h, p);
+			free(owner);
 			return 0;
 		}
 	}
+	free(owner);
 	/* Another claim holds the PV (the new claim of a copy): it goes first. */
 	const char *holder = kube_obj_str(pv, "spec.claimRef.name");
 	if (holder && !streq(holder, x) && streq(kube_obj_str(pv, "spec.claimRef.namespace"), ns)) {
@@ -731,7 +743,7 @@ static void step_swap(struct ctx *c)
 		char *why = NULL;
 		struct resize_action one;
 		memset(&one, 0, sizeof(one));
-		int r = pv ? bind_claim(c->in, c->ns, c->now, vol, pv, str_or(size, "0"), &one, &why) : -1;
+		int r = pv ? bind_claim(c->in, c->ns, c->name, c->now, vol, pv, str_or(size, "0"), &one, &why) : -1;
 		if (r == 1) {
 			resize_action_release(&one);
 			continue;
@@ -907,7 +919,7 @@ static void step_restore(struct ctx *c)
 		    !original_policy(plan_find(in->pvs, NULL, vol_str(vol, "oldPV"))))
 			continue;
 		char *why = NULL;
-		int r = bind_claim(in, c->ns, c->now, vol, vol_str(vol, "oldPV"), str_or(vol_str(vol, "size"), "0"), c->a,
+		int r = bind_claim(in, c->ns, c->name, c->now, vol, vol_str(vol, "oldPV"), str_or(vol_str(vol, "size"), "0"), c->a,
 				   &why);
 		if (r == 1)
 			continue;

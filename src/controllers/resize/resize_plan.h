@@ -44,6 +44,14 @@
 #define ANNOTATION_OLD_CLAIM "stateful-operator.io/old-volume-claim" /* ns/claim the PV held */
 #define ANNOTATION_RECLAIM_POLICY "stateful-operator.io/original-reclaim-policy"
 #define ANNOTATION_RESIZE_STARTED "stateful-operator.io/resize-started"
+/*
+ * On a PV the copy cycle took over (Retained) for a StatefulSet: value
+ * <namespace>/<sts>. Only holders of PV rights can write it, so unlike the
+ * state it proves the PV is that set's; every PV write checks it live.
+ */
+#define ANNOTATION_TAKEN_FOR "stateful-operator.io/taken-for"
+/* On the backup ConfigMap: the seal of the saved StatefulSet (data[BACKUP_KEY]). */
+#define SEALED_SAVED_STATEFULSET "stateful-operator.io/saved-statefulset"
 
 struct resize_inputs {
 	const json_t *sts;             /* the StatefulSet, or NULL when it does not exist */

@@ -8,6 +8,7 @@
 
 #include "controllers/claim_names.h"
 #include "controllers/scaledown/scaledown_plan.h"
+#include "controllers/state_seal.h"
 #include "runtime/crash_hook.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -199,6 +200,8 @@ static int set_state(struct scaledown_ctx *sc, const json_t *sts, const struct s
 	json_t *ann = json_object();
 	char *text = a->body ? json_dumps(a->body, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	json_object_set_new(ann, ANNOTATION_SCALEDOWN_STATE, text ? json_string(text) : json_null());
+	state_seal_annotate(sc->deps.seal, ann, kube_obj_str(sts, "metadata.namespace"), kube_obj_str(sts, "metadata.name"),
+			    ANNOTATION_SCALEDOWN_STATE);
 	json_object_set_new(ann, ANNOTATION_SCALEDOWN_STATUS, a->status ? json_string(a->status) : json_null());
 	free(text);
 	json_t *meta = json_pack("{s:o}", "annotations", ann);
@@ -309,7 +312,18 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 	if (!slash)
 		return 0;
 	char *ns = xstrndup(key, (size_t)(slash - key));
-	json_t *sts = store_get(sc->statefulsets, key);
+	json_t *cached = store_get(sc->statefulsets, key);
+	bool dropped = false;
+	/* A state not sealed by us reads as lost: the planner rebuilds it from the cluster. */
+	json_t *sts = cached ? state_seal_drop_unsealed(sc->deps.seal, cached, ANNOTATION_SCALEDOWN_STATE, &dropped)
+			     : NULL;
+	json_decref(cached);
+	if (dropped) {
+		log_warn("scaledown", "%s: %s is not sealed by this operator; ignored", key, ANNOTATION_SCALEDOWN_STATE);
+		event_record(sc->deps.events, sts, "Warning", "CleanupStateUntrusted",
+			     ANNOTATION_SCALEDOWN_STATE " was not written by this operator (its seal is missing or does "
+			     "not match); it is ignored and written anew from what the cluster shows");
+	}
 	json_t *pvcs = store_by_index(sc->pvcs, "namespace", ns);
 	json_t *pods = store_by_index(sc->pods, "namespace", ns);
 	struct scaledown_inputs in = {sts, pvcs, pods, now_ms()};

@@ -1,0 +1,185 @@
+#include "controllers/state_seal.h"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+
+/* base64 of STATE_SEAL_KEY_BYTES bytes: 44 characters, the last one '='. */
+#define KEY_B64_LEN (4 * ((STATE_SEAL_KEY_BYTES + 2) / 3))
+
+struct state_seal {
+	unsigned char key[STATE_SEAL_KEY_BYTES];
+};
+
+struct state_seal *state_seal_new(const unsigned char key[STATE_SEAL_KEY_BYTES])
+{
+	struct state_seal *s = xcalloc(1, sizeof(*s));
+	memcpy(s->key, key, sizeof(s->key));
+	return s;
+}
+
+static int random_key(unsigned char key[STATE_SEAL_KEY_BYTES])
+{
+	return RAND_bytes(key, STATE_SEAL_KEY_BYTES) == 1 ? 0 : -1;
+}
+
+struct state_seal *state_seal_new_ephemeral(void)
+{
+	unsigned char key[STATE_SEAL_KEY_BYTES];
+	if (random_key(key) < 0)
+		abort(); /* no randomness at all: nothing safe to do */
+	struct state_seal *s = state_seal_new(key);
+	OPENSSL_cleanse(key, sizeof(key));
+	return s;
+}
+
+void state_seal_free(struct state_seal *s)
+{
+	if (!s)
+		return;
+	OPENSSL_cleanse(s->key, sizeof(s->key));
+	free(s);
+}
+
+/* The key in a Secret's data, decoded into key; -1 when absent or not exactly the key's size. */
+static int key_from_secret(const json_t *secret, unsigned char key[STATE_SEAL_KEY_BYTES])
+{
+	const char *b64 = json_string_value(json_object_get(json_object_get(secret, "data"), STATE_SEAL_SECRET_KEY));
+	if (!b64 || strlen(b64) != KEY_B64_LEN || b64[KEY_B64_LEN - 1] != '=' || b64[KEY_B64_LEN - 2] == '=')
+		return -1;
+	unsigned char buf[KEY_B64_LEN];
+	if (EVP_DecodeBlock(buf, (const unsigned char *)b64, KEY_B64_LEN) != STATE_SEAL_KEY_BYTES + 1)
+		return -1;
+	memcpy(key, buf, STATE_SEAL_KEY_BYTES);
+	OPENSSL_cleanse(buf, sizeof(buf));
+	return 0;
+}
+
+static int create_secret(struct kube_client *c, const char *ns, const char *name, struct kube_error *err)
+{
+	unsigned char key[STATE_SEAL_KEY_BYTES];
+	char b64[KEY_B64_LEN + 1];
+	if (random_key(key) < 0) {
+		snprintf(err->message, sizeof(err->message), "no random bytes for a new state key");
+		return -1;
+	}
+	EVP_EncodeBlock((unsigned char *)b64, key, STATE_SEAL_KEY_BYTES);
+	json_t *secret = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:s, s:{s:s}}", "apiVersion", "v1", "kind",
+				   "Secret", "metadata", "name", name, "namespace", ns, "labels",
+				   "app.kubernetes.io/name", "stateful-operator", "type", "Opaque", "data",
+				   STATE_SEAL_SECRET_KEY, b64);
+	int r = kube_create(c, &KUBE_SECRETS, ns, secret, NULL, err);
+	json_decref(secret);
+	OPENSSL_cleanse(key, sizeof(key));
+	OPENSSL_cleanse(b64, sizeof(b64));
+	return r;
+}
+
+int state_seal_load(struct kube_client *c, const char *ns, const char *name, bool create, struct state_seal **out,
+		    struct kube_error *err)
+{
+	*out = NULL;
+	/* Two tries: a replica that loses the race to create reads the winner's key. */
+	for (int attempt = 0; attempt < 2; attempt++) {
+		json_t *secret = NULL;
+		int r = kube_get(c, &KUBE_SECRETS, ns, name, &secret, err);
+		if (r == 0) {
+			unsigned char key[STATE_SEAL_KEY_BYTES];
+			r = key_from_secret(secret, key);
+			json_decref(secret);
+			if (r < 0) {
+				snprintf(err->message, sizeof(err->message),
+					 "Secret %s/%s: data.%s is not the base64 of a %d-byte key; delete the Secret "
+					 "(a new key is made) or fix it",
+					 ns, name, STATE_SEAL_SECRET_KEY, STATE_SEAL_KEY_BYTES);
+				return -1;
+			}
+			*out = state_seal_new(key);
+			OPENSSL_cleanse(key, sizeof(key));
+			return 0;
+		}
+		if (err->code != 404 || !create)
+			return -1;
+		if (create_secret(c, ns, name, err) < 0 && err->code != 409)
+			return -1;
+	}
+	return -1;
+}
+
+/* Each part length-prefixed, so no two different (ns, name, key, text) read the same. */
+void state_seal_sign(const struct state_seal *s, const char *ns, const char *name, const char *key, const char *text,
+		     char out[STATE_SEAL_HEX_LEN + 1])
+{
+	struct strbuf msg = STRBUF_INIT;
+	const char *parts[] = {"stateful-operator.io/seal/v1", ns, name, key, text};
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		const char *p = parts[i] ? parts[i] : "";
+		strbuf_appendf(&msg, "%zu:", strlen(p));
+		strbuf_appendf(&msg, "%s", p);
+	}
+	unsigned char mac[EVP_MAX_MD_SIZE];
+	unsigned int mac_len = 0;
+	if (!HMAC(EVP_sha256(), s->key, sizeof(s->key), (const unsigned char *)strbuf_str(&msg), msg.len, mac,
+		  &mac_len) ||
+	    mac_len * 2 != STATE_SEAL_HEX_LEN)
+		abort(); /* SHA-256 is always there */
+	for (unsigned i = 0; i < mac_len; i++)
+		snprintf(out + 2 * i, 3, "%02x", mac[i]);
+	strbuf_release(&msg);
+}
+
+bool state_seal_verify(const struct state_seal *s, const char *ns, const char *name, const char *key,
+		       const char *text, const char *seal)
+{
+	if (!seal || strlen(seal) != STATE_SEAL_HEX_LEN || !text)
+		return false;
+	char want[STATE_SEAL_HEX_LEN + 1];
+	state_seal_sign(s, ns, name, key, text, want);
+	return CRYPTO_memcmp(want, seal, STATE_SEAL_HEX_LEN) == 0;
+}
+
+bool state_seal_annotation_ok(const struct state_seal *s, const json_t *annotations, const char *ns,
+			      const char *name, const char *key)
+{
+	const json_t *text = json_object_get(annotations, key);
+	if (!text)
+		return true;
+	char *seal_key = xasprintf("%s" STATE_SEAL_SUFFIX, key);
+	bool ok = state_seal_verify(s, ns, name, key, json_string_value(text),
+				    json_string_value(json_object_get(annotations, seal_key)));
+	free(seal_key);
+	return ok;
+}
+
+void state_seal_annotate(const struct state_seal *s, json_t *ann, const char *ns, const char *name, const char *key)
+{
+	const char *text = json_string_value(json_object_get(ann, key));
+	char *seal_key = xasprintf("%s" STATE_SEAL_SUFFIX, key);
+	if (text) {
+		char seal[STATE_SEAL_HEX_LEN + 1];
+		state_seal_sign(s, ns, name, key, text, seal);
+		json_object_set_new(ann, seal_key, json_string(seal));
+	} else {
+		json_object_set_new(ann, seal_key, json_null());
+	}
+	free(seal_key);
+}
+
+json_t *state_seal_drop_unsealed(const struct state_seal *s, json_t *obj, const char *key, bool *dropped)
+{
+	const json_t *ann = json_object_get(json_object_get(obj, "metadata"), "annotations");
+	*dropped = !state_seal_annotation_ok(s, ann, kube_obj_str(obj, "metadata.namespace"),
+					     kube_obj_str(obj, "metadata.name"), key);
+	if (!*dropped)
+		return json_incref(obj);
+	json_t *copy = json_deep_copy(obj);
+	json_object_del(json_object_get(json_object_get(copy, "metadata"), "annotations"), key);
+	return copy;
+}
