@@ -30,6 +30,9 @@ static int strbuf_reserve(struct strbuf *sb, size_t extra)
 		size_t n = sb->alloc ? sb->alloc : 64;
 		while (n < need)
 			n *= 2;
+		/* Doubling must not take a capped buffer past its cap (nearly 2x of it). */
+		if (sb->cap && n > sb->cap + 1)
+			n = sb->cap + 1;
 		sb->buf = xrealloc(sb->buf, n);
 		sb->alloc = n;
 	}

@@ -1,7 +1,8 @@
 /*
  * A growing byte buffer with a size cap (like curl's dynbuf): data that
  * arrives from the network cannot grow it without bound. Always
- * NUL-terminated. Not thread-safe; one owner at a time.
+ * NUL-terminated; a capped buffer never allocates more than cap + 1 bytes.
+ * Not thread-safe; one owner at a time.
  */
 #ifndef SOP_UTIL_STRBUF_H
 #define SOP_UTIL_STRBUF_H
