@@ -12,8 +12,27 @@
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
-/* A LIST page or an object larger than this is refused (the buffer cap). */
-#define RESPONSE_MAX (256u << 20)
+/*
+ * A LIST page or an object larger than this is refused (the buffer cap).
+ * Pages are 100 items (kube_list_all too), so this allows 160 KiB per
+ * item, and a single object (etcd keeps at most 1.5 MiB) fits ten times;
+ * informers list one page at a time, so this stays far below the 128 Mi
+ * memory limit even with the parsed tree of a page.
+ */
+#define RESPONSE_MAX (16u << 20)
+#define LIST_PAGE_DEFAULT 100
+
+/*
+ * Retry-After is honoured up to this per wait and this in all for one
+ * request: a server asking for more gets the error back sooner, and the
+ * caller's work queue backs off from there.
+ */
+#define RETRY_AFTER_MAX_MS 5000L
+#define RETRY_SLEEP_BUDGET_MS 15000L
+
+/* Non-watch requests give up on a stalled transfer (below 1 KiB/s for this long). */
+#define LOW_SPEED_BYTES 1024L
+#define LOW_SPEED_SECONDS_DEFAULT 30L
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 
@@ -148,6 +167,8 @@ struct kube_client *kube_client_new(struct kube_config *cfg, const struct kube_c
 		c->opts.max_retries = 0;
 	if (c->opts.request_timeout_ms <= 0)
 		c->opts.request_timeout_ms = 60000;
+	if (c->opts.low_speed_seconds <= 0)
+		c->opts.low_speed_seconds = LOW_SPEED_SECONDS_DEFAULT;
 	c->user_agent = xstrdup(c->opts.user_agent ? c->opts.user_agent : "stateful-operator");
 	c->opts.user_agent = c->user_agent;
 	pthread_mutex_init(&c->handles_lock, NULL);
@@ -273,11 +294,21 @@ struct curl_slist *kube__setup_handle(struct kube_client *c, CURL *h, const char
 	return headers;
 }
 
+/* Where a response body goes: capped, and the cap's refusal told apart from curl's own errors. */
+struct body_sink {
+	struct strbuf *sb;
+	bool too_big;
+};
+
 static size_t collect_body(char *data, size_t size, size_t nmemb, void *userp)
 {
-	struct strbuf *sb = userp;
+	struct body_sink *bs = userp;
 	size_t n = size * nmemb;
-	return strbuf_add(sb, data, n) < 0 ? 0 : n;
+	if (strbuf_add(bs->sb, data, n) < 0) {
+		bs->too_big = true;
+		return 0;
+	}
+	return n;
 }
 
 static bool retryable(long code)
@@ -285,7 +316,63 @@ static bool retryable(long code)
 	return code == 429 || code == 500 || code == 502 || code == 503 || code == 504;
 }
 
-/* Delay before retry number attempt (0-based): Retry-After when given, else 100 ms * 2^n with jitter. */
+/* Failures where nothing reached the server: any request may be sent again. */
+static bool not_sent(CURLcode cc)
+{
+	return cc == CURLE_COULDNT_RESOLVE_HOST || cc == CURLE_COULDNT_RESOLVE_PROXY ||
+	       cc == CURLE_COULDNT_CONNECT || cc == CURLE_SSL_CONNECT_ERROR;
+}
+
+static bool json_str_set(const json_t *v)
+{
+	return json_string_length(v) > 0;
+}
+
+/* A JSON patch guarded by a test of resourceVersion, or by any test with only replace ops besides. */
+static bool json_patch_guarded(const json_t *ops)
+{
+	bool test = false, only_replace = true;
+	size_t i;
+	json_t *op;
+	json_array_foreach(ops, i, op) {
+		const char *name = json_string_value(json_object_get(op, "op"));
+		const char *path = json_string_value(json_object_get(op, "path"));
+		if (name && !strcmp(name, "test")) {
+			if (path && !strcmp(path, "/metadata/resourceVersion"))
+				return true;
+			test = true;
+		} else if (!name || strcmp(name, "replace")) {
+			only_replace = false;
+		}
+	}
+	return test && only_replace;
+}
+
+bool kube__repeat_is_harmless(const char *method, const char *content_type, const char *body)
+{
+	if (!strcmp(method, "GET") || !strcmp(method, "HEAD") || !strcmp(method, "PUT"))
+		return true;
+	bool del = !strcmp(method, "DELETE");
+	if (!del && strcmp(method, "PATCH"))
+		return false; /* POST: a second create, eviction or binding is a second act */
+	json_t *doc = body ? json_loads(body, 0, NULL) : NULL;
+	bool harmless;
+	if (del) {
+		const json_t *pre = json_object_get(doc, "preconditions");
+		harmless = json_str_set(json_object_get(pre, "uid")) ||
+			   json_str_set(json_object_get(pre, "resourceVersion"));
+	} else if (content_type && !strcmp(content_type, "application/json-patch+json")) {
+		harmless = json_patch_guarded(doc);
+	} else {
+		const json_t *meta = json_object_get(doc, "metadata");
+		harmless = json_str_set(json_object_get(meta, "resourceVersion")) ||
+			   json_str_set(json_object_get(meta, "uid"));
+	}
+	json_decref(doc);
+	return harmless;
+}
+
+/* Delay before retry number attempt (0-based): Retry-After when given (capped), else 100 ms * 2^n with jitter. */
 static long retry_delay_ms(CURL *h, int attempt)
 {
 	struct curl_header *hdr = NULL;
@@ -293,7 +380,7 @@ static long retry_delay_ms(CURL *h, int attempt)
 		char *end;
 		long secs = strtol(hdr->value, &end, 10);
 		if (end != hdr->value && secs >= 0)
-			return (secs > 60 ? 60 : secs) * 1000;
+			return secs > RETRY_AFTER_MAX_MS / 1000 ? RETRY_AFTER_MAX_MS : secs * 1000;
 	}
 	long base = 100L << (attempt > 7 ? 7 : attempt);
 	return base + rand() % (base / 2 + 1);
@@ -319,7 +406,12 @@ static char *effective_url(struct kube_client *c, const char *method, const char
 	return xasprintf("%s%s", c->url_base, path);
 }
 
-/* The request loop: on success resp holds the 2xx body (raw bytes). */
+/*
+ * The request loop: on success resp holds the 2xx body (raw bytes).
+ * A request that may have reached the server is sent again only when a
+ * repeat is harmless (kube__repeat_is_harmless, or dry-run); 429 is
+ * always retried (the server turned it away unhandled).
+ */
 static int request_raw(struct kube_client *c, const char *method, const char *path,
 		       const char *content_type, const char *body, struct strbuf *resp,
 		       struct kube_error *err)
@@ -327,6 +419,9 @@ static int request_raw(struct kube_client *c, const char *method, const char *pa
 	CURL *h = kube__thread_curl(c);
 	char *url = effective_url(c, method, path);
 	bool refreshed_auth = false;
+	bool repeatable = (c->opts.dry_run && is_mutation(method)) ||
+			  kube__repeat_is_harmless(method, content_type, body);
+	long slept_ms = 0;
 	int rc = KUBE_ETRANSPORT;
 	kube__clear_error(err);
 
@@ -342,10 +437,21 @@ static int request_raw(struct kube_client *c, const char *method, const char *pa
 		curl_easy_reset(h);
 		struct curl_slist *headers = kube__setup_handle(c, h, method, url, content_type, &auth);
 		char curl_err[CURL_ERROR_SIZE] = "";
+		struct body_sink sink = {resp, false};
 		curl_easy_setopt(h, CURLOPT_ERRORBUFFER, curl_err);
 		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->opts.request_timeout_ms);
+		/* Set here, not in kube__setup_handle: an idle watch is not a stall. */
+		curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, LOW_SPEED_BYTES);
+		curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, c->opts.low_speed_seconds);
+		/*
+		 * libcurl silently resends a request once when a kept-alive
+		 * connection dies before any answer; a write that must not be
+		 * repeated goes on a connection of its own.
+		 */
+		if (!repeatable)
+			curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
 		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect_body);
-		curl_easy_setopt(h, CURLOPT_WRITEDATA, resp);
+		curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
 		if (body) {
 			curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
 			curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
@@ -354,17 +460,28 @@ static int request_raw(struct kube_client *c, const char *method, const char *pa
 		double start = kube__now_seconds();
 		CURLcode cc = curl_easy_perform(h);
 		long code = 0;
-		if (cc == CURLE_OK)
+		if (cc == CURLE_OK || sink.too_big)
 			curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
 		if (c->observer)
 			c->observer(c->observer_ctx, method, code, kube__now_seconds() - start);
 		curl_slist_free_all(headers);
 		kube__request_auth_release(&auth);
 
-		if (cc != CURLE_OK) {
+		if (sink.too_big) {
+			/* The same answer would come again: not retried. */
+			kube__set_error(err, code, "", "%s %s: answer larger than %u MiB", method, path,
+					RESPONSE_MAX >> 20);
+			rc = KUBE_EDECODE;
+			break;
+		} else if (cc != CURLE_OK) {
 			kube__set_error(err, 0, "", "%s %s: %s", method, path,
 				  curl_err[0] ? curl_err : curl_easy_strerror(cc));
 			rc = KUBE_ETRANSPORT;
+			if (!repeatable && !not_sent(cc)) {
+				log_debug("client", "%s %s: %s; not retried (the server may have done it)",
+					  method, path, err->message);
+				break;
+			}
 		} else if (code >= 200 && code < 300) {
 			rc = KUBE_OK;
 			break;
@@ -376,12 +493,15 @@ static int request_raw(struct kube_client *c, const char *method, const char *pa
 				refreshed_auth = true;
 				continue;
 			}
-			if (!retryable(code))
+			if (!retryable(code) || (code != 429 && !repeatable))
 				break;
 		}
 		if (attempt >= c->opts.max_retries)
 			break;
 		long delay = retry_delay_ms(cc == CURLE_OK ? h : NULL, attempt);
+		if (slept_ms + delay > RETRY_SLEEP_BUDGET_MS)
+			break;
+		slept_ms += delay;
 		log_debug("client", "%s %s: %s; retry %d in %ld ms", method, path, err->message,
 			  attempt + 1, delay);
 		clock_sleep_ms(delay);
@@ -545,7 +665,7 @@ int kube_list_all(struct kube_client *c, const struct kube_resource *r, const ch
 		*rv = NULL;
 	for (;;) {
 		struct kube_list_options lo = {.label_selector = label_selector,
-					       .limit = page_size,
+					       .limit = page_size > 0 ? page_size : LIST_PAGE_DEFAULT,
 					       .continue_token = cont};
 		json_t *page = NULL;
 		rc = kube_list_page(c, r, ns, &lo, &page, err);

@@ -12,8 +12,14 @@
  * fill a struct kube_error with the HTTP code and the API's own Status
  * reason and message, so callers can pass them on to Events and logs.
  * 429 and 5xx answers and transport failures are retried with exponential
- * backoff (honouring Retry-After) before an error is returned; 409 Conflict
- * is returned at once (the caller requeues).
+ * backoff (honouring Retry-After up to 5 s a wait and 15 s a request)
+ * before an error is returned; 409 Conflict is returned at once (the
+ * caller requeues). A write that may have reached the server (transport
+ * failure or 5xx) is sent again only when a repeat is harmless: PUT, a
+ * DELETE with a UID or resourceVersion precondition, a merge patch that
+ * carries metadata.resourceVersion or metadata.uid, a JSON patch guarded
+ * by a "test" op (see kube__repeat_is_harmless); never a POST.
+ * Responses larger than 16 MiB are refused (KUBE_EDECODE).
  */
 #ifndef SOP_CLIENT_KUBE_CLIENT_H
 #define SOP_CLIENT_KUBE_CLIENT_H
@@ -49,6 +55,7 @@ static inline bool kube_error_is(const struct kube_error *err, long code)
 struct kube_client_options {
 	int max_retries;          /* for 429/5xx/transport errors; 0 = default 5, -1 = none */
 	long request_timeout_ms;  /* non-watch requests; default 60000 */
+	long low_speed_seconds;   /* non-watch requests end when below 1 KiB/s this long; default 30 */
 	bool dry_run;             /* mutations are sent with dryRun=All: validated, never persisted */
 	const char *user_agent;   /* default "stateful-operator" */
 };
@@ -114,8 +121,9 @@ int kube_list_page_each(struct kube_client *c, const struct kube_resource *r, co
 	__attribute__((warn_unused_result));
 
 /*
- * Every page of a LIST; *items is a new array of the items and *rv (may be
- * NULL) a new string with the list's resourceVersion.
+ * Every page of a LIST (page_size items a page; 0 = 100); *items is a new
+ * array of the items and *rv (may be NULL) a new string with the list's
+ * resourceVersion.
  */
 int kube_list_all(struct kube_client *c, const struct kube_resource *r, const char *ns,
 		  const char *label_selector, long page_size, json_t **items, char **rv,

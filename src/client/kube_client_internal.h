@@ -66,6 +66,11 @@ void kube__clear_error(struct kube_error *err);
 /* Fills err from an error answer: the API Status when there is one, else the raw body. */
 void kube__error_from_body(struct kube_error *err, long code, const char *body, size_t len);
 double kube__now_seconds(void);
+/*
+ * True when sending this request twice does no harm, so it may be retried
+ * after a failure that leaves unknown whether the server acted on it.
+ */
+bool kube__repeat_is_harmless(const char *method, const char *content_type, const char *body);
 void kube__add_query(struct strbuf *sb, const char *key, const char *value);
 void kube__add_query_long(struct strbuf *sb, const char *key, long value);
 

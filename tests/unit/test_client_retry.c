@@ -1,8 +1,11 @@
 /*
  * The client's retry policy, against a scripted HTTP server (the real API
- * server cannot answer 429 or 503 on demand): 429 and 5xx are retried
- * with backoff and Retry-After is honoured; 409 and other 4xx are not
- * retried; after the last attempt the API's Status reaches the caller.
+ * server cannot answer 429 or 503, or cut a connection, on demand): 429
+ * and 5xx are retried with backoff and Retry-After is honoured within
+ * caps; 409 and other 4xx are not retried; a write that may have reached
+ * the server is repeated only when a precondition makes that harmless;
+ * after the last attempt the API's Status reaches the caller. Also the
+ * response cap and the low-speed limit (requests only, never watches).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,37 +24,72 @@
 #include <unistd.h>
 
 #include "client/kube_client.h"
+#include "client/kube_client_internal.h"
 #include "util/clock.h"
 #include "util/xalloc.h"
 
 /*
- * A scripted HTTP/1.1 server on 127.0.0.1: one request per connection,
- * answered with the next status of the script (the last one repeats),
- * with a Retry-After header when the script gives one.
+ * A scripted HTTP/1.1 server on 127.0.0.1 with keep-alive, one thread per
+ * connection. Each request takes the next step of the script (the last
+ * one repeats): an answer (with Retry-After when the step gives one), a
+ * cut (the request is read, then the connection closed unanswered: the
+ * client cannot tell whether it was acted on), a stall, an oversized
+ * body, or a watch stream that idles between two events.
  */
+enum step_kind { ANSWER, CUT, STALL, BIG, WATCH_IDLE };
+
+struct step {
+	enum step_kind kind;
+	int code;
+	int retry_after; /* seconds; -1 = no header */
+};
+
+#define MAX_CONNS 32
+
 struct fake {
 	int listen_fd;
 	int port;
 	pthread_t thread;
-	int codes[8];
-	int retry_after[8]; /* seconds; -1 = no header */
-	int ncodes;
-	atomic_int served;
+	struct step steps[8];
+	int nsteps;
+	atomic_int served;      /* requests read */
+	atomic_int connections; /* connections accepted */
 	atomic_bool stop;
-	char last_request_line[512];
 	pthread_mutex_t lock;
+	char last_request_line[512];
+	char methods[16][16];   /* method of each request, in order */
+	pthread_t conns[MAX_CONNS];
+	int nconns;
 	struct kube_client *client;
 };
 
-static void serve_one(struct fake *f, int fd)
+struct conn {
+	struct fake *f;
+	int fd;
+};
+
+/* Waits until fd is readable or the server stops. */
+static bool wait_readable(struct fake *f, int fd)
 {
-	char req[8192];
+	while (!atomic_load(&f->stop)) {
+		struct pollfd p = {fd, POLLIN, 0};
+		int r = poll(&p, 1, 50);
+		if (r > 0)
+			return true;
+	}
+	return false;
+}
+
+/* Reads one request (head and Content-Length body) into req; false at EOF or stop. */
+static bool read_request(struct fake *f, int fd, char *req, size_t size)
+{
 	size_t got = 0;
-	/* Read the head, then a body of Content-Length, if any. */
-	while (got < sizeof(req) - 1) {
-		ssize_t n = read(fd, req + got, sizeof(req) - 1 - got);
+	while (got < size - 1) {
+		if (!wait_readable(f, fd))
+			return false;
+		ssize_t n = read(fd, req + got, size - 1 - got);
 		if (n <= 0)
-			break;
+			return false;
 		got += (size_t)n;
 		req[got] = '\0';
 		char *end = strstr(req, "\r\n\r\n");
@@ -60,19 +98,83 @@ static void serve_one(struct fake *f, int fd)
 		char *cl = strcasestr(req, "Content-Length:");
 		size_t body = cl && cl < end ? (size_t)strtoul(cl + 15, NULL, 10) : 0;
 		if (got >= (size_t)(end + 4 - req) + body)
-			break;
+			return true;
 	}
-	req[got] = '\0';
-	pthread_mutex_lock(&f->lock);
-	size_t line = strcspn(req, "\r\n");
-	snprintf(f->last_request_line, sizeof(f->last_request_line), "%.*s", (int)line, req);
-	pthread_mutex_unlock(&f->lock);
+	return true;
+}
 
-	int i = atomic_fetch_add(&f->served, 1);
-	int k = i < f->ncodes ? i : f->ncodes - 1;
-	int code = f->codes[k];
+static bool send_all(int fd, const char *data, size_t len)
+{
+	while (len) {
+		ssize_t n = send(fd, data, len, MSG_NOSIGNAL);
+		if (n <= 0)
+			return false;
+		data += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+static void idle_ms(struct fake *f, long ms)
+{
+	for (long t = 0; t < ms && !atomic_load(&f->stop); t += 10)
+		clock_sleep_ms(10);
+}
+
+/* Answers one request per step; returns false when the connection is to be closed. */
+static bool serve_step(struct fake *f, int fd, const struct step *st)
+{
+	char head[512];
+	switch (st->kind) {
+	case CUT:
+		return false;
+	case STALL: {
+		/* A head and a little of the body, then nothing until the client gives up. */
+		const char *h = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+				"Content-Length: 1000\r\n\r\n{\"kind\":";
+		if (!send_all(fd, h, strlen(h)))
+			return false;
+		char b;
+		while (wait_readable(f, fd) && read(fd, &b, 1) > 0)
+			;
+		return false;
+	}
+	case BIG: {
+		size_t total = (17u << 20) + 2;
+		int hn = snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+				  "Content-Length: %zu\r\n\r\n\"", total);
+		if (!send_all(fd, head, (size_t)hn))
+			return false;
+		static char chunk[65536];
+		memset(chunk, 'a', sizeof(chunk));
+		for (size_t sent = 2; sent < total; sent += sizeof(chunk)) {
+			if (!send_all(fd, chunk, sizeof(chunk)))
+				return false;
+		}
+		(void)send_all(fd, "\"", 1);
+		return false;
+	}
+	case WATCH_IDLE: {
+		const char *ev = "{\"type\":\"ADDED\",\"object\":{\"kind\":\"ConfigMap\","
+				 "\"metadata\":{\"name\":\"a\"}}}\n";
+		const char *h = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+				"Transfer-Encoding: chunked\r\n\r\n";
+		char chunk[256];
+		int cn = snprintf(chunk, sizeof(chunk), "%zx\r\n%s\r\n", strlen(ev), ev);
+		if (!send_all(fd, h, strlen(h)) || !send_all(fd, chunk, (size_t)cn))
+			return false;
+		idle_ms(f, 2500);
+		if (!send_all(fd, chunk, (size_t)cn))
+			return false;
+		send_all(fd, "0\r\n\r\n", 5);
+		return true;
+	}
+	case ANSWER:
+		break;
+	}
+	int code = st->code;
 	char body[256];
-	if (code == 200 || code == 201)
+	if (code >= 200 && code < 300)
 		snprintf(body, sizeof(body), "{\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"x\"}}");
 	else
 		snprintf(body, sizeof(body),
@@ -81,15 +183,33 @@ static void serve_one(struct fake *f, int fd)
 			 code == 429 ? "TooManyRequests" : code == 409 ? "Conflict" : "InternalError", code,
 			 code);
 	char retry[64] = "";
-	if (f->retry_after[k] >= 0)
-		snprintf(retry, sizeof(retry), "Retry-After: %d\r\n", f->retry_after[k]);
-	char head[512];
+	if (st->retry_after >= 0)
+		snprintf(retry, sizeof(retry), "Retry-After: %d\r\n", st->retry_after);
 	int hn = snprintf(head, sizeof(head),
-			  "HTTP/1.1 %d X\r\nContent-Type: application/json\r\n%sContent-Length: %zu\r\n"
-			  "Connection: close\r\n\r\n",
+			  "HTTP/1.1 %d X\r\nContent-Type: application/json\r\n%sContent-Length: %zu\r\n\r\n",
 			  code, retry, strlen(body));
-	if (write(fd, head, (size_t)hn) < 0 || write(fd, body, strlen(body)) < 0)
-		return;
+	return send_all(fd, head, (size_t)hn) && send_all(fd, body, strlen(body));
+}
+
+static void *conn_run(void *arg)
+{
+	struct conn *cn = arg;
+	struct fake *f = cn->f;
+	char req[8192];
+	while (read_request(f, cn->fd, req, sizeof(req))) {
+		int i = atomic_fetch_add(&f->served, 1);
+		pthread_mutex_lock(&f->lock);
+		size_t line = strcspn(req, "\r\n");
+		snprintf(f->last_request_line, sizeof(f->last_request_line), "%.*s", (int)line, req);
+		if (i < 16)
+			snprintf(f->methods[i], sizeof(f->methods[i]), "%.*s", (int)strcspn(req, " "), req);
+		pthread_mutex_unlock(&f->lock);
+		if (!serve_step(f, cn->fd, &f->steps[i < f->nsteps ? i : f->nsteps - 1]))
+			break;
+	}
+	close(cn->fd);
+	free(cn);
+	return NULL;
 }
 
 static void *fake_run(void *arg)
@@ -102,20 +222,24 @@ static void *fake_run(void *arg)
 		int fd = accept(f->listen_fd, NULL, NULL);
 		if (fd < 0)
 			continue;
-		serve_one(f, fd);
-		close(fd);
+		atomic_fetch_add(&f->connections, 1);
+		struct conn *cn = xmalloc(sizeof(*cn));
+		cn->f = f;
+		cn->fd = fd;
+		assert_true(f->nconns < MAX_CONNS);
+		if (pthread_create(&f->conns[f->nconns], NULL, conn_run, cn) != 0)
+			abort();
+		f->nconns++;
 	}
 	return NULL;
 }
 
-/* codes and retry_after have n entries. */
-static void fake_start(struct fake *f, const int *codes, const int *retry_after, int n, bool dry_run)
+static void fake_start_steps(struct fake *f, const struct step *steps, int n,
+			     const struct kube_client_options *o)
 {
 	memset(f, 0, sizeof(*f));
-	memcpy(f->codes, codes, sizeof(int) * (size_t)n);
-	for (int i = 0; i < n; i++)
-		f->retry_after[i] = retry_after ? retry_after[i] : -1;
-	f->ncodes = n;
+	memcpy(f->steps, steps, sizeof(*steps) * (size_t)n);
+	f->nsteps = n;
 	pthread_mutex_init(&f->lock, NULL);
 	f->listen_fd = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in addr = {.sin_family = AF_INET};
@@ -130,10 +254,19 @@ static void fake_start(struct fake *f, const int *codes, const int *retry_after,
 	struct kube_config cfg = {0};
 	cfg.server = xasprintf("http://127.0.0.1:%d", f->port);
 	cfg.token = xstrdup("t");
-	struct kube_client_options o = {.max_retries = 3, .dry_run = dry_run};
 	char *err = NULL;
-	f->client = kube_client_new(&cfg, &o, &err);
+	f->client = kube_client_new(&cfg, o, &err);
 	assert_non_null(f->client);
+}
+
+/* Answers only: codes and retry_after have n entries. */
+static void fake_start(struct fake *f, const int *codes, const int *retry_after, int n, bool dry_run)
+{
+	struct step steps[8];
+	for (int i = 0; i < n; i++)
+		steps[i] = (struct step){ANSWER, codes[i], retry_after ? retry_after[i] : -1};
+	struct kube_client_options o = {.max_retries = 3, .dry_run = dry_run};
+	fake_start_steps(f, steps, n, &o);
 }
 
 static void fake_stop(struct fake *f)
@@ -141,6 +274,8 @@ static void fake_stop(struct fake *f)
 	kube_client_free(f->client);
 	atomic_store(&f->stop, true);
 	pthread_join(f->thread, NULL);
+	for (int i = 0; i < f->nconns; i++)
+		pthread_join(f->conns[i], NULL);
 	close(f->listen_fd);
 	pthread_mutex_destroy(&f->lock);
 }
@@ -246,6 +381,266 @@ static void test_dry_run_marks_mutations_only(void **state)
 	fake_stop(&f);
 }
 
+static struct fake *start_cut(struct fake *f, enum step_kind first, int then_code)
+{
+	struct step steps[] = {{first, 0, -1}, {ANSWER, then_code, -1}};
+	struct kube_client_options o = {.max_retries = 3};
+	fake_start_steps(f, steps, 2, &o);
+	return f;
+}
+
+static json_t *configmap(void)
+{
+	return json_pack("{s:{s:s}}", "metadata", "name", "x");
+}
+
+/* A POST cut after the server read it may have created the object: it is not sent again. */
+static void test_cut_post_is_not_retried(void **state)
+{
+	(void)state;
+	struct fake f;
+	struct kube_error err;
+	json_t *cm = configmap();
+	start_cut(&f, CUT, 201);
+	assert_int_equal(kube_create(f.client, &KUBE_CONFIGMAPS, "ns", cm, NULL, &err), KUBE_ETRANSPORT);
+	assert_int_equal(err.code, 0);
+	assert_int_equal(atomic_load(&f.served), 1);
+	fake_stop(&f);
+
+	/* A 5xx may come after the write was done (a timeout): not retried either. */
+	fake_start(&f, (int[]){503, 201}, NULL, 2, false);
+	assert_int_equal(kube_create(f.client, &KUBE_CONFIGMAPS, "ns", cm, NULL, &err), KUBE_EHTTP);
+	assert_int_equal(err.code, 503);
+	assert_int_equal(atomic_load(&f.served), 1);
+	fake_stop(&f);
+
+	/* 429 means the request was turned away unhandled: retried. */
+	fake_start(&f, (int[]){429, 201}, NULL, 2, false);
+	assert_int_equal(kube_create(f.client, &KUBE_CONFIGMAPS, "ns", cm, NULL, &err), KUBE_OK);
+	assert_int_equal(atomic_load(&f.served), 2);
+	fake_stop(&f);
+
+	/* In dry-run mode nothing is stored, so a repeat is harmless. */
+	struct step steps[] = {{CUT, 0, -1}, {ANSWER, 201, -1}};
+	struct kube_client_options o = {.max_retries = 3, .dry_run = true};
+	fake_start_steps(&f, steps, 2, &o);
+	assert_int_equal(kube_create(f.client, &KUBE_CONFIGMAPS, "ns", cm, NULL, &err), KUBE_OK);
+	assert_int_equal(atomic_load(&f.served), 2);
+	fake_stop(&f);
+	json_decref(cm);
+}
+
+/* Reads, and writes a precondition makes safe to repeat, are retried after a cut. */
+static void test_cut_guarded_requests_are_retried(void **state)
+{
+	(void)state;
+	struct fake f;
+	struct kube_error err;
+
+	start_cut(&f, CUT, 200);
+	assert_int_equal(kube_get(f.client, &KUBE_CONFIGMAPS, "ns", "x", NULL, &err), KUBE_OK);
+	assert_int_equal(atomic_load(&f.served), 2);
+	fake_stop(&f);
+
+	struct kube_delete_options by_uid = {.precondition_uid = "5a1e"};
+	start_cut(&f, CUT, 200);
+	assert_int_equal(kube_delete(f.client, &KUBE_PODS, "ns", "p", &by_uid, &err), KUBE_OK);
+	assert_int_equal(atomic_load(&f.served), 2);
+	assert_string_equal(f.methods[1], "DELETE");
+	fake_stop(&f);
+
+	/* By name only: a repeat could delete a new object of that name. */
+	start_cut(&f, CUT, 200);
+	assert_int_equal(kube_delete(f.client, &KUBE_PODS, "ns", "p", NULL, &err), KUBE_ETRANSPORT);
+	assert_int_equal(atomic_load(&f.served), 1);
+	fake_stop(&f);
+
+	json_t *guarded = json_pack("{s:{s:s}, s:{s:i}}", "metadata", "resourceVersion", "42",
+				    "spec", "replicas", 3);
+	start_cut(&f, CUT, 200);
+	assert_int_equal(kube_patch(f.client, &KUBE_STATEFULSETS, "ns", "s", NULL, KUBE_PATCH_MERGE,
+				    guarded, NULL, &err), KUBE_OK);
+	assert_int_equal(atomic_load(&f.served), 2);
+	fake_stop(&f);
+	json_decref(guarded);
+
+	json_t *bare = json_pack("{s:{s:i}}", "spec", "replicas", 3);
+	start_cut(&f, CUT, 200);
+	assert_int_equal(kube_patch(f.client, &KUBE_STATEFULSETS, "ns", "s", NULL, KUBE_PATCH_MERGE,
+				    bare, NULL, &err), KUBE_ETRANSPORT);
+	assert_int_equal(atomic_load(&f.served), 1);
+	fake_stop(&f);
+	json_decref(bare);
+
+	json_t *tested = json_pack("[{s:s, s:s, s:s}, {s:s, s:s, s:i}]", "op", "test", "path",
+				   "/metadata/resourceVersion", "value", "42", "op", "add", "path",
+				   "/spec/replicas", "value", 3);
+	start_cut(&f, CUT, 200);
+	assert_int_equal(kube_patch(f.client, &KUBE_STATEFULSETS, "ns", "s", NULL, KUBE_PATCH_JSON,
+				    tested, NULL, &err), KUBE_OK);
+	assert_int_equal(atomic_load(&f.served), 2);
+	fake_stop(&f);
+	json_decref(tested);
+}
+
+/*
+ * libcurl itself resends a request once when a kept-alive connection
+ * closes before any answer; a POST must not ride on one.
+ */
+static void test_post_not_resent_on_a_kept_alive_connection(void **state)
+{
+	(void)state;
+	struct fake f;
+	struct kube_error err;
+	struct step steps[] = {{ANSWER, 200, -1}, {CUT, 0, -1}, {ANSWER, 201, -1}};
+	struct kube_client_options o = {.max_retries = 3};
+	fake_start_steps(&f, steps, 3, &o);
+	assert_int_equal(kube_get(f.client, &KUBE_CONFIGMAPS, "ns", "x", NULL, &err), KUBE_OK);
+	json_t *cm = configmap();
+	assert_int_equal(kube_create(f.client, &KUBE_CONFIGMAPS, "ns", cm, NULL, &err), KUBE_ETRANSPORT);
+	json_decref(cm);
+	assert_int_equal(atomic_load(&f.served), 2);
+	assert_string_equal(f.methods[1], "POST");
+	/* Reads keep using the kept-alive connection. */
+	assert_int_equal(kube_get(f.client, &KUBE_CONFIGMAPS, "ns", "x", NULL, &err), KUBE_OK);
+	assert_int_equal(atomic_load(&f.connections), 2);
+	fake_stop(&f);
+}
+
+static void test_repeat_is_harmless(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *method, *ct, *body;
+		bool want;
+	} cases[] = {
+		{"GET", NULL, NULL, true},
+		{"PUT", "application/json", "{\"metadata\":{}}", true},
+		{"POST", "application/json", "{\"metadata\":{\"resourceVersion\":\"1\"}}", false},
+		{"DELETE", "application/json", "{\"kind\":\"DeleteOptions\"}", false},
+		{"DELETE", NULL, NULL, false},
+		{"DELETE", "application/json", "{\"preconditions\":{\"uid\":\"u\"}}", true},
+		{"DELETE", "application/json", "{\"preconditions\":{\"resourceVersion\":\"7\"}}", true},
+		{"DELETE", "application/json", "{\"preconditions\":{\"uid\":\"\"}}", false},
+		{"PATCH", "application/merge-patch+json", "{\"spec\":{}}", false},
+		{"PATCH", "application/merge-patch+json", "{\"metadata\":{\"resourceVersion\":\"7\"}}", true},
+		{"PATCH", "application/merge-patch+json", "{\"metadata\":{\"uid\":\"u\"}}", true},
+		{"PATCH", "application/merge-patch+json", "not json", false},
+		{"PATCH", "application/json-patch+json", "[{\"op\":\"add\",\"path\":\"/a/-\",\"value\":1}]", false},
+		{"PATCH", "application/json-patch+json",
+		 "[{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\",\"value\":\"7\"},"
+		 "{\"op\":\"add\",\"path\":\"/a/-\",\"value\":1}]", true},
+		/* A test of a field the patch does not change does not stop a second append. */
+		{"PATCH", "application/json-patch+json",
+		 "[{\"op\":\"test\",\"path\":\"/metadata/uid\",\"value\":\"u\"},"
+		 "{\"op\":\"add\",\"path\":\"/a/-\",\"value\":1}]", false},
+		{"PATCH", "application/json-patch+json",
+		 "[{\"op\":\"test\",\"path\":\"/metadata/uid\",\"value\":\"u\"},"
+		 "{\"op\":\"replace\",\"path\":\"/spec/x\",\"value\":1}]", true},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		print_message("case %zu: %s %s\n", i, cases[i].method, cases[i].body ? cases[i].body : "");
+		assert_int_equal(kube__repeat_is_harmless(cases[i].method, cases[i].ct, cases[i].body),
+				 cases[i].want);
+	}
+}
+
+/* Retry-After: 60 five times would hold the request 5 minutes; 5 s a wait and 15 s in all. */
+static void test_retry_after_is_capped(void **state)
+{
+	(void)state;
+	struct fake f;
+	struct step steps[] = {{ANSWER, 429, 60}};
+	struct kube_client_options o = {.max_retries = 5};
+	fake_start_steps(&f, steps, 1, &o);
+	struct kube_error err;
+	double t = clock_mono_ms();
+	assert_int_equal(kube_get(f.client, &KUBE_CONFIGMAPS, "ns", "x", NULL, &err), KUBE_EHTTP);
+	double took = clock_mono_ms() - t;
+	assert_int_equal(err.code, 429);
+	assert_int_equal(atomic_load(&f.served), 4); /* waits of 5 s, three times */
+	assert_true(took >= 15000);
+	assert_true(took < 17000);
+	fake_stop(&f);
+}
+
+/* A transfer that stalls is given up after low_speed_seconds, well before the request timeout. */
+static void test_stalled_transfer_ends(void **state)
+{
+	(void)state;
+	struct fake f;
+	struct step steps[] = {{STALL, 0, -1}};
+	struct kube_client_options o = {.max_retries = -1, .request_timeout_ms = 20000,
+					.low_speed_seconds = 1};
+	fake_start_steps(&f, steps, 1, &o);
+	struct kube_error err;
+	double t = clock_mono_ms();
+	assert_int_equal(kube_get(f.client, &KUBE_CONFIGMAPS, "ns", "x", NULL, &err), KUBE_ETRANSPORT);
+	double took = clock_mono_ms() - t;
+	assert_true(took < 5000);
+	fake_stop(&f);
+}
+
+static int count_event(void *ctx, const char *type, json_t *object)
+{
+	(void)type;
+	(void)object;
+	(*(int *)ctx)++;
+	return 0;
+}
+
+/* A watch is idle most of its life: the low-speed limit must not end it. */
+static void test_idle_watch_is_not_a_stall(void **state)
+{
+	(void)state;
+	struct fake f;
+	struct step steps[] = {{ANSWER, 200, -1}, {WATCH_IDLE, 0, -1}};
+	struct kube_client_options o = {.max_retries = -1, .low_speed_seconds = 1};
+	fake_start_steps(&f, steps, 2, &o);
+	/* A request first: the watch reuses the handle that carried it. */
+	struct kube_error err;
+	assert_int_equal(kube_get(f.client, &KUBE_CONFIGMAPS, "ns", "x", NULL, &err), KUBE_OK);
+	int events = 0;
+	struct kube_watch_options wo = {.timeout_seconds = 30};
+	assert_int_equal(kube_watch(f.client, &KUBE_CONFIGMAPS, "ns", &wo, count_event, &events, NULL,
+				    &err), KUBE_OK);
+	assert_int_equal(events, 2);
+	fake_stop(&f);
+}
+
+/* An answer past the cap is refused once, not downloaded again by retries. */
+static void test_response_cap(void **state)
+{
+	(void)state;
+	struct fake f;
+	struct step steps[] = {{BIG, 0, -1}};
+	struct kube_client_options o = {.max_retries = 3};
+	fake_start_steps(&f, steps, 1, &o);
+	struct kube_error err;
+	json_t *out = NULL;
+	assert_int_equal(kube_get(f.client, &KUBE_CONFIGMAPS, "ns", "x", &out, &err), KUBE_EDECODE);
+	assert_null(out);
+	assert_int_equal(err.code, 200);
+	assert_string_equal(err.message, "GET /api/v1/namespaces/ns/configmaps/x: answer larger than 16 MiB");
+	assert_int_equal(atomic_load(&f.served), 1);
+	fake_stop(&f);
+}
+
+/* kube_list_all asks for pages, so every answer stays under the cap. */
+static void test_list_all_pages(void **state)
+{
+	(void)state;
+	struct fake f;
+	fake_start(&f, (int[]){200}, NULL, 1, false);
+	struct kube_error err;
+	json_t *items = NULL;
+	/* The scripted answer has no items: a decode error, but the request is what counts here. */
+	assert_int_equal(kube_list_all(f.client, &KUBE_PODS, "ns", NULL, 0, &items, NULL, &err),
+			 KUBE_EDECODE);
+	assert_string_equal(f.last_request_line, "GET /api/v1/namespaces/ns/pods?limit=100 HTTP/1.1");
+	fake_stop(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -255,6 +650,15 @@ int main(void)
 		cmocka_unit_test(test_conflict_is_not_retried),
 		cmocka_unit_test(test_transport_failure_is_reported),
 		cmocka_unit_test(test_dry_run_marks_mutations_only),
+		cmocka_unit_test(test_cut_post_is_not_retried),
+		cmocka_unit_test(test_cut_guarded_requests_are_retried),
+		cmocka_unit_test(test_post_not_resent_on_a_kept_alive_connection),
+		cmocka_unit_test(test_repeat_is_harmless),
+		cmocka_unit_test(test_retry_after_is_capped),
+		cmocka_unit_test(test_stalled_transfer_ends),
+		cmocka_unit_test(test_idle_watch_is_not_a_stall),
+		cmocka_unit_test(test_response_cap),
+		cmocka_unit_test(test_list_all_pages),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
