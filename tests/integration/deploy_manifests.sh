@@ -4,8 +4,9 @@
 #   - both overlays (cluster, namespace) pass a server-side dry-run apply;
 #   - what each renders: a 2-replica Deployment with --leader-elect and the
 #     hardened pod; the StatefulCluster CRD; ClusterRole+Binding only in the
-#     cluster overlay, Role+Binding only in the namespace overlay, which also
-#     scopes the operator to the Role's namespace; no "*" in any
+#     cluster overlay (with a Role for the state key's Secret), Role+Binding
+#     only in the namespace overlay, which also scopes the operator to the
+#     Role's namespace; no "*" in any
 #     apiGroups/resources/verbs;
 #   - the RBAC that `up` applied (deploy/rbac/cluster) lets the operator's
 #     ServiceAccount do what it needs and nothing of a sample it must not;
@@ -103,11 +104,12 @@ have() { # overlay kind n: the overlay renders exactly n objects of that kind
 	[ "$(count "$1" "$2")" = "$3" ] || fail "expected $3 $2 in the $1 overlay, got $(count "$1" "$2")"
 }
 
-step "cluster overlay: ClusterRole + ClusterRoleBinding, no Role, all namespaces"
+step "cluster overlay: ClusterRole + ClusterRoleBinding, one Role (the state key) in the operator's namespace, all namespaces"
 have cluster ClusterRole 1
 have cluster ClusterRoleBinding 1
-have cluster Role 0
-have cluster RoleBinding 0
+have cluster Role 1
+have cluster RoleBinding 1
+[ "$(field cluster Role 2)" = "$OPNS" ] || fail "the state key's Role is not in $OPNS"
 if grep -qF -- '--namespace' <<<"$(field cluster Deployment 5)"; then
 	fail "the cluster overlay restricts the operator to a namespace"
 fi
@@ -166,6 +168,13 @@ expect yes "$SA" get persistentvolumeclaims -n default
 expect no "$SA" create namespaces
 expect no "$SA" get secrets -n "$OPNS"
 expect no "$SA" get secrets --all-namespaces
+# The state key: that one Secret, in the operator's own namespace.
+expect yes "$SA" get secrets/stateful-operator-state-key -n "$OPNS"
+expect yes "$SA" create secrets -n "$OPNS"
+expect no "$SA" get secrets/stateful-operator-state-key -n default
+expect no "$SA" create secrets -n default
+expect no "$SA" list secrets -n "$OPNS"
+expect no "$SA" update secrets/stateful-operator-state-key -n "$OPNS"
 expect yes "$SA" patch statefulsets.apps -n default
 expect yes "$SA" patch persistentvolumeclaims -n default
 # The copy strategy: new claims, rebinding (claims deleted once their PV is
@@ -253,4 +262,7 @@ expect no "$NSA" list nodes
 expect no "$NSA" create persistentvolumeclaims -n default
 expect no "$NSA" create pods -n default
 expect no "$NSA" get secrets -n "$NS"
+expect yes "$NSA" get secrets/stateful-operator-state-key -n "$NS"
+expect yes "$NSA" create secrets -n "$NS"
+expect no "$NSA" create secrets -n default
 expect no "$NSA" create namespaces
