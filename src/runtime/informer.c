@@ -18,6 +18,8 @@
 #define BACKOFF_MAX_MS 30000
 #define WATCH_TIMEOUT_MIN_S 300
 #define WATCH_TIMEOUT_MAX_S 600
+/* A watch open this long was accepted by a working server, even if the cluster was quiet. */
+#define WATCH_HEALTHY_MS 5000
 
 /*
  * One LIST page at a time in the whole process: informers syncing side by
@@ -280,6 +282,20 @@ static int on_watch_event(void *ctx, const char *type, json_t *object)
 	return 0;
 }
 
+static long next_backoff(long backoff)
+{
+	if (!backoff)
+		return BACKOFF_INITIAL_MS;
+	return backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
+}
+
+/*
+ * The backoff grows with every attempt that fails or brings nothing (a
+ * LIST error, a watch ended by an ERROR event or at once with an empty
+ * body: reconnecting at once would hammer the server thousands of times a
+ * second), and starts over only once a watch has delivered events or
+ * stayed open a while.
+ */
 static void *informer_run(void *arg)
 {
 	struct informer *inf = arg;
@@ -293,12 +309,10 @@ static void *informer_run(void *arg)
 		}
 		if (need_list) {
 			if (relist(inf) < 0) {
-				backoff = backoff ? (backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2)
-						  : BACKOFF_INITIAL_MS;
+				backoff = next_backoff(backoff);
 				continue;
 			}
 			need_list = false;
-			backoff = 0;
 		}
 		struct kube_watch_options wo = {
 			.resource_version = inf->rv,
@@ -310,25 +324,31 @@ static void *informer_run(void *arg)
 		struct kube_error err;
 		unsigned long before = atomic_load(&inf->events);
 		inf->expired = false;
+		double started = clock_mono_ms();
 		int rc = kube_watch(inf->client, inf->resource, inf->namespace, &wo, on_watch_event, inf,
 				    &inf->stop, &err);
 		if (rc == KUBE_ESTOPPED || atomic_load(&inf->stop))
 			break;
 		atomic_fetch_add(&inf->watch_restarts, 1);
+		bool healthy = atomic_load(&inf->events) != before ||
+			       clock_mono_ms() - started >= WATCH_HEALTHY_MS;
+		if (healthy)
+			backoff = 0; /* it worked until it ended: start the backoff anew */
 		if (inf->expired || (rc == KUBE_EHTTP && err.code == 410)) {
-			log_info("informer", "watch %s: resourceVersion %s expired; relisting",
-				 inf->resource->plural, inf->rv ? inf->rv : "");
+			/* At once after a healthy watch; a fresh list's version expiring at once is not. */
+			if (!healthy)
+				backoff = next_backoff(backoff);
+			log_info("informer", "watch %s: resourceVersion %s expired; relisting%s",
+				 inf->resource->plural, inf->rv ? inf->rv : "", backoff ? " after a backoff" : "");
 			need_list = true;
-			backoff = 0;
-		} else if (rc == KUBE_OK) {
-			backoff = 0;
+		} else if (rc == KUBE_OK && healthy) {
+			/* The server ended it (timeoutSeconds): reopen at once. */
 		} else {
-			if (atomic_load(&inf->events) != before)
-				backoff = 0; /* it was healthy until it broke: start the backoff anew */
-			backoff = backoff ? (backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2)
-					  : BACKOFF_INITIAL_MS;
+			backoff = next_backoff(backoff);
 			log_warn("informer", "watch %s ended: %s; reconnecting in %ld ms",
-				 inf->resource->plural, err.message, backoff);
+				 inf->resource->plural,
+				 rc == KUBE_OK ? "no events (an ERROR event or an empty answer)" : err.message,
+				 backoff);
 		}
 	}
 	return NULL;

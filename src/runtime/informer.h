@@ -3,8 +3,11 @@
  * pages), then WATCHes from the list's resourceVersion with bookmarks,
  * resumes a cut watch from the last resourceVersion it saw (so no event is
  * lost or repeated), relists when that version has expired (410 Gone), and
- * backs off 0.8 s -> 30 s between failed attempts. Each watch asks the
- * server to end it after a random 5-10 minutes, so load spreads out.
+ * backs off 0.8 s -> 30 s between attempts that fail or bring nothing (a
+ * watch ended by an ERROR event or at once with an empty answer). The
+ * backoff starts over once a watch has delivered events or stayed open 5 s.
+ * Each watch asks the server to end it after a random 5-10 minutes, so
+ * load spreads out.
  *
  * Handlers run on the informer's own thread after the store is updated;
  * they must be quick (enqueue a key) and must not call informer_stop().

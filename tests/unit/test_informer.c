@@ -1,0 +1,298 @@
+/*
+ * The informer's reconnect policy, against a scripted API server on
+ * 127.0.0.1 (the real one cannot be made to fail a watch on demand): a
+ * watch that ends without delivering anything (an ERROR event, an empty
+ * 200) is retried with backoff, not at once; a watch that delivered events,
+ * or stayed open a while, resets the backoff.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "client/kube_client.h"
+#include "runtime/informer.h"
+#include "util/clock.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+
+enum watch_answer {
+	ANSWER_ERROR_500, /* 200, then an ERROR event with code 500 */
+	ANSWER_EMPTY,     /* 200 with an empty (chunked) body */
+	ANSWER_EVENT,     /* 200, one ADDED event, end */
+	ANSWER_QUIET,     /* 200, nothing for QUIET_MS, end */
+};
+
+#define QUIET_MS 5500
+#define MAX_WATCHES 4096
+
+struct fake {
+	int listen_fd;
+	int port;
+	pthread_t thread;
+	atomic_bool stop;
+	enum watch_answer script[8]; /* the last one repeats */
+	int nscript;
+	atomic_int watches, lists;
+	double watch_at[MAX_WATCHES]; /* when each watch request arrived (ms, monotonic) */
+	struct kube_client *client;
+};
+
+static void write_str(int fd, const char *s)
+{
+	size_t len = strlen(s);
+	while (len) {
+		ssize_t n = send(fd, s, len, MSG_NOSIGNAL);
+		if (n <= 0)
+			return;
+		s += n;
+		len -= (size_t)n;
+	}
+}
+
+static void write_chunk(int fd, const char *data)
+{
+	char head[32];
+	snprintf(head, sizeof(head), "%zx\r\n", strlen(data));
+	write_str(fd, head);
+	write_str(fd, data);
+	write_str(fd, "\r\n");
+}
+
+static const char WATCH_HEAD[] = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+				 "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
+
+static void answer_watch(struct fake *f, int fd)
+{
+	int i = atomic_load(&f->watches);
+	if (i < MAX_WATCHES)
+		f->watch_at[i] = clock_mono_ms();
+	enum watch_answer a = f->script[i < f->nscript ? i : f->nscript - 1];
+	atomic_fetch_add(&f->watches, 1);
+	write_str(fd, WATCH_HEAD);
+	switch (a) {
+	case ANSWER_ERROR_500:
+		write_chunk(fd, "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":\"v1\","
+				"\"status\":\"Failure\",\"message\":\"etcd is unwell\","
+				"\"reason\":\"InternalError\",\"code\":500}}\n");
+		break;
+	case ANSWER_EMPTY:
+		break;
+	case ANSWER_EVENT: {
+		char ev[256];
+		snprintf(ev, sizeof(ev),
+			 "{\"type\":\"ADDED\",\"object\":{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":"
+			 "{\"name\":\"p%d\",\"namespace\":\"default\",\"resourceVersion\":\"%d\"}}}\n",
+			 i, 100 + i);
+		write_chunk(fd, ev);
+		break;
+	}
+	case ANSWER_QUIET: {
+		double until = clock_mono_ms() + QUIET_MS;
+		while (!atomic_load(&f->stop) && clock_mono_ms() < until)
+			clock_sleep_ms(20);
+		break;
+	}
+	}
+	write_str(fd, "0\r\n\r\n");
+}
+
+static void serve_one(struct fake *f, int fd)
+{
+	char req[8192];
+	size_t got = 0;
+	struct timeval tv = {5, 0};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while (got < sizeof(req) - 1) {
+		ssize_t n = read(fd, req + got, sizeof(req) - 1 - got);
+		if (n <= 0)
+			return;
+		got += (size_t)n;
+		req[got] = '\0';
+		if (strstr(req, "\r\n\r\n"))
+			break;
+	}
+	size_t line = strcspn(req, "\r\n");
+	req[line] = '\0';
+	if (strstr(req, "watch=true")) {
+		answer_watch(f, fd);
+		return;
+	}
+	atomic_fetch_add(&f->lists, 1);
+	static const char list[] = "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":"
+				   "{\"resourceVersion\":\"5\"},\"items\":[]}";
+	char head[256];
+	snprintf(head, sizeof(head),
+		 "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
+		 "Connection: close\r\n\r\n",
+		 strlen(list));
+	write_str(fd, head);
+	write_str(fd, list);
+}
+
+static void *fake_run(void *arg)
+{
+	struct fake *f = arg;
+	while (!atomic_load(&f->stop)) {
+		struct pollfd p = {f->listen_fd, POLLIN, 0};
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		int fd = accept(f->listen_fd, NULL, NULL);
+		if (fd < 0)
+			continue;
+		serve_one(f, fd);
+		close(fd);
+	}
+	return NULL;
+}
+
+static struct fake *fake_start(const enum watch_answer *script, int n)
+{
+	struct fake *f = xcalloc(1, sizeof(*f));
+	memcpy(f->script, script, sizeof(*script) * (size_t)n);
+	f->nscript = n;
+	f->listen_fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in addr = {.sin_family = AF_INET};
+	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t len = sizeof(addr);
+	assert_int_equal(bind(f->listen_fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	assert_int_equal(listen(f->listen_fd, 64), 0);
+	assert_int_equal(getsockname(f->listen_fd, (struct sockaddr *)&addr, &len), 0);
+	f->port = ntohs(addr.sin_port);
+	assert_int_equal(pthread_create(&f->thread, NULL, fake_run, f), 0);
+
+	struct kube_config cfg = {0};
+	cfg.server = xasprintf("http://127.0.0.1:%d", f->port);
+	cfg.token = xstrdup("t");
+	struct kube_client_options o = {.max_retries = -1};
+	char *err = NULL;
+	f->client = kube_client_new(&cfg, &o, &err);
+	assert_non_null(f->client);
+	return f;
+}
+
+static void fake_stop(struct fake *f)
+{
+	atomic_store(&f->stop, true);
+	pthread_join(f->thread, NULL);
+	close(f->listen_fd);
+	kube_client_free(f->client);
+	free(f);
+}
+
+static struct informer *informer_for(struct fake *f)
+{
+	struct informer_options o = {.resource = &KUBE_PODS};
+	struct informer *inf = informer_new(f->client, &o);
+	assert_int_equal(informer_start(inf), 0);
+	return inf;
+}
+
+/* Waits until the server saw n watches, up to ms; returns whether it did. */
+static bool wait_watches(struct fake *f, int n, long ms)
+{
+	double until = clock_mono_ms() + (double)ms;
+	while (atomic_load(&f->watches) < n && clock_mono_ms() < until)
+		clock_sleep_ms(10);
+	return atomic_load(&f->watches) >= n;
+}
+
+/* A watch that keeps failing the same way is retried a handful of times in 2 s, not thousands. */
+static void expect_backoff(enum watch_answer a)
+{
+	struct fake *f = fake_start(&a, 1);
+	struct informer *inf = informer_for(f);
+	assert_true(wait_watches(f, 1, 5000));
+	double first = clock_mono_ms();
+	while (clock_mono_ms() < first + 2000)
+		clock_sleep_ms(20);
+	informer_free(inf);
+	int n = atomic_load(&f->watches);
+	/* 0.8 s, then 1.6 s: three watches in the first 2.4 s. */
+	if (n > 4)
+		fail_msg("%d watches in 2 s", n);
+	assert_true(n >= 2);
+	assert_true(f->watch_at[1] - f->watch_at[0] >= 700);
+	assert_int_equal(atomic_load(&f->lists), 1);
+	fake_stop(f);
+}
+
+static void test_error_event_backs_off(void **state)
+{
+	(void)state;
+	expect_backoff(ANSWER_ERROR_500);
+}
+
+static void test_empty_watch_backs_off(void **state)
+{
+	(void)state;
+	expect_backoff(ANSWER_EMPTY);
+}
+
+/* Backoff grows while watches fail; one that delivered an event starts it over. */
+static void test_events_reset_backoff(void **state)
+{
+	(void)state;
+	static const enum watch_answer script[] = {ANSWER_ERROR_500, ANSWER_ERROR_500, ANSWER_EVENT,
+						   ANSWER_ERROR_500, ANSWER_ERROR_500};
+	struct fake *f = fake_start(script, 5);
+	struct informer *inf = informer_for(f);
+	assert_true(wait_watches(f, 5, 10000));
+	informer_free(inf);
+	const double *t = f->watch_at;
+	/* 0 -> 1: 0.8 s; 1 -> 2: 1.6 s; 2 delivered an event: 3 at once; 3 -> 4: 0.8 s again. */
+	assert_true(t[1] - t[0] >= 700 && t[1] - t[0] < 1300);
+	assert_true(t[2] - t[1] >= 1500 && t[2] - t[1] < 2300);
+	if (t[3] - t[2] >= 500)
+		fail_msg("reconnect %.0f ms after a watch that delivered an event", t[3] - t[2]);
+	if (t[4] - t[3] < 700 || t[4] - t[3] >= 1300)
+		fail_msg("backoff %.0f ms after the reset, want 800", t[4] - t[3]);
+	fake_stop(f);
+}
+
+/* A watch that stayed open several seconds (a quiet cluster) is healthy even without events. */
+static void test_long_quiet_watch_resets_backoff(void **state)
+{
+	(void)state;
+	static const enum watch_answer script[] = {ANSWER_EMPTY, ANSWER_EMPTY, ANSWER_QUIET, ANSWER_EMPTY};
+	struct fake *f = fake_start(script, 4);
+	struct informer *inf = informer_for(f);
+	assert_true(wait_watches(f, 4, 15000));
+	informer_free(inf);
+	const double *t = f->watch_at;
+	assert_true(t[1] - t[0] >= 700);
+	assert_true(t[2] - t[1] >= 1500);
+	double gap = t[3] - (t[2] + QUIET_MS);
+	if (gap >= 500)
+		fail_msg("reconnect %.0f ms after a quiet watch of %d ms", gap, QUIET_MS);
+	fake_stop(f);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	log_setup(LOG_ERROR, LOG_FORMAT_TEXT);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_error_event_backs_off),
+		cmocka_unit_test(test_empty_watch_backs_off),
+		cmocka_unit_test(test_events_reset_backoff),
+		cmocka_unit_test(test_long_quiet_watch_resets_backoff),
+	};
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
