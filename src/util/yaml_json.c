@@ -1,7 +1,16 @@
 /*
  * YAML text -> a jansson tree: the YAML 1.2 core schema, anchors and
  * aliases, "<<" merge keys; the first document only. Used for kubeconfig
- * files and for the YAML users write into annotations.
+ * files and for the YAML users write into annotations. Also JSON text
+ * under the same limits.
+ *
+ * The limits count each alias as a copy of what it names: an anchor
+ * records the nodes and bytes its node expanded to, and every alias adds
+ * them again to the document's totals. A billion-laughs document (ten
+ * aliases of ten aliases of ...) is thus refused after a few hundred
+ * events, with memory proportional to its text, instead of being accepted
+ * as a small tree of shared references that the first deep copy or
+ * json_dumps turns into gigabytes.
  */
 #include "util/yaml_json.h"
 
@@ -19,8 +28,34 @@
 
 #define WUR __attribute__((warn_unused_result))
 
-#define YAML_MAX_DEPTH 64
 #define YAML_MAX_MERGED 100000u /* "<<" key copies per document */
+
+/*
+ * Annotation values: Kubernetes allows 256 KiB for all of an object's
+ * annotations together, so no real value is larger. A Pod spec nests about
+ * ten levels; 64 leaves room and keeps recursive code (jansson's copy and
+ * dump) shallow. Real templates use a handful of anchors; 1000 also bounds
+ * the anchor look-ups (each alias scans the anchors). 100,000 keys and
+ * values and 1 MiB of their text is far beyond any Pod (etcd stores at most
+ * 1.5 MiB per object, so a larger template could never become a pod) and
+ * costs a deep copy some 10 MB at most.
+ */
+const struct doc_limits doc_limits_annotation = {
+	.max_bytes = 256u * 1024u,
+	.max_depth = DOC_MAX_DEPTH,
+	.max_aliases = 1000u,
+	.max_nodes = 100000u,
+	.max_expanded_bytes = 1024u * 1024u,
+};
+
+/* Files: the kubeconfig reader takes up to 16 MiB; aliases may expand that fourfold. */
+const struct doc_limits doc_limits_file = {
+	.max_bytes = 16u * 1024u * 1024u,
+	.max_depth = DOC_MAX_DEPTH,
+	.max_aliases = 10000u,
+	.max_nodes = 4u * 1000u * 1000u,
+	.max_expanded_bytes = 64u * 1024u * 1024u,
+};
 
 /* jansson reports out-of-memory as NULL / -1; the daemon aborts on OOM. */
 static json_t *jcheck(json_t *v)
@@ -43,6 +78,8 @@ static void jcheck_rc(int rc)
 /* Sets *msg to a new "YAML error at line L, column C: ..." for mark. */
 static void yaml_fail(char **msg, const yaml_mark_t *mark, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+static int yaml_too_large(char **msg, const yaml_mark_t *mark, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 static void yaml_fail(char **msg, const yaml_mark_t *mark, const char *fmt, ...)
 {
@@ -55,28 +92,81 @@ static void yaml_fail(char **msg, const yaml_mark_t *mark, const char *fmt, ...)
 	free(what);
 }
 
+/* Sets *msg to a new "YAML error at line L, column C: too large: ..."; returns DOC_TOO_LARGE. */
+static int yaml_too_large(char **msg, const yaml_mark_t *mark, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *what = xvasprintf(fmt, ap);
+	va_end(ap);
+	*msg = xasprintf("YAML error at line %zu, column %zu: too large: %s", mark->line + 1,
+			 mark->column + 1, what);
+	free(what);
+	return DOC_TOO_LARGE;
+}
+
 struct y2j_frame {
 	json_t *node;       /* owned: the object or array being built */
 	char *anchor;       /* owned; registered once the node is complete */
 	char *key;          /* owned; mapping key waiting for its value */
 	bool key_is_merge;  /* the pending key is a plain "<<" */
 	json_t *merges;     /* owned array of "<<" sources, or NULL */
+	size_t nodes0;      /* the document's expanded totals when this node opened */
+	size_t bytes0;
 };
 
 struct y2j_anchor {
 	char *name;         /* owned */
 	json_t *value;      /* owned reference */
+	size_t nodes;       /* what one alias of it expands to */
+	size_t bytes;
 };
 
 struct y2j {
-	struct y2j_frame stack[YAML_MAX_DEPTH];
+	const struct doc_limits *lim; /* borrowed */
+	struct y2j_frame stack[DOC_MAX_DEPTH];
 	size_t depth;
 	struct y2j_anchor *anchors;
 	size_t nanchors;
 	size_t anchors_cap;
 	json_t *root;       /* owned reference, set when the top node completes */
 	size_t merged;      /* keys copied by "<<" so far, against YAML_MAX_MERGED */
+	size_t refs;        /* anchors and aliases so far, against lim->max_aliases */
+	size_t nodes;       /* keys and values so far, aliases expanded */
+	size_t bytes;       /* their text, aliases expanded */
 };
+
+/*
+ * Adds nodes and bytes to the document's expanded totals; refuses past the
+ * limits. The totals never exceed the limits, so they cannot overflow.
+ */
+static WUR int y2j_charge(struct y2j *st, size_t nodes, size_t bytes, const yaml_mark_t *mark, char **msg)
+{
+	if (nodes > st->lim->max_nodes - st->nodes)
+		return yaml_too_large(msg, mark,
+				      "more than %zu keys and values once aliases are expanded (each alias "
+				      "counts as a copy of what it names); use fewer aliases, or a smaller document",
+				      st->lim->max_nodes);
+	if (bytes > st->lim->max_expanded_bytes - st->bytes)
+		return yaml_too_large(msg, mark,
+				      "more than %zu bytes of keys and values once aliases are expanded (each "
+				      "alias counts as a copy of what it names); use fewer aliases, or a smaller "
+				      "document",
+				      st->lim->max_expanded_bytes);
+	st->nodes += nodes;
+	st->bytes += bytes;
+	return 0;
+}
+
+/* Counts one anchor or alias against lim->max_aliases. */
+static WUR int y2j_count_ref(struct y2j *st, const yaml_mark_t *mark, char **msg)
+{
+	if (++st->refs > st->lim->max_aliases)
+		return yaml_too_large(msg, mark,
+				      "more than %zu anchors (&) and aliases (*); write the repeated parts out",
+				      st->lim->max_aliases);
+	return 0;
+}
 
 static void y2j_release(struct y2j *st)
 {
@@ -97,21 +187,23 @@ static void y2j_release(struct y2j *st)
 	st->root = NULL;
 }
 
-/* Registers name -> v (borrowed; a reference is taken). */
-static void y2j_anchor_add(struct y2j *st, const char *name, json_t *v)
+/* Registers name -> v (borrowed; a reference is taken), which expands to nodes and bytes. */
+static void y2j_anchor_add(struct y2j *st, const char *name, json_t *v, size_t nodes, size_t bytes)
 {
 	st->anchors = xgrow(st->anchors, &st->anchors_cap, st->nanchors + 1, sizeof(*st->anchors));
 	st->anchors[st->nanchors].name = xstrdup(name);
 	st->anchors[st->nanchors].value = json_incref(v);
+	st->anchors[st->nanchors].nodes = nodes;
+	st->anchors[st->nanchors].bytes = bytes;
 	st->nanchors++;
 }
 
-/* The value an alias names (borrowed), or NULL. A redefined anchor means its latest node. */
-static json_t *y2j_anchor_find(const struct y2j *st, const char *name)
+/* The anchor an alias names (borrowed), or NULL. A redefined anchor means its latest node. */
+static const struct y2j_anchor *y2j_anchor_find(const struct y2j *st, const char *name)
 {
 	for (size_t i = st->nanchors; i > 0; i--) {
 		if (!strcmp(st->anchors[i - 1].name, name))
-			return st->anchors[i - 1].value;
+			return &st->anchors[i - 1];
 	}
 	return NULL;
 }
@@ -308,6 +400,10 @@ static WUR int y2j_scalar(struct y2j *st, const yaml_event_t *ev, char **msg)
 	size_t len = ev->data.scalar.length;
 	const char *anchor = (const char *)ev->data.scalar.anchor;
 
+	if (anchor && y2j_count_ref(st, &ev->start_mark, msg) < 0)
+		return DOC_TOO_LARGE;
+	if (y2j_charge(st, 1, len, &ev->start_mark, msg) < 0)
+		return DOC_TOO_LARGE;
 	if (y2j_want_key(st)) {
 		struct y2j_frame *f = &st->stack[st->depth - 1];
 		if (memchr(s, '\0', len)) {
@@ -325,7 +421,7 @@ static WUR int y2j_scalar(struct y2j *st, const yaml_event_t *ev, char **msg)
 		}
 		if (anchor) {
 			json_t *k = jcheck(json_string_nocheck(s));
-			y2j_anchor_add(st, anchor, k);
+			y2j_anchor_add(st, anchor, k, 1, len);
 			json_decref(k);
 		}
 		f->key = xstrndup(s, len);
@@ -336,7 +432,7 @@ static WUR int y2j_scalar(struct y2j *st, const yaml_event_t *ev, char **msg)
 	if (yaml_scalar_value(ev, &v, msg) < 0)
 		return -1;
 	if (anchor)
-		y2j_anchor_add(st, anchor, v);
+		y2j_anchor_add(st, anchor, v, 1, len);
 	return y2j_add(st, v, &ev->start_mark, msg);
 }
 
@@ -349,12 +445,20 @@ static WUR int y2j_start(struct y2j *st, const yaml_event_t *ev, bool mapping, c
 			  "a mapping key must be a plain value, not a list or a mapping");
 		return -1;
 	}
-	if (st->depth == YAML_MAX_DEPTH) {
-		yaml_fail(msg, &ev->start_mark, "nested deeper than %d levels", YAML_MAX_DEPTH);
-		return -1;
-	}
+	size_t max_depth = st->lim->max_depth < DOC_MAX_DEPTH ? st->lim->max_depth : DOC_MAX_DEPTH;
+	if (st->depth == max_depth)
+		return yaml_too_large(msg, &ev->start_mark,
+				      "mappings and lists nested deeper than %zu levels; flatten the document",
+				      max_depth);
+	if (anchor && y2j_count_ref(st, &ev->start_mark, msg) < 0)
+		return DOC_TOO_LARGE;
+	size_t nodes0 = st->nodes, bytes0 = st->bytes;
+	if (y2j_charge(st, 1, 0, &ev->start_mark, msg) < 0)
+		return DOC_TOO_LARGE;
 	struct y2j_frame *f = &st->stack[st->depth++];
 	memset(f, 0, sizeof(*f));
+	f->nodes0 = nodes0;
+	f->bytes0 = bytes0;
 	f->node = jcheck(mapping ? json_object() : json_array());
 	f->anchor = anchor ? xstrdup((const char *)anchor) : NULL;
 	return 0;
@@ -376,11 +480,10 @@ static WUR int y2j_apply_merges(struct y2j *st, json_t *obj, json_t *merges, con
 			const char *k;
 			json_t *v;
 			st->merged += json_object_size(m);
-			if (st->merged > YAML_MAX_MERGED) {
-				yaml_fail(msg, mark, "\"<<\" merge keys copy more than %u keys",
-					  YAML_MAX_MERGED);
-				return -1;
-			}
+			if (st->merged > YAML_MAX_MERGED)
+				return yaml_too_large(msg, mark, "\"<<\" merge keys copy more than %u keys; "
+						      "write the keys out, or merge fewer",
+						      YAML_MAX_MERGED);
 			json_object_foreach(m, k, v) {
 				if (!json_object_get(obj, k))
 					jcheck_rc(json_object_set_nocheck(obj, k, v));
@@ -393,17 +496,22 @@ static WUR int y2j_apply_merges(struct y2j *st, json_t *obj, json_t *merges, con
 static WUR int y2j_end(struct y2j *st, const yaml_event_t *ev, char **msg)
 {
 	struct y2j_frame f = st->stack[--st->depth];
-	if (f.merges && y2j_apply_merges(st, f.node, f.merges, &ev->start_mark, msg) < 0) {
+	int r = f.merges ? y2j_apply_merges(st, f.node, f.merges, &ev->start_mark, msg) : 0;
+	if (r < 0) {
 		json_decref(f.node);
 		json_decref(f.merges);
 		free(f.key);
 		free(f.anchor);
-		return -1;
+		return r;
 	}
 	json_decref(f.merges);
 	free(f.key);
+	/*
+	 * What the node expanded to, its own aliases included; "<<" sources
+	 * were counted where they were written, and the merged keys are no more.
+	 */
 	if (f.anchor)
-		y2j_anchor_add(st, f.anchor, f.node);
+		y2j_anchor_add(st, f.anchor, f.node, st->nodes - f.nodes0, st->bytes - f.bytes0);
 	free(f.anchor);
 	return y2j_add(st, f.node, &ev->start_mark, msg);
 }
@@ -411,11 +519,16 @@ static WUR int y2j_end(struct y2j *st, const yaml_event_t *ev, char **msg)
 static WUR int y2j_alias(struct y2j *st, const yaml_event_t *ev, char **msg)
 {
 	const char *name = (const char *)ev->data.alias.anchor;
-	json_t *v = y2j_anchor_find(st, name);
-	if (!v) {
+	if (y2j_count_ref(st, &ev->start_mark, msg) < 0)
+		return DOC_TOO_LARGE;
+	const struct y2j_anchor *a = y2j_anchor_find(st, name);
+	if (!a) {
 		yaml_fail(msg, &ev->start_mark, "alias *%s names no anchor defined before it", name);
 		return -1;
 	}
+	json_t *v = a->value;
+	if (y2j_charge(st, a->nodes, a->bytes, &ev->start_mark, msg) < 0)
+		return DOC_TOO_LARGE;
 	if (y2j_want_key(st)) {
 		if (!json_is_string(v)) {
 			yaml_fail(msg, &ev->start_mark,
@@ -448,21 +561,33 @@ static char *yaml_problem(const yaml_parser_t *p)
 			 p->problem_mark.line + 1, p->problem_mark.column + 1, problem);
 }
 
-/*
- * Converts the first YAML document of text to JSON. On success *out is a
- * new reference (JSON null for an empty document); on failure *msg is a
- * new message with the line and column, without a file prefix.
- */
 int yaml_to_json(const char *text, size_t len, json_t **out, char **msg)
+{
+	return yaml_to_json_limited(text, len, &doc_limits_file, out, msg);
+}
+
+/*
+ * Converts the first YAML document of text to JSON under lim. On success
+ * *out is a new reference (JSON null for an empty document); on failure
+ * *msg is a new message with the line and column, without a file prefix.
+ */
+int yaml_to_json_limited(const char *text, size_t len, const struct doc_limits *lim, json_t **out,
+			 char **msg)
 {
 	yaml_parser_t parser;
 	yaml_event_t ev;
 	bool have_ev = false, done = false;
 	struct y2j st;
-	int rc = -1;
+	int rc = DOC_INVALID;
 
-	memset(&st, 0, sizeof(st));
 	*out = NULL;
+	if (len > lim->max_bytes) {
+		*msg = xasprintf("YAML error: too large: %zu bytes, more than the %zu read; shorten it", len,
+				 lim->max_bytes);
+		return DOC_TOO_LARGE;
+	}
+	memset(&st, 0, sizeof(st));
+	st.lim = lim;
 	if (!yaml_parser_initialize(&parser)) {
 		fputs("stateful-operator: out of memory in libyaml\n", stderr);
 		abort();
@@ -501,8 +626,10 @@ int yaml_to_json(const char *text, size_t len, json_t **out, char **msg)
 		}
 		yaml_event_delete(&ev);
 		have_ev = false;
-		if (r < 0)
+		if (r < 0) {
+			rc = r;
 			goto out;
+		}
 	}
 	*out = st.root ? st.root : json_null();
 	st.root = NULL;
@@ -513,4 +640,97 @@ out:
 	y2j_release(&st);
 	yaml_parser_delete(&parser);
 	return rc;
+}
+
+/*
+ * Checks JSON text against lim before it is parsed: nesting depth, and
+ * values counted as 1 + containers + commas (exact for non-empty
+ * containers, more for empty ones). Brackets and commas inside strings do
+ * not count. Text that is not JSON gets numbers that mean nothing, so the
+ * caller looks at them only for text that opens like JSON.
+ */
+static WUR int json_prescan(const char *text, size_t len, const struct doc_limits *lim, char **msg)
+{
+	size_t depth = 0, nodes = 1, line = 1, col = 0;
+	bool in_string = false, escaped = false;
+	size_t max_depth = lim->max_depth < DOC_MAX_DEPTH ? lim->max_depth : DOC_MAX_DEPTH;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = text[i];
+		col++;
+		if (c == '\n') {
+			line++;
+			col = 0;
+		}
+		if (in_string) {
+			if (escaped)
+				escaped = false;
+			else if (c == '\\')
+				escaped = true;
+			else if (c == '"')
+				in_string = false;
+			continue;
+		}
+		switch (c) {
+		case '"':
+			in_string = true;
+			break;
+		case '{':
+		case '[':
+			if (++depth > max_depth) {
+				*msg = xasprintf("JSON error at line %zu, column %zu: too large: objects and "
+						 "arrays nested deeper than %zu levels; flatten the document",
+						 line, col, max_depth);
+				return DOC_TOO_LARGE;
+			}
+			nodes++;
+			break;
+		case '}':
+		case ']':
+			if (depth > 0)
+				depth--;
+			break;
+		case ',':
+			nodes++;
+			break;
+		default:
+			break;
+		}
+		if (nodes > lim->max_nodes) {
+			*msg = xasprintf("JSON error at line %zu, column %zu: too large: more than %zu values; "
+					 "write a smaller document",
+					 line, col, lim->max_nodes);
+			return DOC_TOO_LARGE;
+		}
+	}
+	return 0;
+}
+
+int json_load_limited(const char *text, size_t len, size_t flags, const struct doc_limits *lim,
+		      json_t **out, char **msg)
+{
+	*out = NULL;
+	/* Without aliases the text is its own expansion: both byte limits apply to it. */
+	size_t max_bytes = lim->max_bytes < lim->max_expanded_bytes ? lim->max_bytes : lim->max_expanded_bytes;
+	if (len > max_bytes) {
+		*msg = xasprintf("JSON error: too large: %zu bytes, more than the %zu read; shorten it", len,
+				 max_bytes);
+		return DOC_TOO_LARGE;
+	}
+	size_t skip = 0;
+	while (skip < len && (text[skip] == ' ' || text[skip] == '\t' || text[skip] == '\r' ||
+			      text[skip] == '\n'))
+		skip++;
+	if (skip < len && (text[skip] == '{' || text[skip] == '[') && json_prescan(text, len, lim, msg) < 0)
+		return DOC_TOO_LARGE;
+	json_error_t jerr;
+	*out = json_loadb(text, len, flags, &jerr);
+	if (*out)
+		return 0;
+	if (json_error_code(&jerr) == json_error_out_of_memory) {
+		fputs("stateful-operator: out of memory in jansson\n", stderr);
+		abort();
+	}
+	*msg = xasprintf("%s at line %d, column %d", jerr.text, jerr.line, jerr.column);
+	return DOC_INVALID;
 }
