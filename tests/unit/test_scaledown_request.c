@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "controllers/scaledown/scaledown_request.h"
+#include "util/strbuf.h"
 
 #define NITEMS(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -580,6 +582,128 @@ static void test_template_matches_selector(void **state)
 	}
 }
 
+/* ---- limits on the template text (issue 12) ---- */
+
+static void sb_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void sb_addf(struct strbuf *sb, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	assert_true(n >= 0 && (size_t)n < sizeof(buf));
+	assert_int_equal(strbuf_addstr(sb, buf), 0);
+}
+
+/*
+ * A valid Pod template carrying a billion laughs under spec.x: ten lists of
+ * ten aliases of the list before, 10^10 strings in under 700 bytes. Read as
+ * shared references it looked small; the cleanup pod's deep copy and body
+ * took the operator past 1 GiB. It is refused as it is read.
+ */
+static void test_template_alias_bomb(void **state)
+{
+	(void)state;
+	struct strbuf sb = STRBUF_INIT;
+	sb_addf(&sb, "spec:\n  containers:\n  - name: c\n    image: busybox\n  x:\n");
+	sb_addf(&sb, "    a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+	for (int i = 1; i < 10; i++) {
+		sb_addf(&sb, "    a%d: &a%d [", i, i);
+		for (int j = 0; j < 10; j++)
+			sb_addf(&sb, "%s*a%d", j ? ", " : "", i - 1);
+		sb_addf(&sb, "]\n");
+	}
+	assert_true(sb.len < 700);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	json_t *s = sts_with_template(sb.buf);
+	parse_refused(s, "ScaledownTemplateTooLarge", "once aliases are expanded", ANNOTATION_SCALEDOWN_TEMPLATE);
+	json_decref(s);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true((double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9 < 1.0);
+	strbuf_release(&sb);
+}
+
+/* Deep JSON (70 and 70,000 levels) and deep YAML are refused, naming the limit. */
+static void test_template_too_deep(void **state)
+{
+	(void)state;
+	for (int depth = 70; depth <= 100000; depth *= 1000) {
+		struct strbuf sb = STRBUF_INIT;
+		sb_addf(&sb, "{\"spec\": {\"containers\": [{\"name\": \"c\", \"image\": \"i\"}], \"x\": ");
+		for (int i = 0; i < depth; i++)
+			assert_int_equal(strbuf_addstr(&sb, "["), 0);
+		for (int i = 0; i < depth; i++)
+			assert_int_equal(strbuf_addstr(&sb, "]"), 0);
+		sb_addf(&sb, "}}");
+		json_t *s = sts_with_template(sb.buf);
+		parse_refused(s, "ScaledownTemplateTooLarge", "nested deeper than 64 levels",
+			      ANNOTATION_SCALEDOWN_TEMPLATE);
+		json_decref(s);
+		strbuf_release(&sb);
+	}
+	struct strbuf sb = STRBUF_INIT;
+	sb_addf(&sb, "spec:\n  containers:\n  - name: c\n    image: i\n  x:\n");
+	for (int i = 0; i < 70; i++)
+		sb_addf(&sb, "%*sk:\n", i + 4, "");
+	json_t *s = sts_with_template(sb.buf);
+	parse_refused(s, "ScaledownTemplateTooLarge", "nested deeper than 64 levels", ANNOTATION_SCALEDOWN_TEMPLATE);
+	json_decref(s);
+	strbuf_release(&sb);
+}
+
+/* An ordinary template with a couple of aliases and a merge key is still read, aliases resolved. */
+static void test_template_with_aliases(void **state)
+{
+	(void)state;
+	static const char tmpl[] = "metadata:\n"
+				   "  labels: &labels\n"
+				   "    app: datastore-cleanup\n"
+				   "  annotations: *labels\n"
+				   "spec:\n"
+				   "  containers:\n"
+				   "  - &c\n"
+				   "    name: cleanup\n"
+				   "    image: my-cleanup\n"
+				   "    volumeMounts: [{name: data, mountPath: /var/data}]\n"
+				   "  - <<: *c\n"
+				   "    name: second\n";
+	json_t *s = sts_with_template(tmpl);
+	struct scaledown_request req;
+	parse_ok(s, &req);
+	assert_true(req.enabled);
+	const json_t *c1 = json_array_get(json_object_get(json_object_get(req.pod_template, "spec"), "containers"), 1);
+	assert_string_equal(json_string_value(json_object_get(c1, "name")), "second");
+	assert_string_equal(json_string_value(json_object_get(c1, "image")), "my-cleanup");
+	assert_string_equal(tmpl_str(&req, "metadata.annotations.app"), "datastore-cleanup");
+	scaledown_request_release(&req);
+	json_decref(s);
+}
+
+/*
+ * YAML in flow style opens like JSON; brackets in its single-quoted strings
+ * look like nesting to the JSON check, but the YAML reader counts right.
+ */
+static void test_template_flow_yaml_with_brackets(void **state)
+{
+	(void)state;
+	struct strbuf sb = STRBUF_INIT;
+	sb_addf(&sb, "{spec: {containers: [{name: c, image: i, args: ['");
+	for (int i = 0; i < 70; i++)
+		assert_int_equal(strbuf_addstr(&sb, "["), 0);
+	sb_addf(&sb, "']}]}}");
+	json_t *s = sts_with_template(sb.buf);
+	struct scaledown_request req;
+	parse_ok(s, &req);
+	const json_t *c0 = json_array_get(json_object_get(json_object_get(req.pod_template, "spec"), "containers"), 0);
+	assert_int_equal(json_string_length(json_array_get(json_object_get(c0, "args"), 0)), 70);
+	scaledown_request_release(&req);
+	json_decref(s);
+	strbuf_release(&sb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -596,6 +720,10 @@ int main(void)
 		cmocka_unit_test(test_numeric_not_a_string),
 		cmocka_unit_test(test_parallel_policy),
 		cmocka_unit_test(test_template_matches_selector),
+		cmocka_unit_test(test_template_alias_bomb),
+		cmocka_unit_test(test_template_too_deep),
+		cmocka_unit_test(test_template_with_aliases),
+		cmocka_unit_test(test_template_flow_yaml_with_brackets),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -86,32 +86,45 @@ static const char *template_key(const json_t *ann)
 	return NULL;
 }
 
-/* JSON first (what the jboss controller took), then YAML. *doc is a new reference. */
+/*
+ * JSON first (what the jboss controller took), then YAML, both under the
+ * annotation limits (util/yaml_json.h): an alias expands in every cleanup
+ * pod made from the template, so a few hundred bytes could otherwise ask
+ * for gigabytes. *doc is a new reference.
+ */
 static int decode_template(const char *key, const char *text, json_t **doc, struct scaledown_refusal *refusal)
 {
 	size_t len = strlen(text);
-	json_error_t jerr;
-	*doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (*doc)
+	char *jmsg = NULL, *ymsg = NULL;
+	int jrc = json_load_limited(text, len, JSON_REJECT_DUPLICATES, &doc_limits_annotation, doc, &jmsg);
+	if (jrc == 0)
 		return 0;
-	char *ymsg = NULL;
-	if (yaml_to_json(text, len, doc, &ymsg) == 0)
+	/*
+	 * Also after a JSON limit: the JSON check counts brackets in YAML's
+	 * single-quoted strings too, and YAML within its limits is fine.
+	 */
+	int yrc = yaml_to_json_limited(text, len, &doc_limits_annotation, doc, &ymsg);
+	if (yrc == 0) {
+		free(jmsg);
 		return 0;
+	}
 	*doc = NULL;
 	/* Text that opens like JSON was meant as JSON: its error is the one that helps. */
 	const char *first = text + strspn(text, " \t\r\n");
-	int rc;
-	if (*first == '{' || *first == '[')
-		rc = refuse(refusal, "ScaledownTemplateInvalid",
-			    "annotation %s is not valid JSON: %s at line %d, column %d; fix the Pod "
-			    "template, written as JSON or YAML",
-			    key, jerr.text, jerr.line, jerr.column);
+	bool as_json = *first == '{' || *first == '[';
+	if (jrc == DOC_TOO_LARGE || yrc == DOC_TOO_LARGE)
+		refuse(refusal, "ScaledownTemplateTooLarge", "annotation %s is too large to read: %s", key,
+		       (as_json && jrc == DOC_TOO_LARGE) || yrc != DOC_TOO_LARGE ? jmsg : ymsg);
+	else if (as_json)
+		refuse(refusal, "ScaledownTemplateInvalid",
+		       "annotation %s is not valid JSON: %s; fix the Pod template, written as JSON or YAML",
+		       key, jmsg);
 	else
-		rc = refuse(refusal, "ScaledownTemplateInvalid",
-			    "annotation %s is neither JSON nor YAML: %s; fix the Pod template", key,
-			    ymsg ? ymsg : "unreadable");
+		refuse(refusal, "ScaledownTemplateInvalid",
+		       "annotation %s is neither JSON nor YAML: %s; fix the Pod template", key, ymsg);
+	free(jmsg);
 	free(ymsg);
-	return rc;
+	return -1;
 }
 
 /* kind and apiVersion, when given, must say Pod and v1. */

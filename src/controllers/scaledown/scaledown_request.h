@@ -59,6 +59,9 @@ struct scaledown_refusal {
  * template annotation is present; the other annotations are then not
  * read), or -1 with *refusal filled and req empty when the template or an
  * annotation cannot be used as written. Refuses:
+ *   ScaledownTemplateTooLarge      text beyond the annotation limits of
+ *                                  util/yaml_json.h (size, nesting, aliases,
+ *                                  size once aliases are expanded)
  *   ScaledownTemplateInvalid       text that is neither JSON nor YAML, or a
  *                                  malformed field (a container without name/image)
  *   ScaledownTemplateNotAPod       not an object, or kind/apiVersion other than Pod/v1
