@@ -8,6 +8,7 @@
 #include "util/duration.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
+#include "util/yaml_json.h"
 
 void resize_refusal_release(struct resize_refusal *r)
 {
@@ -94,7 +95,11 @@ static int parse_duration(const json_t *ann, const char *key, long long dflt, lo
 	return 0;
 }
 
-/* A JSON object in an annotation, checked for shape; each value must be a string when strings. */
+/*
+ * A JSON object in an annotation, checked for shape; each value must be a
+ * string when strings. Read under the annotation limits (util/yaml_json.h):
+ * the text is copied into every copy Job's pod.
+ */
 static int check_json_object(const json_t *ann, const char *key, bool strings, const char **out,
 			     struct resize_refusal *refusal)
 {
@@ -102,8 +107,15 @@ static int check_json_object(const json_t *ann, const char *key, bool strings, c
 	*out = NULL;
 	if (!text)
 		return 0;
-	json_error_t jerr;
-	json_t *v = json_loads(text, 0, &jerr);
+	json_t *v = NULL;
+	char *msg = NULL;
+	if (json_load_limited(text, strlen(text), 0, &doc_limits_annotation, &v, &msg) == DOC_TOO_LARGE) {
+		int rc = refuse(refusal, "ResizeInvalidAnnotation", "annotation %s is too large to read: %s",
+				key, msg);
+		free(msg);
+		return rc;
+	}
+	free(msg);
 	bool ok = json_is_object(v);
 	const char *k;
 	json_t *item;
