@@ -6,7 +6,8 @@
  *
  * The plugin runs in its own process group so a timeout kills its
  * children too. stdin is /dev/null (the operator is never interactive);
- * stderr is passed through so the plugin's own diagnostics reach the log.
+ * stderr is passed through so the plugin's own diagnostics reach the log;
+ * no other descriptor is inherited.
  * Messages never contain what the plugin printed: it may be a secret.
  *
  * Thread-safety: any thread may call it; it reads environ, so no other
@@ -449,8 +450,14 @@ int kube_exec_credential_get(const struct kube_exec_config *exec, const char *se
 	int dfl_sigs[] = {SIGPIPE, SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGALRM, SIGUSR1, SIGUSR2};
 	for (size_t i = 0; i < sizeof(dfl_sigs) / sizeof(dfl_sigs[0]); i++)
 		sigaddset(&dfl, dfl_sigs[i]);
+	/*
+	 * Nothing but stdin, stdout and stderr reaches the plugin: not the
+	 * API server connections, listeners or files of other threads, which
+	 * need not be close-on-exec.
+	 */
 	if (posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) != 0 ||
 	    posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1) != 0 ||
+	    posix_spawn_file_actions_addclosefrom_np(&fa, 3) != 0 ||
 	    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
 						    POSIX_SPAWN_SETSIGDEF) != 0 ||
 	    posix_spawnattr_setpgroup(&attr, 0) != 0 ||

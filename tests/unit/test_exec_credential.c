@@ -10,10 +10,12 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <netinet/in.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -404,6 +406,37 @@ static void test_output_cap(void **state)
 	free(p);
 }
 
+/*
+ * Descriptors the operator holds (API server connections, listeners) are
+ * not close-on-exec; the plugin must not inherit them.
+ */
+static void test_descriptors_not_inherited(void **state)
+{
+	(void)state;
+	int sock = socket(AF_INET, SOCK_STREAM, 0); /* no SOCK_CLOEXEC, like libcurl's */
+	int pair[2];
+	assert_true(sock >= 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
+	assert_int_equal(dup2(sock, 50), 50);
+	assert_int_equal(dup2(pair[0], 51), 51);
+	char *p = plugin("fds",
+			 "open=\n"
+			 "for n in 50 51; do [ -L /proc/$$/fd/$n ] && open=\"$open$n \"; done\n"
+			 "printf '{\"apiVersion\":\"" V1 "\",\"kind\":\"ExecCredential\","
+			 "\"status\":{\"token\":\"open=%s\"}}' \"$open\"\n");
+	struct kube_exec_config x = simple(p, V1);
+	struct kube_exec_credential cred;
+	get_ok(&x, NULL, &cred);
+	assert_string_equal(cred.token, "open=");
+	kube_exec_credential_release(&cred);
+	free(p);
+	close(50);
+	close(51);
+	close(sock);
+	close(pair[0]);
+	close(pair[1]);
+}
+
 static void test_release_is_safe(void **state)
 {
 	(void)state;
@@ -428,6 +461,7 @@ int main(void)
 		cmocka_unit_test(test_bad_credentials),
 		cmocka_unit_test(test_output_cap),
 		cmocka_unit_test(test_release_is_safe),
+		cmocka_unit_test(test_descriptors_not_inherited),
 	};
 	return cmocka_run_group_tests_name("exec_credential", tests, group_setup, group_teardown);
 }
