@@ -1,15 +1,22 @@
 /*
  * Credentials for each request: a static token, a token file re-read at
  * least every minute (projected service-account tokens rotate) and after
- * a 401, or an exec plugin's credential cached until shortly before it
- * expires.
+ * a 401, or an exec plugin's credential cached until it expires and
+ * renewed in the background during its last 10 s.
+ *
+ * The plugin may take up to 60 s, so it never runs under auth_lock: the
+ * threads that hold a usable credential go on, the ones that need a new
+ * one wait for the run under way and share its outcome (one run, however
+ * many waiters, failures included).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client/kube_client_internal.h"
+#include "util/log.h"
 #include "util/xalloc.h"
 
 /* Token files are re-read at least this often (service-account tokens rotate). */
@@ -48,6 +55,15 @@ static int read_token_file(const char *path, char **out, char **err)
 		*err = xasprintf("token file %s is empty", path);
 		return -1;
 	}
+	/* The token goes into a header line: a line break inside would add headers of its own. */
+	for (size_t i = 0; i < sb.len; i++) {
+		if (iscntrl((unsigned char)sb.buf[i])) {
+			explicit_bzero(sb.buf, sb.len);
+			strbuf_release(&sb);
+			*err = xasprintf("token file %s contains a line break or control character", path);
+			return -1;
+		}
+	}
 	*out = strbuf_detach(&sb);
 	return 0;
 }
@@ -71,6 +87,113 @@ static struct kube_blob blob_dup(const struct kube_blob *b)
 	return out;
 }
 
+/* Renew an exec credential this long before it expires (in the background while it lasts). */
+#define EXEC_RENEW_AHEAD_SECONDS 10
+/* After a failed background renewal, wait this long before the next one. */
+#define EXEC_RENEW_RETRY_SECONDS 2
+
+/* Under auth_lock: keeps what a plugin run returned (steals cred) and wakes the waiters. */
+static void exec_store(struct kube_client *c, int rc, struct kube_exec_credential *cred,
+		       const char *err)
+{
+	c->exec_running = false;
+	c->exec_runs++;
+	FREE_AND_NULL(c->exec_err);
+	if (rc == 0) {
+		kube_exec_credential_release(&c->exec_cred);
+		c->exec_cred = *cred;
+		c->exec_cred_valid = true;
+	} else {
+		c->exec_err = xstrdup(err ? err : "exec plugin failed");
+		c->exec_retry_at = time(NULL) + EXEC_RENEW_RETRY_SECONDS;
+	}
+	pthread_cond_broadcast(&c->exec_cond);
+}
+
+static void *exec_renew(void *arg)
+{
+	struct kube_client *c = arg;
+	struct kube_exec_credential cred = {0};
+	char *err = NULL;
+	int rc = kube_exec_credential_get(c->cfg.exec, c->cfg.server, &cred, &err);
+	if (rc < 0)
+		log_warn("client", "renewing the exec credential: %s; the current one is used until "
+			 "it expires", err);
+	pthread_mutex_lock(&c->auth_lock);
+	exec_store(c, rc, &cred, err);
+	pthread_mutex_unlock(&c->auth_lock);
+	free(err);
+	return NULL;
+}
+
+/* Under auth_lock, no run under way: starts a background renewal (none when threads fail). */
+static void exec_start_renewal(struct kube_client *c)
+{
+	if (c->exec_thread_joinable) {
+		/* It has stored its result (exec_running is false): only its return is left. */
+		pthread_join(c->exec_thread, NULL);
+		c->exec_thread_joinable = false;
+	}
+	c->exec_running = true;
+	if (pthread_create(&c->exec_thread, NULL, exec_renew, c) != 0) {
+		c->exec_running = false;
+		return;
+	}
+	c->exec_thread_joinable = true;
+}
+
+/*
+ * Under auth_lock, released while the plugin runs so that the threads
+ * with a usable credential are never held up by it. Fills a's bearer or
+ * certificate from the exec credential.
+ */
+static int exec_auth(struct kube_client *c, bool refresh, struct request_auth *a, char **err)
+{
+	unsigned long seen = c->exec_runs;
+	for (;;) {
+		if (c->exec_runs != seen) {
+			/* A run ended while we waited: its outcome is ours, a refresh included. */
+			if (c->exec_err) {
+				*err = xstrdup(c->exec_err);
+				return -1;
+			}
+			refresh = false;
+		}
+		time_t now = time(NULL);
+		long long exp = c->exec_cred.expires_at;
+		bool usable = c->exec_cred_valid && (!exp || exp > now);
+		bool fresh = usable && (!exp || exp - EXEC_RENEW_AHEAD_SECONDS > now);
+		if (!refresh && fresh)
+			break;
+		if (!refresh && usable) {
+			if (!c->exec_running && now >= c->exec_retry_at)
+				exec_start_renewal(c);
+			break;
+		}
+		if (c->exec_running) {
+			pthread_cond_wait(&c->exec_cond, &c->auth_lock);
+			continue;
+		}
+		c->exec_running = true;
+		pthread_mutex_unlock(&c->auth_lock);
+		struct kube_exec_credential cred = {0};
+		char *e = NULL;
+		int rc = kube_exec_credential_get(c->cfg.exec, c->cfg.server, &cred, &e);
+		pthread_mutex_lock(&c->auth_lock);
+		exec_store(c, rc, &cred, e);
+		if (rc < 0) {
+			*err = e;
+			return -1;
+		}
+		break; /* what the plugin just gave, even if it says it expires at once */
+	}
+	if (c->exec_cred.token)
+		a->bearer = xstrdup(c->exec_cred.token);
+	a->cert = blob_dup(&c->exec_cred.cert_data);
+	a->key = blob_dup(&c->exec_cred.key_data);
+	return 0;
+}
+
 int kube__get_auth(struct kube_client *c, bool refresh, struct request_auth *a, char **err)
 {
 	memset(a, 0, sizeof(*a));
@@ -80,8 +203,8 @@ int kube__get_auth(struct kube_client *c, bool refresh, struct request_auth *a, 
 	}
 	int rc = 0;
 	pthread_mutex_lock(&c->auth_lock);
-	time_t now = time(NULL);
 	if (c->cfg.token_file) {
+		time_t now = time(NULL);
 		if (refresh || !c->file_token || now - c->file_token_at >= TOKEN_FILE_REFRESH_SECONDS) {
 			char *tok = NULL;
 			if (read_token_file(c->cfg.token_file, &tok, err) < 0) {
@@ -94,25 +217,19 @@ int kube__get_auth(struct kube_client *c, bool refresh, struct request_auth *a, 
 		}
 		a->bearer = xstrdup(c->file_token);
 	} else if (c->cfg.exec) {
-		/* Renew a little before expiry so a request never carries a dying token. */
-		bool expired = c->exec_cred.expires_at && c->exec_cred.expires_at - 10 <= now;
-		if (refresh || !c->exec_cred_valid || expired) {
-			struct kube_exec_credential cred = {0};
-			if (kube_exec_credential_get(c->cfg.exec, c->cfg.server, &cred, err) < 0) {
-				rc = -1;
-				goto out;
-			}
-			kube_exec_credential_release(&c->exec_cred);
-			c->exec_cred = cred;
-			c->exec_cred_valid = true;
-		}
-		if (c->exec_cred.token)
-			a->bearer = xstrdup(c->exec_cred.token);
-		a->cert = blob_dup(&c->exec_cred.cert_data);
-		a->key = blob_dup(&c->exec_cred.key_data);
+		rc = exec_auth(c, refresh, a, err);
 	}
 out:
 	pthread_mutex_unlock(&c->auth_lock);
 	return rc;
 }
 
+void kube__auth_release(struct kube_client *c)
+{
+	pthread_mutex_lock(&c->auth_lock);
+	bool join = c->exec_thread_joinable;
+	c->exec_thread_joinable = false;
+	pthread_mutex_unlock(&c->auth_lock);
+	if (join)
+		pthread_join(c->exec_thread, NULL);
+}

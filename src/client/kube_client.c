@@ -173,6 +173,7 @@ struct kube_client *kube_client_new(struct kube_config *cfg, const struct kube_c
 	c->opts.user_agent = c->user_agent;
 	pthread_mutex_init(&c->handles_lock, NULL);
 	pthread_mutex_init(&c->auth_lock, NULL);
+	pthread_cond_init(&c->exec_cond, NULL);
 	if (pthread_key_create(&c->handle_key, thread_handle_destroy)) {
 		*err = xstrdup("cannot create thread key");
 		goto fail;
@@ -185,6 +186,7 @@ struct kube_client *kube_client_new(struct kube_config *cfg, const struct kube_c
 fail:
 	pthread_mutex_destroy(&c->handles_lock);
 	pthread_mutex_destroy(&c->auth_lock);
+	pthread_cond_destroy(&c->exec_cond);
 	kube_config_release(&c->cfg);
 	free(c->user_agent);
 	free(c);
@@ -195,6 +197,7 @@ void kube_client_free(struct kube_client *c)
 {
 	if (!c)
 		return;
+	kube__auth_release(c);
 	/* Handles of threads still alive; the caller has stopped those threads. */
 	pthread_key_delete(c->handle_key);
 	struct thread_handle *th = c->handles;
@@ -206,7 +209,9 @@ void kube_client_free(struct kube_client *c)
 	}
 	pthread_mutex_destroy(&c->handles_lock);
 	pthread_mutex_destroy(&c->auth_lock);
+	pthread_cond_destroy(&c->exec_cond);
 	kube_exec_credential_release(&c->exec_cred);
+	free(c->exec_err);
 	free(c->file_token);
 	free(c->url_base);
 	curl_slist_free_all(c->connect_to);

@@ -35,6 +35,14 @@ struct kube_client {
 	time_t file_token_at;
 	struct kube_exec_credential exec_cred;
 	bool exec_cred_valid;
+	/* The plugin runs without auth_lock (up to 60 s); these say how it went. */
+	pthread_cond_t exec_cond;  /* broadcast when a run ends */
+	bool exec_running;
+	unsigned long exec_runs;   /* runs ended */
+	char *exec_err;            /* the last run's error; NULL when it succeeded */
+	time_t exec_retry_at;      /* no background renewal before this (after a failed one) */
+	pthread_t exec_thread;     /* the background renewal ahead of expiry */
+	bool exec_thread_joinable;
 
 	kube_request_observer observer;
 	void *observer_ctx;
@@ -50,8 +58,15 @@ struct request_auth {
 	struct kube_blob key;
 };
 
-/* Credentials for one request; refresh forces a new read (after a 401). 0, or -1 with *err. */
+/*
+ * Credentials for one request; refresh forces a new read (after a 401).
+ * 0, or -1 with *err. An exec credential close to expiry is renewed in
+ * the background while the current one is handed out; a caller waits
+ * for the plugin only when there is no usable credential.
+ */
 int kube__get_auth(struct kube_client *c, bool refresh, struct request_auth *a, char **err);
+/* Waits for a background renewal; for kube_client_free. */
+void kube__auth_release(struct kube_client *c);
 void kube__request_auth_release(struct request_auth *a);
 
 /* This thread's keep-alive handle. */
