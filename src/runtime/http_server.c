@@ -12,13 +12,17 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
 #define HTTP_THREADS 2
-#define HTTP_MAX_CONNECTIONS 64
 #define HTTP_IDLE_TIMEOUT_S 10
 #define HTTP_LISTEN_BACKLOG 64
+/* Per connection: request head, response headers (headers up to about 12 KiB). */
+#define HTTP_CONNECTION_MEMORY (16u << 10)
+#define HTTP_MAX_BODY (64u << 10)
+#define HTTP_REAP_INTERVAL_MS 250
 #define DEFAULT_CONTENT_TYPE "text/plain; charset=utf-8"
 
 struct route {
@@ -27,12 +31,34 @@ struct route {
 	void *ctx;
 };
 
+/*
+ * A connection's deadline: the reaper shuts down a socket whose client has
+ * not sent its whole request (or taken its whole response) in time, since
+ * libmicrohttpd 0.9.75 only has an idle timeout, which a client sending a
+ * byte now and then never meets.
+ */
+struct conn {
+	int fd;            /* libmicrohttpd's socket: it calls NOTIFY_CLOSED before closing it */
+	double deadline;   /* clock_mono_ms(); 0 while a handler runs */
+	size_t body;       /* body bytes of the current request; the connection's thread only */
+	bool cut;
+	struct conn *prev, *next;
+};
+
 struct http_server {
 	struct MHD_Daemon *daemon; /* NULL when disabled */
 	int port;
 	pthread_rwlock_t lock; /* guards routes */
 	struct route *routes;
 	size_t nroutes, routes_cap;
+
+	pthread_mutex_t conns_lock; /* guards conns, reaper_stop and the log limiter */
+	pthread_cond_t conns_cond;
+	struct conn *conns;
+	bool reaper_started, reaper_stop;
+	pthread_t reaper;
+	double log_window;          /* start of the current second of libmicrohttpd messages */
+	unsigned log_count, log_dropped;
 };
 
 struct http_request {
@@ -264,6 +290,23 @@ static bool find_route(struct http_server *s, const char *path, http_handler_fn 
 	return found;
 }
 
+static struct conn *conn_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+/* seconds from now, or 0 for no deadline. */
+static void conn_set_deadline(struct http_server *s, struct conn *c, unsigned seconds)
+{
+	if (!c)
+		return;
+	pthread_mutex_lock(&s->conns_lock);
+	c->deadline = seconds ? clock_mono_ms() + seconds * 1000.0 : 0;
+	pthread_mutex_unlock(&s->conns_lock);
+}
+
 /*
  * MHD calls this once a request's headers are in (*con_cls still NULL),
  * then for each piece of a body, then once more when the request is
@@ -279,6 +322,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
 	static char seen; /* *con_cls marker: the headers were handled */
 	struct http_server *s = cls;
+	struct conn *c = conn_of(conn);
 	http_handler_fn fn = NULL;
 	void *ctx = NULL;
 
@@ -289,42 +333,150 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*con_cls = &seen;
 		if (strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0)
 			return MHD_YES;
+		conn_set_deadline(s, c, HTTP_SERVER_RESPONSE_TIMEOUT_S);
 		if (!find_route(s, url, &fn, &ctx))
 			return send_response(conn, MHD_HTTP_NOT_FOUND, NULL, xstrdup("404 page not found\n"), NULL);
 		return send_response(conn, MHD_HTTP_METHOD_NOT_ALLOWED, NULL, xstrdup("405 method not allowed\n"),
 				     "GET, HEAD");
 	}
 	if (*upload_data_size) {
+		/* Discarded, but not without end: past the limit the connection is closed. */
+		if (c && (c->body += *upload_data_size) > HTTP_MAX_BODY)
+			return MHD_NO;
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
-	if (!find_route(s, url, &fn, &ctx))
-		return send_response(conn, MHD_HTTP_NOT_FOUND, NULL, xstrdup("404 page not found\n"), NULL);
-
-	struct http_request req = {conn, method, url};
-	const char *content_type = NULL;
-	char *body = NULL;
-	int status = fn(ctx, &req, &content_type, &body);
-	if (status < 100 || status > 599) {
-		log_error("http", "handler for %s returned status %d; answering 500", url, status);
-		free(body);
-		return send_response(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL,
-				     xstrdup("500 internal server error\n"), NULL);
+	/* The request is in: a slow handler is not the client's fault. */
+	conn_set_deadline(s, c, 0);
+	enum MHD_Result ret;
+	if (!find_route(s, url, &fn, &ctx)) {
+		ret = send_response(conn, MHD_HTTP_NOT_FOUND, NULL, xstrdup("404 page not found\n"), NULL);
+	} else {
+		struct http_request req = {conn, method, url};
+		const char *content_type = NULL;
+		char *body = NULL;
+		int status = fn(ctx, &req, &content_type, &body);
+		if (status < 100 || status > 599) {
+			log_error("http", "handler for %s returned status %d; answering 500", url, status);
+			free(body);
+			ret = send_response(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL,
+					    xstrdup("500 internal server error\n"), NULL);
+		} else {
+			ret = send_response(conn, (unsigned int)status, content_type, body, NULL);
+		}
 	}
-	return send_response(conn, (unsigned int)status, content_type, body, NULL);
+	conn_set_deadline(s, c, HTTP_SERVER_RESPONSE_TIMEOUT_S);
+	return ret;
 }
 
+/* The request and its response are done: the next one on this connection gets a fresh deadline. */
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct http_server *s = cls;
+	struct conn *c = conn_of(conn);
+
+	(void)con_cls;
+	(void)toe;
+	if (c)
+		c->body = 0;
+	conn_set_deadline(s, c, HTTP_SERVER_REQUEST_TIMEOUT_S);
+}
+
+/* Tracks each connection for the reaper, from accept until libmicrohttpd is about to close it. */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct http_server *s = cls;
+	struct conn *c = *socket_context;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		c = xcalloc(1, sizeof(*c));
+		c->fd = ci ? ci->connect_fd : -1;
+		c->deadline = clock_mono_ms() + HTTP_SERVER_REQUEST_TIMEOUT_S * 1000.0;
+		pthread_mutex_lock(&s->conns_lock);
+		c->next = s->conns;
+		if (s->conns)
+			s->conns->prev = c;
+		s->conns = c;
+		pthread_cond_signal(&s->conns_cond);
+		pthread_mutex_unlock(&s->conns_lock);
+		*socket_context = c;
+		return;
+	}
+	if (!c)
+		return;
+	pthread_mutex_lock(&s->conns_lock);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	pthread_mutex_unlock(&s->conns_lock);
+	free(c);
+	*socket_context = NULL;
+}
+
+/*
+ * Shuts down the sockets past their deadline; libmicrohttpd then sees the
+ * connection end and closes it. Under conns_lock, so a socket is never
+ * touched after NOTIFY_CLOSED (which comes before libmicrohttpd's close).
+ */
+static void *reaper_main(void *arg)
+{
+	struct http_server *s = arg;
+
+	pthread_mutex_lock(&s->conns_lock);
+	while (!s->reaper_stop) {
+		double now = clock_mono_ms();
+		for (struct conn *c = s->conns; c; c = c->next) {
+			if (c->deadline > 0 && now >= c->deadline && !c->cut && c->fd >= 0) {
+				shutdown(c->fd, SHUT_RDWR);
+				c->cut = true;
+			}
+		}
+		if (s->conns) {
+			struct timespec until = clock_mono_deadline(HTTP_REAP_INTERVAL_MS);
+			pthread_cond_timedwait(&s->conns_cond, &s->conns_lock, &until);
+		} else {
+			pthread_cond_wait(&s->conns_cond, &s->conns_lock);
+		}
+	}
+	pthread_mutex_unlock(&s->conns_lock);
+	return NULL;
+}
+
+/* libmicrohttpd's messages, at most 5 a second: a flood of connections must not flood the log. */
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
+	struct http_server *s = cls;
 	char buf[512];
 	size_t n;
+	unsigned dropped = 0;
+	double now = clock_mono_ms();
 
-	(void)cls;
+	pthread_mutex_lock(&s->conns_lock);
+	if (now - s->log_window >= 1000) {
+		dropped = s->log_dropped;
+		s->log_window = now;
+		s->log_count = s->log_dropped = 0;
+	}
+	bool drop = ++s->log_count > 5;
+	if (drop)
+		s->log_dropped++;
+	pthread_mutex_unlock(&s->conns_lock);
+	if (drop)
+		return;
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	n = strlen(buf);
 	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
 		buf[--n] = '\0';
-	log_warn("http", "%s", buf);
+	if (dropped)
+		log_warn("http", "%s (%u more messages were dropped)", buf, dropped);
+	else
+		log_warn("http", "%s", buf);
 }
 
 /* ---- server ---- */
@@ -332,18 +484,37 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 static struct http_server *server_alloc(void)
 {
 	struct http_server *s = xcalloc(1, sizeof(*s));
+	pthread_condattr_t ca;
 
-	if (pthread_rwlock_init(&s->lock, NULL) != 0)
+	if (pthread_rwlock_init(&s->lock, NULL) != 0 || pthread_mutex_init(&s->conns_lock, NULL) != 0 ||
+	    pthread_condattr_init(&ca) != 0 || pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 ||
+	    pthread_cond_init(&s->conns_cond, &ca) != 0)
 		abort();
+	pthread_condattr_destroy(&ca);
 	return s;
+}
+
+static void reaper_stop(struct http_server *s)
+{
+	if (!s->reaper_started)
+		return;
+	pthread_mutex_lock(&s->conns_lock);
+	s->reaper_stop = true;
+	pthread_cond_signal(&s->conns_cond);
+	pthread_mutex_unlock(&s->conns_lock);
+	pthread_join(s->reaper, NULL);
+	s->reaper_started = false;
 }
 
 static void server_free(struct http_server *s)
 {
+	reaper_stop(s);
 	for (size_t i = 0; i < s->nroutes; i++)
 		free(s->routes[i].path);
 	free(s->routes);
 	pthread_rwlock_destroy(&s->lock);
+	pthread_mutex_destroy(&s->conns_lock);
+	pthread_cond_destroy(&s->conns_cond);
 	free(s);
 }
 
@@ -365,6 +536,13 @@ struct http_server *http_server_start(const char *bind_address, char **err)
 		return NULL;
 	s = server_alloc();
 	s->port = socket_port(fd);
+	if (pthread_create(&s->reaper, NULL, reaper_main, s) != 0) {
+		*err = xasprintf("cannot serve HTTP on \"%s\": no thread", bind_address);
+		close(fd);
+		server_free(s);
+		return NULL;
+	}
+	s->reaper_started = true;
 	/*
 	 * An internal thread pool (HTTP_THREADS, epoll): see the header. The
 	 * limits keep a misbehaving client from holding threads or memory.
@@ -372,12 +550,15 @@ struct http_server *http_server_start(const char *bind_address, char **err)
 	 * failed start (past option checking, which these constant options
 	 * pass).
 	 */
-	s->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG, 0, NULL,
-				     NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-				     MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd, MHD_OPTION_THREAD_POOL_SIZE,
-				     (unsigned int)HTTP_THREADS, MHD_OPTION_CONNECTION_LIMIT,
-				     (unsigned int)HTTP_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
-				     (unsigned int)HTTP_IDLE_TIMEOUT_S, MHD_OPTION_END);
+	s->daemon = MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, s,
+		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+		MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)HTTP_THREADS, MHD_OPTION_CONNECTION_LIMIT,
+		(unsigned int)HTTP_SERVER_MAX_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+		(unsigned int)HTTP_SERVER_MAX_CONNECTIONS_PER_IP, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		(size_t)HTTP_CONNECTION_MEMORY, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_IDLE_TIMEOUT_S,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+		MHD_OPTION_END);
 	if (!s->daemon) {
 		*err = xasprintf("cannot serve HTTP on \"%s\": libmicrohttpd failed to start (see the log)",
 				 bind_address);
@@ -422,7 +603,7 @@ void http_server_stop(struct http_server *s)
 	if (!s)
 		return;
 	if (s->daemon)
-		MHD_stop_daemon(s->daemon); /* joins the threads, closes the socket */
+		MHD_stop_daemon(s->daemon); /* joins the threads, closes the sockets (NOTIFY_CLOSED each) */
 	s->daemon = NULL;
 	server_free(s);
 }

@@ -6,10 +6,20 @@
  *   "Allow: GET, HEAD"; an unknown path gets 404 (whatever the method).
  *   Paths match exactly, without the query string ("/readyz?verbose" is
  *   "/readyz"; handlers read the query with http_request_query()).
- * - Request bodies are never read; a request that sends one is answered
- *   and its connection closed.
- * - Bounded: at most 64 connections at once, idle connections closed after
- *   10 s, request headers limited by libmicrohttpd's 32 KiB per connection.
+ * - Request bodies are never used: a GET or HEAD body is discarded (up to
+ *   64 KiB, past which the connection is closed); any other method is
+ *   answered at once and its connection closed unread.
+ * - Bounded, so slow or greedy clients cannot take the server from a probe:
+ *   each request (head and body) must arrive whole within
+ *   HTTP_SERVER_REQUEST_TIMEOUT_S of the connection opening or of the
+ *   previous response, and each response be taken within
+ *   HTTP_SERVER_RESPONSE_TIMEOUT_S, or the connection is closed (a client
+ *   trickling bytes gains nothing); request heads up to about 12 KiB (16
+ *   KiB of memory per connection); at most HTTP_SERVER_MAX_CONNECTIONS at
+ *   once, HTTP_SERVER_MAX_CONNECTIONS_PER_IP of them from one address, so
+ *   one client cannot hold them all. Each server (listener) has its own
+ *   connections, threads and limits: /healthz on its own port shares
+ *   nothing with /metrics.
  *
  * Threads: requests are served by two threads of libmicrohttpd's internal
  * thread pool (event-driven, so idle or slow clients cost no thread, and a
@@ -23,6 +33,11 @@
 #define SOP_RUNTIME_HTTP_SERVER_H
 
 #include <stdbool.h>
+
+#define HTTP_SERVER_MAX_CONNECTIONS 256
+#define HTTP_SERVER_MAX_CONNECTIONS_PER_IP 128
+#define HTTP_SERVER_REQUEST_TIMEOUT_S 5
+#define HTTP_SERVER_RESPONSE_TIMEOUT_S 10
 
 struct http_server;
 struct http_request;
