@@ -182,6 +182,7 @@ expect yes "$SA" patch persistentvolumeclaims -n default
 expect yes "$SA" create persistentvolumeclaims -n default
 expect yes "$SA" delete persistentvolumeclaims -n default
 expect yes "$SA" watch persistentvolumes
+expect yes "$SA" get persistentvolumes
 expect yes "$SA" patch persistentvolumes
 expect yes "$SA" delete persistentvolumes
 expect yes "$SA" create jobs.batch -n default

@@ -138,6 +138,12 @@ json_t *plan_state_of(const json_t *obj)
 	return st;
 }
 
+/* Null-safe: a state with a field missing (written by hand) compares unequal, never crashes. */
+static bool same(const char *a, const char *b)
+{
+	return a && b && !strcmp(a, b);
+}
+
 const char *plan_state_str(const json_t *st, const char *key)
 {
 	return json_string_value(json_object_get(st, key));
@@ -321,7 +327,7 @@ static void plan_expanding(const struct resize_inputs *in, const char *now, cons
 		char pod_name[512];
 		snprintf(pod_name, sizeof(pod_name), "%s-%lld", name, ord);
 		const json_t *pod = plan_find(in->pods, ns, pod_name);
-		bool restarting_here = restart && !strcmp(plan_state_str(restart, "pod"), pod_name);
+		bool restarting_here = restart && same(plan_state_str(restart, "pod"), pod_name);
 		const char *tmpl;
 		json_t *size_json;
 		json_object_foreach((json_t *)targets, tmpl, size_json) {
@@ -542,7 +548,7 @@ void resize_plan(const struct resize_inputs *in, const char *now, struct resize_
 	} else if (!strcmp(phase, PHASE_SAVING)) {
 		json_t *saved = in->backup ? plan_saved_statefulset(in->backup) : NULL;
 		json_t *saved_state = saved ? plan_state_of(saved) : NULL;
-		if (saved_state && !strcmp(plan_state_str(saved_state, "statefulSetUID"), uid)) {
+		if (saved_state && same(plan_state_str(saved_state, "statefulSetUID"), uid)) {
 			plan_set_state(a, plan_state_with(st, now, "phase", json_string(PHASE_RECREATING)));
 			plan_status(a, "Re-creating the StatefulSet");
 		} else if (in->backup) {
@@ -559,7 +565,7 @@ void resize_plan(const struct resize_inputs *in, const char *now, struct resize_
 			/* Orphan deletion under way: the garbage collector is releasing the pods. */
 			plan_status(a, "Re-creating the StatefulSet");
 			plan_wait(a, POLL_MS);
-		} else if (!strcmp(plan_state_str(st, "statefulSetUID"), uid)) {
+		} else if (same(plan_state_str(st, "statefulSetUID"), uid)) {
 			a->step = RESIZE_ORPHAN_DELETE;
 			snprintf(a->uid, sizeof(a->uid), "%s", uid);
 			plan_event(a, "Normal", "OrphanDeleting",
