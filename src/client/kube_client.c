@@ -117,17 +117,24 @@ static int setup_url(struct kube_client *c, char **err)
 		return -1;
 	}
 	CURLU *u = curl_url();
-	char *scheme = NULL, *host = NULL, *port = NULL;
+	char *scheme = NULL, *host = NULL, *port = NULL, *user = NULL;
+	/* Messages show the URL without userinfo: it may hold a password. */
+	char *shown = kube_url_redact(server);
 	int rc = -1;
 	if (!u || curl_url_set(u, CURLUPART_URL, server, 0) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK) {
-		*err = xasprintf("server URL %s is not a valid URL", server);
+		*err = xasprintf("server URL %s is not a valid URL", shown);
 		goto out;
 	}
 	if (strcmp(scheme, "https") && strcmp(scheme, "http")) {
-		*err = xasprintf("server URL %s: scheme must be https (or http)", server);
+		*err = xasprintf("server URL %s: scheme must be https (or http)", shown);
+		goto out;
+	}
+	if (curl_url_get(u, CURLUPART_USER, &user, 0) == CURLUE_OK || strcmp(shown, server)) {
+		/* libcurl would send it as Basic auth on every request. */
+		*err = xasprintf("server URL %s carries a user name or password", shown);
 		goto out;
 	}
 	if (c->cfg.tls_server_name && *c->cfg.tls_server_name) {
@@ -145,9 +152,11 @@ static int setup_url(struct kube_client *c, char **err)
 	}
 	rc = 0;
 out:
+	free(shown);
 	curl_free(scheme);
 	curl_free(host);
 	curl_free(port);
+	curl_free(user);
 	curl_url_cleanup(u);
 	return rc;
 }

@@ -48,6 +48,12 @@ struct kube_config {
 void kube_config_release(struct kube_config *cfg);
 
 /*
+ * url with any userinfo ("user:password@") replaced by "***@", for
+ * messages and logs. New string.
+ */
+char *kube_url_redact(const char *url);
+
+/*
  * Loads a kubeconfig. path NULL means $KUBECONFIG (a colon-separated list,
  * merged first-wins like kubectl) or else ~/.kube/config. context NULL
  * means current-context. Relative file paths are resolved against the

@@ -460,6 +460,36 @@ static WUR int kc_check_header_value(const struct kc_file *f, const char *what, 
 /* Cluster, user, exec                                                 */
 /* ------------------------------------------------------------------ */
 
+/*
+ * Where the userinfo ("user:password@") of url is: *at its start, *len
+ * bytes including the '@'; false when there is none. Without a scheme the
+ * authority starts at the beginning (kubectl's host:port form).
+ */
+static bool url_userinfo(const char *url, size_t *at, size_t *len)
+{
+	const char *sep = strstr(url, "://");
+	const char *auth = sep ? sep + 3 : url;
+	size_t n = strcspn(auth, "/?#");
+	const char *end = NULL;
+	for (const char *p = auth; p < auth + n; p++) {
+		if (*p == '@')
+			end = p;
+	}
+	if (!end)
+		return false;
+	*at = (size_t)(auth - url);
+	*len = (size_t)(end - auth) + 1;
+	return true;
+}
+
+char *kube_url_redact(const char *url)
+{
+	size_t at, len;
+	if (!url_userinfo(url, &at, &len))
+		return xstrdup(url);
+	return xasprintf("%.*s***@%s", (int)at, url, url + at + len);
+}
+
 /* raw server -> new "scheme://host[:port][/prefix]" without a trailing slash. */
 static WUR int kc_server(const struct kc_file *f, const char *path, const char *raw, char **out,
 		     char **err)
@@ -470,31 +500,46 @@ static WUR int kc_server(const struct kc_file *f, const char *path, const char *
 			return -1;
 		}
 	}
+	/* Messages quote the URL without its userinfo: it may hold a password. */
+	char *shown = kube_url_redact(raw);
 	const char *sep = strstr(raw, "://");
-	char *s;
-	if (!sep) {
-		s = xasprintf("https://%s", raw); /* kubectl accepts host:port */
-	} else {
+	char *s = NULL;
+	size_t at, len;
+	if (sep) {
 		size_t slen = (size_t)(sep - raw);
 		if (!((slen == 5 && !strncasecmp(raw, "https", 5)) ||
 		      (slen == 4 && !strncasecmp(raw, "http", 4)))) {
 			kc_fail(err, f->label, "%s.server \"%s\" is not an https:// (or http://) URL",
-				path, raw);
-			return -1;
+				path, shown);
+			goto fail;
 		}
-		s = xstrdup(raw);
 	}
+	if (url_userinfo(raw, &at, &len)) {
+		/*
+		 * libcurl would send it as Basic auth on every request, and the
+		 * URL is logged; the API server has not taken passwords since 1.19.
+		 */
+		kc_fail(err, f->label, "%s.server \"%s\" carries a user name or password; "
+			"authenticate with a token, client certificate or exec plugin instead",
+			path, shown);
+		goto fail;
+	}
+	s = sep ? xstrdup(raw) : xasprintf("https://%s", raw); /* kubectl accepts host:port */
 	char *host = strstr(s, "://") + 3;
 	if (*host == '\0' || *host == '/' || *host == '?' || *host == '#') {
-		kc_fail(err, f->label, "%s.server \"%s\" has no host", path, raw);
-		free(s);
-		return -1;
+		kc_fail(err, f->label, "%s.server \"%s\" has no host", path, shown);
+		goto fail;
 	}
-	size_t len = strlen(s);
-	while (len > (size_t)(host - s) && s[len - 1] == '/')
-		s[--len] = '\0';
+	free(shown);
+	size_t n = strlen(s);
+	while (n > (size_t)(host - s) && s[n - 1] == '/')
+		s[--n] = '\0';
 	*out = s;
 	return 0;
+fail:
+	free(shown);
+	free(s);
+	return -1;
 }
 
 static WUR int kc_fill_cluster(const struct kc_entry *e, struct kube_config *out, char **err)

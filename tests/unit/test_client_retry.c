@@ -641,6 +641,24 @@ static void test_list_all_pages(void **state)
 	fake_stop(&f);
 }
 
+/* A password in the server URL is refused (curl would send it) and never quoted. */
+static void test_server_userinfo_refused(void **state)
+{
+	(void)state;
+	static const char *cases[][2] = {
+		{"http://admin:s3cr3t@127.0.0.1:1", "server URL http://***@127.0.0.1:1 carries a user name or password"},
+		{"ftp://admin:s3cr3t@h", "server URL ftp://***@h: scheme must be https (or http)"},
+	};
+	for (size_t i = 0; i < 2; i++) {
+		struct kube_config cfg = {0};
+		cfg.server = xstrdup(cases[i][0]);
+		char *err = NULL;
+		assert_null(kube_client_new(&cfg, NULL, &err));
+		assert_string_equal(err, cases[i][1]);
+		free(err);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -659,6 +677,7 @@ int main(void)
 		cmocka_unit_test(test_idle_watch_is_not_a_stall),
 		cmocka_unit_test(test_response_cap),
 		cmocka_unit_test(test_list_all_pages),
+		cmocka_unit_test(test_server_userinfo_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -529,6 +529,19 @@ static const struct err_case err_cases[] = {
 	{"server no host",
 	 CTX_U "clusters: [{name: c, cluster: {server: 'https:///x'}}]\n" USER("    token: t\n"), NULL,
 	 "clusters[0].cluster.server \"https:///x\" has no host"},
+	{"server with userinfo",
+	 CTX_U "clusters: [{name: c, cluster: {server: 'https://admin:s3cr3t@h:6443/'}}]\n"
+	       USER("    token: t\n"), NULL,
+	 "clusters[0].cluster.server \"https://***@h:6443/\" carries a user name or password"},
+	{"bare server with userinfo",
+	 CTX_U "clusters: [{name: c, cluster: {server: 'admin:s3cr3t@h:6443'}}]\n" USER("    token: t\n"),
+	 NULL, "clusters[0].cluster.server \"***@h:6443\" carries a user name or password"},
+	{"server bad scheme with userinfo",
+	 CTX_U "clusters: [{name: c, cluster: {server: 'ftp://admin:s3cr3t@h'}}]\n" USER("    token: t\n"),
+	 NULL, "clusters[0].cluster.server \"ftp://***@h\" is not an https://"},
+	{"server no host with userinfo",
+	 CTX_U "clusters: [{name: c, cluster: {server: 'https://admin:s3cr3t@'}}]\n" USER("    token: t\n"),
+	 NULL, "clusters[0].cluster.server \"https://***@\" carries a user name or password"},
 	{"server is a list",
 	 CTX_U "clusters: [{name: c, cluster: {server: [a]}}]\n" USER("    token: t\n"), NULL,
 	 "clusters[0].cluster.server is not a string"},
@@ -599,6 +612,7 @@ static void test_error_case(void **state)
 	if (getenv("TEST_VERBOSE"))
 		print_message("%s\n", err);
 	assert_err_has(err, c->want);
+	assert_null(strstr(err, "s3cr3t")); /* secrets, passwords in URLs too, are never quoted */
 	assert_int_equal(strncmp(err, "kubeconfig: ", 12), 0);
 	assert_zeroed(&cfg);
 	free(err);
@@ -637,6 +651,24 @@ static void test_error_hides_secrets(void **state)
 	assert_err_has(err, "users[0].user.token");
 	assert_null(strstr(err, "s3cr3t"));
 	free(err);
+}
+
+static void test_url_redact(void **state)
+{
+	(void)state;
+	static const char *cases[][2] = {
+		{"https://admin:pw@h:6443", "https://***@h:6443"},
+		{"https://a@b@h/p", "https://***@h/p"},
+		{"https://h:6443/path@x?q=a@b#f@g", "https://h:6443/path@x?q=a@b#f@g"},
+		{"user:pw@h:6443", "***@h:6443"},
+		{"https://h", "https://h"},
+		{"", ""},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *r = kube_url_redact(cases[i][0]);
+		assert_string_equal(r, cases[i][1]);
+		free(r);
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -977,6 +1009,7 @@ int main(void)
 		cmocka_unit_test(test_release_is_safe),
 		cmocka_unit_test(test_yaml_merge_budget),
 		cmocka_unit_test(test_error_hides_secrets),
+		cmocka_unit_test(test_url_redact),
 		cmocka_unit_test_setup_teardown(test_load_file_relative, env_setup, env_teardown),
 		cmocka_unit_test_setup_teardown(test_load_errors_name_the_file, env_setup, env_teardown),
 		cmocka_unit_test_setup_teardown(test_kubeconfig_merge, env_setup, env_teardown),
