@@ -211,10 +211,17 @@ static void test_renewal_ahead_of_expiry_does_not_block(void **state)
 			fail_msg("call %d waited %.0f ms for the plugin", i, ms);
 		free(b);
 	}
-	clock_sleep_ms(4000);
-	b = bearer_timed(c, false, &ms);
-	assert_string_equal(b, "t2");
-	free(b);
+	/* The renewal lands within its 3 s (10 s allowed on a loaded machine). */
+	for (int i = 0; i < 100; i++) {
+		b = bearer_timed(c, false, &ms);
+		bool renewed = !strcmp(b, "t2");
+		free(b);
+		if (renewed)
+			break;
+		if (i == 99)
+			fail_msg("the renewal did not land within 10 s");
+		clock_sleep_ms(100);
+	}
 	assert_int_equal(runs_of("ahead"), 2); /* one background run, not one per call */
 	kube_client_free(c);
 }
