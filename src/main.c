@@ -70,15 +70,13 @@ static int load_config(const struct operator_options *o, struct kube_config *cfg
 }
 
 /*
- * The operator's own namespace, where its Lease and its state key live:
- * --leader-election-namespace, else the pod's (POD_NAMESPACE from the
- * downward API, or the in-cluster service account's), else the kubeconfig
- * context's, else --namespace. New string, or NULL when none is known.
+ * The operator's own namespace, where its state key lives: the pod's
+ * (POD_NAMESPACE from the downward API, or the in-cluster service
+ * account's), else the kubeconfig context's, else --namespace. New string,
+ * or NULL when none is known.
  */
 static char *own_namespace(const struct operator_options *o, struct kube_client *c)
 {
-	if (o->leader_election_namespace)
-		return xstrdup(o->leader_election_namespace);
 	const char *pod_ns = getenv("POD_NAMESPACE");
 	if (pod_ns && *pod_ns)
 		return xstrdup(pod_ns);
@@ -155,7 +153,7 @@ static struct state_seal *load_state_seal(const struct operator_options *o, stru
 		log_error("main",
 			  "cannot read or create the state key, Secret %s/%s: %s (the operator needs get and "
 			  "create on secrets in its own namespace: see deploy/rbac/; the namespace is POD_NAMESPACE, "
-			  "--leader-election-namespace, or the kubeconfig context's)",
+			  "the kubeconfig context's or --namespace, else " DEFAULT_OPERATOR_NAMESPACE ")",
 			  ns, STATE_SEAL_SECRET_NAME, err.message);
 	}
 	free(ns);
@@ -274,7 +272,9 @@ int main(int argc, char **argv)
 	log_info("main", "watching %s", opts.namespace ? opts.namespace : "all namespaces");
 
 	if (opts.leader_elect) {
-		lease_ns = own_namespace(&opts, client);
+		/* The Lease: --leader-election-namespace, else our own. */
+		lease_ns = opts.leader_election_namespace ? xstrdup(opts.leader_election_namespace)
+							  : own_namespace(&opts, client);
 		if (!lease_ns) {
 			log_error("main", "--leader-elect: cannot tell this operator's namespace; set "
 					  "--leader-election-namespace (or POD_NAMESPACE)");

@@ -7,8 +7,8 @@
  * had leaked or the seal were broken, so the live check on every PV write
  * is shown on its own; the bind_claim variant (a forged restore pre-binding
  * a foreign PV into the attacker's namespace); a forged state in every phase
- * of both strategies and a forged saved copy; and forged scale-down and
- * StatefulCluster states.
+ * of both strategies and a forged saved copy; forged scale-down and
+ * StatefulCluster states; and a YAML alias bomb as a scale-down template.
  *
  * The operator runs as its own ServiceAccount, in cluster scope.
  */
@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <openssl/evp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -470,6 +471,59 @@ static void test_forged_cleanup_and_cluster_state_read_as_lost(void **state)
 	json_decref(pod);
 }
 
+/* Peak resident memory of process pid in MiB (VmHWM), or -1. */
+static long peak_rss_mib(pid_t pid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "r");
+	long kib = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib < 0 ? -1 : kib / 1024;
+}
+
+/*
+ * Finding 2 on the real control plane: a scale-down template of a few
+ * hundred bytes whose aliases nest ten deep (10^10 nodes expanded) is
+ * refused with a Warning as it is read; the operator stays up and far
+ * below the Deployment's 128 Mi limit (the 0.1 operator reached 1 GiB and
+ * crash-looped).
+ */
+static void test_alias_bomb_template_is_refused_cheaply(void **state)
+{
+	struct sec *s = *state;
+	struct strbuf yaml = STRBUF_INIT;
+	strbuf_appendf(&yaml, "metadata:\n  labels: {role: cleanup}\n  annotations:\n    a0: &a0 \"lol\"\n");
+	for (int level = 1; level < 10; level++) {
+		strbuf_appendf(&yaml, "    a%d: &a%d [", level, level);
+		for (int k = 0; k < 10; k++)
+			strbuf_appendf(&yaml, "%s*a%d", k ? "," : "", level - 1);
+		strbuf_appendf(&yaml, "]\n");
+	}
+	strbuf_appendf(&yaml, "spec:\n  restartPolicy: Never\n  containers:\n  - name: c\n    image: pause\n"
+			      "    args: *a9\n");
+	assert_true(yaml.len < 1024);
+	json_t *sts = it_statefulset("bomb", 1, "Parallel", "data");
+	it_set_annotation(sts, SCALEDOWN_TEMPLATE, strbuf_str(&yaml));
+	struct kube_error err;
+	if (kube_create(s->admin, &KUBE_STATEFULSETS, s->ns, sts, NULL, &err) < 0)
+		fail_msg("create bomb: %s", err.message);
+	wait_event(s, "ScaledownTemplateTooLarge", "bomb", "aliases");
+	/* Asked again on every reconcile: scale down so the cleanup path reads it too. */
+	it_merge_patch(s->admin, &KUBE_STATEFULSETS, s->ns, "bomb", "{\"spec\":{\"replicas\":0}}");
+	it_sleep_ms(3000);
+	assert_int_equal(kill(s->op.pid, 0), 0);
+	long rss = peak_rss_mib(s->op.pid);
+	fprintf(stderr, "operator peak RSS after the alias bomb: %ld MiB\n", rss);
+	assert_true(rss > 0 && rss < 128);
+	json_decref(sts);
+	strbuf_release(&yaml);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -478,6 +532,7 @@ int main(void)
 		cmocka_unit_test(test_forged_restore_binds_no_foreign_volume),
 		cmocka_unit_test(test_forged_state_in_every_phase_changes_nothing),
 		cmocka_unit_test(test_forged_cleanup_and_cluster_state_read_as_lost),
+		cmocka_unit_test(test_alias_bomb_template_is_refused_cheaply),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
