@@ -26,6 +26,7 @@
 #include "client/kube_client.h"
 #include "client/kube_client_internal.h"
 #include "util/clock.h"
+#include "loopback.h"
 #include "util/xalloc.h"
 
 /*
@@ -241,22 +242,10 @@ static void fake_start_steps(struct fake *f, const struct step *steps, int n,
 	memcpy(f->steps, steps, sizeof(*steps) * (size_t)n);
 	f->nsteps = n;
 	pthread_mutex_init(&f->lock, NULL);
-	f->listen_fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in addr = {.sin_family = AF_INET};
-	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	socklen_t len = sizeof(addr);
-	assert_int_equal(bind(f->listen_fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
-	assert_int_equal(listen(f->listen_fd, 16), 0);
-	assert_int_equal(getsockname(f->listen_fd, (struct sockaddr *)&addr, &len), 0);
-	f->port = ntohs(addr.sin_port);
+	f->listen_fd = loopback_listen(16, &f->port);
 	assert_int_equal(pthread_create(&f->thread, NULL, fake_run, f), 0);
 
-	struct kube_config cfg = {0};
-	cfg.server = xasprintf("http://127.0.0.1:%d", f->port);
-	cfg.token = xstrdup("t");
-	char *err = NULL;
-	f->client = kube_client_new(&cfg, o, &err);
-	assert_non_null(f->client);
+	f->client = loopback_client(f->port, o);
 }
 
 /* Answers only: codes and retry_after have n entries. */

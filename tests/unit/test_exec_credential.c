@@ -11,7 +11,6 @@
 
 #include <errno.h>
 #include <netinet/in.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 #include <unistd.h>
 
 #include "client/kube_config.h"
+#include "scratch_dir.h"
 #include "util/xalloc.h"
 
 #define V1 "client.authentication.k8s.io/v1"
@@ -30,12 +30,9 @@ static char *tmpdir; /* scratch directory with the plugins; removed at the end *
 /* Writes tmpdir/name as an executable /bin/sh script; returns the new full path. */
 static char *plugin(const char *name, const char *body)
 {
-	char *path = xasprintf("%s/%s", tmpdir, name);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	assert_true(fprintf(f, "#!/bin/sh\n%s", body) > 0);
-	assert_int_equal(fclose(f), 0);
-	assert_int_equal(chmod(path, 0700), 0);
+	char *script = xasprintf("#!/bin/sh\n%s", body);
+	char *path = scratch_file_write(tmpdir, name, script, 0700);
+	free(script);
 	return path;
 }
 
@@ -48,33 +45,20 @@ static char *printing_plugin(const char *name, const char *json)
 	return p;
 }
 
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
 static int group_setup(void **state)
 {
 	(void)state;
-	const char *t = getenv("TMPDIR");
-	char *tmpl = xasprintf("%s/test_exec_credential.XXXXXX", t && *t ? t : "/tmp");
-	tmpdir = mkdtemp(tmpl);
-	if (!tmpdir) {
-		free(tmpl);
+	tmpdir = scratch_dir_make("test_exec_credential");
+	if (!tmpdir)
 		return -1;
-	}
 	return 0;
 }
 
 static int group_teardown(void **state)
 {
 	(void)state;
-	if (tmpdir)
-		nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	FREE_AND_NULL(tmpdir);
+	scratch_dir_remove(tmpdir);
+	tmpdir = NULL;
 	return 0;
 }
 

@@ -25,6 +25,7 @@
 #include "runtime/informer.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "loopback.h"
 #include "util/xalloc.h"
 
 enum watch_answer {
@@ -162,23 +163,11 @@ static struct fake *fake_start(const enum watch_answer *script, int n)
 	struct fake *f = xcalloc(1, sizeof(*f));
 	memcpy(f->script, script, sizeof(*script) * (size_t)n);
 	f->nscript = n;
-	f->listen_fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in addr = {.sin_family = AF_INET};
-	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	socklen_t len = sizeof(addr);
-	assert_int_equal(bind(f->listen_fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
-	assert_int_equal(listen(f->listen_fd, 64), 0);
-	assert_int_equal(getsockname(f->listen_fd, (struct sockaddr *)&addr, &len), 0);
-	f->port = ntohs(addr.sin_port);
+	f->listen_fd = loopback_listen(64, &f->port);
 	assert_int_equal(pthread_create(&f->thread, NULL, fake_run, f), 0);
 
-	struct kube_config cfg = {0};
-	cfg.server = xasprintf("http://127.0.0.1:%d", f->port);
-	cfg.token = xstrdup("t");
 	struct kube_client_options o = {.max_retries = -1};
-	char *err = NULL;
-	f->client = kube_client_new(&cfg, &o, &err);
-	assert_non_null(f->client);
+	f->client = loopback_client(f->port, &o);
 	return f;
 }
 

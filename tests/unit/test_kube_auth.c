@@ -10,7 +10,6 @@
 
 #include <cmocka.h>
 
-#include <ftw.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +20,7 @@
 #include "client/kube_client.h"
 #include "client/kube_client_internal.h"
 #include "util/clock.h"
+#include "scratch_dir.h"
 #include "util/xalloc.h"
 
 #define V1 "client.authentication.k8s.io/v1"
@@ -29,42 +29,23 @@ static char *tmpdir; /* scratch directory; removed at the end */
 
 static char *write_file(const char *name, const char *content, mode_t mode)
 {
-	char *path = xasprintf("%s/%s", tmpdir, name);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	assert_true(fputs(content, f) >= 0);
-	assert_int_equal(fclose(f), 0);
-	assert_int_equal(chmod(path, mode), 0);
-	return path;
-}
-
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
+	return scratch_file_write(tmpdir, name, content, mode);
 }
 
 static int group_setup(void **state)
 {
 	(void)state;
-	const char *t = getenv("TMPDIR");
-	char *tmpl = xasprintf("%s/test_kube_auth.XXXXXX", t && *t ? t : "/tmp");
-	tmpdir = mkdtemp(tmpl);
-	if (!tmpdir) {
-		free(tmpl);
+	tmpdir = scratch_dir_make("test_kube_auth");
+	if (!tmpdir)
 		return -1;
-	}
 	return 0;
 }
 
 static int group_teardown(void **state)
 {
 	(void)state;
-	if (tmpdir)
-		nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	FREE_AND_NULL(tmpdir);
+	scratch_dir_remove(tmpdir);
+	tmpdir = NULL;
 	return 0;
 }
 

@@ -11,7 +11,6 @@
 #include <cmocka.h>
 
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 
 #include "client/kube_config.h"
 #include "util/strbuf.h"
+#include "scratch_dir.h"
 #include "util/xalloc.h"
 
 #define CA_PEM "-----BEGIN CERTIFICATE-----\nQ0EgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n"
@@ -39,39 +39,15 @@ static char *tmpdir; /* the test's scratch directory; removed at the end */
 /* Writes content to tmpdir/rel (creating parent directories); returns the new full path. */
 static char *write_file(const char *rel, const char *content, mode_t mode)
 {
-	char *path = xasprintf("%s/%s", tmpdir, rel);
-	for (char *p = path + strlen(tmpdir) + 1; (p = strchr(p, '/')); p++) {
-		*p = '\0';
-		if (mkdir(path, 0700) < 0 && errno != EEXIST)
-			fail_msg("mkdir %s: %s", path, strerror(errno));
-		*p = '/';
-	}
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fputs(content, f) >= 0, 1);
-	assert_int_equal(fclose(f), 0);
-	assert_int_equal(chmod(path, mode), 0);
-	return path;
-}
-
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
+	return scratch_file_write(tmpdir, rel, content, mode);
 }
 
 static int group_setup(void **state)
 {
 	(void)state;
-	const char *t = getenv("TMPDIR");
-	char *tmpl = xasprintf("%s/test_kubeconfig.XXXXXX", t && *t ? t : "/tmp");
-	tmpdir = mkdtemp(tmpl);
-	if (!tmpdir) {
-		free(tmpl);
+	tmpdir = scratch_dir_make("test_kubeconfig");
+	if (!tmpdir)
 		return -1;
-	}
 	/* Files the static error cases name by relative path. */
 	free(write_file("fixtures/cert.pem", CERT_PEM, 0600));
 	free(write_file("fixtures/ca.pem", CA_PEM, 0600));
@@ -81,9 +57,8 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
 	(void)state;
-	if (tmpdir)
-		nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	FREE_AND_NULL(tmpdir);
+	scratch_dir_remove(tmpdir);
+	tmpdir = NULL;
 	return 0;
 }
 
