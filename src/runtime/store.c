@@ -1,6 +1,7 @@
 #include "runtime/store.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -44,6 +45,7 @@ struct store {
 	uInt dict_len;
 	z_stream deflater; /* used under the write lock */
 	bool deflater_ready;
+	atomic_size_t parsed; /* objects handed out (each one an inflate and a parse) */
 };
 
 static void free_strings(char **v, size_t n)
@@ -178,8 +180,9 @@ static void pack(struct store *s, struct store_entry *e, const char *text, size_
 }
 
 /* The entry's object, parsed: a new reference. Caller holds a lock. */
-static json_t *parse(const struct store *s, const struct store_entry *e)
+static json_t *parse(struct store *s, const struct store_entry *e)
 {
+	atomic_fetch_add_explicit(&s->parsed, 1, memory_order_relaxed);
 	z_stream in;
 	memset(&in, 0, sizeof(in));
 	if (inflateInit2(&in, -15) != Z_OK || inflateSetDictionary(&in, s->dict, s->dict_len) != Z_OK)
@@ -323,6 +326,11 @@ char **store_keys(struct store *s, size_t *n)
 	pthread_rwlock_unlock(&s->lock);
 	*n = i;
 	return keys;
+}
+
+size_t store_objects_read(struct store *s)
+{
+	return atomic_load_explicit(&s->parsed, memory_order_relaxed);
 }
 
 size_t store_len(struct store *s)

@@ -59,6 +59,11 @@ json_t *store_list(struct store *s);
 char **store_keys(struct store *s, size_t *n);
 
 size_t store_len(struct store *s);
+/*
+ * How many objects the store has handed out so far (each one an inflate and
+ * a parse): what a reconcile costs in reads, for tests and benchmarks.
+ */
+size_t store_objects_read(struct store *s);
 
 /* Ready-made index functions. */
 size_t store_index_namespace(const json_t *obj, char ***values);

@@ -7,6 +7,7 @@
 #include <sys/time.h>
 
 #include "controllers/cluster/cluster_plan.h"
+#include "controllers/set_index.h"
 #include "controllers/state_seal.h"
 #include "runtime/crash_hook.h"
 #include "util/hashmap.h"
@@ -240,6 +241,23 @@ static int perform(struct cluster_ctx *cc, const char *key, const json_t *cluste
 	return r;
 }
 
+/* The cached nodes (a new array) that pods run on; a node missing from the cache is left out. */
+static json_t *nodes_of(struct store *nodes, const json_t *pods)
+{
+	json_t *out = json_array();
+	size_t i, j;
+	json_t *pod, *n;
+	json_array_foreach(pods, i, pod) {
+		const char *name = kube_obj_str(pod, "spec.nodeName");
+		bool seen = !name;
+		json_array_foreach(out, j, n) seen |= !strcmp(kube_obj_str(n, "metadata.name"), name);
+		json_t *node = seen ? NULL : store_get(nodes, name);
+		if (node)
+			json_array_append_new(out, node);
+	}
+	return out;
+}
+
 static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 {
 	struct cluster_ctx *cc = ctx;
@@ -259,10 +277,12 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 			     ANNOTATION_CLUSTER_STATE " was not written by this operator (its seal is missing or does "
 			     "not match); it is ignored and rebuilt from the members' pods and claims");
 	}
-	json_t *pods = store_by_index(cc->pods, "namespace", ns);
-	json_t *pvcs = store_by_index(cc->pvcs, "namespace", ns);
-	json_t *revisions = store_by_index(cc->revisions, "namespace", ns);
-	json_t *nodes = cc->nodes ? store_list(cc->nodes) : NULL;
+	/* Only what may be its own (set_index.h), and the nodes its pods run on. */
+	json_t *pods = store_by_index(cc->pods, SET_INDEX, key);
+	json_t *pvcs = store_by_index(cc->pvcs, SET_INDEX, key);
+	json_t *revisions = cluster ? store_by_index(cc->revisions, "owner", kube_obj_str(cluster, "metadata.uid"))
+				    : json_array();
+	json_t *nodes = cc->nodes ? nodes_of(cc->nodes, pods) : NULL;
 	json_t *deleted = deleted_uids(cc, key);
 	char *failure = create_error(cc, key);
 	struct cluster_inputs in = {cluster, pods, pvcs, revisions, nodes, now_ms(), failure, deleted};
@@ -340,9 +360,10 @@ struct controller *cluster_controller_new(const struct cluster_deps *deps)
 	cc->pods = informer_store(pods);
 	cc->pvcs = informer_store(pvcs);
 	cc->revisions = informer_store(revisions);
-	store_ensure_namespace_index(cc->pods);
-	store_ensure_namespace_index(cc->pvcs);
-	store_ensure_namespace_index(cc->revisions);
+	set_index_ensure(cc->pods, set_index_pod);
+	set_index_ensure(cc->pvcs, set_index_claim);
+	if (!store_has_index(cc->revisions, "owner"))
+		store_add_index(cc->revisions, "owner", store_index_owner_uid);
 
 	struct informer_handlers own = controller_object_handlers(cc->controller);
 	informer_add_handlers(clusters, &own);

@@ -9,6 +9,7 @@
 #include "controllers/claim_names.h"
 #include "controllers/resize/resize_plan.h"
 #include "controllers/resize/resize_volume_owner.h"
+#include "controllers/set_index.h"
 #include "controllers/state_seal.h"
 #include "runtime/crash_hook.h"
 #include "util/log.h"
@@ -17,7 +18,7 @@
 struct resize_ctx {
 	struct resize_deps deps;
 	struct controller *controller;
-	struct store *statefulsets, *pvcs, *pods, *backups, *classes, *pvs, *jobs;
+	struct resize_caches caches;
 	struct crash_hook crash;
 };
 
@@ -34,8 +35,8 @@ static void enqueue_candidate(void *ctx, const char *sts)
 	char *key = xasprintf("%s/%s", ce->ns, sts);
 	/* While a copy runs the StatefulSet may be gone: its saved copy names it then. */
 	char *backup_key = xasprintf("%s" BACKUP_SUFFIX, key);
-	char *rv = store_resource_version(ce->rc->statefulsets, key);
-	char *brv = rv ? NULL : store_resource_version(ce->rc->backups, backup_key);
+	char *rv = store_resource_version(ce->rc->caches.statefulsets, key);
+	char *brv = rv ? NULL : store_resource_version(ce->rc->caches.backups, backup_key);
 	if (rv || brv)
 		controller_enqueue(ce->rc->controller, key);
 	free(brv);
@@ -267,12 +268,14 @@ static int lower_requests(struct resize_ctx *rc, const char *ns, const char *nam
 	const char *tmpl;
 	json_t *size;
 	json_object_foreach(json_object_get(state, "targets"), tmpl, size) {
-		char *prefix = xasprintf("%s/%s-%s-", ns, tmpl, name);
-		size_t n;
-		char **keys = store_keys(rc->pvcs, &n);
-		for (size_t i = 0; i < n; i++) {
-			if (!strncmp(keys[i], prefix, strlen(prefix))) {
-				json_t *pvc = store_get(rc->pvcs, keys[i]);
+		char *prefix = xasprintf("%s-%s-", tmpl, name);
+		char *key = xasprintf("%s/%s", ns, name);
+		json_t *claims = store_by_index(rc->caches.pvcs, SET_INDEX, key);
+		free(key);
+		size_t i;
+		json_t *pvc;
+		json_array_foreach(claims, i, pvc) {
+			if (!strncmp(kube_obj_str(pvc, "metadata.name"), prefix, strlen(prefix))) {
 				const char *req = kube_obj_str(pvc, "spec.resources.requests.storage");
 				const char *cap = kube_obj_str(pvc, "status.capacity.storage");
 				const char *pvc_name = kube_obj_str(pvc, "metadata.name");
@@ -294,11 +297,9 @@ static int lower_requests(struct resize_ctx *rc, const char *ns, const char *nam
 					}
 					json_decref(p);
 				}
-				json_decref(pvc);
 			}
-			free(keys[i]);
 		}
-		free(keys);
+		json_decref(claims);
 		free(prefix);
 	}
 	json_t *st = json_deep_copy(state);
@@ -309,7 +310,7 @@ static int lower_requests(struct resize_ctx *rc, const char *ns, const char *nam
 	if (r == 0 && json_object_size(outcome)) {
 		char *detail = json_dumps(outcome, JSON_COMPACT | JSON_SORT_KEYS);
 		char *key = xasprintf("%s/%s", ns, name);
-		json_t *about = store_get(rc->statefulsets, key);
+		json_t *about = store_get(rc->caches.statefulsets, key);
 		if (about)
 			event_record(rc->deps.events, about, all_lowered ? "Normal" : "Warning",
 				     all_lowered ? "ResizeRequestLowered" : "ResizeRequestNotLowered",
@@ -510,25 +511,19 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 		return 0;
 	char *ns = xstrndup(key, (size_t)(slash - key));
 	const char *name = slash + 1;
-	char *backup_key = xasprintf("%s" BACKUP_SUFFIX, key);
 
-	json_t *sts = store_get(rc->statefulsets, key);
-	json_t *backup = store_get(rc->backups, backup_key);
+	struct resize_reads reads;
+	resize_read(&rc->caches, key, &reads);
+	json_t *sts = reads.sts, *backup = reads.backup;
 	const char *untrusted = untrusted_state(rc, ns, name, sts, backup);
 	if (untrusted) {
 		refuse_untrusted(rc, key, sts, untrusted);
-		json_decref(backup);
-		json_decref(sts);
-		free(backup_key);
+		resize_reads_release(&reads);
 		free(ns);
 		return 0;
 	}
-	json_t *pvcs = store_by_index(rc->pvcs, "namespace", ns);
-	json_t *pods = store_by_index(rc->pods, "namespace", ns);
-	json_t *classes = rc->classes ? store_list(rc->classes) : NULL;
-	json_t *pvs = rc->pvs ? store_list(rc->pvs) : NULL;
-	json_t *jobs = rc->jobs ? store_by_index(rc->jobs, "namespace", ns) : NULL;
-	struct resize_inputs in = {sts, backup, pvcs, pods, classes, pvs, jobs, rc->deps.copy_image};
+	struct resize_inputs in = {sts,	       backup,	   reads.pvcs,		 reads.pods,
+				   reads.classes, reads.pvs, reads.jobs, rc->deps.copy_image};
 	char now[32];
 	now_rfc3339(now, sizeof(now));
 	struct resize_action a;
@@ -595,16 +590,44 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 		crash_hook_after(&rc->crash, "resize", resize_action_name(&a));
 	}
 	resize_action_release(&a);
-	json_decref(jobs);
-	json_decref(pvs);
-	json_decref(classes);
-	json_decref(pods);
-	json_decref(pvcs);
-	json_decref(backup);
-	json_decref(sts);
-	free(backup_key);
+	resize_reads_release(&reads);
 	free(ns);
 	return result;
+}
+
+void resize_caches_index(const struct resize_caches *c)
+{
+	set_index_ensure(c->pvcs, set_index_claim);
+	set_index_ensure(c->pods, set_index_pod);
+	if (c->pvs)
+		set_index_ensure(c->pvs, set_index_volume);
+	if (c->jobs)
+		set_index_ensure(c->jobs, set_index_pod); /* by their copy-of label */
+}
+
+void resize_read(const struct resize_caches *c, const char *key, struct resize_reads *out)
+{
+	char *backup_key = xasprintf("%s" BACKUP_SUFFIX, key);
+	out->sts = store_get(c->statefulsets, key);
+	out->backup = store_get(c->backups, backup_key);
+	out->pvcs = store_by_index(c->pvcs, SET_INDEX, key);
+	out->pods = store_by_index(c->pods, SET_INDEX, key);
+	out->classes = c->classes ? store_list(c->classes) : NULL;
+	out->pvs = c->pvs ? store_by_index(c->pvs, SET_INDEX, key) : NULL;
+	out->jobs = c->jobs ? store_by_index(c->jobs, SET_INDEX, key) : NULL;
+	free(backup_key);
+}
+
+void resize_reads_release(struct resize_reads *r)
+{
+	json_decref(r->sts);
+	json_decref(r->backup);
+	json_decref(r->pvcs);
+	json_decref(r->pods);
+	json_decref(r->classes);
+	json_decref(r->pvs);
+	json_decref(r->jobs);
+	memset(r, 0, sizeof(*r));
 }
 
 static void free_ctx(void *ctx)
@@ -627,22 +650,20 @@ struct controller *resize_controller_new(const struct resize_deps *deps)
 	struct informer *pods = manager_informer(m, &KUBE_PODS);
 	struct informer *backups =
 		manager_informer_selected(m, &KUBE_CONFIGMAPS, LABEL_SAVED_STATEFULSET);
-	rc->statefulsets = informer_store(sts);
-	rc->pvcs = informer_store(pvcs);
-	rc->pods = informer_store(pods);
-	rc->backups = informer_store(backups);
-	store_ensure_namespace_index(rc->pvcs);
-	store_ensure_namespace_index(rc->pods);
+	rc->caches.statefulsets = informer_store(sts);
+	rc->caches.pvcs = informer_store(pvcs);
+	rc->caches.pods = informer_store(pods);
+	rc->caches.backups = informer_store(backups);
 	struct informer *pvs = NULL, *jobs = NULL;
 	if (deps->can_read_storage_classes) {
 		/* Cluster scope only: the copy strategy rebinds PersistentVolumes. */
-		rc->classes = informer_store(manager_informer(m, &KUBE_STORAGECLASSES));
+		rc->caches.classes = informer_store(manager_informer(m, &KUBE_STORAGECLASSES));
 		pvs = manager_informer(m, &KUBE_PVS);
-		rc->pvs = informer_store(pvs);
+		rc->caches.pvs = informer_store(pvs);
 		jobs = manager_informer_selected(m, &KUBE_JOBS, LABEL_COPY_OF);
-		rc->jobs = informer_store(jobs);
-		store_ensure_namespace_index(rc->jobs);
+		rc->caches.jobs = informer_store(jobs);
 	}
+	resize_caches_index(&rc->caches);
 
 	struct informer_handlers own = controller_object_handlers(rc->controller);
 	informer_add_handlers(sts, &own);

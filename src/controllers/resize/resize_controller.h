@@ -19,6 +19,7 @@
 #include "runtime/controller.h"
 #include "runtime/events.h"
 #include "runtime/manager.h"
+#include "runtime/store.h"
 
 struct state_seal;
 
@@ -35,5 +36,27 @@ struct resize_deps {
 
 /* Registers the caches it reads and returns the controller (add it to the manager). */
 struct controller *resize_controller_new(const struct resize_deps *deps);
+
+/* The caches the controller reads (borrowed); classes, pvs and jobs are NULL in namespace scope. */
+struct resize_caches {
+	struct store *statefulsets, *pvcs, *pods, *backups, *classes, *pvs, *jobs;
+};
+
+/* Adds the indexes resize_read needs; before the caches start. */
+void resize_caches_index(const struct resize_caches *c);
+
+/* What one reconcile reads; each a new reference or NULL. */
+struct resize_reads {
+	json_t *sts, *backup, *pvcs, *pods, *classes, *pvs, *jobs;
+};
+
+/*
+ * Reads what a reconcile of StatefulSet key ("ns/name") decides on: the
+ * set, its saved copy, and only the pods, claims, PVs and copy Jobs that
+ * may be its own (set_index.h), plus the StorageClasses (a handful per
+ * cluster). Its cost does not grow with the namespace or the cluster.
+ */
+void resize_read(const struct resize_caches *c, const char *key, struct resize_reads *out);
+void resize_reads_release(struct resize_reads *r);
 
 #endif

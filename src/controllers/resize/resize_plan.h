@@ -56,11 +56,12 @@
 struct resize_inputs {
 	const json_t *sts;             /* the StatefulSet, or NULL when it does not exist */
 	const json_t *backup;          /* ConfigMap <sts>-sts-backup, or NULL */
-	const json_t *pvcs;            /* array: the PVCs of the set's namespace (others are ignored) */
-	const json_t *pods;            /* array: the pods of the set's namespace */
-	const json_t *storage_classes; /* array of StorageClasses; NULL when they cannot be read */
-	const json_t *pvs;             /* array of PersistentVolumes; NULL when they cannot be read */
-	const json_t *jobs;            /* array: the copy Jobs of the set's namespace */
+	/* Each array holds at least the set's own objects (others are ignored); see set_index.h. */
+	const json_t *pvcs;            /* the claims that may be the set's (and its -copy claims) */
+	const json_t *pods;            /* the pods that may be the set's (and its copy Jobs' pods) */
+	const json_t *storage_classes; /* every StorageClass; NULL when they cannot be read */
+	const json_t *pvs;             /* the PVs whose claimRef names such a claim; NULL when they cannot be read */
+	const json_t *jobs;            /* the set's copy Jobs */
 	const char *copy_image;        /* --copy-image */
 };
 

@@ -8,6 +8,7 @@
 
 #include "controllers/claim_names.h"
 #include "controllers/scaledown/scaledown_plan.h"
+#include "controllers/set_index.h"
 #include "controllers/state_seal.h"
 #include "runtime/crash_hook.h"
 #include "util/log.h"
@@ -324,8 +325,9 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 			     ANNOTATION_SCALEDOWN_STATE " was not written by this operator (its seal is missing or does "
 			     "not match); it is ignored and written anew from what the cluster shows");
 	}
-	json_t *pvcs = store_by_index(sc->pvcs, "namespace", ns);
-	json_t *pods = store_by_index(sc->pods, "namespace", ns);
+	/* Only what may be the set's own (set_index.h): its claims and its pods, cleanup pods included. */
+	json_t *pvcs = store_by_index(sc->pvcs, SET_INDEX, key);
+	json_t *pods = store_by_index(sc->pods, SET_INDEX, key);
 	struct scaledown_inputs in = {sts, pvcs, pods, now_ms()};
 	struct scaledown_action a;
 	scaledown_plan(&in, &a);
@@ -383,8 +385,8 @@ struct controller *scaledown_controller_new(const struct scaledown_deps *deps)
 	sc->statefulsets = informer_store(sts);
 	sc->pvcs = informer_store(pvcs);
 	sc->pods = informer_store(pods);
-	store_ensure_namespace_index(sc->pvcs);
-	store_ensure_namespace_index(sc->pods);
+	set_index_ensure(sc->pvcs, set_index_claim);
+	set_index_ensure(sc->pods, set_index_pod);
 
 	struct informer_handlers own = controller_object_handlers(sc->controller);
 	informer_add_handlers(sts, &own);
