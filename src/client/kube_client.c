@@ -485,7 +485,7 @@ static int request_raw(struct kube_client *c, const char *method, const char *pa
 			/* The same answer would come again: not retried. */
 			kube__set_error(err, code, "", "%s %s: answer larger than %u MiB", method, path,
 					RESPONSE_MAX >> 20);
-			rc = KUBE_EDECODE;
+			rc = KUBE_ETOOLARGE;
 			break;
 		} else if (cc != CURLE_OK) {
 			kube__set_error(err, 0, "", "%s %s: %s", method, path,

@@ -19,7 +19,7 @@
  * DELETE with a UID or resourceVersion precondition, a merge patch that
  * carries metadata.resourceVersion or metadata.uid, a JSON patch guarded
  * by a "test" op (see kube__repeat_is_harmless); never a POST.
- * Responses larger than 16 MiB are refused (KUBE_EDECODE).
+ * Responses larger than 16 MiB are refused (KUBE_ETOOLARGE).
  */
 #ifndef SOP_CLIENT_KUBE_CLIENT_H
 #define SOP_CLIENT_KUBE_CLIENT_H
@@ -38,6 +38,7 @@ enum {
 	KUBE_EDECODE = -3,    /* the answer was not the JSON expected */
 	KUBE_ESTOPPED = -4,   /* a watch was stopped by its caller */
 	KUBE_EAUTH = -5,      /* credentials could not be obtained (token file, exec plugin) */
+	KUBE_ETOOLARGE = -6,  /* the answer was larger than the cap: ask for less (a smaller LIST page) */
 };
 
 struct kube_error {

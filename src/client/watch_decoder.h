@@ -14,12 +14,13 @@
 
 /*
  * A single event larger than this ends the stream with an error. An event
- * is one object: etcd stores at most 1.5 MiB per object and the API server
- * takes request bodies up to 3 MiB, so 4 MiB holds any object's JSON. The
- * buffer (at most 8 MiB, as it grows by doubling) and the parsed event
- * must fit the 128 Mi memory limit, next to the caches.
+ * is one object: etcd stores at most 1.5 MiB per object, and the API
+ * server's JSON writes each <, > and & as \u003c (six bytes), so one
+ * object can take 9 MiB as JSON; 10 MiB holds any. The buffer (capped at
+ * that) and the parsed event must fit the 128 Mi memory limit, next to the
+ * caches.
  */
-#define WATCH_EVENT_MAX (4u << 20)
+#define WATCH_EVENT_MAX (10u << 20)
 
 struct watch_decoder {
 	struct strbuf pending; /* bytes of an event not yet complete */

@@ -35,7 +35,8 @@
 #include <stdbool.h>
 
 #define HTTP_SERVER_MAX_CONNECTIONS 256
-#define HTTP_SERVER_MAX_CONNECTIONS_PER_IP 128
+/* A kubelet probes from one address with one connection at a time: 16 is plenty, and a slow client needs 16 addresses to fill a listener. */
+#define HTTP_SERVER_MAX_CONNECTIONS_PER_IP 16
 #define HTTP_SERVER_REQUEST_TIMEOUT_S 5
 #define HTTP_SERVER_RESPONSE_TIMEOUT_S 10
 

@@ -189,9 +189,10 @@ static int relist(struct informer *inf)
 	struct kube_error err;
 	int result = 0;
 	double start = clock_mono_ms(), waited = 0;
+	long limit = inf->page_size;
 	for (;;) {
 		struct kube_list_options lo = {.label_selector = inf->label_selector,
-					       .limit = inf->page_size,
+					       .limit = limit,
 					       .continue_token = cont};
 		char *next = NULL, *rv = NULL;
 		pthread_mutex_lock(&list_page_lock);
@@ -200,6 +201,17 @@ static int relist(struct informer *inf)
 					      &rc, &next, &rv, &err);
 		waited += clock_mono_ms() - t;
 		pthread_mutex_unlock(&list_page_lock);
+		if (lrc == KUBE_ETOOLARGE && limit > 1) {
+			/*
+			 * Anyone who may create objects can make a page of large
+			 * ones pass the client's cap: fewer per page, down to
+			 * one, which the cap always holds.
+			 */
+			limit /= 2;
+			log_warn("informer", "list %s: a page was larger than the client accepts; asking for %ld at a time",
+				 inf->resource->plural, limit);
+			continue;
+		}
 		FREE_AND_NULL(cont);
 		if (lrc < 0) {
 			log_warn("informer", "list %s failed: %s (%s)", inf->resource->plural,

@@ -607,7 +607,7 @@ static void test_response_cap(void **state)
 	fake_start_steps(&f, steps, 1, &o);
 	struct kube_error err;
 	json_t *out = NULL;
-	assert_int_equal(kube_get(f.client, &KUBE_CONFIGMAPS, "ns", "x", &out, &err), KUBE_EDECODE);
+	assert_int_equal(kube_get(f.client, &KUBE_CONFIGMAPS, "ns", "x", &out, &err), KUBE_ETOOLARGE);
 	assert_null(out);
 	assert_int_equal(err.code, 200);
 	assert_string_equal(err.message, "GET /api/v1/namespaces/ns/configmaps/x: answer larger than 16 MiB");

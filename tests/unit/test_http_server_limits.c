@@ -56,14 +56,25 @@ static int big(void *ctx, const struct http_request *req, const char **content_t
 	return 200;
 }
 
-static int connect_local(int port)
+/* A connection to 127.0.0.1:port from 127.0.0.<from> (0: any), so clients can come from several addresses. */
+static int connect_from(int port, int from)
 {
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	if (from) {
+		struct sockaddr_in src = {.sin_family = AF_INET};
+		src.sin_addr.s_addr = htonl(INADDR_LOOPBACK - 1 + (uint32_t)from);
+		assert_int_equal(bind(fd, (struct sockaddr *)&src, sizeof(src)), 0);
+	}
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_true(fd >= 0);
 	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	return fd;
+}
+
+static int connect_local(int port)
+{
+	return connect_from(port, 0);
 }
 
 /* Sends all of s; false once the server has closed the connection. */
@@ -196,7 +207,8 @@ static void trickle_start(struct fixture *fx, const char *opening, const char *d
 	fx->trickle = t;
 	t->drip = drip;
 	for (int i = 0; i < SLOW_CLIENTS; i++) {
-		t->fd[i] = connect_local(port);
+		/* From 127.0.0.2 on, as many per address as the server allows; the probes come from 127.0.0.1. */
+		t->fd[i] = connect_from(port, 2 + i / HTTP_SERVER_MAX_CONNECTIONS_PER_IP);
 		t->opened[i] = clock_mono_ms();
 		assert_true(send_all(t->fd[i], opening, strlen(opening)));
 	}

@@ -46,6 +46,8 @@ struct fake {
 	enum watch_answer script[8]; /* the last one repeats */
 	int nscript;
 	atomic_int watches, lists;
+	long big_above;          /* LIST pages asking for more than this many items get a 17 MiB answer (0: never) */
+	long list_limits[16];    /* the limit of each LIST */
 	double watch_at[MAX_WATCHES]; /* when each watch request arrived (ms, monotonic) */
 	struct kube_client *client;
 };
@@ -130,7 +132,27 @@ static void serve_one(struct fake *f, int fd)
 		answer_watch(f, fd);
 		return;
 	}
-	atomic_fetch_add(&f->lists, 1);
+	int nlist = atomic_fetch_add(&f->lists, 1);
+	const char *lim = strstr(req, "limit=");
+	long limit = lim ? atol(lim + 6) : 0;
+	if (nlist < 16)
+		f->list_limits[nlist] = limit;
+	if ((f->big_above && limit > f->big_above)) {
+		/* A page of large objects: more than the client accepts. */
+		size_t big = (size_t)17 << 20;
+		char head[256];
+		snprintf(head, sizeof(head),
+			 "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
+			 "Connection: close\r\n\r\n",
+			 big);
+		write_str(fd, head);
+		char *body = xmalloc(big + 1);
+		memset(body, ' ', big);
+		body[big] = '\0';
+		write_str(fd, body);
+		free(body);
+		return;
+	}
 	static const char list[] = "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":"
 				   "{\"resourceVersion\":\"5\"},\"items\":[]}";
 	char head[256];
@@ -268,6 +290,27 @@ static void test_long_quiet_watch_resets_backoff(void **state)
 	fake_stop(f);
 }
 
+/*
+ * A page of large objects over the client's cap (anyone who may create
+ * objects can make one): the relist asks for fewer per page until one
+ * fits, and the cache syncs, instead of failing forever.
+ */
+static void test_page_too_large_is_asked_in_smaller_pages(void **state)
+{
+	(void)state;
+	static const enum watch_answer quiet[] = {ANSWER_QUIET};
+	struct fake *f = fake_start(quiet, 1);
+	f->big_above = 25;
+	struct informer *inf = informer_for(f);
+	assert_true(informer_wait_synced(inf, 10000));
+	informer_free(inf);
+	assert_int_equal(atomic_load(&f->lists), 3);
+	assert_int_equal(f->list_limits[0], 100);
+	assert_int_equal(f->list_limits[1], 50);
+	assert_int_equal(f->list_limits[2], 25);
+	fake_stop(f);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -279,6 +322,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_error_event_backs_off),
+		cmocka_unit_test(test_page_too_large_is_asked_in_smaller_pages),
 		cmocka_unit_test(test_empty_watch_backs_off),
 		cmocka_unit_test(test_events_reset_backoff),
 		cmocka_unit_test(test_long_quiet_watch_resets_backoff),

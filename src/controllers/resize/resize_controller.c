@@ -468,39 +468,61 @@ static const json_t *annotations_of(const json_t *obj)
 	return json_object_get(json_object_get(obj, "metadata"), "annotations");
 }
 
+/* What a reconcile would act on that this operator did not seal, and what the user can do about it. */
+struct untrusted {
+	const char *what;   /* static text, or NULL: everything is sealed */
+	const char *remedy; /* static text */
+};
+
 /*
  * Whether the state this reconcile would act on was sealed by this
  * operator for StatefulSet ns/name: the annotation on the StatefulSet, the
- * one on its backup ConfigMap, and the StatefulSet saved there. NULL when
- * it was (or there is none), else which one is not (static text).
+ * one on its backup ConfigMap, and the StatefulSet saved there. A backup
+ * that is not sealed while the StatefulSet has no resize state is only a
+ * leftover (of an older version, or someone's): the planner deletes it, as
+ * it deletes any stale copy, and never reads it.
  */
-static const char *untrusted_state(const struct resize_ctx *rc, const char *ns, const char *name,
-				   const json_t *sts, const json_t *backup)
+static struct untrusted untrusted_state(const struct resize_ctx *rc, const char *ns, const char *name,
+					const json_t *sts, const json_t *backup)
 {
-	if (sts && !state_seal_annotation_ok(rc->deps.seal, annotations_of(sts), ns, name, ANNOTATION_RESIZE_STATE))
-		return "the annotation " ANNOTATION_RESIZE_STATE " on the StatefulSet";
+	struct untrusted u = {NULL, NULL};
+	const json_t *ann = annotations_of(sts);
+	if (sts && !state_seal_annotation_ok(rc->deps.seal, ann, ns, name, ANNOTATION_RESIZE_STATE)) {
+		u.what = "the annotation " ANNOTATION_RESIZE_STATE " on the StatefulSet";
+		u.remedy = "Undo the edit, or remove the annotation to start over; a resize in flight is then left "
+			   "where it stands";
+		return u;
+	}
 	if (!backup)
-		return NULL;
-	if (!state_seal_annotation_ok(rc->deps.seal, annotations_of(backup), ns, name, ANNOTATION_RESIZE_STATE))
-		return "the annotation " ANNOTATION_RESIZE_STATE " on ConfigMap <sts>" BACKUP_SUFFIX;
+		return u;
 	const char *text = json_string_value(json_object_get(json_object_get(backup, "data"), BACKUP_KEY));
 	const char *seal = json_string_value(
 		json_object_get(annotations_of(backup), SEALED_SAVED_STATEFULSET STATE_SEAL_SUFFIX));
-	if (text && !state_seal_verify(rc->deps.seal, ns, name, SEALED_SAVED_STATEFULSET, text, seal))
-		return "the StatefulSet saved in ConfigMap <sts>" BACKUP_SUFFIX;
-	return NULL;
+	bool sealed = state_seal_annotation_ok(rc->deps.seal, annotations_of(backup), ns, name,
+					       ANNOTATION_RESIZE_STATE) &&
+		      (!text || state_seal_verify(rc->deps.seal, ns, name, SEALED_SAVED_STATEFULSET, text, seal));
+	if (sealed || (sts && !json_object_get(ann, ANNOTATION_RESIZE_STATE)))
+		return u;
+	u.what = "ConfigMap <sts>" BACKUP_SUFFIX " (the saved StatefulSet or its state)";
+	u.remedy = sts ? "A resize is in flight and its saved copy cannot be trusted: restore the ConfigMap as the "
+			 "operator wrote it, or remove the StatefulSet's resize-state annotation and delete the "
+			 "ConfigMap to start over"
+		       : "The StatefulSet is gone and the operator will not re-create it from this copy: re-create "
+			 "the StatefulSet yourself from your manifest, then delete the ConfigMap";
+	return u;
 }
 
-/* A Warning on the StatefulSet (when there is one) and in the log; nothing else is done. */
-static void refuse_untrusted(struct resize_ctx *rc, const char *key, const json_t *sts, const char *what)
+/* A Warning on the StatefulSet, or on the backup while it is gone, and in the log; nothing else is done. */
+static void refuse_untrusted(struct resize_ctx *rc, const char *key, const json_t *sts, const json_t *backup,
+			     const struct untrusted *u)
 {
-	log_warn("resize", "%s: %s is not sealed by this operator; nothing done", key, what);
-	if (sts)
-		event_record(rc->deps.events, sts, "Warning", "ResizeStateUntrusted",
+	log_warn("resize", "%s: %s is not sealed by this operator; nothing done", key, u->what);
+	const json_t *about = sts ? sts : backup;
+	if (about)
+		event_record(rc->deps.events, about, "Warning", "ResizeStateUntrusted",
 			     "%s was not written by this operator (its seal is missing or does not match), so the "
-			     "operator does nothing with it. Undo the edit, or remove it to start over (kubectl annotate "
-			     "sts %s " ANNOTATION_RESIZE_STATE "-); a resize in flight is then left where it stands",
-			     what, kube_obj_str(sts, "metadata.name"));
+			     "operator does nothing with it. %s",
+			     u->what, u->remedy);
 }
 
 static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
@@ -515,9 +537,9 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 	struct resize_reads reads;
 	resize_read(&rc->caches, key, &reads);
 	json_t *sts = reads.sts, *backup = reads.backup;
-	const char *untrusted = untrusted_state(rc, ns, name, sts, backup);
-	if (untrusted) {
-		refuse_untrusted(rc, key, sts, untrusted);
+	struct untrusted untrusted = untrusted_state(rc, ns, name, sts, backup);
+	if (untrusted.what) {
+		refuse_untrusted(rc, key, sts, backup, &untrusted);
 		resize_reads_release(&reads);
 		free(ns);
 		return 0;

@@ -263,11 +263,14 @@ static int bind_claim(const struct resize_inputs *in, const char *ns, const char
 			plan_wait(a, POLL_MS);
 			return 0;
 		}
+		/* Bound where it belongs: its own policy back, and no mark left for anyone to trust later. */
 		const char *orig = original_policy(pv);
-		if (orig && !streq(reclaim_policy(pv), orig)) {
+		bool marked = json_object_get(plan_annotations(pv), ANNOTATION_TAKEN_FOR) != NULL;
+		if ((orig && !streq(reclaim_policy(pv), orig)) || marked) {
 			json_t *p = json_pack("{s:{s:{s:n, s:n}}, s:{s:s}}", "metadata", "annotations",
 					      ANNOTATION_RECLAIM_POLICY, ANNOTATION_TAKEN_FOR, "spec",
-					      "persistentVolumeReclaimPolicy", orig);
+					      "persistentVolumeReclaimPolicy",
+					      str_or(orig, str_or(reclaim_policy(pv), "Delete")));
 			patch_pv(a, "RestoreReclaimPolicy", pv, p);
 			return 0;
 		}
@@ -958,8 +961,10 @@ static void step_restore(struct ctx *c)
 		free(y);
 		const char *orig = original_policy(new_pv);
 		if (new_pv && orig && !streq(reclaim_policy(new_pv), orig)) {
-			json_t *p = json_pack("{s:{s:{s:n}}, s:{s:s}}", "metadata", "annotations",
-					      ANNOTATION_RECLAIM_POLICY, "spec", "persistentVolumeReclaimPolicy", orig);
+			/* Its last write: the mark goes with it. */
+			json_t *p = json_pack("{s:{s:{s:n, s:n}}, s:{s:s}}", "metadata", "annotations",
+					      ANNOTATION_RECLAIM_POLICY, ANNOTATION_TAKEN_FOR, "spec",
+					      "persistentVolumeReclaimPolicy", orig);
 			patch_pv(c->a, "RestoreReclaimPolicy", new_pv, p);
 			return;
 		}
@@ -1017,9 +1022,10 @@ static void step_cleaning(struct ctx *c)
 			continue; /* bound again (a restore): not old any more */
 		}
 		if (orig && !streq(orig, "Retain") && streq(reclaim_policy(pv), "Retain")) {
-			/* Its own policy back: the PV controller reclaims the storage, then the PV. */
-			json_t *p = json_pack("{s:{s:{s:n}}, s:{s:s}}", "metadata", "annotations",
-					      ANNOTATION_RECLAIM_POLICY, "spec", "persistentVolumeReclaimPolicy", orig);
+			/* Its own policy back (the last write, so the mark goes): the PV controller reclaims it. */
+			json_t *p = json_pack("{s:{s:{s:n, s:n}}, s:{s:s}}", "metadata", "annotations",
+					      ANNOTATION_RECLAIM_POLICY, ANNOTATION_TAKEN_FOR, "spec",
+					      "persistentVolumeReclaimPolicy", orig);
 			patch_pv(c->a, "DeleteOldVolume", pv, p);
 			plan_event(c->a, "Normal", "DeletingOldVolume",
 				   "old volume %s: reclaim policy %s restored, so it is deleted", json_string_value(o), orig);

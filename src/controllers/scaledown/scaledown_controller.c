@@ -338,6 +338,14 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 		log_debug("scaledown", "%s: %s %s", key, step, a.object);
 	struct kube_error err = {0};
 	bool stale = false;
+	if (dropped && a.step == SCALEDOWN_NOTHING) {
+		/* Nothing to record: the unsealed state goes, or it would be warned about on every pass. */
+		json_t *meta = json_pack("{s:{s:n, s:n}}", "annotations", ANNOTATION_SCALEDOWN_STATE,
+					 ANNOTATION_SCALEDOWN_STATE STATE_SEAL_SUFFIX);
+		if (patch_statefulset(sc, sts, meta, &err) < 0)
+			log_warn("scaledown", "%s: removing the unsealed state: %s", key, err.message);
+		json_decref(meta);
+	}
 	if (perform(sc, sts, &a, &stale, &err) < 0) {
 		log_warn("scaledown", "%s: %s %s failed: %s", key, step, a.object, err.message);
 		result = -1;
