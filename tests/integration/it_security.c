@@ -408,6 +408,17 @@ static bool state_resealed(void *ctx)
 	return ok;
 }
 
+/* The object's state annotation is gone, or sealed for it: no forgery left behind. */
+static bool state_not_forged(void *ctx)
+{
+	struct sealed_wait *w = ctx;
+	json_t *obj = it_get(w->s->admin, w->r, w->s->ns, w->name);
+	const json_t *ann = json_object_get(json_object_get(obj, "metadata"), "annotations");
+	bool ok = state_seal_annotation_ok(w->s->seal, ann, w->s->ns, w->name, w->key);
+	json_decref(obj);
+	return ok;
+}
+
 /*
  * Forged scale-down and StatefulCluster states (naming another pod and
  * claim of the namespace) read as lost: a Warning, the state written anew
@@ -438,6 +449,8 @@ static void test_forged_cleanup_and_cluster_state_read_as_lost(void **state)
 	annotate_state(s, &KUBE_STATEFULSETS, "sd", SCALEDOWN_STATE,
 		       "{\"ordinals\":{\"7\":{\"failures\":9,\"lastPod\":\"x\",\"message\":\"forged\"}}}", false);
 	wait_event(s, "CleanupStateUntrusted", "sd", NULL);
+	struct sealed_wait sdw = {s, &KUBE_STATEFULSETS, "sd", SCALEDOWN_STATE};
+	assert_true(it_wait_every(state_not_forged, &sdw, 30000, 200));
 
 	/* StatefulCluster: a forged state that names the bystander's identity as a released member. */
 	json_t *stc = cl_manifest("db", 1, "data");
@@ -471,6 +484,47 @@ static void test_forged_cleanup_and_cluster_state_read_as_lost(void **state)
 	json_decref(pod);
 }
 
+struct gone_wait {
+	struct sec *s;
+	const char *name;
+};
+
+static bool configmap_gone(void *ctx)
+{
+	struct gone_wait *w = ctx;
+	json_t *cm = it_get(w->s->admin, &KUBE_CONFIGMAPS, w->s->ns, w->name);
+	json_decref(cm);
+	return cm == NULL;
+}
+
+/*
+ * A backup ConfigMap the operator did not seal, next to a StatefulSet with
+ * no resize in flight (left by an older version, or made by someone): a
+ * stale copy, deleted like any other; the StatefulSet is never re-created
+ * from it.
+ */
+static void test_unsealed_leftover_backup_is_deleted(void **state)
+{
+	struct sec *s = *state;
+	json_t *sts = statefulset(s, "left");
+	char *text = json_dumps(sts, JSON_COMPACT);
+	json_t *cm = json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
+			       "metadata", "name", "left" BACKUP_SUFFIX, "labels", LABEL_SAVED_STATEFULSET, "left",
+			       "data", BACKUP_KEY, text);
+	struct kube_error err;
+	if (kube_create(s->admin, &KUBE_CONFIGMAPS, s->ns, cm, NULL, &err) < 0)
+		fail_msg("create ConfigMap: %s", err.message);
+	struct gone_wait w = {s, "left" BACKUP_SUFFIX};
+	assert_true(it_wait_every(configmap_gone, &w, 30000, 200));
+	json_t *after = it_get(s->admin, &KUBE_STATEFULSETS, s->ns, "left");
+	assert_non_null(after);
+	assert_string_equal(kube_obj_str(after, "metadata.uid"), kube_obj_str(sts, "metadata.uid"));
+	json_decref(after);
+	json_decref(cm);
+	free(text);
+	json_decref(sts);
+}
+
 /* Peak resident memory of process pid in MiB (VmHWM), or -1. */
 static long peak_rss_mib(pid_t pid)
 {
@@ -489,9 +543,8 @@ static long peak_rss_mib(pid_t pid)
 /*
  * Finding 2 on the real control plane: a scale-down template of a few
  * hundred bytes whose aliases nest ten deep (10^10 nodes expanded) is
- * refused with a Warning as it is read; the operator stays up and far
- * below the Deployment's 128 Mi limit (the 0.1 operator reached 1 GiB and
- * crash-looped).
+ * refused with a Warning as it is read; the operator stays up and its peak
+ * memory barely moves (the 0.1 operator reached 1 GiB and crash-looped).
  */
 static void test_alias_bomb_template_is_refused_cheaply(void **state)
 {
@@ -509,6 +562,7 @@ static void test_alias_bomb_template_is_refused_cheaply(void **state)
 	assert_true(yaml.len < 1024);
 	json_t *sts = it_statefulset("bomb", 1, "Parallel", "data");
 	it_set_annotation(sts, SCALEDOWN_TEMPLATE, strbuf_str(&yaml));
+	long before = peak_rss_mib(s->op.pid);
 	struct kube_error err;
 	if (kube_create(s->admin, &KUBE_STATEFULSETS, s->ns, sts, NULL, &err) < 0)
 		fail_msg("create bomb: %s", err.message);
@@ -518,8 +572,14 @@ static void test_alias_bomb_template_is_refused_cheaply(void **state)
 	it_sleep_ms(3000);
 	assert_int_equal(kill(s->op.pid, 0), 0);
 	long rss = peak_rss_mib(s->op.pid);
-	fprintf(stderr, "operator peak RSS after the alias bomb: %ld MiB\n", rss);
-	assert_true(rss > 0 && rss < 128);
+	fprintf(stderr, "operator peak RSS before the alias bomb %ld MiB, after %ld MiB\n", before, rss);
+	/*
+	 * The peak barely moves (the 0.1 operator grew past 1 GiB). Growth, not
+	 * the level: under ASan the operator's RSS is several times the plain
+	 * build's from the start (18 MiB in all there).
+	 */
+	assert_true(before > 0 && rss >= before);
+	assert_true(rss - before < 32);
 	json_decref(sts);
 	strbuf_release(&yaml);
 }
@@ -533,6 +593,7 @@ int main(void)
 		cmocka_unit_test(test_forged_state_in_every_phase_changes_nothing),
 		cmocka_unit_test(test_forged_cleanup_and_cluster_state_read_as_lost),
 		cmocka_unit_test(test_alias_bomb_template_is_refused_cheaply),
+		cmocka_unit_test(test_unsealed_leftover_backup_is_deleted),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
