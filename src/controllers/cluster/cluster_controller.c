@@ -249,7 +249,9 @@ static json_t *nodes_of(struct store *nodes, const json_t *pods)
 	json_t *pod, *n;
 	json_array_foreach(pods, i, pod) {
 		const char *name = kube_obj_str(pod, "spec.nodeName");
-		bool seen = !name;
+		if (!name)
+			continue; /* not scheduled yet */
+		bool seen = false;
 		json_array_foreach(out, j, n) seen |= !strcmp(kube_obj_str(n, "metadata.name"), name);
 		json_t *node = seen ? NULL : store_get(nodes, name);
 		if (node)
