@@ -6,11 +6,15 @@
  * next PATCH). Both times come from the API server's clock, so this is
  * end to end: watch delivery, queueing, the reconcile, the request.
  *
- *   bench_fleet_reactions AUDIT_LOG OPERATOR_USER SINCE_RFC3339
+ *   bench_fleet_reactions AUDIT_LOG OPERATOR_USER SINCE_RFC3339 [STARTS]
  *
  * Only entries received at or after SINCE count. Prints one line:
  * "reactions N: p50 X ms, p99 Y ms, max Z ms" (N annotated sets that got a
- * write), and "missing M" when some never did.
+ * write), and "missing M" when some never did. STARTS, when given, holds
+ * lines "NAMESPACE/NAME MICROSECONDS": the wall time before the user's
+ * kubectl started; a second line then gives the same figures from there
+ * (end to end as a user sees it: kubectl's start, request, the watch, the
+ * operator). Both clocks are this machine's.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -46,6 +50,7 @@ static long long rfc3339_us(const char *s)
 struct reaction {
 	long long changed_us;  /* the user's change stored */
 	long long reacted_us;  /* the operator's first write after it; 0 while none */
+	long long started_us;  /* the user's kubectl started; 0 when not known */
 };
 
 static int cmp_ll(const void *a, const void *b)
@@ -54,10 +59,63 @@ static int cmp_ll(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Fills started_us from STARTS lines "NAMESPACE/NAME MICROSECONDS". */
+static int read_starts(const char *path, struct hashmap *sets)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		perror(path);
+		return -1;
+	}
+	char key[512];
+	long long us;
+	while (fscanf(f, "%511s %lld", key, &us) == 2) {
+		struct reaction *r = hashmap_get(sets, key);
+		if (r)
+			r->started_us = us;
+	}
+	fclose(f);
+	return 0;
+}
+
+/* Prints "LABEL N: p50 X ms, p99 Y ms, max Z ms[, missing M]", measured from the change
+ * stored or (from_start) from kubectl's start; 1 when no set got a write. */
+static int print_percentiles(const char *label, const struct hashmap *sets, int from_start)
+{
+	size_t n = 0, missing = 0;
+	long long *us = xcalloc(hashmap_len(sets) + 1, sizeof(long long));
+	struct hashmap_iter it;
+	hashmap_iter_init(&it, sets);
+	const char *k;
+	void *v;
+	while (hashmap_iter_next(&it, &k, &v)) {
+		const struct reaction *r = v;
+		long long from = from_start ? r->started_us : r->changed_us;
+		if (r->reacted_us && from)
+			us[n++] = r->reacted_us - from;
+		else
+			missing++;
+	}
+	if (!n) {
+		printf("%s 0 (missing %zu)\n", label, missing);
+		free(us);
+		return 1;
+	}
+	qsort(us, n, sizeof(long long), cmp_ll);
+	size_t p99 = (n * 99 + 99) / 100;
+	printf("%s %zu: p50 %.1f ms, p99 %.1f ms, max %.1f ms", label, n, us[(n - 1) / 2] / 1000.0,
+	       us[(p99 ? p99 : 1) - 1] / 1000.0, us[n - 1] / 1000.0);
+	if (missing)
+		printf(", missing %zu", missing);
+	printf("\n");
+	free(us);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 4) {
-		fprintf(stderr, "usage: %s AUDIT_LOG OPERATOR_USER SINCE_RFC3339\n", argv[0]);
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr, "usage: %s AUDIT_LOG OPERATOR_USER SINCE_RFC3339 [STARTS]\n", argv[0]);
 		return 2;
 	}
 	FILE *f = fopen(argv[1], "r");
@@ -102,31 +160,13 @@ int main(int argc, char **argv)
 	free(line);
 	fclose(f);
 
-	size_t n = 0, missing = 0;
-	long long *ms_x1000 = xcalloc(hashmap_len(&sets) + 1, sizeof(long long));
-	struct hashmap_iter it;
-	hashmap_iter_init(&it, &sets);
-	const char *k;
-	void *v;
-	while (hashmap_iter_next(&it, &k, &v)) {
-		struct reaction *r = v;
-		if (r->reacted_us)
-			ms_x1000[n++] = r->reacted_us - r->changed_us;
-		else
-			missing++;
-	}
-	hashmap_release(&sets, free);
-	if (!n) {
-		printf("reactions 0 (missing %zu)\n", missing);
-		free(ms_x1000);
+	if (argc == 5 && read_starts(argv[4], &sets) < 0) {
+		hashmap_release(&sets, free);
 		return 1;
 	}
-	qsort(ms_x1000, n, sizeof(long long), cmp_ll);
-	size_t p99 = (n * 99 + 99) / 100;
-	printf("reactions %zu: p50 %.1f ms, p99 %.1f ms, max %.1f ms%s", n, ms_x1000[(n - 1) / 2] / 1000.0,
-	       ms_x1000[(p99 ? p99 : 1) - 1] / 1000.0, ms_x1000[n - 1] / 1000.0, missing ? "" : "\n");
-	if (missing)
-		printf(", missing %zu\n", missing);
-	free(ms_x1000);
-	return 0;
+	int rc = print_percentiles("reactions", &sets, 0);
+	if (argc == 5 && rc == 0)
+		rc = print_percentiles("with kubectl", &sets, 1);
+	hashmap_release(&sets, free);
+	return rc;
 }

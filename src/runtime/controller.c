@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "client/kube_client.h"
+#include "runtime/heap_trim.h"
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -112,6 +113,8 @@ static void *worker(void *arg)
 		}
 		workqueue_done(c->queue, key);
 		free(key);
+		if (!workqueue_len(c->queue))
+			heap_trim_when_idle();
 	}
 	return NULL;
 }

@@ -14,20 +14,38 @@
 /* deflate's window: a longer dictionary would not be used. */
 #define DICT_MAX 32768
 
+struct store_entry;
+
+/*
+ * The entries indexed under one value. An array, not a set: the indexes
+ * the controllers use hold a few objects per value (a workload's, an
+ * owner's), where 8 bytes an entry beat a hash set's key copies. Removal
+ * is linear in the value's entries.
+ */
+struct index_set {
+	struct store_entry **v;
+	size_t n, cap;
+};
+
 struct store_index {
 	char *name;
 	store_index_fn fn;
-	struct hashmap values; /* value -> struct hashmap of keys (a set) */
+	struct hashmap values; /* value -> struct index_set */
 };
 
+/*
+ * One allocation per object: a fleet's caches hold tens of thousands, and
+ * separate blocks for the text, the resourceVersion and each index value
+ * cost more than the compressed object itself.
+ */
 struct store_entry {
-	unsigned char *z;   /* the object's compact JSON, raw-deflated with the store's dictionary */
-	uint32_t zlen;
+	uint32_t zlen;      /* data[0..zlen): the object's compact JSON, raw-deflated with the store's dictionary */
 	uint32_t len;       /* uncompressed length */
-	char *rv;
-	/* The values this entry is indexed under, per index, to unindex it without a parse. */
-	char **index_values[STORE_MAX_INDEXES];
-	size_t nindex_values[STORE_MAX_INDEXES];
+	const char *rv;     /* in data, or NULL */
+	/* The values this entry is indexed under, to unindex it without a parse: index i's come after index i-1's. */
+	const char **values; /* in data */
+	uint16_t nvalues[STORE_MAX_INDEXES];
+	unsigned char data[];
 };
 
 struct store {
@@ -43,8 +61,6 @@ struct store {
 	 */
 	unsigned char *dict;
 	uInt dict_len;
-	z_stream deflater; /* used under the write lock */
-	bool deflater_ready;
 	atomic_size_t parsed; /* objects handed out (each one an inflate and a parse) */
 };
 
@@ -55,21 +71,20 @@ static void free_strings(char **v, size_t n)
 	free(v);
 }
 
-static void entry_free(struct store_entry *e, int nindexes)
+/* Index i's values of e, and their number in *n. */
+static const char *const *entry_values(const struct store_entry *e, int i, size_t *n)
 {
-	if (!e)
-		return;
-	free(e->z);
-	free(e->rv);
-	for (int i = 0; i < nindexes; i++)
-		free_strings(e->index_values[i], e->nindex_values[i]);
-	free(e);
+	size_t off = 0;
+	for (int k = 0; k < i; k++)
+		off += e->nvalues[k];
+	*n = e->nvalues[i];
+	return e->values + off;
 }
 
 static void free_set(void *p)
 {
-	struct hashmap *set = p;
-	hashmap_release(set, NULL);
+	struct index_set *set = p;
+	free(set->v);
 	free(set);
 }
 
@@ -90,14 +105,12 @@ void store_free(struct store *s)
 	void *v;
 	hashmap_iter_init(&it, &s->objects);
 	while (hashmap_iter_next(&it, &key, &v))
-		entry_free(v, s->nindexes);
+		free(v);
 	hashmap_release(&s->objects, NULL);
 	for (int i = 0; i < s->nindexes; i++) {
 		free(s->indexes[i].name);
 		hashmap_release(&s->indexes[i].values, free_set);
 	}
-	if (s->deflater_ready)
-		deflateEnd(&s->deflater);
 	free(s->dict);
 	pthread_rwlock_destroy(&s->lock);
 	free(s);
@@ -122,61 +135,161 @@ bool store_has_index(struct store *s, const char *name)
 	return false;
 }
 
-static void index_add(struct store_index *ix, const char *value, const char *key)
+/* Adds e under value; entry_new gave each entry every value once. */
+static void index_add(struct store_index *ix, const char *value, struct store_entry *e)
 {
-	struct hashmap *set = hashmap_get(&ix->values, value);
+	struct index_set *set = hashmap_get(&ix->values, value);
 	if (!set) {
 		set = xcalloc(1, sizeof(*set));
 		hashmap_put(&ix->values, value, set);
 	}
-	hashmap_put(set, key, (void *)1);
+	if (set->n == set->cap) {
+		set->cap = set->cap ? set->cap * 2 : 2;
+		set->v = xrealloc(set->v, set->cap * sizeof(*set->v));
+	}
+	set->v[set->n++] = e;
 }
 
-static void index_remove(struct store_index *ix, const char *value, const char *key)
+static void index_remove(struct store_index *ix, const char *value, const struct store_entry *e)
 {
-	struct hashmap *set = hashmap_get(&ix->values, value);
+	struct index_set *set = hashmap_get(&ix->values, value);
 	if (!set)
 		return;
-	hashmap_remove(set, key);
-	if (!hashmap_len(set))
+	for (size_t i = 0; i < set->n; i++) {
+		if (set->v[i] == e) {
+			set->v[i] = set->v[--set->n];
+			break;
+		}
+	}
+	if (!set->n)
 		free_set(hashmap_remove(&ix->values, value));
 }
 
-static void unindex(struct store *s, struct store_entry *e, const char *key)
+static void index_entry(struct store *s, struct store_entry *e)
 {
-	for (int i = 0; i < s->nindexes; i++)
-		for (size_t j = 0; j < e->nindex_values[i]; j++)
-			index_remove(&s->indexes[i], e->index_values[i][j], key);
+	for (int i = 0; i < s->nindexes; i++) {
+		size_t n;
+		const char *const *v = entry_values(e, i, &n);
+		for (size_t j = 0; j < n; j++)
+			index_add(&s->indexes[i], v[j], e);
+	}
 }
 
-/* Compresses text into e; caller holds the write lock. */
-static void pack(struct store *s, struct store_entry *e, const char *text, size_t len)
+static void unindex(struct store *s, const struct store_entry *e)
 {
-	if (!s->deflater_ready) {
+	for (int i = 0; i < s->nindexes; i++) {
+		size_t n;
+		const char *const *v = entry_values(e, i, &n);
+		for (size_t j = 0; j < n; j++)
+			index_remove(&s->indexes[i], v[j], e);
+	}
+}
+
+/* Drops repeated strings from v[0..n) (the index sets hold each entry once); the new count. */
+static size_t dedupe(size_t n, char **v)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < n; i++) {
+		bool seen = false;
+		for (size_t j = 0; j < kept && !seen; j++)
+			seen = !strcmp(v[j], v[i]);
+		if (seen)
+			free(v[i]);
+		else
+			v[kept++] = v[i];
+	}
+	return kept;
+}
+
+/*
+ * One deflater for every store: its state is about 400 KB (a 32 KB window
+ * and its hash chains), a process has a dozen stores, and their writes
+ * seldom overlap. Made on first use and kept for the process's life.
+ */
+static struct {
+	pthread_mutex_t lock;
+	z_stream z;
+	bool ready;
+	unsigned char *out; /* the last object deflated */
+	size_t out_len, out_cap;
+} packer = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Compresses text with s's dictionary into packer.out; caller holds packer.lock and s's write lock. */
+static void pack(struct store *s, const char *text, size_t len)
+{
+	if (!s->dict) {
 		s->dict_len = (uInt)(len < DICT_MAX ? len : DICT_MAX);
 		s->dict = xmalloc(s->dict_len);
 		memcpy(s->dict, text, s->dict_len);
-		memset(&s->deflater, 0, sizeof(s->deflater));
+	}
+	if (!packer.ready) {
 		/* Raw deflate (no header), level 1: sync speed matters more than the last bytes. */
-		if (deflateInit2(&s->deflater, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		if (deflateInit2(&packer.z, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 			abort();
-		s->deflater_ready = true;
-	} else if (deflateReset(&s->deflater) != Z_OK) {
+		packer.ready = true;
+	} else if (deflateReset(&packer.z) != Z_OK) {
 		abort();
 	}
-	if (deflateSetDictionary(&s->deflater, s->dict, s->dict_len) != Z_OK)
+	if (deflateSetDictionary(&packer.z, s->dict, s->dict_len) != Z_OK)
 		abort();
-	uLong bound = deflateBound(&s->deflater, (uLong)len);
-	unsigned char *out = xmalloc(bound);
-	s->deflater.next_in = (Bytef *)(uintptr_t)text;
-	s->deflater.avail_in = (uInt)len;
-	s->deflater.next_out = out;
-	s->deflater.avail_out = (uInt)bound;
-	if (deflate(&s->deflater, Z_FINISH) != Z_STREAM_END)
+	uLong bound = deflateBound(&packer.z, (uLong)len);
+	if (bound > packer.out_cap) {
+		packer.out = xrealloc(packer.out, bound);
+		packer.out_cap = bound;
+	}
+	packer.z.next_in = (Bytef *)(uintptr_t)text;
+	packer.z.avail_in = (uInt)len;
+	packer.z.next_out = packer.out;
+	packer.z.avail_out = (uInt)bound;
+	if (deflate(&packer.z, Z_FINISH) != Z_STREAM_END)
 		abort();
-	e->zlen = (uint32_t)(bound - s->deflater.avail_out);
+	packer.out_len = bound - packer.z.avail_out;
+}
+
+/*
+ * A new entry for obj, whose compact JSON is text: the compressed bytes, rv
+ * and the index values in one block. Caller holds s's write lock.
+ */
+static struct store_entry *entry_new(struct store *s, const json_t *obj, const char *rv, const char *text,
+				     size_t len)
+{
+	char **values[STORE_MAX_INDEXES];
+	size_t nvalues[STORE_MAX_INDEXES], total_values = 0, strings = rv ? strlen(rv) + 1 : 0;
+	for (int i = 0; i < s->nindexes; i++) {
+		values[i] = NULL; /* an index function returning 0 may leave it */
+		nvalues[i] = s->indexes[i].fn(obj, &values[i]);
+		nvalues[i] = dedupe(nvalues[i], values[i]);
+		if (nvalues[i] > UINT16_MAX)
+			abort(); /* index functions return a handful */
+		total_values += nvalues[i];
+		for (size_t j = 0; j < nvalues[i]; j++)
+			strings += strlen(values[i][j]) + 1;
+	}
+	pthread_mutex_lock(&packer.lock);
+	pack(s, text, len);
+	size_t pointers_at = (packer.out_len + 7) & ~(size_t)7;
+	struct store_entry *e = xmalloc(sizeof(*e) + pointers_at + total_values * sizeof(char *) + strings);
+	e->zlen = (uint32_t)packer.out_len;
 	e->len = (uint32_t)len;
-	e->z = xrealloc(out, e->zlen);
+	memcpy(e->data, packer.out, packer.out_len);
+	pthread_mutex_unlock(&packer.lock);
+	e->values = (const char **)(void *)(e->data + pointers_at);
+	char *str = (char *)(e->values + total_values);
+	e->rv = NULL;
+	if (rv) {
+		e->rv = strcpy(str, rv);
+		str += strlen(rv) + 1;
+	}
+	size_t k = 0;
+	for (int i = 0; i < s->nindexes; i++) {
+		e->nvalues[i] = (uint16_t)nvalues[i];
+		for (size_t j = 0; j < nvalues[i]; j++) {
+			e->values[k++] = strcpy(str, values[i][j]);
+			str += strlen(values[i][j]) + 1;
+		}
+		free_strings(values[i], nvalues[i]);
+	}
+	return e;
 }
 
 /* The entry's object, parsed: a new reference. Caller holds a lock. */
@@ -188,7 +301,7 @@ static json_t *parse(struct store *s, const struct store_entry *e)
 	if (inflateInit2(&in, -15) != Z_OK || inflateSetDictionary(&in, s->dict, s->dict_len) != Z_OK)
 		abort();
 	char *text = xmalloc((size_t)e->len + 1);
-	in.next_in = e->z;
+	in.next_in = (Bytef *)(uintptr_t)e->data;
 	in.avail_in = e->zlen;
 	in.next_out = (Bytef *)text;
 	in.avail_out = e->len;
@@ -215,24 +328,19 @@ bool store_upsert(struct store *s, const json_t *obj, json_t **old)
 		free(key);
 		return false;
 	}
-	struct store_entry *e = xcalloc(1, sizeof(*e));
 	char *text = json_dumps(obj, JSON_COMPACT);
 	if (!text)
 		abort();
-	pack(s, e, text, strlen(text));
+	size_t len = strlen(text);
+	struct store_entry *e = entry_new(s, obj, rv, text, len);
 	free(text);
-	e->rv = rv ? xstrdup(rv) : NULL;
 	if (prev) {
-		unindex(s, prev, key);
+		unindex(s, prev);
 		if (old)
 			*old = parse(s, prev);
-		entry_free(prev, s->nindexes);
+		free(prev);
 	}
-	for (int i = 0; i < s->nindexes; i++) {
-		e->nindex_values[i] = s->indexes[i].fn(obj, &e->index_values[i]);
-		for (size_t j = 0; j < e->nindex_values[i]; j++)
-			index_add(&s->indexes[i], e->index_values[i][j], key);
-	}
+	index_entry(s, e);
 	hashmap_put(&s->objects, key, e);
 	pthread_rwlock_unlock(&s->lock);
 	free(key);
@@ -246,10 +354,10 @@ bool store_delete(struct store *s, const char *key, json_t **old)
 	pthread_rwlock_wrlock(&s->lock);
 	struct store_entry *e = hashmap_remove(&s->objects, key);
 	if (e) {
-		unindex(s, e, key);
+		unindex(s, e);
 		if (old)
 			*old = parse(s, e);
-		entry_free(e, s->nindexes);
+		free(e);
 	}
 	pthread_rwlock_unlock(&s->lock);
 	return e != NULL;
@@ -280,18 +388,9 @@ json_t *store_by_index(struct store *s, const char *index, const char *value)
 	for (int i = 0; i < s->nindexes; i++) {
 		if (strcmp(s->indexes[i].name, index))
 			continue;
-		struct hashmap *set = hashmap_get(&s->indexes[i].values, value);
-		if (!set)
-			break;
-		struct hashmap_iter it;
-		const char *key;
-		void *unused;
-		hashmap_iter_init(&it, set);
-		while (hashmap_iter_next(&it, &key, &unused)) {
-			struct store_entry *e = hashmap_get(&s->objects, key);
-			if (e)
-				json_array_append_new(out, parse(s, e));
-		}
+		const struct index_set *set = hashmap_get(&s->indexes[i].values, value);
+		for (size_t k = 0; set && k < set->n; k++)
+			json_array_append_new(out, parse(s, set->v[k]));
 		break;
 	}
 	pthread_rwlock_unlock(&s->lock);
@@ -339,12 +438,6 @@ size_t store_len(struct store *s)
 	size_t n = hashmap_len(&s->objects);
 	pthread_rwlock_unlock(&s->lock);
 	return n;
-}
-
-void store_ensure_namespace_index(struct store *s)
-{
-	if (!store_has_index(s, "namespace"))
-		store_add_index(s, "namespace", store_index_namespace);
 }
 
 size_t store_index_namespace(const json_t *obj, char ***values)

@@ -29,8 +29,6 @@ void store_free(struct store *s);
 /* Adds an index; only before the first object is stored. Returns its id. */
 int store_add_index(struct store *s, const char *name, store_index_fn fn);
 bool store_has_index(struct store *s, const char *name);
-/* Adds the "namespace" index (store_index_namespace) unless another controller already did. */
-void store_ensure_namespace_index(struct store *s);
 
 /*
  * Stores obj (borrowed) under its key. *old (when old is not NULL)
@@ -49,7 +47,12 @@ json_t *store_get(struct store *s, const char *key);
 /* The stored resourceVersion of key (new string) or NULL. */
 char *store_resource_version(struct store *s, const char *key);
 
-/* Objects whose index (by name) includes value: a new array of copies. */
+/*
+ * Objects whose index (by name) includes value: a new array of copies.
+ * Indexes are made for values that hold a few objects each (a workload's,
+ * an owner's): updating an object costs time linear in the objects under
+ * each of its values.
+ */
 json_t *store_by_index(struct store *s, const char *index, const char *value);
 
 /* Every object: a new array of copies. */

@@ -65,7 +65,7 @@ void *hashmap_get(const struct hashmap *m, const char *key)
 
 static void grow(struct hashmap *m)
 {
-	size_t n = m->nbuckets ? m->nbuckets * 2 : 16;
+	size_t n = m->nbuckets ? m->nbuckets * 2 : 4; /* index sets hold a few keys each */
 	struct hashmap_entry **b = xcalloc(n, sizeof(*b));
 	for (size_t i = 0; i < m->nbuckets; i++) {
 		struct hashmap_entry *e = m->buckets[i];

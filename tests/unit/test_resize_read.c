@@ -100,15 +100,15 @@ static void caches_free(struct resize_caches *c)
 	store_free(c->jobs);
 }
 
-/* Objects one reconcile of key reads in a namespace of n sets. */
-static size_t reads_for(int n, const char *key, struct resize_reads *keep)
+/* Objects one reconcile of key reads in a namespace of n sets (everything: see resize_read). */
+static size_t reads_for(int n, const char *key, bool everything, struct resize_reads *keep)
 {
 	struct resize_caches c;
 	caches_new(&c);
 	fill(&c, n);
 	size_t before = total_read(&c);
 	struct resize_reads r;
-	resize_read(&c, key, &r);
+	resize_read(&c, key, everything, &r);
 	size_t read = total_read(&c) - before;
 	if (keep)
 		*keep = r;
@@ -122,7 +122,7 @@ static void test_reads_its_own_objects_only(void **state)
 {
 	(void)state;
 	struct resize_reads r;
-	reads_for(50, NS "/s7", &r);
+	reads_for(50, NS "/s7", true, &r);
 	assert_non_null(r.sts);
 	assert_null(r.backup);
 	assert_int_equal(json_array_size(r.pods), REPLICAS);
@@ -138,7 +138,7 @@ static void test_reads_its_own_objects_only(void **state)
 	resize_reads_release(&r);
 
 	/* A set with a copy in flight also sees its -copy claim and its Job; s10's claims are not s1's. */
-	reads_for(50, NS "/s1", &r);
+	reads_for(50, NS "/s1", true, &r);
 	assert_int_equal(json_array_size(r.pvcs), REPLICAS + 1);
 	assert_int_equal(json_array_size(r.jobs), 1);
 	assert_int_equal(json_array_size(r.pods), REPLICAS);
@@ -148,11 +148,59 @@ static void test_reads_its_own_objects_only(void **state)
 static void test_cost_does_not_grow_with_the_fleet(void **state)
 {
 	(void)state;
-	size_t small = reads_for(10, NS "/s7", NULL);
-	size_t large = reads_for(400, NS "/s7", NULL);
+	size_t small = reads_for(10, NS "/s7", true, NULL);
+	size_t large = reads_for(400, NS "/s7", true, NULL);
 	/* The set, its 3 pods, 3 claims, 3 PVs and the 2 StorageClasses. */
 	assert_int_equal(small, 1 + 3 * REPLICAS + 2);
 	assert_int_equal(large, small);
+}
+
+/*
+ * A set that asks nothing of the resize controller is decided from itself
+ * and its claims (a template bigger than a claim is the one request it can
+ * still make); one with any resize annotation gets everything it owns.
+ */
+static void test_a_set_that_asks_nothing_reads_its_claims_only(void **state)
+{
+	(void)state;
+	struct resize_reads r;
+	size_t idle = reads_for(400, NS "/s7", false, &r);
+	assert_true(r.partial);
+	assert_int_equal(idle, 1 + REPLICAS);
+	assert_int_equal(json_array_size(r.pvcs), REPLICAS);
+	assert_null(r.pods);
+	assert_null(r.pvs);
+	assert_null(r.classes);
+	resize_reads_release(&r);
+
+	struct resize_caches c;
+	caches_new(&c);
+	fill(&c, 10);
+	static const char *const asking[] = {"resize.stateful-operator.io/data",
+					     "storage-class.stateful-operator.io/data",
+					     "stateful-operator.io/resize-state"};
+	for (size_t i = 0; i < sizeof(asking) / sizeof(*asking); i++) {
+		json_t *sts = meta("StatefulSet", NS, "s3");
+		json_object_set_new(json_object_get(sts, "metadata"), "annotations",
+				    json_pack("{s:s}", asking[i], "2Gi"));
+		/* A newer version than the one in the cache. */
+		json_object_set_new(json_object_get(sts, "metadata"), "resourceVersion",
+				    json_sprintf("%zu", i + 2));
+		put(c.statefulsets, sts);
+		resize_read(&c, NS "/s3", false, &r);
+		assert_false(r.partial);
+		assert_int_equal(json_array_size(r.pods), REPLICAS);
+		assert_int_equal(json_array_size(r.classes), 2);
+		resize_reads_release(&r);
+	}
+	/* A saved copy, too, is something to look at. */
+	json_t *cm = meta("ConfigMap", NS, "s4-sts-backup");
+	put(c.backups, cm);
+	resize_read(&c, NS "/s4", false, &r);
+	assert_non_null(r.backup);
+	assert_false(r.partial);
+	resize_reads_release(&r);
+	caches_free(&c);
 }
 
 static void test_index_values(void **state)
@@ -197,6 +245,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reads_its_own_objects_only),
 		cmocka_unit_test(test_cost_does_not_grow_with_the_fleet),
+		cmocka_unit_test(test_a_set_that_asks_nothing_reads_its_claims_only),
 		cmocka_unit_test(test_index_values),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

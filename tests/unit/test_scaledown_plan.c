@@ -1655,6 +1655,49 @@ static void test_nothing_there(void **state)
 	scaledown_action_release(&a);
 }
 
+/*
+ * A set that asks nothing (no template, state or finalizer of ours) is
+ * decided from itself: the controller reads none of its pods or claims. The
+ * planner, shown them anyway, agrees there is nothing to do.
+ */
+static void test_asks_nothing(void **state)
+{
+	(void)state;
+	json_t *sts = json_pack("{s:{s:s, s:s, s:s, s:{s:s}}, s:{s:i}}", "metadata", "name", "web", "namespace",
+				"default", "uid", "u1", "annotations", "example.com/other", "x", "spec", "replicas", 1);
+	json_t *pvcs = json_array(), *pods = json_array();
+	for (int k = 0; k < 3; k++) {
+		char name[32];
+		snprintf(name, sizeof(name), "data-web-%d", k);
+		json_array_append_new(pvcs, json_pack("{s:{s:s, s:s, s:s}, s:{s:s}}", "metadata", "name", name,
+						      "namespace", "default", "uid", name, "status", "phase",
+						      "Bound"));
+	}
+	assert_true(scaledown_plan_asks_nothing(sts));
+	struct scaledown_inputs in = {sts, pvcs, pods, 1000};
+	struct scaledown_action a;
+	scaledown_plan(&in, &a);
+	assert_int_equal(a.step, SCALEDOWN_NOTHING);
+	scaledown_action_release(&a);
+
+	static const char *const asking[] = {ANNOTATION_SCALEDOWN_TEMPLATE, ANNOTATION_SCALEDOWN_TEMPLATE_LEGACY,
+					     ANNOTATION_SCALEDOWN_STATE};
+	for (size_t i = 0; i < sizeof(asking) / sizeof(*asking); i++) {
+		json_t *copy = json_deep_copy(sts);
+		json_object_set_new(json_object_get(json_object_get(copy, "metadata"), "annotations"), asking[i],
+				    json_string("{}"));
+		assert_false(scaledown_plan_asks_nothing(copy));
+		json_decref(copy);
+	}
+	json_object_set_new(json_object_get(sts, "metadata"), "finalizers",
+			    json_pack("[s]", FINALIZER_SCALEDOWN));
+	assert_false(scaledown_plan_asks_nothing(sts));
+	assert_false(scaledown_plan_asks_nothing(NULL));
+	json_decref(sts);
+	json_decref(pvcs);
+	json_decref(pods);
+}
+
 /* ---- 1. the cycle ---- */
 
 /* The first cleanup pod of 3 -> 1: its shape is what users rely on. */
@@ -2816,6 +2859,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		TEST(test_step_names_and_backoff),
 		TEST(test_nothing_there),
+		TEST(test_asks_nothing),
 		TEST(test_scale_down_ordered),
 		TEST(test_ordinals_start),
 		TEST(test_jboss_legacy_key),

@@ -357,7 +357,8 @@ struct controller *cluster_controller_new(const struct cluster_deps *deps)
 	struct informer *clusters = manager_informer(m, &KUBE_STATEFULCLUSTERS);
 	struct informer *pods = manager_informer(m, &KUBE_PODS);
 	struct informer *pvcs = manager_informer(m, &KUBE_PVCS);
-	struct informer *revisions = manager_informer(m, &KUBE_CONTROLLERREVISIONS);
+	/* Ours only: every StatefulSet has revisions too, each holding its pod template. */
+	struct informer *revisions = manager_informer_selected(m, &KUBE_CONTROLLERREVISIONS, LABEL_CLUSTER);
 	cc->clusters = informer_store(clusters);
 	cc->pods = informer_store(pods);
 	cc->pvcs = informer_store(pvcs);

@@ -525,6 +525,20 @@ static void refuse_untrusted(struct resize_ctx *rc, const char *key, const json_
 			     u->what, u->remedy);
 }
 
+static void plan_on(const struct resize_ctx *rc, const struct resize_reads *r, const char *now,
+		    struct resize_action *a)
+{
+	struct resize_inputs in = {.sts = r->sts,
+				   .backup = r->backup,
+				   .pvcs = r->pvcs,
+				   .pods = r->pods,
+				   .storage_classes = r->classes,
+				   .pvs = r->pvs,
+				   .jobs = r->jobs,
+				   .copy_image = rc->deps.copy_image};
+	resize_plan(&in, now, a);
+}
+
 static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 {
 	struct resize_ctx *rc = ctx;
@@ -534,8 +548,25 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 	char *ns = xstrndup(key, (size_t)(slash - key));
 	const char *name = slash + 1;
 
+	char now[32];
+	now_rfc3339(now, sizeof(now));
+	struct resize_action a;
 	struct resize_reads reads;
-	resize_read(&rc->caches, key, &reads);
+	resize_read(&rc->caches, key, false, &reads);
+	if (reads.partial) {
+		/* Nothing asked but what the template may say; no state that could be forged. */
+		plan_on(rc, &reads, now, &a);
+		if (a.step == RESIZE_NOTHING) {
+			resize_action_release(&a);
+			resize_reads_release(&reads);
+			free(ns);
+			return 0;
+		}
+		/* The template outgrew a claim: decide again on everything the set has. */
+		resize_action_release(&a);
+		resize_reads_release(&reads);
+		resize_read(&rc->caches, key, true, &reads);
+	}
 	json_t *sts = reads.sts, *backup = reads.backup;
 	struct untrusted untrusted = untrusted_state(rc, ns, name, sts, backup);
 	if (untrusted.what) {
@@ -544,12 +575,7 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 		free(ns);
 		return 0;
 	}
-	struct resize_inputs in = {sts,	       backup,	   reads.pvcs,		 reads.pods,
-				   reads.classes, reads.pvs, reads.jobs, rc->deps.copy_image};
-	char now[32];
-	now_rfc3339(now, sizeof(now));
-	struct resize_action a;
-	resize_plan(&in, now, &a);
+	plan_on(rc, &reads, now, &a);
 
 	int result = 0;
 	if (a.step != RESIZE_NOTHING)
@@ -627,17 +653,38 @@ void resize_caches_index(const struct resize_caches *c)
 		set_index_ensure(c->jobs, set_index_pod); /* by their copy-of label */
 }
 
-void resize_read(const struct resize_caches *c, const char *key, struct resize_reads *out)
+/* No resize annotation, state or saved copy: nothing asked of the resize controller but by the template. */
+static bool asks_nothing(const json_t *sts, const json_t *backup)
+{
+	if (!sts || backup)
+		return false;
+	const char *key;
+	const json_t *v;
+	json_object_foreach((json_t *)annotations_of(sts), key, v) {
+		if (!strncmp(key, RESIZE_ANNOTATION_PREFIX, strlen(RESIZE_ANNOTATION_PREFIX)) ||
+		    !strncmp(key, CLASS_ANNOTATION_PREFIX, strlen(CLASS_ANNOTATION_PREFIX)) ||
+		    !strcmp(key, ANNOTATION_RESIZE_STATE))
+			return false;
+	}
+	return true;
+}
+
+void resize_read(const struct resize_caches *c, const char *key, bool everything, struct resize_reads *out)
 {
 	char *backup_key = xasprintf("%s" BACKUP_SUFFIX, key);
+	memset(out, 0, sizeof(*out));
 	out->sts = store_get(c->statefulsets, key);
 	out->backup = store_get(c->backups, backup_key);
 	out->pvcs = store_by_index(c->pvcs, SET_INDEX, key);
+	free(backup_key);
+	if (!everything && asks_nothing(out->sts, out->backup)) {
+		out->partial = true;
+		return;
+	}
 	out->pods = store_by_index(c->pods, SET_INDEX, key);
 	out->classes = c->classes ? store_list(c->classes) : NULL;
 	out->pvs = c->pvs ? store_by_index(c->pvs, SET_INDEX, key) : NULL;
 	out->jobs = c->jobs ? store_by_index(c->jobs, SET_INDEX, key) : NULL;
-	free(backup_key);
 }
 
 void resize_reads_release(struct resize_reads *r)

@@ -48,6 +48,7 @@ void resize_caches_index(const struct resize_caches *c);
 /* What one reconcile reads; each a new reference or NULL. */
 struct resize_reads {
 	json_t *sts, *backup, *pvcs, *pods, *classes, *pvs, *jobs;
+	bool partial; /* only the set, its saved copy and its claims were read */
 };
 
 /*
@@ -55,8 +56,14 @@ struct resize_reads {
  * set, its saved copy, and only the pods, claims, PVs and copy Jobs that
  * may be its own (set_index.h), plus the StorageClasses (a handful per
  * cluster). Its cost does not grow with the namespace or the cluster.
+ *
+ * Unless `everything`, a set that asks for nothing (no resize annotation,
+ * no resize state, no saved copy) gets only itself and its claims, and
+ * out->partial is set: the planner can then only find its template bigger
+ * than a claim (a StatefulSet re-created bigger by hand), and whoever finds
+ * it must read again with everything before acting.
  */
-void resize_read(const struct resize_caches *c, const char *key, struct resize_reads *out);
+void resize_read(const struct resize_caches *c, const char *key, bool everything, struct resize_reads *out);
 void resize_reads_release(struct resize_reads *r);
 
 #endif

@@ -314,6 +314,11 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 		return 0;
 	char *ns = xstrndup(key, (size_t)(slash - key));
 	json_t *cached = store_get(sc->statefulsets, key);
+	if (scaledown_plan_asks_nothing(cached)) {
+		json_decref(cached);
+		free(ns);
+		return 0;
+	}
 	bool dropped = false;
 	/* A state not sealed by us reads as lost: the planner rebuilds it from the cluster. */
 	json_t *sts = cached ? state_seal_drop_unsealed(sc->deps.seal, cached, ANNOTATION_SCALEDOWN_STATE, &dropped)

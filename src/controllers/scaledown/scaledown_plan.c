@@ -927,6 +927,15 @@ static void finalizer_removed_event(const struct plan *p, struct scaledown_actio
 
 /* ---- the plan ---- */
 
+bool scaledown_plan_asks_nothing(const json_t *sts)
+{
+	const json_t *ann = annotations_of(sts);
+	return sts && !json_object_get(ann, ANNOTATION_SCALEDOWN_TEMPLATE) &&
+	       !json_object_get(ann, ANNOTATION_SCALEDOWN_TEMPLATE_LEGACY) &&
+	       !json_object_get(ann, ANNOTATION_SCALEDOWN_STATE) &&
+	       !has_string(json_object_get(json_object_get(sts, "metadata"), "finalizers"), FINALIZER_SCALEDOWN);
+}
+
 void scaledown_plan(const struct scaledown_inputs *in, struct scaledown_action *a)
 {
 	memset(a, 0, sizeof(*a));

@@ -122,6 +122,16 @@ void scaledown_action_release(struct scaledown_action *a);
 /* Decides the next step. in is borrowed. */
 void scaledown_plan(const struct scaledown_inputs *in, struct scaledown_action *out);
 
+/*
+ * True when StatefulSet sts asks nothing of scale-down: no cleanup
+ * template (under either key), no scale-down state, no finalizer of ours.
+ * Such a set is decided from itself alone: nothing to do, its pods and
+ * claims are not read. (A cleanup pod runs only under our finalizer, so
+ * none is missed; one left by an earlier StatefulSet of the same name,
+ * orphan-deleted by hand, is taken up again when the template returns.)
+ */
+bool scaledown_plan_asks_nothing(const json_t *sts);
+
 /* The step's name, e.g. "CreateCleanupPod". Static. */
 const char *scaledown_step_name(enum scaledown_step s);
 
