@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/controller.h"
 #include "runtime/http_server.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -17,7 +19,7 @@ struct observability {
 	struct leader_elector *leader;
 
 	struct metric_family *api_requests, *api_duration;
-	struct metric_family *reconciles, *reconcile_errors, *reconcile_duration;
+	struct metric_family *reconciles, *reconcile_errors, *reconcile_duration, *reaction;
 	struct metric_family *queue_depth, *queue_adds, *queue_retries, *queue_latency, *queue_work,
 		*queue_longest;
 	struct metric_family *watch_restarts, *informer_events, *informer_lists, *informer_objects,
@@ -34,6 +36,8 @@ static void count_request(void *ctx, const char *verb, long code, double seconds
 	char code_s[16];
 	snprintf(code_s, sizeof(code_s), "%ld", code);
 	metric_add(o->api_requests, 1, METRIC_LABELS(verb, code_s));
+	if (strcmp(verb, "GET") && strcmp(verb, "WATCH"))
+		controller_note_write(clock_mono_ns() - (uint64_t)(seconds * 1e9));
 	if (strcmp(verb, "WATCH")) /* a watch's duration is its lifetime, not a latency */
 		metric_observe(o->api_duration, seconds, METRIC_LABELS(verb));
 }
@@ -63,6 +67,7 @@ static void collect(void *ctx, struct metrics *m)
 		metric_set(o->reconcile_errors, (double)cs.errors, METRIC_LABELS(name));
 		metric_summary_set(o->reconcile_duration, (double)cs.duration_ns_sum / 1e9, cs.reconciles,
 				   METRIC_LABELS(name));
+		metric_summary_set(o->reaction, (double)cs.reaction_ns_sum / 1e9, cs.reactions, METRIC_LABELS(name));
 		struct workqueue_stats ws;
 		workqueue_stats(controller_queue(c), &ws);
 		metric_set(o->queue_depth, (double)ws.depth, METRIC_LABELS(name));
@@ -111,6 +116,10 @@ static void register_families(struct observability *o)
 					      "Reconciles that failed and were retried.", controller);
 	o->reconcile_duration = metrics_summary(m, "stateful_operator_reconcile_duration_seconds",
 						"Time spent reconciling.", controller);
+	o->reaction = metrics_summary(m, "stateful_operator_reaction_seconds",
+				      "From a key being queued (a watch event, a requeue, a retry) to the first write of "
+				      "the reconcile that took it, for reconciles that wrote.",
+				      controller);
 	o->queue_depth = metrics_gauge(m, "stateful_operator_workqueue_depth",
 				       "Keys waiting in the work queue.", controller);
 	o->queue_adds = metrics_counter(m, "stateful_operator_workqueue_adds_total",

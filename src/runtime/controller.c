@@ -21,7 +21,15 @@ struct controller {
 	pthread_t *threads;
 	int nstarted;
 	atomic_uint_fast64_t reconciles, errors, duration_ns;
+	atomic_uint_fast64_t reactions, reaction_ns;
 };
+
+/* The reconcile this thread runs, until its first write (controller_note_write). */
+static _Thread_local struct {
+	struct controller *c; /* NULL: none, or its first write was noted */
+	const char *key;
+	uint64_t queued_ns;
+} current;
 
 struct controller *controller_new(const struct controller_options *opts)
 {
@@ -95,10 +103,15 @@ static void *worker(void *arg)
 {
 	struct controller *c = arg;
 	char *key;
-	while ((key = workqueue_get(c->queue)) != NULL) {
+	uint64_t queued_ns;
+	while ((key = workqueue_get_queued(c->queue, &queued_ns)) != NULL) {
 		long requeue_after = 0;
 		uint64_t start = clock_mono_ns();
+		current.c = c;
+		current.key = key;
+		current.queued_ns = queued_ns;
 		int rc = c->reconcile(c->ctx, key, &requeue_after);
+		current.c = NULL;
 		atomic_fetch_add(&c->duration_ns, clock_mono_ns() - start);
 		atomic_fetch_add(&c->reconciles, 1);
 		if (rc < 0) {
@@ -147,4 +160,18 @@ void controller_get_stats(struct controller *c, struct controller_stats *out)
 	out->reconciles = atomic_load(&c->reconciles);
 	out->errors = atomic_load(&c->errors);
 	out->duration_ns_sum = atomic_load(&c->duration_ns);
+	out->reactions = atomic_load(&c->reactions);
+	out->reaction_ns_sum = atomic_load(&c->reaction_ns);
+}
+
+void controller_note_write(uint64_t sent_ns)
+{
+	struct controller *c = current.c;
+	if (!c)
+		return;
+	current.c = NULL;
+	uint64_t ns = sent_ns > current.queued_ns ? sent_ns - current.queued_ns : 0;
+	atomic_fetch_add(&c->reactions, 1);
+	atomic_fetch_add(&c->reaction_ns, ns);
+	log_debug(c->name, "%s: first write %.3f ms after it was queued", current.key, (double)ns / 1e6);
 }

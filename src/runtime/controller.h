@@ -35,6 +35,8 @@ struct controller_stats {
 	uint64_t reconciles;
 	uint64_t errors;
 	uint64_t duration_ns_sum;
+	uint64_t reactions;       /* reconciles that wrote to the API server */
+	uint64_t reaction_ns_sum; /* from their key being queued to their first write */
 };
 
 struct controller;
@@ -54,5 +56,14 @@ int controller_start(struct controller *c) __attribute__((warn_unused_result));
 /* Stops taking keys, lets each worker finish its current reconcile, joins them. */
 void controller_stop(struct controller *c);
 void controller_get_stats(struct controller *c, struct controller_stats *out);
+
+/*
+ * Tells the reconcile running on this thread, if any, that it sends a write
+ * to the API server now (sent_ns, clock_mono_ns): its first one counts as
+ * the controller's reaction, from the key being queued (by a watch event,
+ * a requeue or a retry) to that write, and is logged at debug level. Writes
+ * from other threads (the event recorder's) are ignored.
+ */
+void controller_note_write(uint64_t sent_ns);
 
 #endif

@@ -457,8 +457,8 @@ static void add_at_locked(struct workqueue *q, struct entry *e, uint64_t ready_a
 		wake_timer(q);
 }
 
-/* Hands out the oldest queued key: a new string. */
-static char *take_locked(struct workqueue *q, uint64_t now)
+/* Hands out the oldest queued key: a new string; *queued_ns gets when it was queued. */
+static char *take_locked(struct workqueue *q, uint64_t now, uint64_t *queued_ns)
 {
 	struct entry *e = ring_pop(&q->queue);
 
@@ -468,6 +468,7 @@ static char *take_locked(struct workqueue *q, uint64_t now)
 	q->n_processing++;
 	q->latency_ns_sum += sat_sub(now, e->added_at);
 	q->latency_count++;
+	*queued_ns = e->added_at;
 	e->started_at = now;
 	proc_append(q, e);
 	return xstrdup(e->key);
@@ -609,6 +610,12 @@ unsigned int workqueue_num_requeues(struct workqueue *q, const char *key)
 
 char *workqueue_get(struct workqueue *q)
 {
+	uint64_t queued_ns;
+	return workqueue_get_queued(q, &queued_ns);
+}
+
+char *workqueue_get_queued(struct workqueue *q, uint64_t *queued_ns)
+{
 	char *key = NULL;
 	uint64_t now;
 	int rc;
@@ -620,7 +627,7 @@ char *workqueue_get(struct workqueue *q)
 		now = now_ns();
 		promote_ready(q, now);
 		if (q->queue.count > 0) {
-			key = take_locked(q, now);
+			key = take_locked(q, now, queued_ns);
 			break;
 		}
 		if (q->delayed.count > 0 && !q->timer_owner) {

@@ -116,6 +116,8 @@ unsigned int workqueue_num_requeues(struct workqueue *q, const char *key);
  * gives client-go's ShutDownWithDrain.
  */
 char *workqueue_get(struct workqueue *q);
+/* As workqueue_get; *queued_ns receives when the key was queued (clock_mono_ns). */
+char *workqueue_get_queued(struct workqueue *q, uint64_t *queued_ns);
 
 /*
  * Marks key (borrowed) as no longer processing; if it was added meanwhile,

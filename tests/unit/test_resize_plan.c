@@ -48,8 +48,10 @@ static void set_state(json_t *obj, const char *state_json)
 
 static json_t *pvc(const char *name, const char *request, const char *capacity)
 {
-	return json_pack("{s:{s:s, s:s}, s:{s:{s:{s:s}}}, s:{s:s, s:{s:s}, s:[]}}", "metadata", "name", name,
-			 "namespace", "ns", "spec", "resources", "requests", "storage", request, "status",
+	char uid[96];
+	snprintf(uid, sizeof(uid), "uid-%s", name);
+	return json_pack("{s:{s:s, s:s, s:s}, s:{s:{s:{s:s}}}, s:{s:s, s:{s:s}, s:[]}}", "metadata", "name", name,
+			 "namespace", "ns", "uid", uid, "spec", "resources", "requests", "storage", request, "status",
 			 "phase", "Bound", "capacity", "storage", capacity, "conditions");
 }
 
@@ -286,6 +288,8 @@ static void test_expanding_goes_highest_ordinal_first_and_waits(void **state)
 	expect_step(&w, RESIZE_PATCH_PVC);
 	assert_string_equal(w.a.object, "data-web-2");
 	assert_string_equal(w.a.size, "2Gi");
+	/* Only the claim seen is patched: its UID is the patch's precondition. */
+	assert_string_equal(w.a.uid, "uid-data-web-2");
 
 	/* Requested, not yet there: wait, touch nothing else. */
 	json_decref(w.pvcs);

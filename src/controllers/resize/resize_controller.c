@@ -398,6 +398,9 @@ static int perform(struct resize_ctx *rc, const char *ns, const char *name, cons
 		break;
 	case RESIZE_PATCH_PVC: {
 		json_t *p = json_pack("{s:{s:{s:{s:s}}}}", "spec", "resources", "requests", "storage", a->size);
+		/* The claim the planner saw, not one made since under its name (and a request safe to resend). */
+		if (a->uid[0])
+			json_object_set_new(p, "metadata", json_pack("{s:s}", "uid", a->uid));
 		r = kube_patch(rc->deps.client, &KUBE_PVCS, ns, a->object, NULL, KUBE_PATCH_MERGE, p, NULL, err);
 		json_decref(p);
 		break;
@@ -624,6 +627,10 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 			if (!shown || strcmp(shown, a.status)) {
 				json_t *p = json_pack("{s:{s:{s:s}}}", "metadata", "annotations",
 						      ANNOTATION_RESIZE_STATUS, a.status);
+				/* The set's UID: a precondition, so the request may go on a kept-alive connection. */
+				const char *uid = kube_obj_str(sts, "metadata.uid");
+				if (uid)
+					json_object_set_new(json_object_get(p, "metadata"), "uid", json_string(uid));
 				struct kube_error perr;
 				if (kube_patch(rc->deps.client, &KUBE_STATEFULSETS, ns, name, NULL, KUBE_PATCH_MERGE, p,
 					       NULL, &perr) < 0)

@@ -362,6 +362,8 @@ static void plan_expanding(const struct resize_inputs *in, const char *now, cons
 			if (plan_cmp_size(v.request, &want) < 0) {
 				a->step = RESIZE_PATCH_PVC;
 				snprintf(a->object, sizeof(a->object), "%s", pvc_name);
+				const char *pvc_uid = kube_obj_str(pvc, "metadata.uid");
+				snprintf(a->uid, sizeof(a->uid), "%s", pvc_uid ? pvc_uid : "");
 				snprintf(a->size, sizeof(a->size), "%s", json_string_value(size_json));
 				plan_event(a, "Normal", "ResizingVolume", "requesting %s for %s",
 				      json_string_value(size_json), pvc_name);
