@@ -22,7 +22,7 @@
 struct cluster_ctx {
 	struct cluster_deps deps;
 	struct controller *controller;
-	struct store *clusters, *pods, *pvcs, *revisions, *nodes;
+	struct cluster_caches caches;
 	struct crash_hook crash;
 	pthread_mutex_t lock;
 	struct hashmap deleted;      /* key -> json array of {"uid", "at"}: pods this controller deleted */
@@ -74,7 +74,7 @@ static void enqueue_all(void *ctx, const json_t *node)
 	struct cluster_ctx *cc = ctx;
 	(void)node;
 	size_t n;
-	char **keys = store_keys(cc->clusters, &n);
+	char **keys = store_keys(cc->caches.clusters, &n);
 	for (size_t i = 0; i < n; i++) {
 		controller_enqueue(cc->controller, keys[i]);
 		free(keys[i]);
@@ -260,6 +260,36 @@ static json_t *nodes_of(struct store *nodes, const json_t *pods)
 	return out;
 }
 
+void cluster_caches_index(const struct cluster_caches *c)
+{
+	set_index_ensure(c->pods, set_index_pod);
+	set_index_ensure(c->pvcs, set_index_claim);
+	if (!store_has_index(c->revisions, "owner"))
+		store_add_index(c->revisions, "owner", store_index_owner_uid);
+}
+
+void cluster_read(const struct cluster_caches *c, const char *key, struct cluster_reads *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->cluster = store_get(c->clusters, key);
+	/* Only what may be its own (set_index.h), and the nodes its pods run on. */
+	out->pods = store_by_index(c->pods, SET_INDEX, key);
+	out->pvcs = store_by_index(c->pvcs, SET_INDEX, key);
+	out->revisions = out->cluster ? store_by_index(c->revisions, "owner", kube_obj_str(out->cluster, "metadata.uid"))
+				      : json_array();
+	out->nodes = c->nodes ? nodes_of(c->nodes, out->pods) : NULL;
+}
+
+void cluster_reads_release(struct cluster_reads *r)
+{
+	json_decref(r->cluster);
+	json_decref(r->pods);
+	json_decref(r->pvcs);
+	json_decref(r->revisions);
+	json_decref(r->nodes);
+	memset(r, 0, sizeof(*r));
+}
+
 static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 {
 	struct cluster_ctx *cc = ctx;
@@ -267,24 +297,20 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 	if (!slash)
 		return 0;
 	char *ns = xstrndup(key, (size_t)(slash - key));
-	json_t *cached = store_get(cc->clusters, key);
+	struct cluster_reads reads;
+	cluster_read(&cc->caches, key, &reads);
 	bool dropped = false;
 	/* A state not sealed by us reads as lost: the planner rebuilds it from pods and claims. */
-	json_t *cluster = cached ? state_seal_drop_unsealed(cc->deps.seal, cached, ANNOTATION_CLUSTER_STATE, &dropped)
-				 : NULL;
-	json_decref(cached);
+	json_t *cluster = reads.cluster ? state_seal_drop_unsealed(cc->deps.seal, reads.cluster,
+								   ANNOTATION_CLUSTER_STATE, &dropped)
+					: NULL;
 	if (dropped) {
 		log_warn("cluster", "%s: %s is not sealed by this operator; ignored", key, ANNOTATION_CLUSTER_STATE);
 		event_record(cc->deps.events, cluster, "Warning", "ClusterStateUntrusted",
 			     ANNOTATION_CLUSTER_STATE " was not written by this operator (its seal is missing or does "
 			     "not match); it is ignored and rebuilt from the members' pods and claims");
 	}
-	/* Only what may be its own (set_index.h), and the nodes its pods run on. */
-	json_t *pods = store_by_index(cc->pods, SET_INDEX, key);
-	json_t *pvcs = store_by_index(cc->pvcs, SET_INDEX, key);
-	json_t *revisions = cluster ? store_by_index(cc->revisions, "owner", kube_obj_str(cluster, "metadata.uid"))
-				    : json_array();
-	json_t *nodes = cc->nodes ? nodes_of(cc->nodes, pods) : NULL;
+	json_t *pods = reads.pods, *pvcs = reads.pvcs, *revisions = reads.revisions, *nodes = reads.nodes;
 	json_t *deleted = deleted_uids(cc, key);
 	char *failure = create_error(cc, key);
 	struct cluster_inputs in = {cluster, pods, pvcs, revisions, nodes, now_ms(), failure, deleted};
@@ -323,10 +349,7 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 	cluster_action_release(&a);
 	free(failure);
 	json_decref(deleted);
-	json_decref(nodes);
-	json_decref(revisions);
-	json_decref(pvcs);
-	json_decref(pods);
+	cluster_reads_release(&reads);
 	json_decref(cluster);
 	free(ns);
 	return result;
@@ -359,14 +382,11 @@ struct controller *cluster_controller_new(const struct cluster_deps *deps)
 	struct informer *pvcs = manager_informer(m, &KUBE_PVCS);
 	/* Ours only: every StatefulSet has revisions too, each holding its pod template. */
 	struct informer *revisions = manager_informer_selected(m, &KUBE_CONTROLLERREVISIONS, LABEL_CLUSTER);
-	cc->clusters = informer_store(clusters);
-	cc->pods = informer_store(pods);
-	cc->pvcs = informer_store(pvcs);
-	cc->revisions = informer_store(revisions);
-	set_index_ensure(cc->pods, set_index_pod);
-	set_index_ensure(cc->pvcs, set_index_claim);
-	if (!store_has_index(cc->revisions, "owner"))
-		store_add_index(cc->revisions, "owner", store_index_owner_uid);
+	cc->caches.clusters = informer_store(clusters);
+	cc->caches.pods = informer_store(pods);
+	cc->caches.pvcs = informer_store(pvcs);
+	cc->caches.revisions = informer_store(revisions);
+	cluster_caches_index(&cc->caches);
 
 	struct informer_handlers own = controller_object_handlers(cc->controller);
 	informer_add_handlers(clusters, &own);
@@ -376,7 +396,7 @@ struct controller *cluster_controller_new(const struct cluster_deps *deps)
 	informer_add_handlers(revisions, &h);
 	if (deps->can_read_nodes) {
 		struct informer *nodes = manager_informer(m, &KUBE_NODES);
-		cc->nodes = informer_store(nodes);
+		cc->caches.nodes = informer_store(nodes);
 		struct informer_handlers hn = {enqueue_all, node_update, enqueue_all, cc};
 		informer_add_handlers(nodes, &hn);
 	}

@@ -16,6 +16,7 @@
 #include "runtime/controller.h"
 #include "runtime/events.h"
 #include "runtime/manager.h"
+#include "runtime/store.h"
 
 struct state_seal;
 
@@ -31,5 +32,27 @@ struct cluster_deps {
 
 /* Registers the caches it reads and returns the controller (add it to the manager). */
 struct controller *cluster_controller_new(const struct cluster_deps *deps);
+
+/* The caches the controller reads (borrowed); nodes is NULL in namespace scope. */
+struct cluster_caches {
+	struct store *clusters, *pods, *pvcs, *revisions, *nodes;
+};
+
+/* Adds the indexes cluster_read needs; before the caches start. */
+void cluster_caches_index(const struct cluster_caches *c);
+
+/* What one reconcile reads; each a new reference or NULL. */
+struct cluster_reads {
+	json_t *cluster, *pods, *pvcs, *revisions, *nodes;
+};
+
+/*
+ * Reads what a reconcile of StatefulCluster key ("ns/name") decides on: the
+ * cluster as cached, only the pods and claims that may be its members'
+ * (set_index.h), its revisions (by owner UID) and the nodes its pods run
+ * on; never the rest of its namespace.
+ */
+void cluster_read(const struct cluster_caches *c, const char *key, struct cluster_reads *out);
+void cluster_reads_release(struct cluster_reads *r);
 
 #endif

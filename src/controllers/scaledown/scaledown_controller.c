@@ -22,7 +22,7 @@
 struct scaledown_ctx {
 	struct scaledown_deps deps;
 	struct controller *controller;
-	struct store *statefulsets, *pvcs, *pods;
+	struct scaledown_caches caches;
 	struct crash_hook crash;
 };
 
@@ -44,7 +44,7 @@ static void enqueue_if_statefulset(void *ctx, const char *sts)
 {
 	struct claim_event *ce = ctx;
 	char *key = xasprintf("%s/%s", ce->ns, sts);
-	char *rv = store_resource_version(ce->sc->statefulsets, key);
+	char *rv = store_resource_version(ce->sc->caches.statefulsets, key);
 	if (rv)
 		controller_enqueue(ce->sc->controller, key);
 	free(rv);
@@ -313,26 +313,25 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 	if (!slash)
 		return 0;
 	char *ns = xstrndup(key, (size_t)(slash - key));
-	json_t *cached = store_get(sc->statefulsets, key);
-	if (scaledown_plan_asks_nothing(cached)) {
-		json_decref(cached);
+	struct scaledown_reads reads;
+	scaledown_read(&sc->caches, key, &reads);
+	if (!reads.pvcs) {
+		/* Nothing asked of scale-down: decided from the set alone. */
+		scaledown_reads_release(&reads);
 		free(ns);
 		return 0;
 	}
 	bool dropped = false;
 	/* A state not sealed by us reads as lost: the planner rebuilds it from the cluster. */
-	json_t *sts = cached ? state_seal_drop_unsealed(sc->deps.seal, cached, ANNOTATION_SCALEDOWN_STATE, &dropped)
-			     : NULL;
-	json_decref(cached);
+	json_t *sts = reads.sts ? state_seal_drop_unsealed(sc->deps.seal, reads.sts, ANNOTATION_SCALEDOWN_STATE, &dropped)
+				: NULL;
 	if (dropped) {
 		log_warn("scaledown", "%s: %s is not sealed by this operator; ignored", key, ANNOTATION_SCALEDOWN_STATE);
 		event_record(sc->deps.events, sts, "Warning", "CleanupStateUntrusted",
 			     ANNOTATION_SCALEDOWN_STATE " was not written by this operator (its seal is missing or does "
 			     "not match); it is ignored and written anew from what the cluster shows");
 	}
-	/* Only what may be the set's own (set_index.h): its claims and its pods, cleanup pods included. */
-	json_t *pvcs = store_by_index(sc->pvcs, SET_INDEX, key);
-	json_t *pods = store_by_index(sc->pods, SET_INDEX, key);
+	json_t *pvcs = reads.pvcs, *pods = reads.pods;
 	struct scaledown_inputs in = {sts, pvcs, pods, now_ms()};
 	struct scaledown_action a;
 	scaledown_plan(&in, &a);
@@ -370,11 +369,35 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 		crash_hook_after(&sc->crash, "scaledown", step);
 	}
 	scaledown_action_release(&a);
-	json_decref(pods);
-	json_decref(pvcs);
+	scaledown_reads_release(&reads);
 	json_decref(sts);
 	free(ns);
 	return result;
+}
+
+void scaledown_caches_index(const struct scaledown_caches *c)
+{
+	set_index_ensure(c->pvcs, set_index_claim);
+	set_index_ensure(c->pods, set_index_pod);
+}
+
+void scaledown_read(const struct scaledown_caches *c, const char *key, struct scaledown_reads *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->sts = store_get(c->statefulsets, key);
+	if (!out->sts || scaledown_plan_asks_nothing(out->sts))
+		return;
+	/* Only what may be the set's own (set_index.h): its claims and its pods, cleanup pods included. */
+	out->pvcs = store_by_index(c->pvcs, SET_INDEX, key);
+	out->pods = store_by_index(c->pods, SET_INDEX, key);
+}
+
+void scaledown_reads_release(struct scaledown_reads *r)
+{
+	json_decref(r->sts);
+	json_decref(r->pvcs);
+	json_decref(r->pods);
+	memset(r, 0, sizeof(*r));
 }
 
 static void free_ctx(void *ctx)
@@ -395,11 +418,10 @@ struct controller *scaledown_controller_new(const struct scaledown_deps *deps)
 	struct informer *sts = manager_informer(m, &KUBE_STATEFULSETS);
 	struct informer *pvcs = manager_informer(m, &KUBE_PVCS);
 	struct informer *pods = manager_informer(m, &KUBE_PODS);
-	sc->statefulsets = informer_store(sts);
-	sc->pvcs = informer_store(pvcs);
-	sc->pods = informer_store(pods);
-	set_index_ensure(sc->pvcs, set_index_claim);
-	set_index_ensure(sc->pods, set_index_pod);
+	sc->caches.statefulsets = informer_store(sts);
+	sc->caches.pvcs = informer_store(pvcs);
+	sc->caches.pods = informer_store(pods);
+	scaledown_caches_index(&sc->caches);
 
 	struct informer_handlers own = controller_object_handlers(sc->controller);
 	informer_add_handlers(sts, &own);

@@ -17,6 +17,7 @@
 #include "runtime/controller.h"
 #include "runtime/events.h"
 #include "runtime/manager.h"
+#include "runtime/store.h"
 
 struct state_seal;
 
@@ -31,5 +32,27 @@ struct scaledown_deps {
 
 /* Registers the caches it reads and returns the controller (add it to the manager). */
 struct controller *scaledown_controller_new(const struct scaledown_deps *deps);
+
+/* The caches the controller reads (borrowed). */
+struct scaledown_caches {
+	struct store *statefulsets, *pvcs, *pods;
+};
+
+/* Adds the indexes scaledown_read needs; before the caches start. */
+void scaledown_caches_index(const struct scaledown_caches *c);
+
+/* What one reconcile reads; each a new reference or NULL. */
+struct scaledown_reads {
+	json_t *sts, *pvcs, *pods;
+};
+
+/*
+ * Reads what a reconcile of StatefulSet key ("ns/name") decides on: the set
+ * as cached and, unless it asks nothing of scale-down
+ * (scaledown_plan_asks_nothing; pvcs and pods then stay NULL), only the
+ * claims and pods that may be its own (set_index.h).
+ */
+void scaledown_read(const struct scaledown_caches *c, const char *key, struct scaledown_reads *out);
+void scaledown_reads_release(struct scaledown_reads *r);
 
 #endif

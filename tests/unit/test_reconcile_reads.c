@@ -1,9 +1,10 @@
 /*
- * What one resize reconcile reads from the caches (resize_read): the
- * StatefulSet's own pods, claims, PVs and copy Jobs, found by index, never
- * the rest of its namespace or of the cluster. The number of objects read
- * (each an inflate and a parse) is the same in a namespace of 10 sets as in
- * one of 400, so a regression to reading whole namespaces fails here.
+ * What one reconcile reads from the caches (resize_read, scaledown_read,
+ * cluster_read): the workload's own pods, claims, PVs, copy Jobs and
+ * revisions, found by index, never the rest of its namespace or of the
+ * cluster. The number of objects read (each an inflate and a parse) is the
+ * same in a namespace of 10 sets as in one of 400, so a regression to
+ * reading whole namespaces fails here.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,7 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "controllers/cluster/cluster_controller.h"
 #include "controllers/resize/resize_controller.h"
+#include "controllers/scaledown/scaledown_controller.h"
+#include "controllers/scaledown/scaledown_plan.h"
+#include "controllers/scaledown/scaledown_request.h"
 #include "controllers/set_index.h"
 #include "runtime/store.h"
 
@@ -203,6 +208,132 @@ static void test_a_set_that_asks_nothing_reads_its_claims_only(void **state)
 	caches_free(&c);
 }
 
+/* ---- scale-down ---- */
+
+/* Objects one scale-down reconcile of key reads, the set annotated with annotation (or none), among n sets. */
+static size_t scaledown_reads_for(int n, const char *key, const char *annotation, struct scaledown_reads *keep)
+{
+	struct resize_caches rc;
+	caches_new(&rc);
+	fill(&rc, n);
+	if (annotation) {
+		json_t *sts = meta("StatefulSet", NS, strchr(key, '/') + 1);
+		json_object_set_new(json_object_get(sts, "metadata"), "annotations",
+				    json_pack("{s:s}", annotation, "{}"));
+		json_object_set_new(json_object_get(sts, "metadata"), "resourceVersion", json_string("2"));
+		put(rc.statefulsets, sts);
+	}
+	struct scaledown_caches c = {rc.statefulsets, rc.pvcs, rc.pods};
+	scaledown_caches_index(&c);
+	size_t before = total_read(&rc);
+	struct scaledown_reads r;
+	scaledown_read(&c, key, &r);
+	size_t read = total_read(&rc) - before;
+	if (keep)
+		*keep = r;
+	else
+		scaledown_reads_release(&r);
+	caches_free(&rc);
+	return read;
+}
+
+static void test_scaledown_reads_its_own_objects_only(void **state)
+{
+	(void)state;
+	/* Asks nothing: the set alone. */
+	struct scaledown_reads r;
+	assert_int_equal(scaledown_reads_for(400, NS "/s7", NULL, &r), 1);
+	assert_non_null(r.sts);
+	assert_null(r.pvcs);
+	assert_null(r.pods);
+	scaledown_reads_release(&r);
+	/* A cleanup template: the set, its claims and its pods, in a namespace of 10 or 400. */
+	size_t small = scaledown_reads_for(10, NS "/s7", ANNOTATION_SCALEDOWN_TEMPLATE, NULL);
+	size_t large = scaledown_reads_for(400, NS "/s7", ANNOTATION_SCALEDOWN_TEMPLATE, &r);
+	assert_int_equal(small, 1 + 2 * REPLICAS);
+	assert_int_equal(large, small);
+	size_t i;
+	json_t *o;
+	json_array_foreach(r.pods, i, o) assert_int_equal(strncmp(kube_obj_str(o, "metadata.name"), "s7-", 3), 0);
+	json_array_foreach(r.pvcs, i, o) assert_int_equal(strncmp(kube_obj_str(o, "metadata.name"), "data-s7-", 8), 0);
+	scaledown_reads_release(&r);
+	/* A state or our finalizer are something to look at too. */
+	assert_int_equal(scaledown_reads_for(400, NS "/s7", ANNOTATION_SCALEDOWN_STATE, NULL), 1 + 2 * REPLICAS);
+}
+
+/* ---- StatefulCluster ---- */
+
+/* n clusters "c<i>" with REPLICAS member pods and claims each (members named by identity), and revisions. */
+static void fill_clusters(const struct cluster_caches *c, int n)
+{
+	for (int i = 0; i < n; i++) {
+		char name[32], obj[64], uid[32];
+		snprintf(name, sizeof(name), "c%d", i);
+		snprintf(uid, sizeof(uid), "uid-c%d", i);
+		json_t *cl = meta("StatefulCluster", NS, name);
+		json_object_set_new(json_object_get(cl, "metadata"), "uid", json_string(uid));
+		put(c->clusters, cl);
+		for (int k = 0; k < REPLICAS; k++) {
+			snprintf(obj, sizeof(obj), "%s-%d", name, 10 + k);
+			json_t *pod = meta("Pod", NS, obj);
+			json_object_set_new(pod, "spec", json_pack("{s:s}", "nodeName", "node-1"));
+			put(c->pods, pod);
+			snprintf(obj, sizeof(obj), "data-%s-%d", name, 10 + k);
+			put(c->pvcs, meta("PersistentVolumeClaim", NS, obj));
+		}
+		for (int k = 0; k < 2; k++) {
+			snprintf(obj, sizeof(obj), "%s-rev%d", name, k);
+			json_t *rev = meta("ControllerRevision", NS, obj);
+			json_object_set_new(json_object_get(rev, "metadata"), "ownerReferences",
+					    json_pack("[{s:s}]", "uid", uid));
+			put(c->revisions, rev);
+		}
+	}
+	put(c->nodes, meta("Node", NULL, "node-1"));
+	put(c->nodes, meta("Node", NULL, "node-2"));
+}
+
+static size_t cluster_reads_for(int n, const char *key, struct cluster_reads *keep)
+{
+	struct cluster_caches c = {store_new(), store_new(), store_new(), store_new(), store_new()};
+	cluster_caches_index(&c);
+	fill_clusters(&c, n);
+	struct store *all[] = {c.clusters, c.pods, c.pvcs, c.revisions, c.nodes};
+	size_t before = 0, after = 0;
+	for (size_t i = 0; i < 5; i++)
+		before += store_objects_read(all[i]);
+	struct cluster_reads r;
+	cluster_read(&c, key, &r);
+	for (size_t i = 0; i < 5; i++)
+		after += store_objects_read(all[i]);
+	if (keep)
+		*keep = r;
+	else
+		cluster_reads_release(&r);
+	for (size_t i = 0; i < 5; i++)
+		store_free(all[i]);
+	return after - before;
+}
+
+static void test_cluster_reads_its_own_objects_only(void **state)
+{
+	(void)state;
+	struct cluster_reads r;
+	size_t small = cluster_reads_for(10, NS "/c7", NULL);
+	size_t large = cluster_reads_for(400, NS "/c7", &r);
+	/* The cluster, its 3 pods and 3 claims, its 2 revisions, the one node its pods run on. */
+	assert_int_equal(small, 1 + 2 * REPLICAS + 2 + 1);
+	assert_int_equal(large, small);
+	assert_int_equal(json_array_size(r.pods), REPLICAS);
+	assert_int_equal(json_array_size(r.pvcs), REPLICAS);
+	assert_int_equal(json_array_size(r.revisions), 2);
+	assert_int_equal(json_array_size(r.nodes), 1);
+	size_t i;
+	json_t *o;
+	json_array_foreach(r.pods, i, o) assert_int_equal(strncmp(kube_obj_str(o, "metadata.name"), "c7-", 3), 0);
+	cluster_reads_release(&r);
+}
+
 static void test_index_values(void **state)
 {
 	(void)state;
@@ -246,6 +377,8 @@ int main(void)
 		cmocka_unit_test(test_reads_its_own_objects_only),
 		cmocka_unit_test(test_cost_does_not_grow_with_the_fleet),
 		cmocka_unit_test(test_a_set_that_asks_nothing_reads_its_claims_only),
+		cmocka_unit_test(test_scaledown_reads_its_own_objects_only),
+		cmocka_unit_test(test_cluster_reads_its_own_objects_only),
 		cmocka_unit_test(test_index_values),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
