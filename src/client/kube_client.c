@@ -427,13 +427,13 @@ static char *effective_url(struct kube_client *c, const char *method, const char
  * always retried (the server turned it away unhandled).
  */
 static int request_raw(struct kube_client *c, const char *method, const char *path,
-		       const char *content_type, const char *body, struct strbuf *resp,
+		       const char *content_type, const char *body, bool repeat_ok, struct strbuf *resp,
 		       struct kube_error *err)
 {
 	CURL *h = kube__thread_curl(c);
 	char *url = effective_url(c, method, path);
 	bool refreshed_auth = false;
-	bool repeatable = (c->opts.dry_run && is_mutation(method)) ||
+	bool repeatable = repeat_ok || (c->opts.dry_run && is_mutation(method)) ||
 			  kube__repeat_is_harmless(method, content_type, body);
 	long slept_ms = 0;
 	int rc = KUBE_ETRANSPORT;
@@ -524,14 +524,15 @@ static int request_raw(struct kube_client *c, const char *method, const char *pa
 	return rc;
 }
 
-int kube_request(struct kube_client *c, const char *method, const char *path,
-		 const char *content_type, const char *body, json_t **out, struct kube_error *err)
+/* kube_request; repeat_ok: the caller knows a resend is harmless where the body does not show it. */
+static int request_json(struct kube_client *c, const char *method, const char *path, const char *content_type,
+			const char *body, bool repeat_ok, json_t **out, struct kube_error *err)
 {
 	struct strbuf resp;
 	strbuf_init(&resp, RESPONSE_MAX);
 	if (out)
 		*out = NULL;
-	int rc = request_raw(c, method, path, content_type, body, &resp, err);
+	int rc = request_raw(c, method, path, content_type, body, repeat_ok, &resp, err);
 	if (rc == KUBE_OK && out && resp.len) {
 		json_error_t jerr;
 		*out = json_loadb(resp.buf, resp.len, 0, &jerr);
@@ -542,6 +543,12 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
 	}
 	strbuf_release(&resp);
 	return rc;
+}
+
+int kube_request(struct kube_client *c, const char *method, const char *path,
+		 const char *content_type, const char *body, json_t **out, struct kube_error *err)
+{
+	return request_json(c, method, path, content_type, body, false, out, err);
 }
 
 static char *json_body(const json_t *obj)
@@ -643,7 +650,7 @@ int kube_list_page_each(struct kube_client *c, const struct kube_resource *r, co
 	char *path = list_path(r, ns, opts);
 	struct strbuf resp;
 	strbuf_init(&resp, RESPONSE_MAX);
-	int rc = request_raw(c, "GET", path, NULL, NULL, &resp, err);
+	int rc = request_raw(c, "GET", path, NULL, NULL, false, &resp, err);
 	if (rc == KUBE_OK) {
 		struct each_item ei = {fn, ctx, false};
 		const char *meta_text = NULL;
@@ -728,6 +735,19 @@ int kube_create(struct kube_client *c, const struct kube_resource *r, const char
 		const json_t *obj, json_t **out, struct kube_error *err)
 {
 	return send_object(c, "POST", r, ns, NULL, NULL, "application/json", obj, out, err);
+}
+
+int kube_create_named(struct kube_client *c, const struct kube_resource *r, const char *ns, const json_t *obj,
+		      struct kube_error *err)
+{
+	char *path = kube_resource_path(r, ns, NULL, NULL);
+	char *body = json_body(obj);
+	int rc = request_json(c, "POST", path, "application/json", body, true, NULL, err);
+	if (rc < 0 && err->code == 409 && !strcmp(err->reason, "AlreadyExists"))
+		rc = KUBE_OK; /* a resend of our own request: the name is one nobody else makes */
+	free(body);
+	free(path);
+	return rc;
 }
 
 int kube_replace(struct kube_client *c, const struct kube_resource *r, const char *ns,

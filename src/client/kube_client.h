@@ -135,6 +135,16 @@ int kube_create(struct kube_client *c, const struct kube_resource *r, const char
 		const json_t *obj, json_t **out, struct kube_error *err)
 	__attribute__((warn_unused_result));
 
+/*
+ * POST of obj (borrowed), whose metadata.name is one nobody else makes (an
+ * Event's "<object>.<nanoseconds>"): a resent request can then only meet
+ * 409 AlreadyExists, its own first send, which counts as success. So it may
+ * go on a kept-alive connection, where kube_create opens a new one (and
+ * pays a TLS handshake) lest a resend create a second object.
+ */
+int kube_create_named(struct kube_client *c, const struct kube_resource *r, const char *ns, const json_t *obj,
+		      struct kube_error *err) __attribute__((warn_unused_result));
+
 /* PUT of a whole object (or of a subresource when sub is not NULL). */
 int kube_replace(struct kube_client *c, const struct kube_resource *r, const char *ns,
 		 const char *name, const char *sub, const json_t *obj, json_t **out,

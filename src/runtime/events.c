@@ -148,7 +148,8 @@ static int create(struct event_recorder *r, const json_t *obj, const char *ns, c
 			       "lastTimestamp", when, "count", 1, "reportingComponent", r->component,
 			       "reportingInstance", r->instance);
 	struct kube_error err;
-	int rc = ev ? kube_create(r->client, &KUBE_EVENTS, ns, ev, NULL, &err) : -1;
+	/* The name is this recorder's alone (the clock in ns), so a resend is harmless. */
+	int rc = ev ? kube_create_named(r->client, &KUBE_EVENTS, ns, ev, &err) : -1;
 	if (rc < 0) {
 		log_warn("events", "cannot record event %s on %s: %s", reason, objname ? objname : "?",
 			 ev ? err.message : "cannot build event");

@@ -43,7 +43,7 @@ static void test_defaults(void **state)
 	args_free(a);
 	assert_null(o.kubeconfig);
 	assert_null(o.namespace);
-	assert_int_equal(o.workers, 2);
+	assert_int_equal(o.workers, 4);
 	assert_int_equal(o.controllers, CONTROLLER_ALL);
 	assert_false(o.dry_run);
 	assert_false(o.leader_elect);
