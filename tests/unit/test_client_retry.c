@@ -32,12 +32,12 @@
 /*
  * A scripted HTTP/1.1 server on 127.0.0.1 with keep-alive, one thread per
  * connection. Each request takes the next step of the script (the last
- * one repeats): an answer (with Retry-After when the step gives one), a
- * cut (the request is read, then the connection closed unanswered: the
+ * one repeats): an answer (with Retry-After when the step gives one), 409
+ * AlreadyExists, a cut (the request is read, then the connection closed unanswered: the
  * client cannot tell whether it was acted on), a stall, an oversized
  * body, or a watch stream that idles between two events.
  */
-enum step_kind { ANSWER, CUT, STALL, BIG, WATCH_IDLE };
+enum step_kind { ANSWER, EXISTS, CUT, STALL, BIG, WATCH_IDLE };
 
 struct step {
 	enum step_kind kind;
@@ -171,6 +171,7 @@ static bool serve_step(struct fake *f, int fd, const struct step *st)
 		return true;
 	}
 	case ANSWER:
+	case EXISTS:
 		break;
 	}
 	int code = st->code;
@@ -181,8 +182,11 @@ static bool serve_step(struct fake *f, int fd, const struct step *st)
 		snprintf(body, sizeof(body),
 			 "{\"kind\":\"Status\",\"status\":\"Failure\",\"reason\":\"%s\","
 			 "\"message\":\"scripted %d\",\"code\":%d}",
-			 code == 429 ? "TooManyRequests" : code == 409 ? "Conflict" : "InternalError", code,
-			 code);
+			 st->kind == EXISTS ? "AlreadyExists"
+			 : code == 429	    ? "TooManyRequests"
+			 : code == 409	    ? "Conflict"
+					    : "InternalError",
+			 code, code);
 	char retry[64] = "";
 	if (st->retry_after >= 0)
 		snprintf(retry, sizeof(retry), "Retry-After: %d\r\n", st->retry_after);
@@ -496,6 +500,31 @@ static void test_post_not_resent_on_a_kept_alive_connection(void **state)
 	fake_stop(&f);
 }
 
+/*
+ * An Event's name is its recorder's alone: its POST may ride a kept-alive
+ * connection, and AlreadyExists after a resend is its own first send.
+ */
+static void test_named_create_rides_a_kept_alive_connection(void **state)
+{
+	(void)state;
+	struct fake f;
+	struct kube_error err;
+	struct step steps[] = {{ANSWER, 200, -1}, {ANSWER, 201, -1}, {CUT, 0, -1}, {EXISTS, 409, -1}};
+	struct kube_client_options o = {.max_retries = 3};
+	fake_start_steps(&f, steps, 4, &o);
+	assert_int_equal(kube_get(f.client, &KUBE_CONFIGMAPS, "ns", "x", NULL, &err), KUBE_OK);
+	json_t *ev = json_pack("{s:{s:s}}", "metadata", "name", "web.17f0c2a9b3d4e5f6");
+	assert_int_equal(kube_create_named(f.client, &KUBE_EVENTS, "ns", ev, &err), KUBE_OK);
+	assert_int_equal(atomic_load(&f.connections), 1); /* no new connection for the POST */
+	/* Cut after the server read it, sent again, found there: done. */
+	assert_int_equal(kube_create_named(f.client, &KUBE_EVENTS, "ns", ev, &err), KUBE_OK);
+	assert_int_equal(atomic_load(&f.served), 4);
+	assert_string_equal(f.methods[3], "POST");
+	fake_stop(&f);
+	/* A plain create would not be sent again (test_cut_post_is_not_retried): a second object. */
+	json_decref(ev);
+}
+
 static void test_repeat_is_harmless(void **state)
 {
 	(void)state;
@@ -660,6 +689,7 @@ int main(void)
 		cmocka_unit_test(test_cut_post_is_not_retried),
 		cmocka_unit_test(test_cut_guarded_requests_are_retried),
 		cmocka_unit_test(test_post_not_resent_on_a_kept_alive_connection),
+		cmocka_unit_test(test_named_create_rides_a_kept_alive_connection),
 		cmocka_unit_test(test_repeat_is_harmless),
 		cmocka_unit_test(test_retry_after_is_capped),
 		cmocka_unit_test(test_stalled_transfer_ends),
