@@ -161,6 +161,42 @@ out:
 	return rc;
 }
 
+static void share_lock(CURL *h, curl_lock_data data, curl_lock_access access, void *ctx)
+{
+	(void)h;
+	(void)access;
+	struct kube_client *c = ctx;
+	pthread_mutex_lock(&c->share_locks[data]);
+}
+
+static void share_unlock(CURL *h, curl_lock_data data, void *ctx)
+{
+	(void)h;
+	struct kube_client *c = ctx;
+	pthread_mutex_unlock(&c->share_locks[data]);
+}
+
+static CURLSH *share_new(struct kube_client *c)
+{
+	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+		pthread_mutex_init(&c->share_locks[i], NULL);
+	CURLSH *sh = curl_share_init();
+	if (!sh || curl_share_setopt(sh, CURLSHOPT_LOCKFUNC, share_lock) ||
+	    curl_share_setopt(sh, CURLSHOPT_UNLOCKFUNC, share_unlock) ||
+	    curl_share_setopt(sh, CURLSHOPT_USERDATA, c) ||
+	    curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT) ||
+	    curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION))
+		abort(); /* libcurl >= 7.57 has all of these */
+	return sh;
+}
+
+static void share_free(struct kube_client *c)
+{
+	curl_share_cleanup(c->share);
+	for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+		pthread_mutex_destroy(&c->share_locks[i]);
+}
+
 struct kube_client *kube_client_new(struct kube_config *cfg, const struct kube_client_options *opts,
 				    char **err)
 {
@@ -183,6 +219,7 @@ struct kube_client *kube_client_new(struct kube_config *cfg, const struct kube_c
 	pthread_mutex_init(&c->handles_lock, NULL);
 	pthread_mutex_init(&c->auth_lock, NULL);
 	pthread_cond_init(&c->exec_cond, NULL);
+	c->share = share_new(c);
 	if (pthread_key_create(&c->handle_key, thread_handle_destroy)) {
 		*err = xstrdup("cannot create thread key");
 		goto fail;
@@ -193,6 +230,7 @@ struct kube_client *kube_client_new(struct kube_config *cfg, const struct kube_c
 	}
 	return c;
 fail:
+	share_free(c);
 	pthread_mutex_destroy(&c->handles_lock);
 	pthread_mutex_destroy(&c->auth_lock);
 	pthread_cond_destroy(&c->exec_cond);
@@ -216,6 +254,7 @@ void kube_client_free(struct kube_client *c)
 		free(th);
 		th = next;
 	}
+	share_free(c); /* after every handle that used it */
 	pthread_mutex_destroy(&c->handles_lock);
 	pthread_mutex_destroy(&c->auth_lock);
 	pthread_cond_destroy(&c->exec_cond);
@@ -256,6 +295,7 @@ struct curl_slist *kube__setup_handle(struct kube_client *c, CURL *h, const char
 				       const char *url, const char *content_type,
 				       const struct request_auth *auth)
 {
+	curl_easy_setopt(h, CURLOPT_SHARE, c->share);
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
 	curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);

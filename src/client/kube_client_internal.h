@@ -29,6 +29,13 @@ struct kube_client {
 	pthread_key_t handle_key;
 	pthread_mutex_t handles_lock;
 	struct thread_handle *handles;
+	/*
+	 * Every thread's handle draws on one pool of kept-alive connections and
+	 * TLS sessions: a dozen workers that each kept their own idle TLS
+	 * connection held 1.5 MB and as many sockets on the API server.
+	 */
+	CURLSH *share;
+	pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
 
 	pthread_mutex_t auth_lock;
 	char *file_token;      /* last token read from cfg.token_file */
