@@ -13,6 +13,8 @@
 #define STORE_MAX_INDEXES 8
 /* deflate's window: a longer dictionary would not be used. */
 #define DICT_MAX 32768
+/* The shared deflater's output buffer is kept up to this size between objects. */
+#define PACKER_KEEP_MAX (256 * 1024)
 
 struct store_entry;
 
@@ -272,6 +274,11 @@ static struct store_entry *entry_new(struct store *s, const json_t *obj, const c
 	e->zlen = (uint32_t)packer.out_len;
 	e->len = (uint32_t)len;
 	memcpy(e->data, packer.out, packer.out_len);
+	if (packer.out_cap > PACKER_KEEP_MAX) {
+		/* One large object (a saved StatefulSet, someone's big ConfigMap) must not pin its size. */
+		FREE_AND_NULL(packer.out);
+		packer.out_cap = 0;
+	}
 	pthread_mutex_unlock(&packer.lock);
 	e->values = (const char **)(void *)(e->data + pointers_at);
 	char *str = (char *)(e->values + total_values);
