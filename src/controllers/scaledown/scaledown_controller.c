@@ -315,8 +315,8 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 	char *ns = xstrndup(key, (size_t)(slash - key));
 	struct scaledown_reads reads;
 	scaledown_read(&sc->caches, key, &reads);
-	if (!reads.pvcs) {
-		/* Nothing asked of scale-down: decided from the set alone. */
+	if (reads.asks_nothing) {
+		/* Nothing asked of scale-down (or no set): decided from the set alone. */
 		scaledown_reads_release(&reads);
 		free(ns);
 		return 0;
@@ -385,7 +385,8 @@ void scaledown_read(const struct scaledown_caches *c, const char *key, struct sc
 {
 	memset(out, 0, sizeof(*out));
 	out->sts = store_get(c->statefulsets, key);
-	if (!out->sts || scaledown_plan_asks_nothing(out->sts))
+	out->asks_nothing = !out->sts || scaledown_plan_asks_nothing(out->sts);
+	if (out->asks_nothing)
 		return;
 	/* Only what may be the set's own (set_index.h): its claims and its pods, cleanup pods included. */
 	out->pvcs = store_by_index(c->pvcs, SET_INDEX, key);

@@ -12,6 +12,8 @@
 #ifndef SOP_SCALEDOWN_CONTROLLER_H
 #define SOP_SCALEDOWN_CONTROLLER_H
 
+#include <stdbool.h>
+
 #include "client/kube_client.h"
 #include "observability.h"
 #include "runtime/controller.h"
@@ -44,6 +46,7 @@ void scaledown_caches_index(const struct scaledown_caches *c);
 /* What one reconcile reads; each a new reference or NULL. */
 struct scaledown_reads {
 	json_t *sts, *pvcs, *pods;
+	bool asks_nothing; /* no set, or scaledown_plan_asks_nothing: pvcs and pods were not read */
 };
 
 /*
