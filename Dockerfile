@@ -7,7 +7,7 @@ FROM debian:bookworm AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       build-essential cmake pkg-config \
-      libcurl4-openssl-dev libjansson-dev libyaml-dev libmicrohttpd-dev libssl-dev libcmocka-dev \
+      libcurl4-openssl-dev libjansson-dev libyaml-dev libmicrohttpd-dev libssl-dev libcmocka-dev zlib1g-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -17,10 +17,12 @@ RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSOP_WERROR=ON \
 FROM debian:bookworm-slim
 # The runtime halves of the -dev packages above (libcmocka is for tests only);
 # ca-certificates for API servers with publicly signed certificates (in-cluster,
-# the service-account CA is used).
+# the service-account CA is used); rsync (Debian's keeps ACLs and xattrs) and
+# the shell tools of the copy script, so this image is also the default image
+# of the resize copy Jobs (--copy-image).
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libcurl4 libjansson4 libyaml-0-2 libmicrohttpd12 libssl3 ca-certificates \
+      libcurl4 libjansson4 libyaml-0-2 libmicrohttpd12 libssl3 ca-certificates rsync mawk \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/stateful-operator /usr/local/bin/stateful-operator
 # Fails the build if a shared library is missing.

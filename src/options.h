@@ -17,7 +17,7 @@ enum {
 };
 
 /* A public image with sh and rsync (built with ACL and xattr support). */
-#define DEFAULT_COPY_IMAGE "docker.io/instrumentisto/rsync-ssh:alpine3.21"
+#define DEFAULT_COPY_IMAGE "stateful-operator:0.1.0" /* this image: the Dockerfile adds rsync */
 
 struct operator_options {
 	char *kubeconfig;                 /* NULL: $KUBECONFIG, ~/.kube/config, or in-cluster */

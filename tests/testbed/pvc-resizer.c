@@ -50,6 +50,7 @@
 #include "client/kube_client.h"
 #include "client/kube_config.h"
 #include "client/quantity.h"
+#include "local_provisioner.h"
 #include "runtime/informer.h"
 #include "runtime/workqueue.h"
 #include "util/clock.h"
@@ -85,7 +86,13 @@ struct resizer {
 	int nclasses;
 	/* "ns/name" -> struct attempt; main thread only. */
 	struct hashmap attempts;
+	/* The real node's volumes; local.dir NULL = not served (no --local-volumes). */
+	struct local_provisioner local;
 };
+
+/* Queue keys: "ns/name" (a claim to resize) or one of these prefixes. */
+#define KEY_PROVISION "provision:" /* + "ns/name": a claim waiting for a local volume */
+#define KEY_RELEASE "release:"     /* + PV name: a released local volume to delete */
 
 /* What the resizer remembers of one PVC's expansion (see the top comment). */
 struct attempt {
@@ -626,6 +633,18 @@ out:
 	return rc;
 }
 
+/* A real volume of the test bed (local_provisioner.h) grows its file system to the request. */
+static int grow_backing(struct resizer *r, const struct observed *o)
+{
+	int64_t bytes;
+	if (!r->local.dir || quantity_to_int64(&o->request, &bytes) < 0)
+		return 0;
+	json_t *pv = store_get(informer_store(r->pvs), o->volume);
+	int rc = pv ? local_provisioner_grow(&r->local, pv, bytes) : 0;
+	json_decref(pv);
+	return rc;
+}
+
 /* ---------------------------------------------------------------------------
  * Reconcile.
  * ------------------------------------------------------------------------- */
@@ -712,6 +731,9 @@ static int reconcile(struct resizer *r, const char *key, struct outcome *res)
 			json_decref(pods);
 			goto out;
 		case STEP_WAIT_POD:
+			/* Offline: a real volume grows once no pod uses it (the restart finishes). */
+			if (json_array_size(pods) == 0 && grow_backing(r, &o) < 0)
+				rc = -1;
 			json_decref(pods);
 			goto out;
 		case STEP_WAIT_DELAY:
@@ -778,7 +800,7 @@ static int reconcile(struct resizer *r, const char *key, struct outcome *res)
 			}
 			break;
 		case STEP_FINISH:
-			if ((rc = ensure_pv(r, &o)) < 0)
+			if ((rc = grow_backing(r, &o)) < 0 || (rc = ensure_pv(r, &o)) < 0)
 				break;
 			status = json_pack("{s:o, s:o, s:{s:n}, s:o}", "capacity", storage(o.request_str),
 					   "allocatedResources", storage(o.request_str),
@@ -819,9 +841,21 @@ static void enqueue_if_needed(struct resizer *r, const char *ns, const char *cla
 	free(key);
 }
 
+static void enqueue_prefixed(struct resizer *r, const char *prefix, const char *key)
+{
+	char *k = xasprintf("%s%s", prefix, key);
+	workqueue_add(r->queue, k);
+	free(k);
+}
+
 static void pvc_changed(void *ctx, const json_t *obj)
 {
 	struct resizer *r = ctx;
+	if (r->local.dir && local_claim_needs_volume(obj)) {
+		char *key = kube_obj_key(obj);
+		enqueue_prefixed(r, KEY_PROVISION, key);
+		free(key);
+	}
 	if (needs_attention(r, obj)) {
 		char *key = kube_obj_key(obj);
 		workqueue_add(r->queue, key);
@@ -863,6 +897,9 @@ static void pod_updated(void *ctx, const json_t *old, const json_t *pod)
 
 static void pv_changed(void *ctx, const json_t *pv)
 {
+	struct resizer *r = ctx;
+	if (r->local.dir && local_volume_releasable(pv))
+		enqueue_prefixed(r, KEY_RELEASE, kube_obj_str(pv, "metadata.name"));
 	enqueue_if_needed(ctx, kube_obj_str(pv, "spec.claimRef.namespace"),
 			  kube_obj_str(pv, "spec.claimRef.name"));
 }
@@ -921,6 +958,9 @@ static const char usage[] =
 	"Completes PVC expansions on the test bed like a CSI external-resizer.\n"
 	"  --kubeconfig PATH   default $KUBECONFIG, then ~/.kube/config\n"
 	"  --class NAME        StorageClass to serve; repeatable (default: expandable)\n"
+	"  --local-volumes DIR provision the real node's volumes (provisioner\n"
+	"                      " LOCAL_PROVISIONER_NAME "): backing files and mounts in DIR\n"
+	"  --local-node NAME   the node those volumes are on (with --local-volumes)\n"
 	"  --log-level LEVEL   error, warn, info (default), debug\n"
 	"Mode: ConfigMap kube-system/" CONFIG_NAME " keys mode (online|offline|fail|slow) and\n"
 	"delay (e.g. 3s); per PVC the annotations " ANN_MODE " and " ANN_DELAY ".\n";
@@ -936,11 +976,13 @@ static struct informer *watch(struct resizer *r, const struct kube_resource *res
 
 int main(int argc, char **argv)
 {
-	enum { OPT_KUBECONFIG = 256, OPT_CLASS, OPT_LOG_LEVEL, OPT_HELP };
+	enum { OPT_KUBECONFIG = 256, OPT_CLASS, OPT_LOG_LEVEL, OPT_LOCAL_VOLUMES, OPT_LOCAL_NODE, OPT_HELP };
 	static const struct option long_options[] = {
 		{"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
 		{"class", required_argument, NULL, OPT_CLASS},
 		{"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+		{"local-volumes", required_argument, NULL, OPT_LOCAL_VOLUMES},
+		{"local-node", required_argument, NULL, OPT_LOCAL_NODE},
 		{"help", no_argument, NULL, OPT_HELP},
 		{NULL, 0, NULL, 0},
 	};
@@ -984,6 +1026,12 @@ int main(int argc, char **argv)
 				goto out;
 			}
 			break;
+		case OPT_LOCAL_VOLUMES:
+			r.local.dir = optarg;
+			break;
+		case OPT_LOCAL_NODE:
+			r.local.node = optarg;
+			break;
 		case OPT_HELP:
 			fputs(usage, stdout);
 			status = 0;
@@ -1001,6 +1049,11 @@ int main(int argc, char **argv)
 	}
 	if (!r.nclasses)
 		r.classes[r.nclasses++] = "expandable";
+	if ((r.local.dir == NULL) != (r.local.node == NULL)) {
+		fprintf(stderr, "testbed-pvc-resizer: --local-volumes and --local-node go together\n");
+		status = 2;
+		goto out;
+	}
 	log_setup(level, LOG_FORMAT_TEXT);
 
 	if (kubeconfig_load(kubeconfig, NULL, &cfg, &err) < 0) {
@@ -1013,6 +1066,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	r.queue = workqueue_new(NULL);
+	r.local.client = r.client;
 	if (pthread_create(&sig_thread, NULL, wait_signals, &r)) {
 		log_error(COMPONENT, "cannot start the signal thread");
 		goto out;
@@ -1051,7 +1105,18 @@ int main(int argc, char **argv)
 	char *key;
 	while ((key = workqueue_get(r.queue))) {
 		struct outcome res = {0};
-		if (reconcile(&r, key, &res) < 0) {
+		int rc;
+		if (!strncmp(key, KEY_PROVISION, strlen(KEY_PROVISION))) {
+			const char *claim = key + strlen(KEY_PROVISION), *slash = strchr(claim, '/');
+			char *ns = xstrndup(claim, slash ? (size_t)(slash - claim) : 0);
+			rc = local_provision(&r.local, ns, slash ? slash + 1 : "", &res.requeue_after_ms);
+			free(ns);
+		} else if (!strncmp(key, KEY_RELEASE, strlen(KEY_RELEASE))) {
+			rc = local_release(&r.local, key + strlen(KEY_RELEASE), &res.requeue_after_ms);
+		} else {
+			rc = reconcile(&r, key, &res);
+		}
+		if (rc < 0) {
 			workqueue_add_rate_limited(r.queue, key);
 		} else {
 			workqueue_forget(r.queue, key);

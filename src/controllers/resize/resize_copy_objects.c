@@ -183,6 +183,12 @@ json_t *copy_job(const struct resize_inputs *in, const json_t *st, const char *n
 	const json_t *resources = json_object_get(st, "resources");
 	if (json_is_object(resources))
 		json_object_set(container, "resources", (json_t *)resources);
+	/*
+	 * Root, whatever the image's USER: the copy must read every file and
+	 * keep its owner, mode, ACLs and xattrs (the default image, the
+	 * operator's own, runs as 65532).
+	 */
+	json_object_set_new(container, "securityContext", json_pack("{s:i, s:i}", "runAsUser", 0, "runAsGroup", 0));
 	json_t *labels = json_pack("{s:s, s:s}", LABEL_COPY_OF, sts_name, "stateful-operator.io/resize-ordinal", ordinal);
 	json_t *pod_annotations = json_deep_copy(json_object_get(st, "podAnnotations"));
 	if (!json_is_object(pod_annotations)) {
@@ -194,6 +200,11 @@ json_t *copy_job(const struct resize_inputs *in, const json_t *st, const char *n
 	json_t *affinity = job_affinity(in, vols, pod, streq(pass, "precopy"));
 	if (affinity)
 		json_object_set_new(pod_spec, "affinity", affinity);
+	/* A volume on a tainted (dedicated) node is copied there: the workload's tolerations go along. */
+	const json_t *tolerations = json_object_get(
+		json_object_get(json_object_get(json_object_get(in->sts, "spec"), "template"), "spec"), "tolerations");
+	if (json_is_array(tolerations))
+		json_object_set(pod_spec, "tolerations", (json_t *)tolerations);
 	json_t *job = json_pack("{s:s, s:s, s:{s:s, s:s, s:O, s:{s:s}}, s:{s:i, s:I, s:{s:{s:O, s:o}, s:o}}}",
 				"apiVersion", "batch/v1", "kind", "Job", "metadata", "name", name, "namespace", ns,
 				"labels", labels, "annotations", ANNOTATION_RESIZE_STARTED,

@@ -1,0 +1,39 @@
+/*
+ * The test bed's provisioner for the real node's StorageClasses
+ * (provisioner testbed.stateful-operator.io/local): a Pending claim gets a
+ * `local` PV on that node, backed by a file system of the requested size
+ * (local_volume.h), pre-bound to the claim; a Released PV of reclaim policy
+ * Delete is unmounted, its backing file deleted, then the PV. Class
+ * parameter fsType: ext4 (default) or xfs. Runs in testbed-pvc-resizer,
+ * which also grows these volumes (local_provisioner_grow). Test-bed code.
+ */
+#ifndef SOP_TESTBED_LOCAL_PROVISIONER_H
+#define SOP_TESTBED_LOCAL_PROVISIONER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "client/kube_client.h"
+
+#define LOCAL_PROVISIONER_NAME "testbed.stateful-operator.io/local"
+
+struct local_provisioner {
+	struct kube_client *client; /* borrowed */
+	const char *dir;            /* backing files and mount points */
+	const char *node;           /* the node the PVs are bound to */
+};
+
+/* Informer filters: a claim waiting for us; a PV of ours to delete. */
+bool local_claim_needs_volume(const json_t *pvc);
+bool local_volume_releasable(const json_t *pv);
+
+/* One step for the claim ns/name or the PV; 0 done (or *requeue_ms > 0: look again then), -1 retry. */
+int local_provision(struct local_provisioner *p, const char *ns, const char *name, long *requeue_ms);
+int local_release(struct local_provisioner *p, const char *pv_name, long *requeue_ms);
+
+/* Grows the backing of pv (borrowed) to bytes when it is one of ours; 0 when not ours. */
+int local_provisioner_grow(struct local_provisioner *p, const json_t *pv, int64_t bytes);
+
+#endif
