@@ -1309,6 +1309,11 @@ static void test_copy_job_shape(void **state)
 	assert_string_equal(kube_obj_str(container, "image"), IMAGE);
 	assert_string_equal(kube_obj_str(pod_spec, "restartPolicy"), "Never");
 	assert_string_equal(job_pass(job), "full");
+	/* Root whatever the image's USER: every file must be read and its owner kept. */
+	const json_t *sc = json_object_get(container, "securityContext");
+	assert_int_equal(json_integer_value(json_object_get(sc, "runAsUser")), 0);
+	assert_int_equal(json_integer_value(json_object_get(sc, "runAsGroup")), 0);
+	assert_null(json_object_get(pod_spec, "tolerations")); /* the set has none */
 	/* It mounts exactly two claims: the original read-only, the new one writable. */
 	size_t i, claims = 0;
 	json_t *vol;
@@ -1332,6 +1337,39 @@ static void test_copy_job_shape(void **state)
 	assert_string_equal(kube_obj_str(temp, "spec.resources.requests.storage"), "2Gi");
 	assert_string_equal(kube_obj_str(temp, "spec.storageClassName"), "fixed");
 	assert_string_equal(sim_label(temp, LABEL_COPY_OF), "web");
+	world_release(w);
+}
+
+/*
+ * Volumes bound to a tainted (dedicated) node are copied on that node: every
+ * copy Job takes the workload's tolerations, also those made while the
+ * StatefulSet is orphan-deleted (they come from the state, not the set).
+ */
+static bool copy_job_without_toleration(const struct world *w, const void *arg)
+{
+	(void)arg;
+	if (!w->a.body || !sim_streq(resize_action_name(&w->a), "CreateCopyJob"))
+		return false;
+	const json_t *pod_spec =
+		json_object_get(json_object_get(json_object_get(w->a.body, "spec"), "template"), "spec");
+	const json_t *tol = json_array_get(json_object_get(pod_spec, "tolerations"), 0);
+	return !sim_streq(kube_obj_str(tol, "key"), "dedicated");
+}
+
+static void test_copy_jobs_take_the_sets_tolerations(void **state)
+{
+	struct world *w = *state;
+	start_cycle(w, &cycles[0]);
+	json_object_set_new(json_object_get(json_object_get(json_object_get(w->sts, "spec"), "template"), "spec"),
+			    "tolerations",
+			    json_pack("[{s:s, s:s, s:s}]", "key", "dedicated", "operator", "Exists", "effect", "NoSchedule"));
+	if (run(w, copy_job_without_toleration, NULL))
+		world_fail(w, "copy Job %s lacks the set's toleration (StatefulSet %s)", w->a.object,
+			   w->sts ? "present" : "orphan-deleted");
+	size_t i, jobs = 0;
+	json_t *line;
+	json_array_foreach(w->log, i, line) jobs += !strncmp(json_string_value(line), "CreateCopyJob", 13);
+	assert_true(jobs >= 2);
 	world_release(w);
 }
 
@@ -1959,6 +1997,7 @@ int main(void)
 		TEST(test_cycle),
 		TEST(test_swap_order),
 		TEST(test_copy_job_shape),
+	TEST(test_copy_jobs_take_the_sets_tolerations),
 		TEST(test_copy_job_runs_where_the_volume_is),
 		TEST(test_pending_rebound_claim_is_nudged),
 		TEST(test_rolling_waits_for_ready),

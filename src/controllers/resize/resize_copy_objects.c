@@ -200,9 +200,8 @@ json_t *copy_job(const struct resize_inputs *in, const json_t *st, const char *n
 	json_t *affinity = job_affinity(in, vols, pod, streq(pass, "precopy"));
 	if (affinity)
 		json_object_set_new(pod_spec, "affinity", affinity);
-	/* A volume on a tainted (dedicated) node is copied there: the workload's tolerations go along. */
-	const json_t *tolerations = json_object_get(
-		json_object_get(json_object_get(json_object_get(in->sts, "spec"), "template"), "spec"), "tolerations");
+	/* The workload's tolerations, saved when the resize started (resize_copy_plan.c). */
+	const json_t *tolerations = json_object_get(st, "tolerations");
 	if (json_is_array(tolerations))
 		json_object_set(pod_spec, "tolerations", (json_t *)tolerations);
 	json_t *job = json_pack("{s:s, s:s, s:{s:s, s:s, s:O, s:{s:s}}, s:{s:i, s:I, s:{s:{s:O, s:o}, s:o}}}",

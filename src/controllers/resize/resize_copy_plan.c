@@ -1093,6 +1093,15 @@ void copy_plan_start(const struct resize_inputs *in, const char *now, const stru
 		json_object_set_new(st, "resources", json_loads(req->copy_resources, 0, NULL));
 	if (req->copy_pod_annotations)
 		json_object_set_new(st, "podAnnotations", json_loads(req->copy_pod_annotations, 0, NULL));
+	/*
+	 * The workload's tolerations, for the copy Jobs: a volume bound to a
+	 * tainted (dedicated) node is copied there. Kept in the state because
+	 * the StatefulSet is orphan-deleted while its replicas are copied.
+	 */
+	const json_t *tolerations = json_object_get(
+		json_object_get(json_object_get(json_object_get(in->sts, "spec"), "template"), "spec"), "tolerations");
+	if (json_is_array(tolerations) && json_array_size(tolerations))
+		json_object_set(st, "tolerations", (json_t *)tolerations);
 	plan_set_state(a, st);
 	char *list = json_dumps(targets, JSON_COMPACT);
 	char *cls = json_dumps(classes, JSON_COMPACT);

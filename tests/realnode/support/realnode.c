@@ -1,0 +1,288 @@
+/* Helpers for the tests on the real node (see realnode.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "realnode.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "controllers/resize/resize_plan.h"
+#include "itest.h"
+#include "util/xalloc.h"
+
+#define WORKLOAD_CONFIGMAP "rn-workload"
+
+int rn_setup(void **state)
+{
+	struct rn_test *t = xcalloc(1, sizeof(*t));
+	t->admin = it_admin_client();
+	t->ns = it_namespace_new(t->admin, "rn");
+	snprintf(t->report, sizeof(t->report), "/tmp/sop-rn-XXXXXX");
+	if (!mkdtemp(t->report))
+		fail_msg("mkdtemp: %s", strerror(errno));
+	chmod(t->report, 0777);
+	if (it_sh("kubectl create configmap -n %s " WORKLOAD_CONFIGMAP " --from-file=workload.sh=%s/tests/realnode/workload.sh "
+		  ">/dev/null",
+		  t->ns, it_source_dir()))
+		fail_msg("creating the workload ConfigMap failed");
+	*state = t;
+	return 0;
+}
+
+int rn_teardown(void **state)
+{
+	struct rn_test *t = *state;
+	if (t->d.pid > 0) {
+		kill(t->d.pid, SIGKILL);
+		daemon_wait_exit(&t->d, 10000);
+		daemon_cleanup(&t->d);
+	}
+	if (t->ns)
+		it_namespace_delete(t->admin, t->ns);
+	it_sh("rm -rf %s", t->report);
+	kube_client_free(t->admin);
+	free(t->ns);
+	free(t);
+	return 0;
+}
+
+void rn_start_operator(struct rn_test *t)
+{
+	const char *args[] = {"--kubeconfig", getenv("SOP_OPERATOR_KUBECONFIG"), "--metrics-bind-address", "0",
+			      "--health-probe-bind-address", "0", "--copy-image", RN_OPERATOR_IMAGE, NULL};
+	daemon_start(&t->d, args, NULL);
+	if (!daemon_wait_log(&t->d, "all caches synced", 20000))
+		fail_msg("operator did not start");
+}
+
+json_t *rn_workload_set(const struct rn_test *t, const char *name, int replicas, const char *cls, const char *size,
+			int data_mb)
+{
+	return it_json(
+		"{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"%s\"},"
+		"\"spec\":{\"replicas\":%d,\"serviceName\":\"%s\",\"podManagementPolicy\":\"Parallel\","
+		"\"selector\":{\"matchLabels\":{\"app\":\"%s\"}},"
+		"\"template\":{\"metadata\":{\"labels\":{\"app\":\"%s\"}},\"spec\":{"
+		"\"nodeSelector\":{\"" RN_NODE_LABEL "\":\"real\"},"
+		"\"tolerations\":[{\"key\":\"" RN_NODE_LABEL "\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}],"
+		"\"terminationGracePeriodSeconds\":20,"
+		"\"containers\":[{\"name\":\"db\",\"image\":\"" RN_TOOLS_IMAGE "\",\"imagePullPolicy\":\"Never\","
+		"\"command\":[\"sh\",\"/workload/workload.sh\"],"
+		"\"env\":[{\"name\":\"DATA_MB\",\"value\":\"%d\"},"
+		"{\"name\":\"POD_UID\",\"valueFrom\":{\"fieldRef\":{\"fieldPath\":\"metadata.uid\"}}},"
+		"{\"name\":\"POD_NAME\",\"valueFrom\":{\"fieldRef\":{\"fieldPath\":\"metadata.name\"}}}],"
+		"\"readinessProbe\":{\"exec\":{\"command\":[\"test\",\"-e\",\"/tmp/ready\"]},"
+		"\"periodSeconds\":1},"
+		"\"volumeMounts\":[{\"name\":\"data\",\"mountPath\":\"/data\"},"
+		"{\"name\":\"workload\",\"mountPath\":\"/workload\"},{\"name\":\"report\",\"mountPath\":\"/report\"}]}],"
+		"\"volumes\":[{\"name\":\"workload\",\"configMap\":{\"name\":\"" WORKLOAD_CONFIGMAP "\"}},"
+		"{\"name\":\"report\",\"hostPath\":{\"path\":\"%s\",\"type\":\"Directory\"}}]}},"
+		"\"volumeClaimTemplates\":[{\"metadata\":{\"name\":\"data\"},"
+		"\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],\"storageClassName\":\"%s\","
+		"\"resources\":{\"requests\":{\"storage\":\"%s\"}}}}]}}",
+		name, replicas, name, name, name, data_mb, t->report, cls, size);
+}
+
+char *rn_pod_uid(struct rn_test *t, const char *name)
+{
+	json_t *pod = it_get(t->admin, &KUBE_PODS, t->ns, name);
+	char *uid = pod && !kube_obj_str(pod, "metadata.deletionTimestamp")
+			    ? xstrdup(kube_obj_str(pod, "metadata.uid"))
+			    : NULL;
+	json_decref(pod);
+	return uid;
+}
+
+char *rn_report(const struct rn_test *t, const char *uid, const char *what)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/%s.%s", t->report, uid, what);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	struct stat st;
+	char *text = NULL;
+	if (fstat(fileno(f), &st) == 0) {
+		text = xmalloc((size_t)st.st_size + 1);
+		size_t n = fread(text, 1, (size_t)st.st_size, f);
+		text[n] = '\0';
+	}
+	fclose(f);
+	return text;
+}
+
+char *rn_wait_report(const struct rn_test *t, const char *uid, const char *what, long timeout_ms)
+{
+	double deadline = it_now_ms() + (double)timeout_ms;
+	char *text;
+	while (!(text = rn_report(t, uid, what))) {
+		if (it_now_ms() > deadline)
+			fail_msg("pod %s wrote no %s report in %ld ms", uid, what, timeout_ms);
+		it_sleep_ms(200);
+	}
+	return text;
+}
+
+struct workload_ctx {
+	struct rn_test *t;
+	const char *set;
+	int replicas;
+};
+
+static bool workload_up(void *ctx)
+{
+	struct workload_ctx *w = ctx;
+	for (int k = 0; k < w->replicas; k++) {
+		char name[128];
+		snprintf(name, sizeof(name), "%s-%d", w->set, k);
+		json_t *pod = it_get(w->t->admin, &KUBE_PODS, w->t->ns, name);
+		bool ready = pod && kube_obj_condition(pod, "Ready", NULL) &&
+			     !kube_obj_str(pod, "metadata.deletionTimestamp");
+		char *start = ready ? rn_report(w->t, kube_obj_str(pod, "metadata.uid"), "start") : NULL;
+		json_decref(pod);
+		free(start);
+		if (!start)
+			return false;
+	}
+	return true;
+}
+
+void rn_wait_workload(struct rn_test *t, const char *set, int replicas)
+{
+	struct workload_ctx w = {t, set, replicas};
+	if (!it_wait_every(workload_up, &w, RN_WAIT_MS, 250))
+		fail_msg("%s: %d replicas not Ready with a start report after %ld ms", set, replicas, RN_WAIT_MS);
+}
+
+int64_t rn_df_bytes(const char *df)
+{
+	long long size = -1;
+	if (!df || sscanf(df, "%*s %lld", &size) != 1)
+		fail_msg("not a df report: %s", df ? df : "(none)");
+	return size;
+}
+
+void rn_assert_same_tree(const char *before, const char *after, const char *what)
+{
+	if (!before || !after)
+		fail_msg("%s: a manifest is missing", what);
+	if (!strcmp(before, after))
+		return;
+	const char *b = before, *a = after;
+	int line = 1;
+	while (*b && *a) {
+		size_t lb = strcspn(b, "\n"), la = strcspn(a, "\n");
+		if (lb != la || memcmp(a, b, lb))
+			fail_msg("%s: trees differ at manifest line %d:\n  before: %.*s\n  after:  %.*s", what, line,
+				 (int)lb, b, (int)la, a);
+		b += lb + (b[lb] == '\n');
+		a += la + (a[la] == '\n');
+		line++;
+	}
+	fail_msg("%s: trees differ: one manifest ends at line %d", what, line);
+}
+
+struct resize_ctx {
+	struct rn_test *t;
+	const char *set;
+};
+
+static bool resize_seen(void *ctx)
+{
+	struct resize_ctx *r = ctx;
+	json_t *sts = it_get(r->t->admin, &KUBE_STATEFULSETS, r->t->ns, r->set);
+	bool seen = sts && it_annotation(sts, ANNOTATION_RESIZE_STATUS);
+	json_decref(sts);
+	return seen;
+}
+
+static bool resize_over(void *ctx)
+{
+	struct resize_ctx *r = ctx;
+	return rn_resize_over(r->t, r->set);
+}
+
+void rn_wait_resize(struct rn_test *t, const char *set, long timeout_ms)
+{
+	struct resize_ctx r = {t, set};
+	if (!it_wait_every(resize_seen, &r, 30000, 200) || !it_wait_every(resize_over, &r, timeout_ms, 500)) {
+		char *log = daemon_log(&t->d);
+		fprintf(stderr, "----- operator log -----\n%s\n----- end of operator log -----\n", log);
+		free(log);
+		fail_msg("%s: resize not started and over within %ld ms", set, timeout_ms);
+	}
+}
+
+bool rn_resize_over(struct rn_test *t, const char *set)
+{
+	char backup[256];
+	snprintf(backup, sizeof(backup), "%s" BACKUP_SUFFIX, set);
+	json_t *sts = it_get(t->admin, &KUBE_STATEFULSETS, t->ns, set);
+	json_t *cm = it_get(t->admin, &KUBE_CONFIGMAPS, t->ns, backup);
+	bool over = sts && !cm && !it_annotation(sts, ANNOTATION_RESIZE_STATE);
+	json_decref(sts);
+	json_decref(cm);
+	return over;
+}
+
+static void *sampler_main(void *arg)
+{
+	struct rn_sampler *s = arg;
+	struct kube_client *c = it_admin_client();
+	double last = it_now_ms();
+	while (!atomic_load(&s->stop)) {
+		json_t *pods = NULL;
+		struct kube_error err;
+		if (kube_list_all(c, &KUBE_PODS, s->ns, NULL, 0, &pods, NULL, &err) == 0) {
+			int down = 0;
+			for (int k = 0; k < s->replicas; k++) {
+				char name[128];
+				snprintf(name, sizeof(name), "%s-%d", s->set, k);
+				bool ready = false;
+				size_t i;
+				json_t *p;
+				json_array_foreach(pods, i, p) {
+					const char *n = kube_obj_str(p, "metadata.name");
+					if (n && !strcmp(n, name))
+						ready = kube_obj_condition(p, "Ready", NULL) &&
+							!kube_obj_str(p, "metadata.deletionTimestamp");
+				}
+				down += !ready;
+			}
+			double now = it_now_ms();
+			s->not_ready_s += down * (now - last) / 1000.0;
+			last = now;
+			if (down > s->max_down)
+				s->max_down = down;
+		}
+		json_decref(pods);
+		it_sleep_ms(100);
+	}
+	kube_client_free(c);
+	return NULL;
+}
+
+void rn_sampler_start(struct rn_sampler *s, const char *ns, const char *set, int replicas)
+{
+	memset(s, 0, sizeof(*s));
+	s->ns = ns;
+	s->set = set;
+	s->replicas = replicas;
+	if (pthread_create(&s->thread, NULL, sampler_main, s))
+		fail_msg("pthread_create");
+}
+
+void rn_sampler_stop(struct rn_sampler *s)
+{
+	atomic_store(&s->stop, true);
+	pthread_join(s->thread, NULL);
+}

@@ -1,0 +1,84 @@
+/*
+ * Helpers for the tests on the test bed's real node (local-node-0: a kubelet,
+ * containerd and real file systems; scripts/local-cluster-node.sh). A test's
+ * workload runs tests/realnode/workload.sh in localhost/testbed-tools:dev on
+ * a volume of a real StorageClass and reports into a host directory that the
+ * pods mount (the test and the node are one machine): manifests of its
+ * volume at every start and stop, and df. Failures abort the test through
+ * cmocka's fail_msg. Test-only; call from the test's thread.
+ */
+#ifndef SOP_RN_REALNODE_H
+#define SOP_RN_REALNODE_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "client/kube_client.h"
+#include "daemon.h"
+
+#define RN_NODE "local-node-0"
+#define RN_NODE_LABEL "stateful-operator.io/testbed-node"
+#define RN_TOOLS_IMAGE "localhost/testbed-tools:dev"
+#define RN_OPERATOR_IMAGE "stateful-operator:dev"
+#define RN_WAIT_MS 240000L
+
+struct rn_test {
+	struct kube_client *admin;
+	char *ns;
+	char report[64]; /* host directory the workload pods write their reports to */
+	struct daemon d; /* the operator; d.pid 0 when none runs */
+};
+
+/* cmocka setup/teardown: namespace, report directory, the workload ConfigMap; all removed after. */
+int rn_setup(void **state);
+int rn_teardown(void **state);
+
+/* Starts the operator (this build's binary) with --copy-image RN_OPERATOR_IMAGE. */
+void rn_start_operator(struct rn_test *t);
+
+/*
+ * A StatefulSet of the workload on the real node: replicas, Parallel pod
+ * management, one claim template "data" of size in class cls, data_mb of
+ * random data written on first start. New object.
+ */
+json_t *rn_workload_set(const struct rn_test *t, const char *name, int replicas, const char *cls, const char *size,
+			int data_mb);
+
+/* Waits until every replica of set runs, is Ready and has written its start report. */
+void rn_wait_workload(struct rn_test *t, const char *set, int replicas);
+
+/* The UID of pod name (new string), or NULL when there is none. */
+char *rn_pod_uid(struct rn_test *t, const char *name);
+
+/* The report "<uid>.<what>" (start, stop, df) as a new string, or NULL when not written. */
+char *rn_report(const struct rn_test *t, const char *uid, const char *what);
+/* Waits for it; fails the test after timeout_ms. */
+char *rn_wait_report(const struct rn_test *t, const char *uid, const char *what, long timeout_ms);
+
+/* The size in bytes of the file system in a df report. */
+int64_t rn_df_bytes(const char *df);
+
+/* Fails the test with the first differing lines when the two manifests differ. */
+void rn_assert_same_tree(const char *before, const char *after, const char *what);
+
+/* The resize of set is over: no resize state on it and no saved copy. */
+bool rn_resize_over(struct rn_test *t, const char *set);
+/* Waits for the operator to take the resize up (resize-status set), then for it to be over. */
+void rn_wait_resize(struct rn_test *t, const char *set, long timeout_ms);
+
+/* Samples the set's replicas every 100 ms: replica-seconds not Ready, most down at once. */
+struct rn_sampler {
+	const char *ns, *set;
+	int replicas;
+	atomic_bool stop;
+	double not_ready_s; /* integral of (replicas not Ready) over time */
+	int max_down;
+	pthread_t thread;
+};
+void rn_sampler_start(struct rn_sampler *s, const char *ns, const char *set, int replicas);
+void rn_sampler_stop(struct rn_sampler *s);
+
+#endif
