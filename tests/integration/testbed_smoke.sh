@@ -4,7 +4,11 @@
 #   - a PVC of each StorageClass (expandable, fixed) gets Bound;
 #   - a StatefulSet's pods become Running+Ready and its claims Bound;
 #   - a Job's pod Succeeds and the Job completes; the outcome=fail annotation fails a pod;
-#   - the operator's identity can list StatefulSets cluster-wide but not delete a PVC.
+#   - the operator's identity can list StatefulSets cluster-wide but not delete a PVC;
+#   - the real node (unless LOCAL_CLUSTER_REAL_NODE=0): local-node-0 is Ready, tainted
+#     and labelled; a pod there runs a real container on a real file system of the
+#     claim's size (local-fixed), reports through its termination message, and
+#     its volume's backing file is gone once the claim is deleted.
 # Everything it creates lives in one namespace, deleted on exit.
 set -euo pipefail
 
@@ -132,3 +136,52 @@ if out=$("${OP[@]}" get secrets -n "$NS" 2>&1); then
 fi
 grep -q Forbidden <<<"$out" || fail "reading Secrets as the operator failed, but not with Forbidden: $out"
 [ "$("${OP[@]}" auth can-i create leases -n stateful-operator-system)" = yes ] || fail "operator cannot create leases"
+
+[ "${LOCAL_CLUSTER_REAL_NODE:-1}" = 1 ] || exit 0
+
+step "the real node: Ready, tainted and labelled"
+[ "$(kubectl get node local-node-0 -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ] ||
+	fail "local-node-0 is not Ready"
+[ "$(kubectl get node local-node-0 -o jsonpath='{.metadata.labels.stateful-operator\.io/testbed-node}/{.spec.taints[0].key}')" = \
+	real/stateful-operator.io/testbed-node ] || fail "local-node-0 lacks its label or taint"
+
+step "a real container on a real file system of the claim's size"
+kubectl apply -n "$NS" -f - >/dev/null <<'EOF'
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: real}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: local-fixed
+  resources: {requests: {storage: 32Mi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: real}
+spec:
+  restartPolicy: Never
+  nodeSelector: {stateful-operator.io/testbed-node: real}
+  tolerations: [{key: stateful-operator.io/testbed-node, operator: Exists, effect: NoSchedule}]
+  containers:
+  - name: main
+    image: localhost/testbed-tools:dev
+    imagePullPolicy: Never
+    command: [sh, -c, 'echo hello >/data/f && df -B1 /data | awk "NR == 2 { print \$2 }" >/dev/termination-log']
+    volumeMounts: [{name: data, mountPath: /data}]
+  volumes: [{name: data, persistentVolumeClaim: {claimName: real}}]
+EOF
+kubectl wait -n "$NS" --for=jsonpath='{.status.phase}'=Succeeded pod/real --timeout="$WAIT" ||
+	fail "the pod on the real node did not Succeed"
+size=$(kubectl get -n "$NS" pod real -o jsonpath='{.status.containerStatuses[0].state.terminated.message}')
+((size > 24 * 1024 * 1024 && size <= 32 * 1024 * 1024)) || fail "df in the pod says '$size' bytes, not about 32Mi"
+pv=$(kubectl get -n "$NS" pvc real -o jsonpath='{.spec.volumeName}')
+[ -f "$LOCAL_CLUSTER_DIR/node/volumes/$pv.img" ] || fail "no backing file for $pv"
+
+step "deleting the claim deletes the volume and its backing file"
+kubectl delete -n "$NS" pod/real pvc/real --wait=true --timeout="$WAIT" >/dev/null || fail "delete failed"
+for _ in $(seq 1 100); do
+	[ -f "$LOCAL_CLUSTER_DIR/node/volumes/$pv.img" ] || break
+	sleep 0.3
+done
+[ ! -f "$LOCAL_CLUSTER_DIR/node/volumes/$pv.img" ] || fail "the backing file of $pv is still there"
+! kubectl get pv "$pv" >/dev/null 2>&1 || fail "PV $pv is still there"

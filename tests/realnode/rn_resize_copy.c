@@ -183,10 +183,118 @@ static void test_rolling_copy_keeps_every_byte(void **state)
 	json_decref(pvc_records);
 }
 
+struct phase_ctx {
+	struct rn_test *t;
+	const char *phase;
+};
+
+static bool phase_is(void *ctx)
+{
+	struct phase_ctx *p = ctx;
+	char *phase = rn_resize_phase(p->t, SET);
+	bool is = phase && !strcmp(phase, p->phase);
+	free(phase);
+	return is;
+}
+
+/*
+ * Replica 0 is back on the volume it had (same PV) and holds what it held
+ * when its pod stopped; its claim still asks for size.
+ */
+static void expect_back_on_its_volume(struct rn_test *t, const char *old_uid, const char *old_pv, const char *size)
+{
+	rn_wait_workload(t, SET, 1);
+	char *uid = rn_pod_uid(t, SET "-0");
+	char *pv = rn_claim_volume(t, "data-" SET "-0");
+	assert_string_not_equal(uid, old_uid); /* it was stopped for the copy */
+	assert_string_equal(pv, old_pv);
+	char *before = rn_wait_report(t, old_uid, "stop", 1000);
+	char *after = rn_wait_report(t, uid, "start", 1000);
+	rn_assert_same_tree(before, after, SET "-0 back on its volume");
+	json_t *pvc = it_get(t->admin, &KUBE_PVCS, t->ns, "data-" SET "-0");
+	assert_string_equal(kube_obj_str(pvc, "spec.resources.requests.storage"), size);
+	json_decref(pvc);
+	json_t *sts = it_get(t->admin, &KUBE_STATEFULSETS, t->ns, SET);
+	const json_t *tmpl = json_array_get(json_object_get(json_object_get(sts, "spec"), "volumeClaimTemplates"), 0);
+	assert_string_equal(kube_obj_str(tmpl, "spec.resources.requests.storage"), size);
+	json_decref(sts);
+	free(after);
+	free(before);
+	free(pv);
+	free(uid);
+}
+
+/* A shrink below what the volume holds: the copy refuses before writing; the replica keeps its data. */
+static void test_shrink_that_does_not_fit_is_refused(void **state)
+{
+	struct rn_test *t = *state;
+	json_t *sts = rn_workload_set(t, SET, 1, "local-fixed", "64Mi", 32);
+	rn_create_workload(t, sts, 1);
+	json_decref(sts);
+	char *old_uid = rn_pod_uid(t, SET "-0");
+	char *old_pv = rn_claim_volume(t, "data-" SET "-0");
+	rn_start_operator(t);
+	if (it_sh("kubectl annotate -n %s statefulset/" SET " stateful-operator.io/allow-shrink=true stateful-operator.io/resize-strategy=copy "
+		  "resize.stateful-operator.io/data=16Mi >/dev/null",
+		  t->ns))
+		fail_msg("kubectl annotate failed");
+	struct phase_ctx p = {t, "Failed"};
+	if (!it_wait_every(phase_is, &p, RN_WAIT_MS, 500))
+		fail_msg("the shrink did not fail");
+	json_t *set = it_get(t->admin, &KUBE_STATEFULSETS, t->ns, SET);
+	const char *status = it_annotation(set, ANNOTATION_RESIZE_STATUS);
+	printf("[ info ] resize-status after the shrink: %s\n", status ? status : "(none)");
+	if (!status || !strstr(status, "fit"))
+		fail_msg("resize-status does not say the data does not fit: %s", status ? status : "(none)");
+	json_decref(set);
+	expect_back_on_its_volume(t, old_uid, old_pv, "64Mi");
+	free(old_pv);
+	free(old_uid);
+}
+
+struct job_ctx {
+	struct rn_test *t;
+	const char *name;
+};
+
+static bool job_exists(void *ctx)
+{
+	struct job_ctx *j = ctx;
+	json_t *job = it_get(j->t->admin, &KUBE_JOBS, j->t->ns, j->name);
+	json_decref(job);
+	return job != NULL;
+}
+
+/* Abort while the replica's copy runs (the set is gone: the abort goes on its saved copy). */
+static void test_abort_mid_copy_returns_the_replica(void **state)
+{
+	struct rn_test *t = *state;
+	json_t *sts = rn_workload_set(t, SET, 1, "local-fixed", "64Mi", 40);
+	rn_create_workload(t, sts, 1);
+	json_decref(sts);
+	char *old_uid = rn_pod_uid(t, SET "-0");
+	char *old_pv = rn_claim_volume(t, "data-" SET "-0");
+	rn_start_operator(t);
+	if (it_sh("kubectl annotate -n %s statefulset/" SET " resize.stateful-operator.io/data=128Mi >/dev/null", t->ns))
+		fail_msg("kubectl annotate failed");
+	struct job_ctx j = {t, SET "-0-copy"};
+	if (!it_wait_every(job_exists, &j, RN_WAIT_MS, 50))
+		fail_msg("the copy Job never started");
+	if (it_sh("kubectl annotate -n %s configmap/" SET BACKUP_SUFFIX " stateful-operator.io/resize-abort=true >/dev/null",
+		  t->ns))
+		fail_msg("kubectl annotate (abort) failed");
+	rn_wait_resize(t, SET, RN_WAIT_MS);
+	expect_back_on_its_volume(t, old_uid, old_pv, "64Mi");
+	free(old_pv);
+	free(old_uid);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_rolling_copy_keeps_every_byte, rn_setup, rn_teardown),
+		cmocka_unit_test_setup_teardown(test_shrink_that_does_not_fit_is_refused, rn_setup, rn_teardown),
+		cmocka_unit_test_setup_teardown(test_abort_mid_copy_returns_the_replica, rn_setup, rn_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,9 +14,23 @@
 
 #include "util/xalloc.h"
 
-char *local_volume_path(const char *dir, const char *name)
+/* Where the file system is mounted. */
+static char *mount_point(const char *dir, const char *name)
 {
 	return xasprintf("%s/%s", dir, name);
+}
+
+/*
+ * A directory inside the file system, not its root: while the test bed has
+ * it unmounted (ext4 growth), the path does not exist, so the kubelet's
+ * mount for a pod fails and is retried instead of handing the pod the empty
+ * mount point. Also keeps lost+found out of the pods' view.
+ */
+#define VOLUME_SUBDIR "volume"
+
+char *local_volume_path(const char *dir, const char *name)
+{
+	return xasprintf("%s/%s/" VOLUME_SUBDIR, dir, name);
 }
 
 static char *image_path(const char *dir, const char *name)
@@ -167,7 +181,7 @@ static void detach_loops(const char *img)
 
 int local_volume_create(const char *dir, const char *name, int64_t bytes, const char *fstype, char **err)
 {
-	char *img = image_path(dir, name), *mnt = local_volume_path(dir, name), *dev = NULL;
+	char *img = image_path(dir, name), *mnt = mount_point(dir, name), *dev = NULL;
 	int rc = -1;
 	*err = NULL;
 	if (strcmp(fstype, "ext4") && strcmp(fstype, "xfs")) {
@@ -212,6 +226,13 @@ int local_volume_create(const char *dir, const char *name, int64_t bytes, const 
 	const char *mount_argv[] = {"mount", "-t", fstype, dev, mnt, NULL};
 	if (run_or_fail("mount", mount_argv, NULL, err) < 0)
 		goto out;
+	char *data = local_volume_path(dir, name);
+	if (mkdir(data, 0755) < 0 && errno != EEXIST) {
+		*err = xasprintf("mkdir %s: %s", data, strerror(errno));
+		free(data);
+		goto out;
+	}
+	free(data);
 	rc = 0;
 out:
 	free(dev);
@@ -222,7 +243,7 @@ out:
 
 int local_volume_grow(const char *dir, const char *name, int64_t bytes, char **err)
 {
-	char *img = image_path(dir, name), *mnt = local_volume_path(dir, name);
+	char *img = image_path(dir, name), *mnt = mount_point(dir, name);
 	char *dev = loop_of(img), *type = fstype_at(mnt);
 	int rc = -1;
 	struct stat st;
@@ -287,7 +308,7 @@ out:
 
 int local_volume_delete(const char *dir, const char *name, char **err)
 {
-	char *img = image_path(dir, name), *mnt = local_volume_path(dir, name);
+	char *img = image_path(dir, name), *mnt = mount_point(dir, name);
 	char *dev = loop_of(img);
 	int rc = -1;
 	bool at_mnt;

@@ -4,7 +4,8 @@
  * and the pods see a real file system (statfs, df, ENOSPC). It stands in for
  * a CSI driver: none is offered by the Go module proxy here.
  *
- * Layout under dir: <name>.img (sparse backing file), <name>/ (mount point).
+ * Layout under dir: <name>.img (sparse backing file), <name>/ (mount point),
+ * <name>/volume/ (what the PV points at).
  * Every call is idempotent, so a caller that crashed half-way calls again.
  * The tools are Debian's: losetup, mkfs.ext4/mkfs.xfs, mount, umount,
  * resize2fs, xfs_growfs. Runs as root. Test-bed code, not product code.
@@ -31,7 +32,7 @@ int local_volume_grow(const char *dir, const char *name, int64_t bytes, char **e
  */
 int local_volume_delete(const char *dir, const char *name, char **err);
 
-/* The mount point (malloc'd): where the PV's spec.local.path points. */
+/* Where the PV's spec.local.path points (malloc'd): a directory inside the mounted file system. */
 char *local_volume_path(const char *dir, const char *name);
 
 #endif

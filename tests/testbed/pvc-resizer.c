@@ -633,6 +633,19 @@ out:
 	return rc;
 }
 
+/* Whether a pod that mounted the claim when the file system step began still does. */
+static bool old_pod_left(const struct attempt *a, const json_t *pods)
+{
+	size_t k;
+	const json_t *pod;
+	json_array_foreach(pods, k, pod) {
+		const char *uid = kube_obj_str(pod, "metadata.uid");
+		if (uid && a->old_pods && uid_in_set(a->old_pods, uid))
+			return true;
+	}
+	return false;
+}
+
 /* A real volume of the test bed (local_provisioner.h) grows its file system to the request. */
 static int grow_backing(struct resizer *r, const struct observed *o)
 {
@@ -731,8 +744,12 @@ static int reconcile(struct resizer *r, const char *key, struct outcome *res)
 			json_decref(pods);
 			goto out;
 		case STEP_WAIT_POD:
-			/* Offline: a real volume grows once no pod uses it (the restart finishes). */
-			if (json_array_size(pods) == 0 && grow_backing(r, &o) < 0)
+			/*
+			 * Offline: a real volume grows once the pods that had it
+			 * mounted are gone (its restart), as a kubelet expands it
+			 * before the next pod's mount.
+			 */
+			if (!old_pod_left(a, pods) && grow_backing(r, &o) < 0)
 				rc = -1;
 			json_decref(pods);
 			goto out;

@@ -286,3 +286,32 @@ void rn_sampler_stop(struct rn_sampler *s)
 	atomic_store(&s->stop, true);
 	pthread_join(s->thread, NULL);
 }
+
+char *rn_resize_phase(struct rn_test *t, const char *set)
+{
+	json_t *sts = it_get(t->admin, &KUBE_STATEFULSETS, t->ns, set);
+	const char *text = sts ? it_annotation(sts, ANNOTATION_RESIZE_STATE) : NULL;
+	json_t *st = text ? json_loads(text, 0, NULL) : NULL;
+	const char *phase = json_string_value(json_object_get(st, "phase"));
+	char *out = phase ? xstrdup(phase) : NULL;
+	json_decref(st);
+	json_decref(sts);
+	return out;
+}
+
+void rn_create_workload(struct rn_test *t, json_t *sts, int replicas)
+{
+	struct kube_error err;
+	if (kube_create(t->admin, &KUBE_STATEFULSETS, t->ns, sts, NULL, &err) < 0)
+		fail_msg("create StatefulSet: %s", err.message);
+	rn_wait_workload(t, kube_obj_str(sts, "metadata.name"), replicas);
+}
+
+char *rn_claim_volume(struct rn_test *t, const char *claim)
+{
+	json_t *pvc = it_get(t->admin, &KUBE_PVCS, t->ns, claim);
+	const char *pv = pvc ? kube_obj_str(pvc, "spec.volumeName") : NULL;
+	char *out = pv ? xstrdup(pv) : NULL;
+	json_decref(pvc);
+	return out;
+}

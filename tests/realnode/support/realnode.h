@@ -47,6 +47,15 @@ void rn_start_operator(struct rn_test *t);
 json_t *rn_workload_set(const struct rn_test *t, const char *name, int replicas, const char *cls, const char *size,
 			int data_mb);
 
+/* The phase in the set's resize state (new string), or NULL when it has none. */
+char *rn_resize_phase(struct rn_test *t, const char *set);
+
+/* Creates the workload set sts (borrowed) and waits for its replicas (rn_wait_workload). */
+void rn_create_workload(struct rn_test *t, json_t *sts, int replicas);
+
+/* The PV the claim is bound to (new string), or NULL. */
+char *rn_claim_volume(struct rn_test *t, const char *claim);
+
 /* Waits until every replica of set runs, is Ready and has written its start report. */
 void rn_wait_workload(struct rn_test *t, const char *set, int replicas);
 
