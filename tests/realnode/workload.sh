@@ -9,9 +9,15 @@
 #   - then a writer appends to /data/writer.log every 50 ms until SIGTERM;
 #   - on SIGTERM: the writer stops, then /report/$POD_UID.stop = the manifest,
 #     so a copy is checked against what the volume held when its pod stopped.
-# Ready (readiness probe: /tmp/ready) once the writer runs.
+# Ready (readiness probe: /tmp/ready) once the writer runs. A volume holding
+# /data/.exit-for-good makes every start exit 1 (a member that fails for good).
 set -eu
 DATA_MB=${DATA_MB:-8}
+# A test can make this replica fail for good (every start exits 1).
+if [ -e /data/.exit-for-good ]; then
+	echo "workload: /data/.exit-for-good is there; exiting 1" >&2
+	exit 1
+fi
 if [ ! -e /data/.populated ]; then
 	mkdir -p /data/tree/sub "/data/tree/odd name" /data/tree/empty
 	head -c $((DATA_MB * 1024 * 1024 * 3 / 4)) /dev/urandom >/data/tree/random-a

@@ -35,8 +35,7 @@ bool local_claim_needs_volume(const json_t *pvc)
 bool local_volume_releasable(const json_t *pv)
 {
 	const char *phase = kube_obj_str(pv, "status.phase");
-	return is(annotation(pv, ANN_PROVISIONED_BY), LOCAL_PROVISIONER_NAME) &&
-	       is(kube_obj_str(pv, "spec.persistentVolumeReclaimPolicy"), "Delete") &&
+	return local_provisioner_owns(pv) && is(kube_obj_str(pv, "spec.persistentVolumeReclaimPolicy"), "Delete") &&
 	       (is(phase, "Released") || is(phase, "Failed"));
 }
 
@@ -174,9 +173,14 @@ out:
 	return rc;
 }
 
+bool local_provisioner_owns(const json_t *pv)
+{
+	return is(annotation(pv, ANN_PROVISIONED_BY), LOCAL_PROVISIONER_NAME);
+}
+
 int local_provisioner_grow(struct local_provisioner *p, const json_t *pv, int64_t bytes)
 {
-	if (!p->dir || !is(annotation(pv, ANN_PROVISIONED_BY), LOCAL_PROVISIONER_NAME))
+	if (!p->dir || !local_provisioner_owns(pv))
 		return 0;
 	const char *name = kube_obj_str(pv, "metadata.name");
 	char *fail = NULL;

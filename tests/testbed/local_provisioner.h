@@ -33,6 +33,9 @@ bool local_volume_releasable(const json_t *pv);
 int local_provision(struct local_provisioner *p, const char *ns, const char *name, long *requeue_ms);
 int local_release(struct local_provisioner *p, const char *pv_name, long *requeue_ms);
 
+/* pv (borrowed) is one of ours. */
+bool local_provisioner_owns(const json_t *pv);
+
 /* Grows the backing of pv (borrowed) to bytes when it is one of ours; 0 when not ours. */
 int local_provisioner_grow(struct local_provisioner *p, const json_t *pv, int64_t bytes);
 

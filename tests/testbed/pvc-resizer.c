@@ -646,6 +646,17 @@ static bool old_pod_left(const struct attempt *a, const json_t *pods)
 	return false;
 }
 
+/* The claim's volume is a real one of the test bed (local_provisioner.h). */
+static bool real_volume(struct resizer *r, const struct observed *o)
+{
+	if (!r->local.dir)
+		return false;
+	json_t *pv = store_get(informer_store(r->pvs), o->volume);
+	bool real = pv && local_provisioner_owns(pv);
+	json_decref(pv);
+	return real;
+}
+
 /* A real volume of the test bed (local_provisioner.h) grows its file system to the request. */
 static int grow_backing(struct resizer *r, const struct observed *o)
 {
@@ -746,10 +757,12 @@ static int reconcile(struct resizer *r, const char *key, struct outcome *res)
 		case STEP_WAIT_POD:
 			/*
 			 * Offline: a real volume grows once the pods that had it
-			 * mounted are gone (its restart), as a kubelet expands it
-			 * before the next pod's mount.
+			 * mounted are gone (its restart), then its PV shows the
+			 * new capacity; the real kubelet finishes it at the next
+			 * mount, or the step below does once that pod is Ready.
 			 */
-			if (!old_pod_left(a, pods) && grow_backing(r, &o) < 0)
+			if (real_volume(r, &o) && !old_pod_left(a, pods) &&
+			    (grow_backing(r, &o) < 0 || ensure_pv(r, &o) < 0))
 				rc = -1;
 			json_decref(pods);
 			goto out;
@@ -792,7 +805,13 @@ static int reconcile(struct resizer *r, const char *key, struct outcome *res)
 					 key, o.request_str, o.capacity_str);
 			break;
 		case STEP_NODE_PENDING:
-			if ((rc = ensure_pv(r, &o)) < 0)
+			/*
+			 * A real kubelet finishes an expansion as soon as the PV is
+			 * bigger than the claim (for local PVs, online, on a file
+			 * system that did not grow): a real volume's PV grows only
+			 * with its file system, once its pods have gone (wait-pod).
+			 */
+			if (!real_volume(r, &o) && (rc = ensure_pv(r, &o)) < 0)
 				break;
 			/* The pods that mount it now must be restarted to finish. */
 			if (!a->old_pods) {

@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
+
 #include "controllers/resize/resize_plan.h"
 #include "itest.h"
 #include "util/xalloc.h"
@@ -314,4 +316,31 @@ char *rn_claim_volume(struct rn_test *t, const char *claim)
 	char *out = pv ? xstrdup(pv) : NULL;
 	json_decref(pvc);
 	return out;
+}
+
+json_t *rn_workload_cluster(const struct rn_test *t, const char *name, int replicas, const char *cls,
+			    const char *size, const char *when_replaced)
+{
+	json_t *c = rn_workload_set(t, name, replicas, cls, size, 4);
+	json_t *spec = json_object_get(c, "spec");
+	json_object_set_new(c, "apiVersion", json_string("stateful-operator.io/v1alpha1"));
+	json_object_set_new(c, "kind", json_string("StatefulCluster"));
+	json_object_del(spec, "podManagementPolicy");
+	json_object_set_new(spec, "persistentVolumeClaimRetentionPolicy",
+			    json_pack("{s:s, s:s, s:s}", "whenDeleted", "Delete", "whenScaled", "Delete",
+				      "whenReplaced", when_replaced));
+	/* A member not Ready for 5 s (after a 5 s start grace) is replaced. */
+	json_object_set_new(spec, "replacement",
+			    json_pack("{s:i, s:i}", "startupGraceSeconds", 5, "unhealthyAfterSeconds", 5));
+	return c;
+}
+
+void rn_sha256_hex(const char *text, char out[65])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+	if (!EVP_Digest(text, strlen(text), md, &n, EVP_sha256(), NULL) || n != 32)
+		fail_msg("sha256 failed");
+	for (unsigned int i = 0; i < n; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
 }

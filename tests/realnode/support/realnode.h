@@ -56,6 +56,17 @@ void rn_create_workload(struct rn_test *t, json_t *sts, int replicas);
 /* The PV the claim is bound to (new string), or NULL. */
 char *rn_claim_volume(struct rn_test *t, const char *claim);
 
+/*
+ * The workload as a StatefulCluster (4 MB of data per member): claims
+ * deleted with it and on scale-down, whenReplaced as given; a member not
+ * Ready for 5 s (after a 5 s start grace) is replaced. New object.
+ */
+json_t *rn_workload_cluster(const struct rn_test *t, const char *name, int replicas, const char *cls,
+			    const char *size, const char *when_replaced);
+
+/* Lower-case hex SHA-256 of text (what sha256sum prints). */
+void rn_sha256_hex(const char *text, char out[65]);
+
 /* Waits until every replica of set runs, is Ready and has written its start report. */
 void rn_wait_workload(struct rn_test *t, const char *set, int replicas);
 
