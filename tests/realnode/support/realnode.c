@@ -18,6 +18,7 @@
 #include <openssl/evp.h>
 
 #include "controllers/resize/resize_plan.h"
+#include "controllers/scaledown/scaledown_plan.h"
 #include "itest.h"
 #include "util/xalloc.h"
 
@@ -48,8 +49,11 @@ int rn_teardown(void **state)
 		daemon_wait_exit(&t->d, 10000);
 		daemon_cleanup(&t->d);
 	}
-	if (t->ns)
+	if (t->ns) {
+		/* With the operator gone, nobody would remove its scale-down finalizer. */
+		it_delete_all_removing_finalizer(t->admin, &KUBE_STATEFULSETS, t->ns, FINALIZER_SCALEDOWN);
 		it_namespace_delete(t->admin, t->ns);
+	}
 	it_sh("rm -rf %s", t->report);
 	kube_client_free(t->admin);
 	free(t->ns);
