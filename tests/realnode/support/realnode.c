@@ -49,6 +49,9 @@ int rn_teardown(void **state)
 		daemon_wait_exit(&t->d, 10000);
 		daemon_cleanup(&t->d);
 	}
+	/* An operator deployed in the cluster by a test (rn_deploy.c) goes too, whatever happened. */
+	it_sh("kubectl delete deployment -n stateful-operator-system stateful-operator --ignore-not-found "
+	      "--wait=true >/dev/null 2>&1");
 	if (t->ns) {
 		/* With the operator gone, nobody would remove its scale-down finalizer. */
 		it_delete_all_removing_finalizer(t->admin, &KUBE_STATEFULSETS, t->ns, FINALIZER_SCALEDOWN);

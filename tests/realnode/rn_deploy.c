@@ -1,0 +1,205 @@
+/*
+ * The operator as users run it: deploy/overlays/cluster with the image built
+ * here (a test overlay sets the image tag, the copy image, the real node, and
+ * the API server's address as a pod sees it: there is no kube-proxy), two
+ * replicas under leader election, probed by the real kubelet, as uid 65532 on
+ * a read-only root. During a resize by copy the leader's pod is deleted: the
+ * other replica takes over and the resize completes with every byte intact.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "itest.h"
+#include "realnode.h"
+#include "util/xalloc.h"
+
+#define SET "db"
+#define REPLICAS 3
+#define OPERATOR_NS "stateful-operator-system"
+#define LEASE "stateful-operator"
+
+/* build/rn-overlay: the test overlay on top of deploy/overlays/cluster. Returns its path (new string). */
+static char *write_overlay(void)
+{
+	const char *kubeconfig = getenv("KUBECONFIG");
+	char *server = it_sh_output("kubectl --kubeconfig %s config view --minify -o jsonpath='{.clusters[0].cluster.server}'",
+				    kubeconfig);
+	const char *port = strrchr(server, ':');
+	assert_non_null(port);
+	char *dir = xasprintf("%s/build/rn-overlay", it_source_dir());
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		fail_msg("mkdir %s: %s", dir, strerror(errno));
+	char *path = xasprintf("%s/kustomization.yaml", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f,
+		"# Written by tests/realnode/rn_deploy.c: deploy/overlays/cluster as the test bed runs it.\n"
+		"apiVersion: kustomize.config.k8s.io/v1beta1\n"
+		"kind: Kustomization\n"
+		"resources:\n"
+		"- ../../deploy/overlays/cluster\n"
+		"images:\n"
+		"- {name: stateful-operator, newTag: dev}\n"
+		"patches:\n"
+		"- target: {kind: Deployment, name: stateful-operator}\n"
+		"  patch: |-\n"
+		"    - {op: add, path: /spec/template/spec/containers/0/args/-, value: --copy-image=" RN_OPERATOR_IMAGE "}\n"
+		"    - {op: replace, path: /spec/template/spec/containers/0/imagePullPolicy, value: Never}\n"
+		"    - op: add\n"
+		"      path: /spec/template/spec/nodeSelector\n"
+		"      value: {\"" RN_NODE_LABEL "\": real}\n"
+		"    - op: add\n"
+		"      path: /spec/template/spec/tolerations\n"
+		"      value: [{key: " RN_NODE_LABEL ", operator: Exists, effect: NoSchedule}]\n"
+		"    - op: add\n"
+		"      path: /spec/template/spec/containers/0/env/-\n"
+		"      value: {name: KUBERNETES_SERVICE_HOST, value: \"10.250.0.1\"}\n"
+		"    - op: add\n"
+		"      path: /spec/template/spec/containers/0/env/-\n"
+		"      value: {name: KUBERNETES_SERVICE_PORT, value: \"%s\"}\n",
+		port + 1);
+	fclose(f);
+	free(path);
+	free(server);
+	return dir;
+}
+
+/* The pod holding the Lease (new string), or NULL. */
+static char *leader_pod(struct rn_test *t)
+{
+	json_t *lease = it_get(t->admin, &KUBE_LEASES, OPERATOR_NS, LEASE);
+	const char *holder = lease ? kube_obj_str(lease, "spec.holderIdentity") : NULL;
+	char *pod = holder && *holder ? xstrndup(holder, strcspn(holder, "_")) : NULL;
+	json_decref(lease);
+	return pod;
+}
+
+struct deploy_ctx {
+	struct rn_test *t;
+	char *leader; /* once found */
+};
+
+/* Two operator pods Running, one of them Ready and holding the Lease. */
+static bool operator_up(void *ctx)
+{
+	struct deploy_ctx *d = ctx;
+	json_t *pods = it_list(d->t->admin, &KUBE_PODS, OPERATOR_NS, "app.kubernetes.io/name=stateful-operator");
+	int running = 0, ready = 0;
+	size_t i;
+	json_t *p;
+	json_array_foreach(pods, i, p) {
+		const char *phase = kube_obj_str(p, "status.phase");
+		if (phase && !strcmp(phase, "Running") && !kube_obj_str(p, "metadata.deletionTimestamp"))
+			running++;
+		ready += kube_obj_condition(p, "Ready", NULL);
+	}
+	json_decref(pods);
+	free(d->leader);
+	d->leader = leader_pod(d->t);
+	return running == 2 && ready == 1 && d->leader;
+}
+
+static bool copy_started(void *ctx)
+{
+	struct rn_test *t = ctx;
+	json_t *jobs = it_list(t->admin, &KUBE_JOBS, t->ns, NULL);
+	bool any = json_array_size(jobs) > 0;
+	json_decref(jobs);
+	return any;
+}
+
+static void test_deployed_operator_survives_losing_its_leader_mid_copy(void **state)
+{
+	struct rn_test *t = *state;
+	char *overlay = write_overlay();
+	if (it_sh("kubectl apply -k %s >/dev/null", overlay))
+		fail_msg("kubectl apply -k %s failed", overlay);
+	struct deploy_ctx d = {t, NULL};
+	if (!it_wait_every(operator_up, &d, RN_WAIT_MS, 500)) {
+		it_sh("kubectl get pods -n " OPERATOR_NS " -o wide >&2; kubectl describe pods -n " OPERATOR_NS
+		      " | tail -30 >&2");
+		fail_msg("the deployed operator did not come up: 2 Running, 1 Ready holding the Lease");
+	}
+	/* As the Deployment says: uid 65532, read-only root. */
+	char *id = it_sh_output("kubectl exec -n " OPERATOR_NS " %s -- id -u", d.leader);
+	assert_string_equal(id, "65532");
+	free(id);
+	assert_int_not_equal(it_sh("kubectl exec -n " OPERATOR_NS " %s -- touch /probe 2>/dev/null", d.leader), 0);
+
+	json_t *sts = rn_workload_set(t, SET, REPLICAS, "local-fixed", "64Mi", 16);
+	rn_create_workload(t, sts, REPLICAS);
+	json_decref(sts);
+	char *old_uid[REPLICAS];
+	for (int k = 0; k < REPLICAS; k++) {
+		char pod[32];
+		snprintf(pod, sizeof(pod), SET "-%d", k);
+		old_uid[k] = rn_pod_uid(t, pod);
+	}
+	if (it_sh("kubectl annotate -n %s statefulset/" SET " resize.stateful-operator.io/data=128Mi >/dev/null", t->ns))
+		fail_msg("kubectl annotate failed");
+	if (!it_wait_every(copy_started, t, RN_WAIT_MS, 200))
+		fail_msg("the deployed operator started no copy");
+	char *first = xstrdup(d.leader);
+	double t0 = it_now_ms();
+	if (it_sh("kubectl delete pod -n " OPERATOR_NS " %s --wait=false >/dev/null", first))
+		fail_msg("deleting the leader failed");
+	/* Another pod takes the Lease. */
+	char *next = NULL;
+	for (double deadline = it_now_ms() + 60000; !next || !strcmp(next, first); it_sleep_ms(200)) {
+		if (it_now_ms() > deadline)
+			fail_msg("no other replica took the Lease within 60 s");
+		free(next);
+		next = leader_pod(t);
+	}
+	printf("[ figures ] leader %s deleted mid-copy; %s leads %.1f s later\n", first, next,
+	       (it_now_ms() - t0) / 1000);
+	rn_wait_resize(t, SET, RN_WAIT_MS * 2);
+	rn_wait_workload(t, SET, REPLICAS);
+	for (int k = 0; k < REPLICAS; k++) {
+		char pod[32], what[96];
+		snprintf(pod, sizeof(pod), SET "-%d", k);
+		char *uid = rn_pod_uid(t, pod);
+		char *before = rn_wait_report(t, old_uid[k], "stop", 1000);
+		char *after = rn_wait_report(t, uid, "start", 1000);
+		snprintf(what, sizeof(what), "%s across the leader change", pod);
+		rn_assert_same_tree(before, after, what);
+		char *df = rn_wait_report(t, uid, "df", 1000);
+		assert_true(rn_df_bytes(df) > 100LL << 20);
+		free(df);
+		free(after);
+		free(before);
+		free(uid);
+		free(old_uid[k]);
+	}
+	/* The kubelet kept probing: no operator container restarted. */
+	char *restarts = it_sh_output("kubectl get pods -n " OPERATOR_NS " -l app.kubernetes.io/name=stateful-operator "
+				      "-o jsonpath='{.items[*].status.containerStatuses[0].restartCount}'");
+	printf("[ info ] operator container restarts: %s\n", restarts);
+	for (const char *p = restarts; *p; p++)
+		if (*p != '0' && *p != ' ')
+			fail_msg("an operator container restarted (%s)", restarts);
+	free(restarts);
+	it_sh("kubectl delete deployment -n " OPERATOR_NS " stateful-operator --wait=true >/dev/null");
+	free(next);
+	free(first);
+	free(d.leader);
+	free(overlay);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_deployed_operator_survives_losing_its_leader_mid_copy, rn_setup,
+						rn_teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
