@@ -224,20 +224,32 @@ static void expect_back_on_its_volume(struct rn_test *t, const char *old_uid, co
 	free(uid);
 }
 
+/*
+ * One replica holding data_mb on 64Mi, Ready; the operator started and the
+ * annotations (kubectl annotate arguments) set. Its pod UID and PV before (new strings).
+ */
+static void one_replica_then_annotate(struct rn_test *t, int data_mb, const char *annotations, char **old_uid,
+				      char **old_pv)
+{
+	json_t *sts = rn_workload_set(t, SET, 1, "local-fixed", "64Mi", data_mb);
+	rn_create_workload(t, sts, 1);
+	json_decref(sts);
+	*old_uid = rn_pod_uid(t, SET "-0");
+	*old_pv = rn_claim_volume(t, "data-" SET "-0");
+	rn_start_operator(t);
+	if (it_sh("kubectl annotate -n %s statefulset/" SET " %s >/dev/null", t->ns, annotations))
+		fail_msg("kubectl annotate %s failed", annotations);
+}
+
 /* A shrink below what the volume holds: the copy refuses before writing; the replica keeps its data. */
 static void test_shrink_that_does_not_fit_is_refused(void **state)
 {
 	struct rn_test *t = *state;
-	json_t *sts = rn_workload_set(t, SET, 1, "local-fixed", "64Mi", 32);
-	rn_create_workload(t, sts, 1);
-	json_decref(sts);
-	char *old_uid = rn_pod_uid(t, SET "-0");
-	char *old_pv = rn_claim_volume(t, "data-" SET "-0");
-	rn_start_operator(t);
-	if (it_sh("kubectl annotate -n %s statefulset/" SET " stateful-operator.io/allow-shrink=true stateful-operator.io/resize-strategy=copy "
-		  "resize.stateful-operator.io/data=16Mi >/dev/null",
-		  t->ns))
-		fail_msg("kubectl annotate failed");
+	char *old_uid, *old_pv;
+	one_replica_then_annotate(t, 32,
+				  "stateful-operator.io/allow-shrink=true stateful-operator.io/resize-strategy=copy "
+				  "resize.stateful-operator.io/data=16Mi",
+				  &old_uid, &old_pv);
 	struct phase_ctx p = {t, "Failed"};
 	if (!it_wait_every(phase_is, &p, RN_WAIT_MS, 500))
 		fail_msg("the shrink did not fail");
@@ -269,14 +281,8 @@ static bool job_exists(void *ctx)
 static void test_abort_mid_copy_returns_the_replica(void **state)
 {
 	struct rn_test *t = *state;
-	json_t *sts = rn_workload_set(t, SET, 1, "local-fixed", "64Mi", 40);
-	rn_create_workload(t, sts, 1);
-	json_decref(sts);
-	char *old_uid = rn_pod_uid(t, SET "-0");
-	char *old_pv = rn_claim_volume(t, "data-" SET "-0");
-	rn_start_operator(t);
-	if (it_sh("kubectl annotate -n %s statefulset/" SET " resize.stateful-operator.io/data=128Mi >/dev/null", t->ns))
-		fail_msg("kubectl annotate failed");
+	char *old_uid, *old_pv;
+	one_replica_then_annotate(t, 40, "resize.stateful-operator.io/data=128Mi", &old_uid, &old_pv);
 	struct job_ctx j = {t, SET "-0-copy"};
 	if (!it_wait_every(job_exists, &j, RN_WAIT_MS, 50))
 		fail_msg("the copy Job never started");

@@ -48,14 +48,18 @@ static void annotate_template(json_t *sts, const char *key, const char *value)
 	it_set_annotation(tmpl, key, value);
 }
 
-static void test_online_expansion_keeps_pods_running(void **state)
+/*
+ * REPLICAS replicas on 320Mi xfs volumes (offline: the test bed's resizer
+ * finishes their expansion only once their pod restarts), Ready; each pod's
+ * UID and file system size as seen from inside it (uids new strings).
+ */
+static void start_workload(struct rn_test *t, bool offline, char *uids[REPLICAS], int64_t sizes[REPLICAS])
 {
-	struct rn_test *t = *state;
 	json_t *sts = rn_workload_set(t, SET, REPLICAS, "local-expandable", "320Mi", 8);
+	if (offline)
+		annotate_template(sts, "testbed.stateful-operator.io/resize-mode", "offline");
 	rn_create_workload(t, sts, REPLICAS);
 	json_decref(sts);
-	char *uids[REPLICAS];
-	int64_t sizes[REPLICAS];
 	for (int k = 0; k < REPLICAS; k++) {
 		char pod[32];
 		snprintf(pod, sizeof(pod), SET "-%d", k);
@@ -63,6 +67,14 @@ static void test_online_expansion_keeps_pods_running(void **state)
 		sizes[k] = df_in_pod(t, pod);
 		assert_true(sizes[k] <= 320LL << 20);
 	}
+}
+
+static void test_online_expansion_keeps_pods_running(void **state)
+{
+	struct rn_test *t = *state;
+	char *uids[REPLICAS];
+	int64_t sizes[REPLICAS];
+	start_workload(t, false, uids, sizes);
 	rn_start_operator(t);
 	struct rn_sampler sampler;
 	rn_sampler_start(&sampler, t->ns, SET, REPLICAS);
@@ -97,19 +109,9 @@ static void test_online_expansion_keeps_pods_running(void **state)
 static void test_offline_expansion_restarts_one_pod_at_a_time(void **state)
 {
 	struct rn_test *t = *state;
-	json_t *sts = rn_workload_set(t, SET, REPLICAS, "local-expandable", "320Mi", 8);
-	/* The test bed's resizer finishes these claims only once their pod restarts. */
-	annotate_template(sts, "testbed.stateful-operator.io/resize-mode", "offline");
-	rn_create_workload(t, sts, REPLICAS);
-	json_decref(sts);
 	char *uids[REPLICAS];
 	int64_t sizes[REPLICAS];
-	for (int k = 0; k < REPLICAS; k++) {
-		char pod[32];
-		snprintf(pod, sizeof(pod), SET "-%d", k);
-		uids[k] = rn_pod_uid(t, pod);
-		sizes[k] = df_in_pod(t, pod);
-	}
+	start_workload(t, true, uids, sizes);
 	rn_start_operator(t);
 	struct rn_sampler sampler;
 	rn_sampler_start(&sampler, t->ns, SET, REPLICAS);

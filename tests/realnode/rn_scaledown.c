@@ -46,6 +46,29 @@ static void scale(struct rn_test *t, int replicas)
 		fail_msg("kubectl scale failed");
 }
 
+/*
+ * Two replicas with a cleanup template running script (max_attempts: NULL =
+ * the default), their pods Ready; the operator started, then scaled to one.
+ * *uid1 and *pv1: replica 1's pod and volume before (new strings).
+ */
+static void scale_down_with_cleanup(struct rn_test *t, const char *script, const char *max_attempts, char **uid1,
+				    char **pv1)
+{
+	json_t *sts = rn_workload_set(t, SET, 2, "local-fixed", "64Mi", 4);
+	char *tmpl = cleanup_template(script);
+	it_set_annotation(sts, "stateful-operator.io/scaledown-pod-template", tmpl);
+	if (max_attempts)
+		it_set_annotation(sts, "stateful-operator.io/scaledown-max-attempts", max_attempts);
+	free(tmpl);
+	rn_create_workload(t, sts, 2);
+	json_decref(sts);
+	*uid1 = rn_pod_uid(t, SET "-1");
+	*pv1 = rn_claim_volume(t, "data-" SET "-1");
+	rn_start_operator(t);
+	scale(t, 1);
+}
+
+
 struct claim_ctx {
 	struct rn_test *t;
 	const char *claim;
@@ -89,18 +112,13 @@ static char *termination_message(const json_t *records, const char *pod)
 static void test_cleanup_reads_the_volume_then_it_goes(void **state)
 {
 	struct rn_test *t = *state;
-	json_t *sts = rn_workload_set(t, SET, 2, "local-fixed", "64Mi", 4);
-	char *tmpl = cleanup_template("echo \"found $(find /data -type f | wc -l) files, manifest "
-				      "$(tree-manifest /data | sha256sum | cut -c1-64)\" >/dev/termination-log");
-	it_set_annotation(sts, "stateful-operator.io/scaledown-pod-template", tmpl);
-	free(tmpl);
-	rn_create_workload(t, sts, 2);
-	json_decref(sts);
-	char *uid1 = rn_pod_uid(t, SET "-1");
-	struct claim_ctx c = {t, "data-" SET "-1", rn_claim_volume(t, "data-" SET "-1")};
-	rn_start_operator(t);
+	struct claim_ctx c = {t, "data-" SET "-1", NULL};
+	char *uid1;
 	struct it_recorder *pods = it_recorder_start(&KUBE_PODS, t->ns);
-	scale(t, 1);
+	scale_down_with_cleanup(t,
+				"echo \"found $(find /data -type f | wc -l) files, manifest "
+				"$(tree-manifest /data | sha256sum | cut -c1-64)\" >/dev/termination-log",
+				NULL, &uid1, &c.pv);
 	if (!it_wait_every(claim_gone, &c, RN_WAIT_MS, 500))
 		fail_msg("data-" SET "-1, its PV or its backing file still there after the cleanup");
 	json_t *records = it_recorder_stop(pods);
@@ -158,17 +176,8 @@ static void expect_data_kept(struct rn_test *t, const char *old_uid, const char 
 static void test_failing_cleanup_is_retried_and_keeps_the_claim(void **state)
 {
 	struct rn_test *t = *state;
-	json_t *sts = rn_workload_set(t, SET, 2, "local-fixed", "64Mi", 4);
-	char *tmpl = cleanup_template("echo archive server unreachable >/dev/termination-log; exit 3");
-	it_set_annotation(sts, "stateful-operator.io/scaledown-pod-template", tmpl);
-	it_set_annotation(sts, "stateful-operator.io/scaledown-max-attempts", "2");
-	free(tmpl);
-	rn_create_workload(t, sts, 2);
-	json_decref(sts);
-	char *uid1 = rn_pod_uid(t, SET "-1");
-	char *pv = rn_claim_volume(t, "data-" SET "-1");
-	rn_start_operator(t);
-	scale(t, 1);
+	char *uid1, *pv;
+	scale_down_with_cleanup(t, "echo archive server unreachable >/dev/termination-log; exit 3", "2", &uid1, &pv);
 	struct status_ctx s = {t, "Failed"};
 	if (!it_wait_every(status_says, &s, RN_WAIT_MS, 500))
 		fail_msg("the cleanup was not given up");
@@ -200,18 +209,9 @@ static bool cleanup_running(void *ctx)
 static void test_cleanup_pod_deleted_mid_run_counts_as_failed(void **state)
 {
 	struct rn_test *t = *state;
-	json_t *sts = rn_workload_set(t, SET, 2, "local-fixed", "64Mi", 4);
+	char *uid1, *pv;
 	/* Exits 0 on SIGTERM, as many scripts would: that must not pass for a finished cleanup. */
-	char *tmpl = cleanup_template("trap \"exit 0\" TERM; sleep 300 & wait");
-	it_set_annotation(sts, "stateful-operator.io/scaledown-pod-template", tmpl);
-	it_set_annotation(sts, "stateful-operator.io/scaledown-max-attempts", "1");
-	free(tmpl);
-	rn_create_workload(t, sts, 2);
-	json_decref(sts);
-	char *uid1 = rn_pod_uid(t, SET "-1");
-	char *pv = rn_claim_volume(t, "data-" SET "-1");
-	rn_start_operator(t);
-	scale(t, 1);
+	scale_down_with_cleanup(t, "trap \"exit 0\" TERM; sleep 300 & wait", "1", &uid1, &pv);
 	struct pod_ctx p = {t, SET "-1"};
 	if (!it_wait_every(cleanup_running, &p, RN_WAIT_MS, 200))
 		fail_msg("the cleanup pod never ran");
