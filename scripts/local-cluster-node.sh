@@ -39,7 +39,12 @@ node_paths() {
 
 node_wanted() { [ "${LOCAL_CLUSTER_REAL_NODE:-1}" = 1 ]; }
 
-ctr_() { ctr --address "$CONTAINERD_SOCK" --namespace k8s.io "$@"; }
+# containerd 2.x from the test bed's build when the kubelet needs it (1.36 and
+# later; scripts/testbed-build puts it in $BIN), else Debian's 1.6.
+runtime_bin() { # name
+	if [ -n "${BIN:-}" ] && [ -x "$BIN/$1" ]; then echo "$BIN/$1"; else echo "$1"; fi
+}
+ctr_() { "$(runtime_bin ctr)" --address "$CONTAINERD_SOCK" --namespace k8s.io "$@"; }
 
 node_pki() { # called by gen_pki
 	local client="basicConstraints=CA:FALSE
@@ -148,7 +153,9 @@ node_bridge_up() {
 }
 
 start_containerd() {
-	start_component containerd containerd --config "$NODE_DIR/containerd/config.toml"
+	# PATH: containerd finds its runc shim there.
+	start_component containerd env PATH="${BIN:+$BIN:}$PATH" "$(runtime_bin containerd)" \
+		--config "$NODE_DIR/containerd/config.toml"
 }
 
 start_kubelet() {
