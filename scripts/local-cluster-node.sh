@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# The test bed's real node, local-node-0: containerd + runc (Debian's), the
+# The test bed's real node, local-node-0: containerd (Debian's 1.6, or 2.x
+# built by scripts/testbed-build for kubelets from 1.36) with Debian's runc, the
 # kubelet of the test bed's version, CNI bridge/host-local/loopback (Debian's
 # containernetworking-plugins) on a bridge private to this machine, and a
 # forwarder that lets pods reach the API server. Sourced by scripts/local-cluster,
@@ -16,9 +17,12 @@
 # a pod that sets KUBERNETES_SERVICE_HOST=10.250.0.1 and KUBERNETES_SERVICE_PORT
 # to that port is in-cluster (there is no kube-proxy for 10.96.0.1).
 #
-# Everything it makes lives under <state>/node and $NODE_RUN (mounts, loop
-# devices of the test bed's volumes, the bridge); 'down' unmounts, detaches
-# and deletes all of it.
+# What it makes: files under <state>/node (kept after 'down' for its logs and
+# images; the next 'up' starts afresh), mounts under <state>/node and
+# $NODE_RUN, loop devices of the test bed's volumes, and the bridge: 'down'
+# stops the pods, unmounts, detaches and deletes those. The bridge and its
+# address are fixed, so one real node runs per machine: a second test bed
+# (another LOCAL_CLUSTER_DIR) must set LOCAL_CLUSTER_REAL_NODE=0.
 
 NODE_NAME=local-node-0
 NODE_BRIDGE=sop-testbed0
@@ -77,8 +81,8 @@ write_node_configs() {
 }
 EOF
 
-	# containerd 1.6 (Debian): CRI with runc and the cgroupfs driver (no
-	# systemd here), our pause image, our CNI configuration.
+	# containerd (config version 2, which 2.x migrates): CRI with runc and the
+	# cgroupfs driver (no systemd here), our pause image, our CNI configuration.
 	# restrict_oom_score_adj: root on this machine lacks CAP_SYS_RESOURCE,
 	# so no process may lower its oom_score_adj; unrestricted, every pod
 	# sandbox (-998) fails with "failed to update /proc/self/oom_score_adj:
@@ -148,6 +152,7 @@ EOF
 
 node_bridge_up() {
 	ip link show "$NODE_BRIDGE" >/dev/null 2>&1 || ip link add "$NODE_BRIDGE" type bridge
+	: >"$NODE_RUN/bridge" # ours: node_cleanup may delete it
 	ip addr show dev "$NODE_BRIDGE" | grep -q "inet $NODE_IP/" || ip addr add "$NODE_IP/24" dev "$NODE_BRIDGE"
 	ip link set "$NODE_BRIDGE" up
 }
@@ -175,11 +180,11 @@ start_apiserver_forward() {
 
 # The images the node runs (scripts/testbed-images), imported into containerd.
 import_images() {
-	local archive
-	while read -r archive; do
-		ctr_ images import --no-unpack=false "$archive" >/dev/null ||
-			die "importing $archive into containerd failed"
-	done < <("$REPO/scripts/testbed-images")
+	local archives archive
+	archives=$("$REPO/scripts/testbed-images") || die "building the test bed's images failed (output above)"
+	for archive in $archives; do
+		ctr_ images import "$archive" >/dev/null || die "importing $archive into containerd failed"
+	done
 }
 
 node_ready() {
@@ -189,7 +194,12 @@ node_ready() {
 node_up() {
 	node_wanted || return 0
 	node_paths
-	# A fresh node with a fresh cluster: nothing of the last one is reused.
+	if ip link show "$NODE_BRIDGE" >/dev/null 2>&1 && [ ! -e "$NODE_RUN/bridge" ]; then
+		die "bridge $NODE_BRIDGE exists but is not this test bed's: another test bed on this" \
+			"machine runs the real node (stop it, or set LOCAL_CLUSTER_REAL_NODE=0)"
+	fi
+	# A fresh node with a fresh cluster: nothing of the last one is reused
+	# (with LOCAL_CLUSTER_KEEP_DATA=1 the kept PVs point at volumes gone).
 	node_cleanup
 	rm -rf "$NODE_DIR"
 	write_node_configs
@@ -226,12 +236,20 @@ node_cleanup() {
 	while read -r dev file; do
 		[[ $file == "$VOLUMES_DIR/"* ]] && { losetup -d "$dev" 2>/dev/null || log "could not detach $dev"; }
 	done < <(losetup -nO NAME,BACK-FILE 2>/dev/null)
-	ip link show "$NODE_BRIDGE" >/dev/null 2>&1 && ip link del "$NODE_BRIDGE"
+	if [ -e "$NODE_RUN/bridge" ] && ip link show "$NODE_BRIDGE" >/dev/null 2>&1; then
+		ip link del "$NODE_BRIDGE"
+	fi
 	rm -rf "$NODE_RUN"
 }
 
 node_down() {
 	node_paths
+	# Pods first, through the kubelet, so that their sandboxes, network
+	# namespaces and volume mounts are torn down the proper way.
+	if pid_of kubelet >/dev/null && pid_of kube-apiserver >/dev/null; then
+		kc delete pods --all-namespaces --field-selector "spec.nodeName=$NODE_NAME" \
+			--grace-period=5 --timeout=60s >/dev/null 2>&1 || log "some pods on $NODE_NAME did not stop in time"
+	fi
 	stop_component kubelet
 	stop_component apiserver-forward
 	node_cleanup

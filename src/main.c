@@ -15,6 +15,7 @@
 #include "client/kube_config.h"
 #include "observability.h"
 #include "options.h"
+#include "own_image.h"
 #include "controllers/resize/copy_script.h"
 #include "controllers/cluster/cluster_controller.h"
 #include "controllers/resize/resize_controller.h"
@@ -85,6 +86,35 @@ static char *own_namespace(const struct operator_options *o, struct kube_client 
 	if (o->namespace)
 		return xstrdup(o->namespace);
 	return NULL;
+}
+
+/*
+ * Without --copy-image, the copy Jobs run the image this operator runs, read
+ * from its own Pod (POD_NAME and POD_NAMESPACE from the downward API): a
+ * retagged or mirrored operator image then serves the copies too. Out of a
+ * pod, or when the Pod cannot be read, the built-in default stays.
+ */
+static void adopt_own_image(struct operator_options *o, struct kube_client *c)
+{
+	const char *pod = getenv("POD_NAME"), *ns = getenv("POD_NAMESPACE");
+	if (o->copy_image_set || !pod || !*pod || !ns || !*ns)
+		return;
+	json_t *obj = NULL;
+	struct kube_error err;
+	char *why = NULL, *image = NULL;
+	if (kube_get(c, &KUBE_PODS, ns, pod, &obj, &err) < 0)
+		why = xasprintf("cannot read this pod %s/%s: %s", ns, pod, err.message);
+	else
+		image = own_image_of_pod(obj, &why);
+	if (image) {
+		log_info("main", "copy Jobs run this pod's image %s (set --copy-image to choose another)", image);
+		free(o->copy_image);
+		o->copy_image = image;
+	} else {
+		log_warn("main", "copy image: %s; copy Jobs run %s (set --copy-image)", why, o->copy_image);
+	}
+	free(why);
+	json_decref(obj);
 }
 
 /*
@@ -268,6 +298,8 @@ int main(int argc, char **argv)
 		log_error("main", "%s", err);
 		goto out;
 	}
+
+	adopt_own_image(&opts, client);
 
 	struct manager_options mo = {.namespace = opts.namespace};
 	manager = manager_new(client, &mo);

@@ -180,6 +180,7 @@ int options_parse(int argc, char **argv, struct operator_options *o, char **err)
 				return -1;
 			}
 			set_str(&o->copy_image, optarg);
+			o->copy_image_set = true;
 			break;
 		case OPT_LEADER_NS:
 			set_str(&o->leader_election_namespace, optarg);

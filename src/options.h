@@ -33,6 +33,7 @@ struct operator_options {
 	bool leader_elect;
 	char *leader_election_namespace;
 	char *copy_image;                 /* image of the resize copy Jobs */
+	bool copy_image_set;              /* --copy-image was given (else this pod's image may be used) */
 	bool help;
 	bool version;
 };

@@ -14,21 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "itest.h"
 #include "realnode.h"
 #include "util/xalloc.h"
 
 #define NAME "db"
-
-static bool backing_file_exists(const char *pv)
-{
-	char path[512];
-	struct stat st;
-	snprintf(path, sizeof(path), "%s/node/volumes/%s.img", getenv("LOCAL_CLUSTER_DIR"), pv);
-	return stat(path, &st) == 0;
-}
 
 struct gone_ctx {
 	struct rn_test *t;
@@ -40,7 +31,7 @@ static bool volume_gone(void *ctx)
 	struct gone_ctx *g = ctx;
 	json_t *pv = it_get(g->t->admin, &KUBE_PVS, NULL, g->pv);
 	json_decref(pv);
-	return !pv && !backing_file_exists(g->pv);
+	return !pv && !rn_backing_file_exists(g->pv);
 }
 
 static void replaced_member(void **state, const char *when_replaced)
@@ -81,7 +72,7 @@ static void replaced_member(void **state, const char *when_replaced)
 		char *kept = rn_claim_volume(t, "data-" NAME "-1");
 		assert_non_null(kept);
 		assert_string_equal(kept, failed_pv);
-		assert_true(backing_file_exists(failed_pv));
+		assert_true(rn_backing_file_exists(failed_pv));
 		free(kept);
 	} else {
 		struct gone_ctx g = {t, failed_pv};

@@ -1,7 +1,8 @@
 /*
  * The operator as users run it: deploy/overlays/cluster with the image built
- * here (a test overlay sets the image tag, the copy image, the real node, and
- * the API server's address as a pod sees it: there is no kube-proxy), two
+ * here (a test overlay sets the image tag, the real node, and the API
+ * server's address as a pod sees it: there is no kube-proxy; not the copy
+ * image: the operator uses its own, retagged, image for copies), two
  * replicas under leader election, probed by the real kubelet, as uid 65532 on
  * a read-only root. During a resize by copy the leader's pod is deleted: the
  * other replica takes over and the resize completes with every byte intact.
@@ -52,7 +53,6 @@ static char *write_overlay(void)
 		"patches:\n"
 		"- target: {kind: Deployment, name: stateful-operator}\n"
 		"  patch: |-\n"
-		"    - {op: add, path: /spec/template/spec/containers/0/args/-, value: --copy-image=" RN_OPERATOR_IMAGE "}\n"
 		"    - {op: replace, path: /spec/template/spec/containers/0/imagePullPolicy, value: Never}\n"
 		"    - op: add\n"
 		"      path: /spec/template/spec/nodeSelector\n"
@@ -113,6 +113,12 @@ static bool copy_started(void *ctx)
 	struct rn_test *t = ctx;
 	json_t *jobs = it_list(t->admin, &KUBE_JOBS, t->ns, NULL);
 	bool any = json_array_size(jobs) > 0;
+	/* The overlay retagged the operator image (newTag dev) and said nothing of copies. */
+	if (any) {
+		const json_t *c = json_array_get(json_object_get(json_object_get(json_object_get(json_object_get(
+			json_array_get(jobs, 0), "spec"), "template"), "spec"), "containers"), 0);
+		assert_string_equal(kube_obj_str(c, "image"), RN_OPERATOR_IMAGE);
+	}
 	json_decref(jobs);
 	return any;
 }

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "controllers/resize/resize_plan.h"
 #include "itest.h"
@@ -47,10 +46,7 @@ static bool pv_gone(struct rn_test *t, const char *pv)
 {
 	json_t *o = it_get(t->admin, &KUBE_PVS, NULL, pv);
 	json_decref(o);
-	char path[512];
-	struct stat st;
-	snprintf(path, sizeof(path), "%s/node/volumes/%s.img", getenv("LOCAL_CLUSTER_DIR"), pv);
-	return !o && stat(path, &st) < 0;
+	return !o && !rn_backing_file_exists(pv);
 }
 
 struct pv_ctx {

@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "itest.h"
 #include "realnode.h"
@@ -81,10 +80,7 @@ static bool claim_gone(void *ctx)
 	struct claim_ctx *c = ctx;
 	json_t *pvc = it_get(c->t->admin, &KUBE_PVCS, c->t->ns, c->claim);
 	json_t *pv = it_get(c->t->admin, &KUBE_PVS, NULL, c->pv);
-	char path[512];
-	struct stat st;
-	snprintf(path, sizeof(path), "%s/node/volumes/%s.img", getenv("LOCAL_CLUSTER_DIR"), c->pv);
-	bool gone = !pvc && !pv && stat(path, &st) < 0;
+	bool gone = !pvc && !pv && !rn_backing_file_exists(c->pv);
 	json_decref(pvc);
 	json_decref(pv);
 	return gone;

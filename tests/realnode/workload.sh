@@ -42,9 +42,10 @@ line"
 	touch -d '2001-02-03 04:05:06' "/data/tree/odd name/-leading-dash"
 	touch /data/.populated
 fi
+df -B1 /data | tail -n 1 >"/report/$POD_UID.df.tmp"
+mv "/report/$POD_UID.df.tmp" "/report/$POD_UID.df"
 tree-manifest /data >"/report/$POD_UID.start.tmp"
 mv "/report/$POD_UID.start.tmp" "/report/$POD_UID.start"
-df -B1 /data | tail -n 1 >"/report/$POD_UID.df"
 
 (
 	i=0

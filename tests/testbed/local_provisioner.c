@@ -113,6 +113,10 @@ int local_provision(struct local_provisioner *p, const char *ns, const char *nam
 		rc = 0; /* made before; the PV controller binds it */
 		goto out;
 	}
+	if (err.code != 404) {
+		log_warn(COMPONENT, "%s/%s: get pv %s: %s", ns, name, pv_name, err.message);
+		goto out;
+	}
 	if (local_volume_create(p->dir, pv_name, bytes, fstype, &fail) < 0) {
 		log_warn(COMPONENT, "%s/%s: making the volume: %s", ns, name, fail);
 		goto out;

@@ -96,7 +96,7 @@ static int run_or_fail(const char *what, const char *const argv[], char **out, c
 	char *text;
 	int rc = run(argv, &text);
 	if (rc != 0) {
-		*err = xasprintf("%s: %s (exit %d)", what, *text ? text : "no output", rc);
+		*err = xasprintf("%s: %s (exit %d)", what, text && *text ? text : "no output", rc);
 		free(text);
 		return -1;
 	}
@@ -140,12 +140,6 @@ static int mounts_of(const char *dev, const char *mnt, bool *at_mnt)
 	}
 	fclose(f);
 	return n;
-}
-
-static bool mounted_at(const char *mnt)
-{
-	bool at;
-	return mounts_of(NULL, mnt, &at) >= 0 && at;
 }
 
 /* The file system type mounted at mnt (malloc'd), or NULL. */
@@ -192,10 +186,13 @@ int local_volume_create(const char *dir, const char *name, int64_t bytes, const 
 		*err = xasprintf("size %lld: must be positive", (long long)bytes);
 		goto out;
 	}
-	if (mounted_at(mnt)) {
-		rc = 0; /* made before a crash */
+	bool at_mnt;
+	if (mounts_of(NULL, mnt, &at_mnt) < 0) {
+		*err = xasprintf("/proc/self/mounts: %s", strerror(errno));
 		goto out;
 	}
+	if (at_mnt) /* mounted before a crash: make sure of the rest */
+		goto subdir;
 	/* A half-made volume (no mount, so no PV points at it yet) is made again. */
 	detach_loops(img);
 	unlink(img);
@@ -226,6 +223,7 @@ int local_volume_create(const char *dir, const char *name, int64_t bytes, const 
 	const char *mount_argv[] = {"mount", "-t", fstype, dev, mnt, NULL};
 	if (run_or_fail("mount", mount_argv, NULL, err) < 0)
 		goto out;
+subdir:;
 	char *data = local_volume_path(dir, name);
 	if (mkdir(data, 0755) < 0 && errno != EEXIST) {
 		*err = xasprintf("mkdir %s: %s", data, strerror(errno));

@@ -6,7 +6,8 @@
  *
  * Layout under dir: <name>.img (sparse backing file), <name>/ (mount point),
  * <name>/volume/ (what the PV points at).
- * Every call is idempotent, so a caller that crashed half-way calls again.
+ * Create and delete are idempotent, so a caller that crashed half-way calls
+ * again; so is an xfs grow. An ext4 grow unmounts for a moment each time.
  * The tools are Debian's: losetup, mkfs.ext4/mkfs.xfs, mount, umount,
  * resize2fs, xfs_growfs. Runs as root. Test-bed code, not product code.
  */

@@ -6,6 +6,13 @@
  * is accepted and then nothing happens. A test tool, not product code.
  *
  *   testbed-pvc-resizer [--kubeconfig PATH] [--class NAME]... [--log-level LEVEL]
+ *                       [--local-volumes DIR --local-node NAME]
+ *
+ * With --local-volumes it also provisions, grows and deletes the real node's
+ * volumes (local_provisioner.h). For those, the PV's capacity grows only with
+ * the real file system: at the finish in online mode, and in offline mode
+ * once the pods that had the claim mounted are gone (a real kubelet would
+ * otherwise finish the expansion itself as soon as the PV is bigger).
  *
  * It acts on Bound PVCs of the given StorageClasses (default "expandable")
  * whose spec.resources.requests.storage exceeds status.capacity.storage.

@@ -351,3 +351,14 @@ void rn_sha256_hex(const char *text, char out[65])
 	for (unsigned int i = 0; i < n; i++)
 		snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
+
+bool rn_backing_file_exists(const char *pv)
+{
+	const char *state = getenv("LOCAL_CLUSTER_DIR");
+	if (!state || !*state)
+		fail_msg("LOCAL_CLUSTER_DIR is not set: eval \"$(scripts/local-cluster env)\" first");
+	char path[512];
+	struct stat st;
+	snprintf(path, sizeof(path), "%s/node/volumes/%s.img", state, pv);
+	return stat(path, &st) == 0;
+}

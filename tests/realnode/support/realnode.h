@@ -64,6 +64,9 @@ char *rn_claim_volume(struct rn_test *t, const char *claim);
 json_t *rn_workload_cluster(const struct rn_test *t, const char *name, int replicas, const char *cls,
 			    const char *size, const char *when_replaced);
 
+/* The test bed still has the backing file of PV pv (its real volume). */
+bool rn_backing_file_exists(const char *pv);
+
 /* Lower-case hex SHA-256 of text (what sha256sum prints). */
 void rn_sha256_hex(const char *text, char out[65]);
 
