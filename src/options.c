@@ -63,7 +63,7 @@ const char *options_usage(void)
 	       "  --leader-elect                  run only while holding the Lease stateful-operator\n"
 	       "  --leader-election-namespace NS  namespace of the Lease (default: own namespace)\n"
 	       "  --copy-image IMAGE              image of the resize copy Jobs (needs sh and rsync;\n"
-	       "                                  default " DEFAULT_COPY_IMAGE ")\n"
+	       "                                  default: this pod's own image, else " DEFAULT_COPY_IMAGE ")\n"
 	       "  --help, --version\n";
 }
 

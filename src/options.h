@@ -16,8 +16,11 @@ enum {
 	CONTROLLER_ALL = CONTROLLER_RESIZE | CONTROLLER_SCALEDOWN | CONTROLLER_CLUSTER,
 };
 
-/* A public image with sh and rsync (built with ACL and xattr support). */
-#define DEFAULT_COPY_IMAGE "stateful-operator:0.1.0" /* this image: the Dockerfile adds rsync */
+/*
+ * The copy Jobs' image when this operator's own cannot be read from its Pod
+ * (own_image.h): the operator image, whose Dockerfile adds rsync.
+ */
+#define DEFAULT_COPY_IMAGE "stateful-operator:0.1.0"
 
 struct operator_options {
 	char *kubeconfig;                 /* NULL: $KUBECONFIG, ~/.kube/config, or in-cluster */
