@@ -150,8 +150,7 @@ static void test_deployed_operator_survives_losing_its_leader_mid_copy(void **st
 		snprintf(pod, sizeof(pod), SET "-%d", k);
 		old_uid[k] = rn_pod_uid(t, pod);
 	}
-	if (it_sh("kubectl annotate -n %s statefulset/" SET " resize.stateful-operator.io/data=128Mi >/dev/null", t->ns))
-		fail_msg("kubectl annotate failed");
+	rn_annotate(t, "statefulset/" SET, "resize.stateful-operator.io/data=128Mi");
 	if (!it_wait_every(copy_started, t, RN_WAIT_MS, 200))
 		fail_msg("the deployed operator started no copy");
 	char *first = xstrdup(d.leader);

@@ -95,9 +95,7 @@ static void test_rolling_copy_keeps_every_byte(void **state)
 	struct rn_sampler sampler;
 	rn_sampler_start(&sampler, t->ns, SET, REPLICAS);
 	double t0 = it_now_ms();
-	if (it_sh("kubectl annotate -n %s statefulset/" SET " resize.stateful-operator.io/data=128Mi >/dev/null",
-		  t->ns))
-		fail_msg("kubectl annotate failed");
+	rn_annotate(t, "statefulset/" SET, "resize.stateful-operator.io/data=128Mi");
 	rn_wait_resize(t, SET, RN_WAIT_MS * 2);
 	double total_ms = it_now_ms() - t0;
 	rn_sampler_stop(&sampler);
@@ -233,8 +231,7 @@ static void one_replica_then_annotate(struct rn_test *t, int data_mb, const char
 	*old_uid = rn_pod_uid(t, SET "-0");
 	*old_pv = rn_claim_volume(t, "data-" SET "-0");
 	rn_start_operator(t);
-	if (it_sh("kubectl annotate -n %s statefulset/" SET " %s >/dev/null", t->ns, annotations))
-		fail_msg("kubectl annotate %s failed", annotations);
+	rn_annotate(t, "statefulset/" SET, annotations);
 }
 
 /* A shrink below what the volume holds: the copy refuses before writing; the replica keeps its data. */
@@ -282,9 +279,7 @@ static void test_abort_mid_copy_returns_the_replica(void **state)
 	struct job_ctx j = {t, SET "-0-copy"};
 	if (!it_wait_every(job_exists, &j, RN_WAIT_MS, 50))
 		fail_msg("the copy Job never started");
-	if (it_sh("kubectl annotate -n %s configmap/" SET BACKUP_SUFFIX " stateful-operator.io/resize-abort=true >/dev/null",
-		  t->ns))
-		fail_msg("kubectl annotate (abort) failed");
+	rn_annotate(t, "configmap/" SET BACKUP_SUFFIX, "stateful-operator.io/resize-abort=true");
 	rn_wait_resize(t, SET, RN_WAIT_MS);
 	expect_back_on_its_volume(t, old_uid, old_pv, "64Mi");
 	free(old_pv);

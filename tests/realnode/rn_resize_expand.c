@@ -69,21 +69,30 @@ static void start_workload(struct rn_test *t, bool offline, char *uids[REPLICAS]
 	}
 }
 
+/*
+ * Starts the operator and a sampler of the replicas, asks for 512Mi and
+ * waits until the resize is over; returns how long that took (ms).
+ */
+static double resize_to_512mi(struct rn_test *t, struct rn_sampler *sampler)
+{
+	rn_start_operator(t);
+	rn_sampler_start(sampler, t->ns, SET, REPLICAS);
+	double t0 = it_now_ms();
+	rn_annotate(t, "statefulset/" SET, "resize.stateful-operator.io/data=512Mi");
+	rn_wait_resize(t, SET, RN_WAIT_MS);
+	double took = it_now_ms() - t0;
+	rn_sampler_stop(sampler);
+	return took;
+}
+
 static void test_online_expansion_keeps_pods_running(void **state)
 {
 	struct rn_test *t = *state;
 	char *uids[REPLICAS];
 	int64_t sizes[REPLICAS];
 	start_workload(t, false, uids, sizes);
-	rn_start_operator(t);
 	struct rn_sampler sampler;
-	rn_sampler_start(&sampler, t->ns, SET, REPLICAS);
-	double t0 = it_now_ms();
-	if (it_sh("kubectl annotate -n %s statefulset/" SET " resize.stateful-operator.io/data=512Mi >/dev/null", t->ns))
-		fail_msg("kubectl annotate failed");
-	rn_wait_resize(t, SET, RN_WAIT_MS);
-	double took = it_now_ms() - t0;
-	rn_sampler_stop(&sampler);
+	double took = resize_to_512mi(t, &sampler);
 	assert_int_equal(sampler.max_down, 0); /* nobody restarted, nobody went unready */
 	for (int k = 0; k < REPLICAS; k++) {
 		char pod[32], claim[32];
@@ -112,13 +121,8 @@ static void test_offline_expansion_restarts_one_pod_at_a_time(void **state)
 	char *uids[REPLICAS];
 	int64_t sizes[REPLICAS];
 	start_workload(t, true, uids, sizes);
-	rn_start_operator(t);
 	struct rn_sampler sampler;
-	rn_sampler_start(&sampler, t->ns, SET, REPLICAS);
-	if (it_sh("kubectl annotate -n %s statefulset/" SET " resize.stateful-operator.io/data=512Mi >/dev/null", t->ns))
-		fail_msg("kubectl annotate failed");
-	rn_wait_resize(t, SET, RN_WAIT_MS);
-	rn_sampler_stop(&sampler);
+	resize_to_512mi(t, &sampler);
 	rn_wait_workload(t, SET, REPLICAS);
 	assert_int_equal(sampler.max_down, 1); /* each restarted, never two at once */
 	for (int k = 0; k < REPLICAS; k++) {

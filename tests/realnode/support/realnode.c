@@ -362,3 +362,9 @@ bool rn_backing_file_exists(const char *pv)
 	snprintf(path, sizeof(path), "%s/node/volumes/%s.img", state, pv);
 	return stat(path, &st) == 0;
 }
+
+void rn_annotate(struct rn_test *t, const char *object, const char *annotations)
+{
+	if (it_sh("kubectl annotate -n %s %s %s >/dev/null", t->ns, object, annotations))
+		fail_msg("kubectl annotate %s %s failed", object, annotations);
+}

@@ -47,6 +47,9 @@ void rn_start_operator(struct rn_test *t);
 json_t *rn_workload_set(const struct rn_test *t, const char *name, int replicas, const char *cls, const char *size,
 			int data_mb);
 
+/* kubectl annotate -n <test ns> <object> <annotations> (e.g. "statefulset/db k=v"); fails the test on error. */
+void rn_annotate(struct rn_test *t, const char *object, const char *annotations);
+
 /* The phase in the set's resize state (new string), or NULL when it has none. */
 char *rn_resize_phase(struct rn_test *t, const char *set);
 
