@@ -11,6 +11,7 @@
 #include "util/log.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 /*
  * A LIST page or an object larger than this is refused (the buffer cap).
@@ -857,44 +858,4 @@ int kube_update_retry(struct kube_client *c, const struct kube_resource *r, cons
 		log_debug("client", "update %s/%s: conflict, retrying", r->plural, name);
 	}
 	return rc;
-}
-
-const char *kube_obj_str(const json_t *obj, const char *path)
-{
-	const json_t *cur = obj;
-	const char *p = path;
-	while (cur && *p) {
-		const char *dot = strchr(p, '.');
-		size_t n = dot ? (size_t)(dot - p) : strlen(p);
-		cur = json_object_getn(cur, p, n);
-		p += n;
-		if (*p == '.')
-			p++;
-	}
-	return json_string_value(cur);
-}
-
-bool kube_obj_condition(const json_t *obj, const char *type, const char **message)
-{
-	size_t i;
-	json_t *cond;
-	json_array_foreach(json_object_get(json_object_get(obj, "status"), "conditions"), i, cond) {
-		const char *t = json_string_value(json_object_get(cond, "type"));
-		const char *s = json_string_value(json_object_get(cond, "status"));
-		if (t && !strcmp(t, type) && s && !strcmp(s, "True")) {
-			if (message)
-				*message = json_string_value(json_object_get(cond, "message"));
-			return true;
-		}
-	}
-	return false;
-}
-
-char *kube_obj_key(const json_t *obj)
-{
-	const char *ns = kube_obj_str(obj, "metadata.namespace");
-	const char *name = kube_obj_str(obj, "metadata.name");
-	if (!name)
-		name = "";
-	return ns && *ns ? xasprintf("%s/%s", ns, name) : xstrdup(name);
 }

@@ -211,14 +211,4 @@ int kube_watch(struct kube_client *c, const struct kube_resource *r, const char 
 	       const struct kube_watch_options *opts, kube_watch_fn fn, void *ctx,
 	       const atomic_bool *stop, struct kube_error *err) __attribute__((warn_unused_result));
 
-/* Helpers for reading objects: borrowed strings, NULL when absent. */
-const char *kube_obj_str(const json_t *obj, const char *path); /* dotted path, e.g. "metadata.name" */
-/*
- * True when obj's status.conditions has type with status "True"; *message
- * (may be NULL) is then that condition's message (borrowed, may be NULL).
- */
-bool kube_obj_condition(const json_t *obj, const char *type, const char **message);
-/* "namespace/name", or "name" for cluster-scoped objects. New string. */
-char *kube_obj_key(const json_t *obj);
-
 #endif

@@ -8,6 +8,7 @@
 #include "client/kube_client.h"
 #include "controllers/claim_names.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 #define COPY_OF_LABEL "stateful-operator.io/resize-copy-of"
 #define COPY_SUFFIX "-copy"

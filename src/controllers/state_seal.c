@@ -10,6 +10,7 @@
 
 #include "util/strbuf.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 /* base64 of STATE_SEAL_KEY_BYTES bytes: 44 characters, the last one '='. */
 #define KEY_B64_LEN (4 * ((STATE_SEAL_KEY_BYTES + 2) / 3))

@@ -10,6 +10,7 @@
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 struct controller {
 	char *name;

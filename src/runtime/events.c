@@ -11,6 +11,7 @@
 #include "util/hashmap.h"
 #include "util/log.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 #define DEDUPE_WINDOW_SECONDS 600
 #define BURST 25

@@ -12,6 +12,7 @@
 #include "util/hashmap.h"
 #include "util/log.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 #define MAX_HANDLERS 8
 #define BACKOFF_INITIAL_MS 800

@@ -11,6 +11,7 @@
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 struct leader_elector {
 	struct kube_client *client;

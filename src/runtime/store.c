@@ -6,7 +6,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "client/kube_client.h"
+#include "client/kube_object.h"
 #include "util/hashmap.h"
 #include "util/xalloc.h"
 

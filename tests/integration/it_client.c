@@ -17,6 +17,7 @@
 #include "itest.h"
 #include "runtime/events.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 static json_t *configmap(const char *name, const char *value)
 {

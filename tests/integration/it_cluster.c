@@ -24,6 +24,7 @@
 
 #include "cluster_steps.h"
 #include "controllers/cluster/cluster_plan.h"
+#include "client/kube_object.h"
 
 /* The status condition of type: its status ("True"/"False"), or NULL. Borrowed. */
 static const char *condition_status(const json_t *stc, const char *type)

@@ -20,6 +20,7 @@
 
 #include "cluster_steps.h"
 #include "controllers/cluster/cluster_plan.h"
+#include "client/kube_object.h"
 
 /* Asserts the pod names records show for cluster x are exactly want (comma-separated), each used by one pod only. */
 static void expect_each_name_used_once(const json_t *records, const char *want)

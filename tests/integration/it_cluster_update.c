@@ -23,6 +23,7 @@
 
 #include "cluster_steps.h"
 #include "controllers/cluster/cluster_plan.h"
+#include "client/kube_object.h"
 
 /*
  * The most members (pod names in ids, comma-separated) down at once in pod

@@ -19,6 +19,7 @@
 #include "tcp_proxy.h"
 #include "util/hashmap.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 /* What the handlers saw, per object name: counts of adds, updates, deletes, and when. */
 struct seen_obj {

@@ -18,6 +18,7 @@
 #include "itest.h"
 #include "tcp_proxy.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 #define LEASE_MS 15000
 #define RETRY_MS 2000

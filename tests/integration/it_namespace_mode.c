@@ -18,6 +18,7 @@
 #include "daemon.h"
 #include "itest.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 /* Binds the Role of deploy/rbac/namespace to a ServiceAccount of ns; returns a kubeconfig path for it. */
 static char *namespaced_identity(const char *ns, const char *dir)

@@ -23,6 +23,7 @@
 #include "daemon.h"
 #include "itest.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 #define SET "db"
 

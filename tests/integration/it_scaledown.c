@@ -23,6 +23,7 @@
 #include "controllers/scaledown/scaledown_plan.h"
 #include "controllers/scaledown/scaledown_request.h"
 #include "scaledown_steps.h"
+#include "client/kube_object.h"
 
 #define SET "web"
 

@@ -30,6 +30,7 @@
 #include "itest.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 #define OPERATOR_NS "stateful-operator-system"
 #define SCALEDOWN_STATE "stateful-operator.io/scaledown-state"

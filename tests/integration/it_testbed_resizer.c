@@ -18,6 +18,7 @@
 #include "client/quantity.h"
 #include "itest.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 #define ANN_MODE "testbed.stateful-operator.io/resize-mode"
 #define CONFIG_NAMESPACE "kube-system"

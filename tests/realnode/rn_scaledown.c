@@ -20,6 +20,7 @@
 #include "itest.h"
 #include "realnode.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 #define SET "db"
 

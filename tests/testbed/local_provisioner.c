@@ -8,6 +8,7 @@
 #include "local_volume.h"
 #include "util/log.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 #define COMPONENT "local-volumes"
 #define ANN_PROVISIONER "volume.kubernetes.io/storage-provisioner"

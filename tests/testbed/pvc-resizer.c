@@ -64,6 +64,7 @@
 #include "util/hashmap.h"
 #include "util/log.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 #define COMPONENT "resizer"
 #define CONFIG_NAMESPACE "kube-system"

@@ -28,6 +28,7 @@
 #include "util/clock.h"
 #include "loopback.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 /*
  * A scripted HTTP/1.1 server on 127.0.0.1 with keep-alive, one thread per

@@ -60,6 +60,7 @@
 #include "sim.h"
 #include "util/duration.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 #define NS "ns"
 #define NAME "coder"

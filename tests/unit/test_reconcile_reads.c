@@ -22,6 +22,7 @@
 #include "controllers/scaledown/scaledown_request.h"
 #include "controllers/set_index.h"
 #include "runtime/store.h"
+#include "client/kube_object.h"
 
 #define NS "shop"
 #define REPLICAS 3

@@ -11,6 +11,7 @@
 #include "client/kube_client.h"
 #include "controllers/resize/resize_plan.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 #define NOW "2026-11-21T12:00:00Z"
 #define UID "uid-web-1"

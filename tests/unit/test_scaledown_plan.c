@@ -57,6 +57,7 @@
 #include "sim.h"
 #include "util/duration.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 #define NS "ns"
 #define START "2026-11-21T12:00:00Z"

@@ -13,6 +13,7 @@
 #include "util/hashmap.h"
 #include "util/log.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 #define REQUEUE_AFTER_STEP_MS 2000L
 #define REQUEUE_STALE_MS 200L

@@ -8,6 +8,7 @@
 #include "client/kube_client.h"
 #include "controllers/cluster/cluster_plan.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 #define MAX_IDENTITY_DIGITS 18 /* fits a 64-bit long */
 

@@ -12,6 +12,7 @@
 #include "controllers/cluster/cluster_plan_internal.h"
 #include "util/duration.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 void cluster_action_release(struct cluster_action *a)
 {

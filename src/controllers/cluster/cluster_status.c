@@ -9,6 +9,7 @@
 #include "client/label_selector.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 /* ---- the selector as status.selector shows it ---- */
 

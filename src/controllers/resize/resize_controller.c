@@ -14,6 +14,7 @@
 #include "runtime/crash_hook.h"
 #include "util/log.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 struct resize_ctx {
 	struct resize_deps deps;

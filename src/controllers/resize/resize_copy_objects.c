@@ -11,6 +11,7 @@
 #include "controllers/resize/copy_script.h"
 #include "controllers/resize/resize_plan_internal.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 static const char *str_or(const char *s, const char *dflt)
 {

@@ -47,6 +47,7 @@
 #include "controllers/resize/resize_plan_internal.h"
 #include "util/duration.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 #define STEP_PREPARE "Prepare"
 #define STEP_PRECOPY "Precopy"

@@ -9,6 +9,7 @@
 #include "client/kube_client.h"
 #include "client/quantity.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 
 void resize_action_release(struct resize_action *a)

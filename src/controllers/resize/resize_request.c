@@ -9,6 +9,7 @@
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 #include "util/yaml_json.h"
+#include "client/kube_object.h"
 
 void resize_refusal_release(struct resize_refusal *r)
 {

@@ -6,6 +6,7 @@
 #include "client/kube_client.h"
 #include "controllers/claim_names.h"
 #include "controllers/resize/resize_plan.h"
+#include "client/kube_object.h"
 
 #define COPY_CLAIM_SUFFIX "-copy"
 

@@ -13,6 +13,7 @@
 #include "runtime/crash_hook.h"
 #include "util/log.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 /* After a step, look again at the latest this soon: watch events usually come first. */
 #define REQUEUE_AFTER_STEP_MS 2000L

@@ -14,6 +14,7 @@
 #include "util/duration.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 /* Written by the resize controller before it orphan-deletes a StatefulSet to re-create it. */
 #define ANNOTATION_RESIZE_STATE "stateful-operator.io/resize-state"

@@ -11,6 +11,7 @@
 #include "util/duration.h"
 #include "util/xalloc.h"
 #include "util/yaml_json.h"
+#include "client/kube_object.h"
 
 /* Echoed annotation values are cut to this many bytes: an Event message is short. */
 #define ECHO_MAX 64

@@ -14,6 +14,7 @@
 
 #include "controllers/cluster/cluster_plan.h"
 #include "util/strbuf.h"
+#include "client/kube_object.h"
 
 bool cl_str_is(const char *s, const char *want)
 {

@@ -16,6 +16,7 @@
 
 #include "util/strbuf.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 #ifndef SOP_SOURCE_DIR
 #error "SOP_SOURCE_DIR must name the repository (set by CMake)"

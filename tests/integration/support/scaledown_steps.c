@@ -13,6 +13,7 @@
 
 #include "controllers/scaledown/scaledown_plan.h"
 #include "controllers/scaledown/scaledown_request.h"
+#include "client/kube_object.h"
 
 bool sd_str_is(const char *s, const char *want)
 {

@@ -21,6 +21,7 @@
 #include "controllers/scaledown/scaledown_plan.h"
 #include "itest.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 #define WORKLOAD_CONFIGMAP "rn-workload"
 

@@ -9,6 +9,7 @@
 #include "client/kube_client.h"
 #include "util/duration.h"
 #include "util/xalloc.h"
+#include "client/kube_object.h"
 
 /* ---- strings ---- */
 
