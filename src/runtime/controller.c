@@ -23,6 +23,16 @@ struct controller {
 	int nstarted;
 	atomic_uint_fast64_t reconciles, errors, duration_ns;
 	atomic_uint_fast64_t reactions, reaction_ns;
+	struct mapping *mappings; /* the handlers' closures, freed with the controller */
+};
+
+/* A watched object to the keys it concerns (controller_mapped_handlers). */
+struct mapping {
+	struct controller *c;
+	controller_map_fn map;
+	void *ctx;
+	char *arg; /* the kind or label of the built-in maps */
+	struct mapping *next;
 };
 
 /* The reconcile this thread runs, until its first write (controller_note_write). */
@@ -55,6 +65,12 @@ void controller_free(struct controller *c)
 	if (c->free_ctx)
 		c->free_ctx(c->ctx);
 	workqueue_free(c->queue);
+	while (c->mappings) {
+		struct mapping *m = c->mappings;
+		c->mappings = m->next;
+		free(m->arg);
+		free(m);
+	}
 	free(c->threads);
 	free(c->name);
 	free(c);
@@ -97,6 +113,84 @@ struct informer_handlers controller_object_handlers(struct controller *c)
 {
 	struct informer_handlers h = {
 		.on_add = enqueue_obj, .on_update = enqueue_update, .on_delete = enqueue_obj, .ctx = c};
+	return h;
+}
+
+void controller_enqueue_name(struct controller *c, const char *ns, const char *name)
+{
+	if (!ns || !name)
+		return;
+	char *key = xasprintf("%s/%s", ns, name);
+	controller_enqueue(c, key);
+	free(key);
+}
+
+static void map_obj(void *ctx, const json_t *obj)
+{
+	struct mapping *m = ctx;
+	m->map(m->ctx, m->c, obj);
+}
+
+static void map_update(void *ctx, const json_t *old, const json_t *obj)
+{
+	(void)old;
+	map_obj(ctx, obj);
+}
+
+static struct informer_handlers mapped(struct controller *c, controller_map_fn map, void *ctx, const char *arg)
+{
+	struct mapping *m = xcalloc(1, sizeof(*m));
+	m->c = c;
+	m->map = map;
+	m->ctx = ctx;
+	m->arg = arg ? xstrdup(arg) : NULL;
+	m->next = c->mappings;
+	c->mappings = m;
+	struct informer_handlers h = {.on_add = map_obj, .on_update = map_update, .on_delete = map_obj, .ctx = m};
+	return h;
+}
+
+struct informer_handlers controller_mapped_handlers(struct controller *c, controller_map_fn map, void *ctx)
+{
+	return mapped(c, map, ctx, NULL);
+}
+
+struct owner_visit {
+	struct controller *c;
+	const char *ns;
+};
+
+static void enqueue_owner_name(void *ctx, const char *name)
+{
+	struct owner_visit *v = ctx;
+	controller_enqueue_name(v->c, v->ns, name);
+}
+
+/* ctx is the mapping itself: its arg is the owner kind. */
+static void map_owner(void *ctx, struct controller *c, const json_t *obj)
+{
+	struct mapping *m = ctx;
+	struct owner_visit v = {c, kube_obj_str(obj, "metadata.namespace")};
+	kube_obj_each_owner(obj, m->arg, enqueue_owner_name, &v);
+}
+
+static void map_label(void *ctx, struct controller *c, const json_t *obj)
+{
+	struct mapping *m = ctx;
+	controller_enqueue_name(c, kube_obj_str(obj, "metadata.namespace"), kube_obj_label(obj, m->arg));
+}
+
+struct informer_handlers controller_owner_handlers(struct controller *c, const char *kind)
+{
+	struct informer_handlers h = mapped(c, map_owner, NULL, kind);
+	((struct mapping *)h.ctx)->ctx = h.ctx;
+	return h;
+}
+
+struct informer_handlers controller_label_handlers(struct controller *c, const char *label)
+{
+	struct informer_handlers h = mapped(c, map_label, NULL, label);
+	((struct mapping *)h.ctx)->ctx = h.ctx;
 	return h;
 }
 

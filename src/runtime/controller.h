@@ -49,8 +49,26 @@ struct workqueue *controller_queue(struct controller *c);
 
 void controller_enqueue(struct controller *c, const char *key);
 void controller_enqueue_after(struct controller *c, const char *key, long delay_ms);
+/* Enqueues "ns/name"; nothing when either is NULL. */
+void controller_enqueue_name(struct controller *c, const char *ns, const char *name);
 /* Handlers that enqueue the key of every object added, updated or deleted. */
 struct informer_handlers controller_object_handlers(struct controller *c);
+
+/*
+ * Maps a watched object (borrowed) to the keys of c it concerns, by
+ * calling controller_enqueue* for each: enqueue-by-mapping, as
+ * controller-runtime's handler.EnqueueRequestsFromMapFunc.
+ */
+typedef void (*controller_map_fn)(void *ctx, struct controller *c, const json_t *obj);
+/*
+ * Handlers that call map with every object added, updated (the new one) or
+ * deleted. Their closure lives as long as c.
+ */
+struct informer_handlers controller_mapped_handlers(struct controller *c, controller_map_fn map, void *ctx);
+/* Enqueue-for-owner: each owner reference of that kind, in the object's namespace. */
+struct informer_handlers controller_owner_handlers(struct controller *c, const char *kind);
+/* The object whose name label `label` gives, in the object's namespace. */
+struct informer_handlers controller_label_handlers(struct controller *c, const char *label);
 
 int controller_start(struct controller *c) __attribute__((warn_unused_result));
 /* Stops taking keys, lets each worker finish its current reconcile, joins them. */

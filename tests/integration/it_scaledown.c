@@ -375,7 +375,7 @@ static void test_scale_up_during_successful_cleanup_replaces_the_claim(void **st
 
 /* ---- refusals ---- */
 
-static const struct refusal {
+static const struct bad_input {
 	const char *set;
 	const char *reason;
 	const char *template; /* NULL: a valid one */
@@ -396,7 +396,7 @@ static const struct refusal {
 };
 #define N_REFUSALS (sizeof(refusals) / sizeof(refusals[0]))
 
-static json_t *refused_statefulset(const struct refusal *r)
+static json_t *refused_statefulset(const struct bad_input *r)
 {
 	json_t *sts = sd_cleaned_statefulset(r->set, 2, "OrderedReady", "data", "succeed", NULL, NULL);
 	if (r->template)
@@ -409,7 +409,7 @@ static json_t *refused_statefulset(const struct refusal *r)
 
 struct refusal_ctx {
 	struct sd_test *t;
-	const struct refusal *r;
+	const struct bad_input *r;
 };
 
 static bool refused(void *ctx)

@@ -315,10 +315,10 @@ static bool set_live(const struct world *w, int ord)
 /* What the StatefulSet asks for, read the way the planner reads it. Returns false when refused or not asked. */
 static bool read_request(const struct world *w, struct scaledown_request *req)
 {
-	struct scaledown_refusal r;
+	struct refusal r;
 	memset(req, 0, sizeof(*req));
 	bool ok = w->sts && scaledown_request_parse(w->sts, req, &r) == 0 && req->enabled;
-	scaledown_refusal_release(&r);
+	refusal_release(&r);
 	if (!ok) {
 		scaledown_request_release(req);
 		req->timeout_ms = SCALEDOWN_TIMEOUT_DEFAULT_MS;

@@ -90,14 +90,14 @@ static json_t *sts_with_template(const char *tmpl)
 /* Parses s, which must be accepted; the caller releases req. */
 static void parse_ok(const json_t *s, struct scaledown_request *req)
 {
-	struct scaledown_refusal r;
+	struct refusal r;
 	int rc = scaledown_request_parse(s, req, &r);
 	if (rc != 0)
 		print_error("unexpected refusal %s: %s\n", r.reason, r.message);
 	assert_int_equal(rc, 0);
 	assert_null(r.reason);
 	assert_null(r.message);
-	scaledown_refusal_release(&r);
+	refusal_release(&r);
 }
 
 /*
@@ -107,7 +107,7 @@ static void parse_ok(const json_t *s, struct scaledown_request *req)
 static void parse_refused(const json_t *s, const char *reason, const char *needle, const char *annotation)
 {
 	struct scaledown_request req;
-	struct scaledown_refusal r;
+	struct refusal r;
 	int rc = scaledown_request_parse(s, &req, &r);
 	assert_int_equal(rc, -1);
 	assert_non_null(r.reason);
@@ -119,7 +119,7 @@ static void parse_refused(const json_t *s, const char *reason, const char *needl
 	assert_false(req.enabled);
 	assert_null(req.pod_template);
 	scaledown_request_release(&req);
-	scaledown_refusal_release(&r);
+	refusal_release(&r);
 	assert_null(r.message);
 	assert_null(r.reason);
 }

@@ -43,14 +43,8 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include "controllers/contract.h"
 
-#define CLUSTER_GROUP "stateful-operator.io"
-#define CLUSTER_API_VERSION "stateful-operator.io/v1alpha1"
-#define CLUSTER_KIND "StatefulCluster"
-#define ANNOTATION_CLUSTER_STATE "stateful-operator.io/cluster-state"
-#define LABEL_CLUSTER "stateful-operator.io/cluster"             /* on pods, claims, revisions: the StatefulCluster */
-#define LABEL_CLUSTER_MEMBER "stateful-operator.io/cluster-member" /* on pods and claims: <name>-<n> */
-#define LABEL_REVISION_HASH "controller-revision-hash"
 
 #define CLUSTER_DEFAULT_NODE_LOST_S 300
 #define CLUSTER_DEFAULT_UNHEALTHY_S 600

@@ -10,8 +10,8 @@
 #include <jansson.h>
 
 #include "controllers/resize/resize_plan.h"
+#include "controllers/contract.h"
 
-#define TEMP_SUFFIX "-copy"   /* the new claim is <claim>-copy */
 #define JOB_BACKOFF_LIMIT 2   /* a copy Job's retries before it counts as failed */
 
 /*

@@ -48,6 +48,7 @@
 #include "util/duration.h"
 #include "util/xalloc.h"
 #include "client/kube_object.h"
+#include "controllers/contract.h"
 
 #define STEP_PREPARE "Prepare"
 #define STEP_PRECOPY "Precopy"
@@ -60,7 +61,6 @@
 #define MAX_WAIT_MS (10L * 60 * 1000)
 /* A re-created claim not Bound after this long gets touched, so the PV controller looks again. */
 #define BIND_NUDGE_AFTER_S 3
-#define ANNOTATION_BIND_NUDGE "stateful-operator.io/bind-requested"
 
 /* ---- small readers ---- */
 

@@ -202,7 +202,7 @@ static void add_template_targets(const struct resize_inputs *in, const char *ns,
 	}
 }
 
-static void refuse(struct resize_action *a, const char *reason, char *message)
+static void plan_refuse(struct resize_action *a, const char *reason, char *message)
 {
 	a->step = RESIZE_REFUSE;
 	plan_event(a, "Warning", reason, "%s", message);
@@ -226,7 +226,7 @@ static void plan_start(const struct resize_inputs *in, const char *now, struct r
 	for (int i = 0; i < req->ntargets; i++) {
 		struct resize_target *t = &req->targets[i];
 		if (!in->storage_classes) {
-			refuse(a, "ResizeStorageClassUnknown",
+			plan_refuse(a, "ResizeStorageClassUnknown",
 			       xasprintf("cannot read StorageClasses (namespace scope: a Role cannot grant "
 					 "them), so whether %s can grow in place is unknown; run the "
 					 "operator with cluster RBAC to resize",
@@ -237,7 +237,7 @@ static void plan_start(const struct resize_inputs *in, const char *now, struct r
 		const char *class_name = kube_obj_str(tmpl, "spec.storageClassName");
 		const json_t *sc = class_name ? plan_storage_class(in, class_name) : plan_default_class(in);
 		if (!sc) {
-			refuse(a, "ResizeStorageClassNotFound",
+			plan_refuse(a, "ResizeStorageClassNotFound",
 			       class_name ? xasprintf("volumeClaimTemplate %s names StorageClass \"%s\", "
 						      "which does not exist; create it or fix the template",
 						      t->template_name, class_name)
@@ -249,14 +249,14 @@ static void plan_start(const struct resize_inputs *in, const char *now, struct r
 		bool expandable = json_is_true(json_object_get(sc, "allowVolumeExpansion"));
 		const char *sc_name = kube_obj_str(sc, "metadata.name");
 		if (req->strategy == RESIZE_EXPAND && !expandable) {
-			refuse(a, "ResizeNotExpandable",
+			plan_refuse(a, "ResizeNotExpandable",
 			       xasprintf("strategy expand, but StorageClass %s does not allow volume "
 					 "expansion (allowVolumeExpansion is not true); use strategy copy or auto",
 					 sc_name));
 			goto out;
 		}
 		if (t->storage_class[0] && !plan_storage_class(in, t->storage_class)) {
-			refuse(a, "ResizeStorageClassNotFound",
+			plan_refuse(a, "ResizeStorageClassNotFound",
 			       xasprintf("annotation " CLASS_ANNOTATION_PREFIX "%s names StorageClass \"%s\", "
 					 "which does not exist; create it or fix the annotation",
 					 t->template_name, t->storage_class));
@@ -519,7 +519,7 @@ void resize_plan(const struct resize_inputs *in, const char *now, struct resize_
 		return;
 	}
 	struct resize_request req;
-	struct resize_refusal refusal;
+	struct refusal refusal;
 	int parsed = resize_request_parse(in->sts, &req, &refusal);
 	if (parsed == 0 && req.ignore)
 		return;
@@ -533,7 +533,7 @@ void resize_plan(const struct resize_inputs *in, const char *now, struct resize_
 		copy_plan(in, now, annotation_true(in->sts, ANNOTATION_ABORT), st, a);
 	} else if (!phase) {
 		if (parsed < 0) {
-			refuse(a, refusal.reason, refusal.message);
+			plan_refuse(a, refusal.reason, refusal.message);
 			refusal.message = NULL;
 		} else if (in->backup) {
 			/* A leftover copy of an earlier StatefulSet (a different UID now exists). */
@@ -623,6 +623,6 @@ void resize_plan(const struct resize_inputs *in, const char *now, struct resize_
 		}
 	}
 out:
-	resize_refusal_release(&refusal);
+	refusal_release(&refusal);
 	json_decref(st);
 }

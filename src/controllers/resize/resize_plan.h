@@ -32,26 +32,8 @@
 #include <jansson.h>
 
 #include "controllers/resize/resize_request.h"
+#include "controllers/contract.h"
 
-#define ANNOTATION_RESIZE_STATE "stateful-operator.io/resize-state"
-#define ANNOTATION_RESIZE_STATUS "stateful-operator.io/resize-status"
-#define LABEL_SAVED_STATEFULSET "stateful-operator.io/saved-statefulset"
-#define BACKUP_SUFFIX "-sts-backup"
-#define BACKUP_KEY "statefulset.json"
-/* On claims, PVs and Jobs the copy cycle creates or keeps. */
-#define LABEL_COPY_OF "stateful-operator.io/resize-copy-of"      /* value: the StatefulSet */
-#define LABEL_OLD_VOLUME "stateful-operator.io/old-volume-of"    /* value: the StatefulSet */
-#define ANNOTATION_OLD_CLAIM "stateful-operator.io/old-volume-claim" /* ns/claim the PV held */
-#define ANNOTATION_RECLAIM_POLICY "stateful-operator.io/original-reclaim-policy"
-#define ANNOTATION_RESIZE_STARTED "stateful-operator.io/resize-started"
-/*
- * On a PV the copy cycle took over (Retained) for a StatefulSet: value
- * <namespace>/<sts>. Only holders of PV rights can write it, so unlike the
- * state it proves the PV is that set's; every PV write checks it live.
- */
-#define ANNOTATION_TAKEN_FOR "stateful-operator.io/taken-for"
-/* On the backup ConfigMap: the seal of the saved StatefulSet (data[BACKUP_KEY]). */
-#define SEALED_SAVED_STATEFULSET "stateful-operator.io/saved-statefulset"
 
 struct resize_inputs {
 	const json_t *sts;             /* the StatefulSet, or NULL when it does not exist */

@@ -11,28 +11,9 @@
 #include "util/yaml_json.h"
 #include "client/kube_object.h"
 
-void resize_refusal_release(struct resize_refusal *r)
-{
-	FREE_AND_NULL(r->message);
-	r->reason = NULL;
-}
-
 const char *resize_strategy_name(enum resize_strategy s)
 {
 	return s == RESIZE_EXPAND ? "expand" : s == RESIZE_COPY ? "copy" : "auto";
-}
-
-static int refuse(struct resize_refusal *r, const char *reason, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int refuse(struct resize_refusal *r, const char *reason, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	r->reason = reason;
-	r->message = xvasprintf(fmt, ap);
-	va_end(ap);
-	return -1;
 }
 
 static bool annotation_true(const json_t *annotations, const char *key)
@@ -79,7 +60,7 @@ static char *template_names(const json_t *sts)
 }
 
 static int parse_duration(const json_t *ann, const char *key, long long dflt, long long *out,
-			  struct resize_refusal *refusal)
+			  struct refusal *refusal)
 {
 	const char *text = json_string_value(json_object_get(ann, key));
 	*out = dflt;
@@ -102,7 +83,7 @@ static int parse_duration(const json_t *ann, const char *key, long long dflt, lo
  * the text is copied into every copy Job's pod.
  */
 static int check_json_object(const json_t *ann, const char *key, bool strings, const char **out,
-			     struct resize_refusal *refusal)
+			     struct refusal *refusal)
 {
 	const char *text = json_string_value(json_object_get(ann, key));
 	*out = NULL;
@@ -133,7 +114,7 @@ static int check_json_object(const json_t *ann, const char *key, bool strings, c
 }
 
 /* copy-mode, precopy, copy-image, copy-timeout, copy-resources, copy-pod-annotations, keep-old-volumes. */
-static int parse_copy_settings(const json_t *ann, struct resize_request *req, struct resize_refusal *refusal)
+static int parse_copy_settings(const json_t *ann, struct resize_request *req, struct refusal *refusal)
 {
 	const char *mode = json_string_value(json_object_get(ann, ANNOTATION_COPY_MODE));
 	if (mode && strcmp(mode, "rolling") && strcmp(mode, "offline"))
@@ -165,7 +146,7 @@ static int parse_copy_settings(const json_t *ann, struct resize_request *req, st
 
 /* storage-class.stateful-operator.io/<template>: a class change, which only a copy can make. */
 static int parse_class_changes(const json_t *sts, const json_t *ann, struct resize_request *req,
-			       struct resize_refusal *refusal)
+			       struct refusal *refusal)
 {
 	const char *key;
 	json_t *value;
@@ -223,7 +204,7 @@ static int parse_class_changes(const json_t *sts, const json_t *ann, struct resi
 	return 0;
 }
 
-int resize_request_parse(const json_t *sts, struct resize_request *req, struct resize_refusal *refusal)
+int resize_request_parse(const json_t *sts, struct resize_request *req, struct refusal *refusal)
 {
 	memset(req, 0, sizeof(*req));
 	refusal->reason = NULL;

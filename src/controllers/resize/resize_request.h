@@ -22,20 +22,9 @@
 #include <stdbool.h>
 
 #include "client/quantity.h"
+#include "controllers/contract.h"
+#include "controllers/refusal.h"
 
-#define RESIZE_ANNOTATION_PREFIX "resize.stateful-operator.io/"
-#define ANNOTATION_STRATEGY "stateful-operator.io/resize-strategy"
-#define ANNOTATION_ALLOW_SHRINK "stateful-operator.io/allow-shrink"
-#define ANNOTATION_IGNORE "stateful-operator.io/ignore"
-#define ANNOTATION_ABORT "stateful-operator.io/resize-abort"
-#define CLASS_ANNOTATION_PREFIX "storage-class.stateful-operator.io/"
-#define ANNOTATION_COPY_MODE "stateful-operator.io/copy-mode"
-#define ANNOTATION_PRECOPY "stateful-operator.io/precopy"
-#define ANNOTATION_COPY_IMAGE "stateful-operator.io/copy-image"
-#define ANNOTATION_COPY_TIMEOUT "stateful-operator.io/copy-timeout"
-#define ANNOTATION_COPY_RESOURCES "stateful-operator.io/copy-resources"
-#define ANNOTATION_COPY_POD_ANNOTATIONS "stateful-operator.io/copy-pod-annotations"
-#define ANNOTATION_KEEP_OLD_VOLUMES "stateful-operator.io/keep-old-volumes"
 
 #define COPY_TIMEOUT_DEFAULT_MS (6LL * 3600 * 1000)
 
@@ -69,20 +58,13 @@ struct resize_request {
 	struct resize_target targets[RESIZE_MAX_TEMPLATES];
 };
 
-struct resize_refusal {
-	const char *reason; /* CamelCase Event reason; static */
-	char *message;      /* new string: what is wrong and what to fix */
-};
-
-void resize_refusal_release(struct resize_refusal *r);
-
 /*
  * Reads sts (borrowed) into req: the templates whose annotation asks for a
  * size other than the template's. Returns 0 (ntargets may be 0: nothing
  * asked), or -1 with *refusal filled when the request cannot be carried
  * out as written; then nothing must be changed.
  */
-int resize_request_parse(const json_t *sts, struct resize_request *req, struct resize_refusal *refusal)
+int resize_request_parse(const json_t *sts, struct resize_request *req, struct refusal *refusal)
 	__attribute__((warn_unused_result));
 
 const char *resize_strategy_name(enum resize_strategy s);

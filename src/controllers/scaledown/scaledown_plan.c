@@ -15,11 +15,9 @@
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 #include "client/kube_object.h"
+#include "controllers/contract.h"
+#include "controllers/resize/resize_state.h"
 
-/* Written by the resize controller before it orphan-deletes a StatefulSet to re-create it. */
-#define ANNOTATION_RESIZE_STATE "stateful-operator.io/resize-state"
-#define FINALIZER_ORPHAN "orphan"
-#define ANNOTATION_IGNORE "stateful-operator.io/ignore"
 #define MAX_ORDINAL_DIGITS 9 /* ordinals are int32 in the API */
 
 void scaledown_action_release(struct scaledown_action *a)
@@ -820,20 +818,6 @@ static void set_finalizer(const json_t *sts, bool ours, struct scaledown_action 
 	a->body = finalizers_with(sts, ours);
 }
 
-/* The resize controller re-creates this very StatefulSet: it wrote its state before the orphan-delete. */
-static bool resize_recreating(const json_t *sts)
-{
-	const char *text = annotation(sts, ANNOTATION_RESIZE_STATE);
-	json_t *st = text ? json_loads(text, 0, NULL) : NULL;
-	const char *phase = json_string_value(json_object_get(st, "phase"));
-	const char *uid = json_string_value(json_object_get(st, "statefulSetUID"));
-	const char *own = kube_obj_str(sts, "metadata.uid");
-	bool yes = phase && uid && own && !strcmp(uid, own) &&
-		   (!strcmp(phase, "Saving") || !strcmp(phase, "Recreating") || !strcmp(phase, "Copying"));
-	json_decref(st);
-	return yes;
-}
-
 /*
  * Deleted with propagationPolicy Orphan: the user, or the resize
  * controller, keeps pods and claims. The garbage collector removes the
@@ -845,7 +829,7 @@ static bool orphaning(const struct scaledown_inputs *in, const char *name)
 {
 	const json_t *sts = in->sts;
 	const json_t *fins = json_object_get(json_object_get(sts, "metadata"), "finalizers");
-	if (has_string(fins, FINALIZER_ORPHAN) || resize_recreating(sts))
+	if (has_string(fins, FINALIZER_ORPHAN) || resize_state_recreating(sts))
 		return true;
 	const json_t *selector = json_object_get(json_object_get(sts, "spec"), "selector");
 	char *prefix = xasprintf("%s-", name);
@@ -949,7 +933,7 @@ void scaledown_plan(const struct scaledown_inputs *in, struct scaledown_action *
 	p.uid = kube_obj_str(in->sts, "metadata.uid");
 	if (!p.ns || !p.name || !p.uid)
 		return;
-	struct scaledown_refusal refusal;
+	struct refusal refusal;
 	int parsed = scaledown_request_parse(in->sts, &p.req, &refusal);
 	/* The key the resize controller honours too: the user takes this StatefulSet over. */
 	const char *ignore = annotation(in->sts, ANNOTATION_IGNORE);
@@ -1023,5 +1007,5 @@ out:
 	free(p.ords);
 	json_decref(p.state);
 	scaledown_request_release(&p.req);
-	scaledown_refusal_release(&refusal);
+	refusal_release(&refusal);
 }

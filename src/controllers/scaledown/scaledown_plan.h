@@ -63,15 +63,8 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include "controllers/contract.h"
 
-#define FINALIZER_SCALEDOWN "stateful-operator.io/scaledown"
-#define ANNOTATION_SCALEDOWN_STATE "stateful-operator.io/scaledown-state"
-#define ANNOTATION_SCALEDOWN_STATUS "stateful-operator.io/scaledown-status"
-/* On cleanup pods. */
-#define LABEL_CLEANUP_FOR "stateful-operator.io/cleanup-for"            /* value: the StatefulSet */
-#define ANNOTATION_CLEANUP_ORDINAL "stateful-operator.io/cleanup-ordinal"
-#define ANNOTATION_CLEANUP_ATTEMPT "stateful-operator.io/cleanup-attempt"
-#define ANNOTATION_CLEANUP_CLAIMS "stateful-operator.io/cleanup-claims" /* {"claim": "uid", ...} */
 
 #define SCALEDOWN_BACKOFF_BASE_MS 5000L
 #define SCALEDOWN_BACKOFF_MAX_MS (5L * 60 * 1000)

@@ -18,29 +18,10 @@
 
 #define TEMPLATE_EXAMPLE "{\"spec\": {\"containers\": [{\"name\": \"cleanup\", \"image\": \"my-cleanup\"}]}}"
 
-void scaledown_refusal_release(struct scaledown_refusal *r)
-{
-	FREE_AND_NULL(r->message);
-	r->reason = NULL;
-}
-
 void scaledown_request_release(struct scaledown_request *req)
 {
 	json_decref(req->pod_template);
 	memset(req, 0, sizeof(*req));
-}
-
-static int refuse(struct scaledown_refusal *r, const char *reason, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int refuse(struct scaledown_refusal *r, const char *reason, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	r->reason = reason;
-	r->message = xvasprintf(fmt, ap);
-	va_end(ap);
-	return -1;
 }
 
 /* obj's field key, borrowed; NULL when absent or null, which the API server reads alike. */
@@ -93,7 +74,7 @@ static const char *template_key(const json_t *ann)
  * pod made from the template, so a few hundred bytes could otherwise ask
  * for gigabytes. *doc is a new reference.
  */
-static int decode_template(const char *key, const char *text, json_t **doc, struct scaledown_refusal *refusal)
+static int decode_template(const char *key, const char *text, json_t **doc, struct refusal *refusal)
 {
 	size_t len = strlen(text);
 	char *jmsg = NULL, *ymsg = NULL;
@@ -129,7 +110,7 @@ static int decode_template(const char *key, const char *text, json_t **doc, stru
 }
 
 /* kind and apiVersion, when given, must say Pod and v1. */
-static int check_kind(const char *key, const json_t *doc, struct scaledown_refusal *refusal)
+static int check_kind(const char *key, const json_t *doc, struct refusal *refusal)
 {
 	const json_t *kind = field(doc, "kind");
 	if (kind && (!json_is_string(kind) || strcmp(json_string_value(kind), "Pod")))
@@ -151,7 +132,7 @@ static int check_kind(const char *key, const json_t *doc, struct scaledown_refus
 }
 
 /* Each container needs a name and an image: the API server would refuse the pod much later otherwise. */
-static int check_containers(const char *key, const json_t *spec, struct scaledown_refusal *refusal)
+static int check_containers(const char *key, const json_t *spec, struct refusal *refusal)
 {
 	const json_t *containers = field(spec, "containers");
 	if (containers && !json_is_array(containers))
@@ -187,7 +168,7 @@ static int check_containers(const char *key, const json_t *spec, struct scaledow
 	return 0;
 }
 
-static int check_restart_policy(const char *key, const json_t *spec, struct scaledown_refusal *refusal)
+static int check_restart_policy(const char *key, const json_t *spec, struct refusal *refusal)
 {
 	const json_t *rp = field(spec, "restartPolicy");
 	if (!rp || (json_is_string(rp) && !strcmp(json_string_value(rp), "Never")))
@@ -215,7 +196,7 @@ static bool is_claim_template(const json_t *sts, const char *name)
 }
 
 /* The operator adds a volume per claim, named after its template; the template must leave those names free. */
-static int check_volumes(const char *key, const json_t *sts, const json_t *spec, struct scaledown_refusal *refusal)
+static int check_volumes(const char *key, const json_t *sts, const json_t *spec, struct refusal *refusal)
 {
 	const json_t *volumes = field(spec, "volumes");
 	if (volumes && !json_is_array(volumes))
@@ -242,7 +223,7 @@ static int check_volumes(const char *key, const json_t *sts, const json_t *spec,
  * controller owns, then deletes it as surplus: a cleanup pod must not match.
  */
 static int check_labels(const char *key, const json_t *sts, const json_t *metadata,
-			struct scaledown_refusal *refusal)
+			struct refusal *refusal)
 {
 	const json_t *labels = field(metadata, "labels");
 	if (labels && !json_is_object(labels))
@@ -272,7 +253,7 @@ static int check_labels(const char *key, const json_t *sts, const json_t *metada
  * controller uses into *out (new reference).
  */
 static int build_template(const char *key, const json_t *sts, json_t *doc, json_t **out,
-			  struct scaledown_refusal *refusal)
+			  struct refusal *refusal)
 {
 	*out = NULL;
 	if (!json_is_object(doc))
@@ -309,7 +290,7 @@ static int build_template(const char *key, const json_t *sts, json_t *doc, json_
 
 /* An integer annotation in lo..hi; dflt when absent. */
 static int parse_int(const json_t *ann, const char *key, int lo, int hi, int dflt, int *out,
-		     struct scaledown_refusal *refusal)
+		     struct refusal *refusal)
 {
 	const json_t *v = json_object_get(ann, key);
 	*out = dflt;
@@ -332,7 +313,7 @@ static int parse_int(const json_t *ann, const char *key, int lo, int hi, int dfl
 	return 0;
 }
 
-static int parse_timeout(const json_t *ann, long long *out, struct scaledown_refusal *refusal)
+static int parse_timeout(const json_t *ann, long long *out, struct refusal *refusal)
 {
 	const char *key = ANNOTATION_SCALEDOWN_TIMEOUT;
 	const json_t *v = json_object_get(ann, key);
@@ -359,7 +340,7 @@ static int parse_timeout(const json_t *ann, long long *out, struct scaledown_ref
 	return 0;
 }
 
-int scaledown_request_parse(const json_t *sts, struct scaledown_request *req, struct scaledown_refusal *refusal)
+int scaledown_request_parse(const json_t *sts, struct scaledown_request *req, struct refusal *refusal)
 {
 	json_t *doc = NULL;
 	int rc = -1;

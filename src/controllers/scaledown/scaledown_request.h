@@ -15,12 +15,9 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include "controllers/contract.h"
+#include "controllers/refusal.h"
 
-#define ANNOTATION_SCALEDOWN_TEMPLATE "stateful-operator.io/scaledown-pod-template"
-#define ANNOTATION_SCALEDOWN_TEMPLATE_LEGACY "statefulsets.kubernetes.io/scaledown-pod-template"
-#define ANNOTATION_SCALEDOWN_PARALLELISM "stateful-operator.io/scaledown-parallelism"
-#define ANNOTATION_SCALEDOWN_TIMEOUT "stateful-operator.io/scaledown-timeout"
-#define ANNOTATION_SCALEDOWN_MAX_ATTEMPTS "stateful-operator.io/scaledown-max-attempts"
 
 #define SCALEDOWN_PARALLELISM_MAX 1000
 #define SCALEDOWN_MAX_ATTEMPTS_MAX 100
@@ -49,11 +46,6 @@ struct scaledown_request {
 	bool parallel;        /* spec.podManagementPolicy == "Parallel" */
 };
 
-struct scaledown_refusal {
-	const char *reason; /* CamelCase Event reason; static */
-	char *message;      /* new string: what is wrong and what to fix */
-};
-
 /*
  * Reads sts (borrowed) into req. Returns 0 (req->enabled false when no
  * template annotation is present; the other annotations are then not
@@ -75,12 +67,9 @@ struct scaledown_refusal {
  * Both refusal and req must be released by the caller whatever is returned.
  */
 int scaledown_request_parse(const json_t *sts, struct scaledown_request *req,
-			    struct scaledown_refusal *refusal) __attribute__((warn_unused_result));
+			    struct refusal *refusal) __attribute__((warn_unused_result));
 
 /* Drops the template reference and empties req. Safe on an empty request. */
 void scaledown_request_release(struct scaledown_request *req);
-
-/* Frees the message and empties r. Safe on an empty refusal. */
-void scaledown_refusal_release(struct scaledown_refusal *r);
 
 #endif

@@ -1,0 +1,78 @@
+/*
+ * The reconcile driver every controller runs: for a key "ns/name", read
+ * the caches into a snapshot, ask the planner for one action, perform it,
+ * and record it. A controller supplies a request parser and a planner
+ * (behind `read` and `plan`) and registers; everything else is here:
+ *
+ *   error    the key is retried with the work queue's backoff (a log line)
+ *   stale    (a precondition failed: the cluster moved on) look again after
+ *            RECONCILE_STALE_MS; no Event
+ *   done     its Event on the object `about` names, its metrics, the crash
+ *            hook (SOP_TEST_CRASH_AFTER, crash_hook.h), and a requeue: WAIT
+ *            after its requeue_ms; a step that changed something after
+ *            RECONCILE_AFTER_STEP_MS at the latest (watch events usually
+ *            come first; this is the safety net); nothing or a refusal
+ *            only when the planner named a deadline.
+ *
+ * Threads: the ops are called from the controller's workers, one key at a
+ * time per key; they must be safe for different keys at once.
+ */
+#ifndef SOP_RUNTIME_RECONCILER_H
+#define SOP_RUNTIME_RECONCILER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "client/kube_client.h"
+#include "runtime/action.h"
+#include "runtime/controller.h"
+#include "runtime/events.h"
+
+#define RECONCILE_AFTER_STEP_MS 2000L
+#define RECONCILE_STALE_MS 200L
+
+struct reconcile_key {
+	const char *key;  /* "ns/name" */
+	const char *ns;   /* its namespace */
+	const char *name; /* its name */
+};
+
+struct reconciler_ops {
+	const char *name; /* "resize": the controller's name, in logs and the crash hook */
+	/*
+	 * Reads what a decision on key needs from the caches: a new snapshot,
+	 * or NULL when there is nothing to decide (the object asks nothing).
+	 */
+	void *(*read)(void *ctx, const struct reconcile_key *k);
+	void (*release)(void *ctx, void *snapshot);
+	/* Decides: fills a (action_init'ed). now_ms: wall clock, milliseconds since the epoch. */
+	void (*plan)(void *ctx, const struct reconcile_key *k, void *snapshot, long long now_ms, struct action *a);
+	/* The object Events go to (borrowed from the snapshot), or NULL: none. */
+	const json_t *(*about)(void *ctx, void *snapshot);
+	/* Optional: completes an action before it is sent (seals the state it writes). */
+	void (*prepare)(void *ctx, const struct reconcile_key *k, void *snapshot, struct action *a);
+	/* Performs an ACTION_OWN step; returns as action_perform does. */
+	int (*perform_own)(void *ctx, const struct reconcile_key *k, void *snapshot, const struct action *a,
+			   bool *stale, struct kube_error *err);
+	/* Optional: told how the step went (r < 0: err says why), e.g. to remember it or warn. */
+	void (*performed)(void *ctx, const struct reconcile_key *k, void *snapshot, const struct action *a, int r,
+			  const struct kube_error *err);
+};
+
+struct reconciler_deps {
+	struct kube_client *client;    /* borrowed */
+	struct event_recorder *events; /* borrowed */
+	/* Adds by to metric family; may be NULL (no metrics). */
+	void (*count)(void *counter, const char *family, double by);
+	void *counter;
+	int workers;
+};
+
+/*
+ * A controller that drives ops with ctx. ctx is freed by free_ctx (may be
+ * NULL) when the controller is. Add it to the manager.
+ */
+struct controller *reconciler_new(const struct reconciler_ops *ops, void *ctx, void (*free_ctx)(void *ctx),
+				  const struct reconciler_deps *deps);
+
+#endif
