@@ -69,8 +69,14 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 
 	struct kube_error err = {0};
 	bool stale = false;
-	int r = a.verb == ACTION_OWN ? rc->ops.perform_own(rc->ctx, &k, snapshot, &a, &stale, &err)
-				     : action_perform(rc->deps.client, ns, &a, &stale, &err);
+	int r = changes_something(&a) && rc->ops.check ? rc->ops.check(rc->ctx, &k, snapshot, &a, &err) : 0;
+	if (r > 0) {
+		stale = true;
+		r = 0;
+	} else if (r == 0 && !stale) {
+		r = a.verb == ACTION_OWN ? rc->ops.perform_own(rc->ctx, &k, snapshot, &a, &stale, &err)
+					 : action_perform(rc->deps.client, ns, &a, &stale, &err);
+	}
 	if (rc->ops.performed)
 		rc->ops.performed(rc->ctx, &k, snapshot, &a, r, &err);
 	if (r < 0) {

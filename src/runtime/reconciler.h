@@ -51,6 +51,15 @@ struct reconciler_ops {
 	const json_t *(*about)(void *ctx, void *snapshot);
 	/* Optional: completes an action before it is sent (seals the state it writes). */
 	void (*prepare)(void *ctx, const struct reconcile_key *k, void *snapshot, struct action *a);
+	/*
+	 * Optional: a live check before the action is sent, for steps that
+	 * cannot be taken back and that the cache, which lags, must not
+	 * decide alone. Returns 0 to go on (it may add a precondition it read,
+	 * e.g. a->resource_version), 1 when the cluster moved on (stale: look
+	 * again soon), -1 on error (err filled).
+	 */
+	int (*check)(void *ctx, const struct reconcile_key *k, void *snapshot, struct action *a,
+		     struct kube_error *err);
 	/* Performs an ACTION_OWN step; returns as action_perform does. */
 	int (*perform_own)(void *ctx, const struct reconcile_key *k, void *snapshot, const struct action *a,
 			   bool *stale, struct kube_error *err);
