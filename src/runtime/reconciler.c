@@ -73,7 +73,7 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 	if (r > 0) {
 		stale = true;
 		r = 0;
-	} else if (r == 0 && !stale) {
+	} else if (r == 0) {
 		r = a.verb == ACTION_OWN ? rc->ops.perform_own(rc->ctx, &k, snapshot, &a, &stale, &err)
 					 : action_perform(rc->deps.client, ns, &a, &stale, &err);
 	}
