@@ -96,6 +96,106 @@ static const char USUAL[] =
 	" \"template\": {\"metadata\": {\"annotations\": {\"example.com/note\": \"keep me\"}},"
 	"  \"spec\": {\"volumes\": [{\"name\": \"settings\", \"configMap\": {\"name\": \"coder-settings\"}}]}}}";
 
+/* ---- the steps, as the tests tell them apart ---- */
+
+enum step {
+	STEP_UNKNOWN,
+	STEP_NOTHING,
+	STEP_REFUSE,
+	STEP_SET_STATE,
+	STEP_CREATE_REVISION,
+	STEP_DELETE_REVISION,
+	STEP_CREATE_CLAIM,
+	STEP_PATCH_CLAIM,
+	STEP_DELETE_CLAIM,
+	STEP_CREATE_POD,
+	STEP_DELETE_POD,
+	STEP_UPDATE_STATUS,
+	STEP_WAIT,
+};
+
+/* The step an action is, by its verb and the object it writes; STEP_UNKNOWN for one the planner never makes. */
+static enum step step_of(const struct action *a)
+{
+	const struct kube_resource *r = a->resource;
+	switch (a->verb) {
+	case ACTION_NOTHING:
+		return STEP_NOTHING;
+	case ACTION_REFUSE:
+		return STEP_REFUSE;
+	case ACTION_WAIT:
+		return STEP_WAIT;
+	case ACTION_CREATE:
+		return r == &KUBE_PODS ? STEP_CREATE_POD : r == &KUBE_PVCS ? STEP_CREATE_CLAIM :
+		       r == &KUBE_CONTROLLERREVISIONS ? STEP_CREATE_REVISION : STEP_UNKNOWN;
+	case ACTION_DELETE:
+		return r == &KUBE_PODS ? STEP_DELETE_POD : r == &KUBE_PVCS ? STEP_DELETE_CLAIM :
+		       r == &KUBE_CONTROLLERREVISIONS ? STEP_DELETE_REVISION : STEP_UNKNOWN;
+	case ACTION_PATCH:
+		if (r == &KUBE_PVCS && !a->subresource)
+			return STEP_PATCH_CLAIM;
+		if (r != &KUBE_STATEFULCLUSTERS || !sim_streq(a->name, NAME))
+			return STEP_UNKNOWN;
+		return !a->subresource ? STEP_SET_STATE : sim_streq(a->subresource, "status") ? STEP_UPDATE_STATUS :
+										 STEP_UNKNOWN;
+	case ACTION_OWN:
+		break;
+	}
+	return STEP_UNKNOWN;
+}
+
+/* What the step writes: the state a SET_STATE writes, the status an UPDATE_STATUS writes, else the body. */
+static const json_t *step_body(const struct action *a)
+{
+	switch (step_of(a)) {
+	case STEP_SET_STATE:
+		return a->state;
+	case STEP_UPDATE_STATUS:
+		return json_object_get(a->body, "status");
+	default:
+		return a->body;
+	}
+}
+
+/* Our own short names, so the tests do not depend on the log names. */
+static const char *step_id(enum step s)
+{
+	switch (s) {
+	case STEP_NOTHING:
+		return "NOTHING";
+	case STEP_REFUSE:
+		return "REFUSE";
+	case STEP_SET_STATE:
+		return "SET_STATE";
+	case STEP_CREATE_REVISION:
+		return "CREATE_REVISION";
+	case STEP_DELETE_REVISION:
+		return "DELETE_REVISION";
+	case STEP_CREATE_CLAIM:
+		return "CREATE_CLAIM";
+	case STEP_PATCH_CLAIM:
+		return "PATCH_CLAIM";
+	case STEP_DELETE_CLAIM:
+		return "DELETE_CLAIM";
+	case STEP_CREATE_POD:
+		return "CREATE_POD";
+	case STEP_DELETE_POD:
+		return "DELETE_POD";
+	case STEP_UPDATE_STATUS:
+		return "UPDATE_STATUS";
+	case STEP_WAIT:
+		return "WAIT";
+	case STEP_UNKNOWN:
+		break;
+	}
+	return "?";
+}
+
+static bool resting(enum step s)
+{
+	return s == STEP_WAIT || s == STEP_NOTHING || s == STEP_REFUSE;
+}
+
 /* ---- reading and changing objects ---- */
 
 static bool controlled(const json_t *obj)
@@ -183,7 +283,7 @@ struct world {
 	bool view_stale;      /* the last plan saw pods that differ from the world's */
 	json_t *deleted_uids; /* pods the controller deleted that its cache has not shown going */
 	char planned_rv[32];  /* the cluster's resourceVersion the step was planned from */
-	struct cluster_action a;
+	struct action a;
 	/* what was seen */
 	struct sim_trace trace;
 	int iterations, conflicts;
@@ -208,7 +308,7 @@ struct world {
 
 static void world_release(struct world *w)
 {
-	cluster_action_release(&w->a);
+	action_release(&w->a);
 	json_decref(w->cluster);
 	json_decref(w->pods);
 	json_decref(w->pvcs);
@@ -982,14 +1082,14 @@ static void check_owner_ref(struct world *w, const json_t *ref, bool controller,
 }
 
 /* What a member's pod must look like, and what must be there before it. */
-static void check_pod_body(struct world *w, const struct cluster_action *a)
+static void check_pod_body(struct world *w, const struct action *a)
 {
 	const json_t *body = a->body;
 	const char *name = kube_obj_str(body, "metadata.name");
 	long n = pod_identity(name);
-	if (!sim_streq(name, a->object) || n < 0 || (kube_obj_str(body, "metadata.namespace") &&
+	if (!sim_streq(name, a->name) || n < 0 || (kube_obj_str(body, "metadata.namespace") &&
 						 !sim_streq(kube_obj_str(body, "metadata.namespace"), NS)))
-		world_fail(w, "CREATE_POD %s: the body names %s", a->object, sim_or_dash(name));
+		world_fail(w, "CREATE_POD %s: the body names %s", a->name, sim_or_dash(name));
 	if (!is_member(w, n))
 		world_fail(w, "pod %s created for an identity that is not a member", name);
 	const json_t *ps = json_object_get(body, "spec");
@@ -1064,11 +1164,11 @@ static void check_pod_body(struct world *w, const struct cluster_action *a)
 	json_decref(names);
 }
 
-static void create_pod(struct world *w, const struct cluster_action *a)
+static void create_pod(struct world *w, const struct action *a)
 {
 	if (sim_find(w->pods, kube_obj_str(a->body, "metadata.name"))) {
 		w->conflicts++;
-		trace(w, "      409 pod %s exists\n", a->object);
+		trace(w, "      409 pod %s exists\n", a->name);
 		return;
 	}
 	check_pod_body(w, a);
@@ -1076,10 +1176,10 @@ static void create_pod(struct world *w, const struct cluster_action *a)
 	stamp(w, pod, "pod");
 	json_object_set_new(pod, "status", json_pack("{s:s}", "phase", "Pending"));
 	json_array_append_new(w->pods, pod);
-	sim_count(w->pod_names, a->object);
+	sim_count(w->pod_names, a->name);
 }
 
-static void create_claim(struct world *w, const struct cluster_action *a)
+static void create_claim(struct world *w, const struct action *a)
 {
 	const json_t *body = a->body;
 	const char *name = kube_obj_str(body, "metadata.name");
@@ -1089,8 +1189,8 @@ static void create_claim(struct world *w, const struct cluster_action *a)
 		return;
 	}
 	long n = claim_identity(w, name);
-	if (!sim_streq(name, a->object) || n < 0)
-		world_fail(w, "CREATE_CLAIM %s: the body names %s", a->object, sim_or_dash(name));
+	if (!sim_streq(name, a->name) || n < 0)
+		world_fail(w, "CREATE_CLAIM %s: the body names %s", a->name, sim_or_dash(name));
 	if (!is_member(w, n))
 		world_fail(w, "claim %s created for an identity that is not a member", name);
 	const json_t *vct = NULL;
@@ -1120,35 +1220,35 @@ static void create_claim(struct world *w, const struct cluster_action *a)
 	json_array_append_new(w->pvcs, pvc);
 }
 
-/* The object named a->object when its UID matches: NULL (a 404 or a 409, traced) otherwise. */
-static json_t *by_uid(struct world *w, json_t *list, const struct cluster_action *a)
+/* The object named a->name when its UID matches: NULL (a 404 or a 409, traced) otherwise. */
+static json_t *by_uid(struct world *w, json_t *list, const struct action *a)
 {
-	json_t *obj = sim_find(list, a->object);
+	json_t *obj = sim_find(list, a->name);
 	if (obj && !a->uid[0])
-		world_fail(w, "%s %s without a UID precondition", cluster_step_name(a->step), a->object);
+		world_fail(w, "%s %s without a UID precondition", step_id(step_of(a)), a->name);
 	return sim_precondition_met(obj, a->uid, &w->trace, &w->conflicts) ? obj : NULL;
 }
 
-static void delete_pod(struct world *w, const struct cluster_action *a)
+static void delete_pod(struct world *w, const struct action *a)
 {
 	json_t *pod = by_uid(w, w->pods, a);
 	if (!pod)
 		return;
 	if (!controlled(pod))
-		world_fail(w, "DELETE_POD %s, which the cluster does not control", a->object);
-	long n = pod_identity(a->object);
+		world_fail(w, "DELETE_POD %s, which the cluster does not control", a->name);
+	long n = pod_identity(a->name);
 	if (sim_streq(a->what, "UpdateMember")) {
 		if (!is_member(w, n))
-			world_fail(w, "UpdateMember %s: not a member", a->object);
+			world_fail(w, "UpdateMember %s: not a member", a->name);
 		if (on_delete(w))
-			world_fail(w, "UpdateMember %s with updateStrategy OnDelete", a->object);
+			world_fail(w, "UpdateMember %s with updateStrategy OnDelete", a->name);
 		if (sim_streq(sim_label(pod, LABEL_REVISION_HASH), target_revision(w, n)))
-			world_fail(w, "UpdateMember %s: it already runs revision %s", a->object, target_revision(w, n));
+			world_fail(w, "UpdateMember %s: it already runs revision %s", a->name, target_revision(w, n));
 	} else if (sim_streq(a->what, "DeleteFormerMember")) {
 		if (is_member(w, n))
-			world_fail(w, "DeleteFormerMember %s: still a member", a->object);
+			world_fail(w, "DeleteFormerMember %s: still a member", a->name);
 	} else {
-		world_fail(w, "DELETE_POD %s for %s", a->object, sim_or_dash(a->what));
+		world_fail(w, "DELETE_POD %s for %s", a->name, sim_or_dash(a->what));
 	}
 	char uid[64];
 	snprintf(uid, sizeof(uid), "%s", kube_obj_str(pod, "metadata.uid"));
@@ -1156,7 +1256,7 @@ static void delete_pod(struct world *w, const struct cluster_action *a)
 	if (!sim_in_array(w->deleted_uids, uid))
 		json_array_append_new(w->deleted_uids, json_string(uid));
 	if (a->force) {
-		trace(w, "      pod %s gone (forced)\n", a->object);
+		trace(w, "      pod %s gone (forced)\n", a->name);
 		sim_remove(w->pods, pod);
 	} else if (!sim_terminating(pod)) {
 		sim_mark_deleted(pod, w->now_ms);
@@ -1171,34 +1271,34 @@ static void delete_pod(struct world *w, const struct cluster_action *a)
 			json_object_set_new(w->updating, key, json_string(uid));
 		if ((int)json_object_size(w->updating) > max_unavailable(w))
 			world_fail(w, "pod %s deleted for an update: %zu members down for the update, maxUnavailable %d",
-				   a->object, json_object_size(w->updating), max_unavailable(w));
+				   a->name, json_object_size(w->updating), max_unavailable(w));
 		/* On a fresh cache the planner knows every member's state: none beyond maxUnavailable. */
 		if (!w->lag && down_now(w) > max_unavailable(w))
 			world_fail(w, "pod %s deleted for an update: %d members unavailable, maxUnavailable %d",
-				   a->object, down_now(w), max_unavailable(w));
+				   a->name, down_now(w), max_unavailable(w));
 	}
 }
 
-static void delete_claim(struct world *w, const struct cluster_action *a)
+static void delete_claim(struct world *w, const struct action *a)
 {
 	json_t *pvc = by_uid(w, w->pvcs, a);
 	if (!pvc)
 		return;
-	long n = claim_identity(w, a->object);
+	long n = claim_identity(w, a->name);
 	char key[24];
 	snprintf(key, sizeof(key), "%ld", n);
-	if (n < 0 || !sim_streq(json_string_value(json_object_get(w->claim_uids, a->object)), a->uid))
-		world_fail(w, "claim %s deleted: not a claim the cluster made", a->object);
+	if (n < 0 || !sim_streq(json_string_value(json_object_get(w->claim_uids, a->name)), a->uid))
+		world_fail(w, "claim %s deleted: not a claim the cluster made", a->name);
 	if (is_member(w, n))
-		world_fail(w, "claim %s of a member deleted", a->object);
+		world_fail(w, "claim %s of a member deleted", a->name);
 	if (pod_of(w, n))
-		world_fail(w, "claim %s deleted while pod %s-%ld is still there", a->object, NAME, n);
+		world_fail(w, "claim %s deleted while pod %s-%ld is still there", a->name, NAME, n);
 	const char *why = json_string_value(json_object_get(w->left, key));
 	const char *pol = sim_streq(why, "Replaced") ? policy(w, "whenReplaced") :
 			  sim_streq(why, "Scaled")   ? policy(w, "whenScaled") :
 						   "none";
 	if (!sim_streq(pol, "Delete"))
-		world_fail(w, "claim %s deleted: its member left as %s, whose policy is %s", a->object, sim_or_dash(why), pol);
+		world_fail(w, "claim %s deleted: its member left as %s, whose policy is %s", a->name, sim_or_dash(why), pol);
 	if (sim_terminating(pvc))
 		return;
 	sim_mark_deleted(pvc, w->now_ms);
@@ -1206,18 +1306,18 @@ static void delete_claim(struct world *w, const struct cluster_action *a)
 	pvc_protection(w);
 }
 
-static void patch_claim(struct world *w, const struct cluster_action *a)
+static void patch_claim(struct world *w, const struct action *a)
 {
-	json_t *pvc = sim_find(w->pvcs, a->object);
+	json_t *pvc = sim_find(w->pvcs, a->name);
 	if (!pvc) {
 		trace(w, "      404\n");
 		return;
 	}
-	if (claim_identity(w, a->object) < 0 || !json_object_get(w->claim_uids, a->object))
-		world_fail(w, "PATCH_CLAIM %s: not a claim the cluster made", a->object);
+	if (claim_identity(w, a->name) < 0 || !json_object_get(w->claim_uids, a->name))
+		world_fail(w, "PATCH_CLAIM %s: not a claim the cluster made", a->name);
 	const char *want_rv = kube_obj_str(a->body, "metadata.resourceVersion");
 	if (!want_rv)
-		world_fail(w, "PATCH_CLAIM %s without a resourceVersion precondition", a->object);
+		world_fail(w, "PATCH_CLAIM %s without a resourceVersion precondition", a->name);
 	if (!sim_streq(want_rv, kube_obj_str(pvc, "metadata.resourceVersion"))) {
 		w->conflicts++;
 		trace(w, "      409 resourceVersion\n");
@@ -1242,20 +1342,20 @@ static void patch_claim(struct world *w, const struct cluster_action *a)
 			json_array_append(others_after, ref);
 		} else {
 			ours++;
-			check_owner_ref(w, ref, false, a->object);
+			check_owner_ref(w, ref, false, a->name);
 		}
 	}
 	bool same = json_equal(others_before, others_after);
 	json_decref(others_before);
 	json_decref(others_after);
 	if (!same)
-		world_fail(w, "PATCH_CLAIM %s dropped or changed another owner's reference", a->object);
+		world_fail(w, "PATCH_CLAIM %s dropped or changed another owner's reference", a->name);
 	if (ours != (sim_streq(policy(w, "whenDeleted"), "Delete") ? 1 : 0))
-		world_fail(w, "claim %s has %d references to the cluster, whenDeleted %s", a->object, ours,
+		world_fail(w, "claim %s has %d references to the cluster, whenDeleted %s", a->name, ours,
 			   policy(w, "whenDeleted"));
 }
 
-static void create_revision(struct world *w, const struct cluster_action *a)
+static void create_revision(struct world *w, const struct action *a)
 {
 	const json_t *body = a->body;
 	const char *name = kube_obj_str(body, "metadata.name");
@@ -1265,7 +1365,7 @@ static void create_revision(struct world *w, const struct cluster_action *a)
 		return;
 	}
 	const char *hash = name && !strncmp(name, NAME "-", strlen(NAME) + 1) ? name + strlen(NAME) + 1 : "";
-	if (!sim_streq(name, a->object) || strlen(hash) != 10 || strspn(hash, "0123456789abcdef") != 10)
+	if (!sim_streq(name, a->name) || strlen(hash) != 10 || strspn(hash, "0123456789abcdef") != 10)
 		world_fail(w, "CREATE_REVISION %s: not named %s-<hash>", sim_or_dash(name), NAME);
 	if (!json_equal(json_object_get(json_object_get(body, "data"), "template"), json_object_get(spec(w), "template")))
 		world_fail(w, "revision %s does not hold spec.template", name);
@@ -1288,31 +1388,31 @@ static void create_revision(struct world *w, const struct cluster_action *a)
 	json_array_append_new(w->revisions, obj);
 }
 
-static void delete_revision(struct world *w, const struct cluster_action *a)
+static void delete_revision(struct world *w, const struct action *a)
 {
 	json_t *r = by_uid(w, w->revisions, a);
 	if (!r)
 		return;
 	if (!controlled(r))
-		world_fail(w, "revision %s deleted: not the cluster's", a->object);
-	if (sim_streq(a->object, update_revision(w)) || sim_streq(a->object, current_revision(w)))
-		world_fail(w, "revision %s deleted while it is the current or update revision", a->object);
+		world_fail(w, "revision %s deleted: not the cluster's", a->name);
+	if (sim_streq(a->name, update_revision(w)) || sim_streq(a->name, current_revision(w)))
+		world_fail(w, "revision %s deleted while it is the current or update revision", a->name);
 	size_t i;
 	json_t *pod;
 	json_array_foreach(w->pods, i, pod) {
-		if (sim_streq(sim_label(pod, LABEL_REVISION_HASH), a->object))
-			world_fail(w, "revision %s deleted while pod %s runs it", a->object,
+		if (sim_streq(sim_label(pod, LABEL_REVISION_HASH), a->name))
+			world_fail(w, "revision %s deleted while pod %s runs it", a->name,
 				   kube_obj_str(pod, "metadata.name"));
 	}
-	trace(w, "      revision %s gone\n", a->object);
+	trace(w, "      revision %s gone\n", a->name);
 	sim_remove(w->revisions, r);
 }
 
 /* The checks of a state change: who leaves and why, who comes. */
-static void check_state_change(struct world *w, const json_t *before, const struct cluster_action *a)
+static void check_state_change(struct world *w, const json_t *before, const struct action *a)
 {
 	const json_t *was = json_object_get(before, "members");
-	const json_t *now = json_object_get(a->body, "members");
+	const json_t *now = json_object_get(a->state, "members");
 	size_t i;
 	json_t *m;
 	json_array_foreach(was, i, m) {
@@ -1374,12 +1474,16 @@ static void check_state_change(struct world *w, const json_t *before, const stru
 		world_fail(w, "RecoverMember: %zu members before, %zu after", json_array_size(was), json_array_size(now));
 }
 
-static void set_state(struct world *w, const struct cluster_action *a)
+static void set_state(struct world *w, const struct action *a)
 {
 	if (!w->cluster)
 		world_fail(w, "SET_STATE without a cluster");
-	if (!json_is_object(a->body))
-		world_fail(w, "SET_STATE without a body");
+	const char *text = kube_obj_annotation(a->body, ANNOTATION_CLUSTER_STATE);
+	char *state = json_dumps(a->state, JSON_COMPACT | JSON_SORT_KEYS);
+	bool same = json_is_object(a->state) && sim_streq(text, state);
+	free(state);
+	if (!same)
+		world_fail(w, "SET_STATE without a state, or a patch that does not write it");
 	if (!sim_streq(kube_obj_str(w->cluster, "metadata.resourceVersion"), w->planned_rv)) {
 		w->conflicts++;
 		trace(w, "      409 resourceVersion\n");
@@ -1391,35 +1495,34 @@ static void set_state(struct world *w, const struct cluster_action *a)
 		/* Dropped from the state by someone else's hand, not by the planner: it may come back. */
 		size_t i;
 		json_t *m;
-		json_array_foreach(json_object_get(a->body, "members"), i, m) {
+		json_array_foreach(json_object_get(a->state, "members"), i, m) {
 			char key[24];
 			snprintf(key, sizeof(key), "%lld", (long long)json_integer_value(m));
 			if (sim_streq(json_string_value(json_object_get(w->left, key)), "Dropped"))
 				json_object_del(w->left, key);
 		}
 	}
-	char *text = json_dumps(a->body, JSON_COMPACT | JSON_SORT_KEYS);
 	if (!sim_streq(sim_annotation(w->cluster, ANNOTATION_CLUSTER_STATE), text)) {
 		sim_annotate(w->cluster, ANNOTATION_CLUSTER_STATE, text);
 		bump(w, w->cluster);
 	}
-	free(text);
 	json_decref(before);
 	check_identities(w, sim_streq(a->what, "ReplaceMember") ? "Replaced" :
 			    sim_streq(a->what, "RemoveMember")  ? "Scaled" :
 							      "Dropped");
 }
 
-static void update_status(struct world *w, const struct cluster_action *a)
+static void update_status(struct world *w, const struct action *a)
 {
 	if (!w->cluster)
 		world_fail(w, "UPDATE_STATUS without a cluster");
-	if (!json_is_object(a->body))
+	const json_t *body = step_body(a);
+	if (!json_is_object(body))
 		world_fail(w, "UPDATE_STATUS without a body");
-	if (json_integer_value(json_object_get(a->body, "observedGeneration")) !=
+	if (json_integer_value(json_object_get(body, "observedGeneration")) !=
 	    json_integer_value(json_object_get(sim_meta(w->cluster), "generation")))
 		world_fail(w, "status observedGeneration %lld, generation %lld",
-			   (long long)json_integer_value(json_object_get(a->body, "observedGeneration")),
+			   (long long)json_integer_value(json_object_get(body, "observedGeneration")),
 			   (long long)json_integer_value(json_object_get(sim_meta(w->cluster), "generation")));
 	json_t *before = json_deep_copy(json_object_get(w->cluster, "status"));
 	json_t *st = json_object_get(w->cluster, "status");
@@ -1427,98 +1530,61 @@ static void update_status(struct world *w, const struct cluster_action *a)
 		st = json_object();
 		json_object_set_new(w->cluster, "status", st);
 	}
-	sim_merge_patch(st, a->body);
+	sim_merge_patch(st, body);
 	if (!json_equal(before, st))
 		bump(w, w->cluster);
 	json_decref(before);
 }
 
-static void apply(struct world *w, const struct cluster_action *a)
+static void apply(struct world *w, const struct action *a)
 {
-	switch (a->step) {
-	case CLUSTER_SET_STATE:
+	switch (step_of(a)) {
+	case STEP_SET_STATE:
 		set_state(w, a);
 		break;
-	case CLUSTER_CREATE_REVISION:
+	case STEP_CREATE_REVISION:
 		create_revision(w, a);
 		break;
-	case CLUSTER_DELETE_REVISION:
+	case STEP_DELETE_REVISION:
 		delete_revision(w, a);
 		break;
-	case CLUSTER_CREATE_CLAIM:
+	case STEP_CREATE_CLAIM:
 		create_claim(w, a);
 		break;
-	case CLUSTER_PATCH_CLAIM:
+	case STEP_PATCH_CLAIM:
 		patch_claim(w, a);
 		break;
-	case CLUSTER_DELETE_CLAIM:
+	case STEP_DELETE_CLAIM:
 		delete_claim(w, a);
 		break;
-	case CLUSTER_CREATE_POD:
+	case STEP_CREATE_POD:
 		create_pod(w, a);
 		break;
-	case CLUSTER_DELETE_POD:
+	case STEP_DELETE_POD:
 		delete_pod(w, a);
 		break;
-	case CLUSTER_UPDATE_STATUS:
+	case STEP_UPDATE_STATUS:
 		update_status(w, a);
 		break;
-	case CLUSTER_NOTHING:
-	case CLUSTER_REFUSE:
-	case CLUSTER_WAIT:
+	case STEP_NOTHING:
+	case STEP_REFUSE:
+	case STEP_WAIT:
 		break;
 	default:
-		world_fail(w, "unknown step %d", (int)a->step);
+		world_fail(w, "unknown step %d", (int)step_of(a));
 	}
 	check_world(w);
 }
 
 /* ---- running the planner against the world ---- */
 
-/* Our own short names, so the tests do not depend on the log names. */
-static const char *step_id(enum cluster_step s)
-{
-	switch (s) {
-	case CLUSTER_NOTHING:
-		return "NOTHING";
-	case CLUSTER_REFUSE:
-		return "REFUSE";
-	case CLUSTER_SET_STATE:
-		return "SET_STATE";
-	case CLUSTER_CREATE_REVISION:
-		return "CREATE_REVISION";
-	case CLUSTER_DELETE_REVISION:
-		return "DELETE_REVISION";
-	case CLUSTER_CREATE_CLAIM:
-		return "CREATE_CLAIM";
-	case CLUSTER_PATCH_CLAIM:
-		return "PATCH_CLAIM";
-	case CLUSTER_DELETE_CLAIM:
-		return "DELETE_CLAIM";
-	case CLUSTER_CREATE_POD:
-		return "CREATE_POD";
-	case CLUSTER_DELETE_POD:
-		return "DELETE_POD";
-	case CLUSTER_UPDATE_STATUS:
-		return "UPDATE_STATUS";
-	case CLUSTER_WAIT:
-		return "WAIT";
-	}
-	return "?";
-}
-
-static bool resting(enum cluster_step s)
-{
-	return s == CLUSTER_WAIT || s == CLUSTER_NOTHING || s == CLUSTER_REFUSE;
-}
-
 /* One line per step, enough to compare two steps. New string. */
-static char *fingerprint(const struct cluster_action *a)
+static char *fingerprint(const struct action *a)
 {
-	char *body = a->body ? json_dumps(a->body, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-	char *f = xasprintf("%s|%s|%s|%s|%s|%d|%s|%s|%s|%s|%ld", step_id(a->step), cluster_action_name(a), a->object,
+	char *body = step_body(a) ? json_dumps(step_body(a), JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	char *f = xasprintf("%s|%s|%s|%s|%s|%d|%s|%s|%s|%s|%ld", step_id(step_of(a)), action_name(a), a->name,
 			    a->uid, sim_or_dash(body), a->force, sim_or_dash(a->event_type), sim_or_dash(a->event_reason),
-			    sim_or_dash(a->event_message), sim_or_dash(a->counts), a->requeue_ms);
+			    sim_or_dash(a->event_message), sim_or_dash(a->counts[0].family), a->requeue_ms);
 	free(body);
 	return f;
 }
@@ -1541,7 +1607,7 @@ static void prune_deleted_uids(struct world *w)
 	}
 }
 
-static void plan_into(const struct world *w, struct cluster_action *a)
+static void plan_into(const struct world *w, struct action *a)
 {
 	struct cluster_inputs in = {
 		.cluster = w->cluster,
@@ -1560,40 +1626,40 @@ static void plan_into(const struct world *w, struct cluster_action *a)
 static void plan(struct world *w)
 {
 	prune_deleted_uids(w);
-	cluster_action_release(&w->a);
+	action_release(&w->a);
 	snprintf(w->planned_rv, sizeof(w->planned_rv), "%s", sim_or_dash(kube_obj_str(w->cluster, "metadata.resourceVersion")));
 	w->view_stale = !json_equal(pods_seen(w), w->pods);
 	plan_into(w, &w->a);
-	struct cluster_action again;
+	struct action again;
 	plan_into(w, &again);
 	sim_steps_note(&w->steps, &w->trace, fingerprint(&w->a), fingerprint(&again));
-	cluster_action_release(&again);
-	const struct cluster_action *a = &w->a;
+	action_release(&again);
+	const struct action *a = &w->a;
 	sim_check_event(&w->trace, a->event_type, a->event_reason, a->event_message);
-	if (a->step == CLUSTER_REFUSE && !sim_streq(a->event_type, "Warning"))
+	if (step_of(a) == STEP_REFUSE && !sim_streq(a->event_type, "Warning"))
 		world_fail(w, "a refusal without a Warning event");
-	bool needs_body = a->step == CLUSTER_SET_STATE || a->step == CLUSTER_CREATE_REVISION ||
-			  a->step == CLUSTER_CREATE_CLAIM || a->step == CLUSTER_PATCH_CLAIM ||
-			  a->step == CLUSTER_CREATE_POD || a->step == CLUSTER_UPDATE_STATUS;
-	if (needs_body != (a->body != NULL))
-		world_fail(w, "%s %s %s a body", step_id(a->step), a->object, a->body ? "with" : "without");
-	if (a->step == CLUSTER_WAIT && a->requeue_ms <= 0)
+	bool needs_body = step_of(a) == STEP_SET_STATE || step_of(a) == STEP_CREATE_REVISION ||
+			  step_of(a) == STEP_CREATE_CLAIM || step_of(a) == STEP_PATCH_CLAIM ||
+			  step_of(a) == STEP_CREATE_POD || step_of(a) == STEP_UPDATE_STATUS;
+	if (needs_body != (step_body(a) != NULL))
+		world_fail(w, "%s %s %s a body", step_id(step_of(a)), a->name, step_body(a) ? "with" : "without");
+	if (step_of(a) == STEP_WAIT && a->requeue_ms <= 0)
 		world_fail(w, "WAIT without requeue_ms");
 }
 
 static void trace_step(struct world *w)
 {
-	const struct cluster_action *a = &w->a;
+	const struct action *a = &w->a;
 	trace(w, "%3d t=%-7.0f %-18s %-16s", w->iterations, (double)(w->now_ms - w->start_ms) / 1000,
-	      cluster_action_name(a), a->object);
+	      action_name(a), a->name);
 	if (a->force)
 		trace(w, " (force)");
 	if (a->event_reason)
 		trace(w, " %s %s: %s", sim_or_dash(a->event_type), a->event_reason, sim_or_dash(a->event_message));
 	if (a->requeue_ms)
 		trace(w, " (requeue %ld ms)", a->requeue_ms);
-	if (a->step == CLUSTER_SET_STATE || a->step == CLUSTER_PATCH_CLAIM) {
-		char *body = json_dumps(a->body, JSON_COMPACT | JSON_SORT_KEYS);
+	if (step_of(a) == STEP_SET_STATE || step_of(a) == STEP_PATCH_CLAIM) {
+		char *body = json_dumps(step_body(a), JSON_COMPACT | JSON_SORT_KEYS);
 		trace(w, " %s", body);
 		free(body);
 	}
@@ -1603,16 +1669,17 @@ static void trace_step(struct world *w)
 /* Performs w->a as the reconciler does: its Event and count, then the step (twice when asked). */
 static void perform(struct world *w)
 {
-	const struct cluster_action *a = &w->a;
+	const struct action *a = &w->a;
 	w->iterations++;
 	trace_step(w);
 	json_array_append_new(w->history,
 			      json_pack("{s:I, s:s, s:s, s:s, s:b, s:s?, s:s?, s:s?, s:I}", "t", (json_int_t)w->now_ms,
-					"step", step_id(a->step), "what", cluster_action_name(a), "object", a->object,
+					"step", step_id(step_of(a)), "what", action_name(a), "object", a->name,
 					"force", a->force, "type", a->event_type, "reason", a->event_reason, "message",
 					a->event_message, "requeue", (json_int_t)a->requeue_ms));
-	if (a->counts)
-		sim_count(w->counts, a->counts);
+	for (int i = 0; i < ACTION_MAX_COUNTS; i++)
+		for (long long n = 0; a->counts[i].family && n < a->counts[i].by; n++)
+			sim_count(w->counts, a->counts[i].family);
 	if (w->lag) {
 		if (!w->snapshots)
 			w->snapshots = json_array();
@@ -1621,7 +1688,7 @@ static void perform(struct world *w)
 			json_array_remove(w->snapshots, 0);
 	}
 	apply(w, a);
-	if (w->double_apply && !resting(a->step))
+	if (w->double_apply && !resting(step_of(a)))
 		apply(w, a);
 }
 
@@ -1652,13 +1719,13 @@ static enum run_end run(struct world *w, stop_fn stop, const void *arg)
 		if (!w->cluster)
 			return RUN_GONE;
 		plan(w);
-		if (!w->lag && !resting(w->a.step) && sim_steps_repeated(&w->steps))
-			world_fail(w, "step %s %s asked for again after it was performed", step_id(w->a.step),
-				   w->a.object);
+		if (!w->lag && !resting(step_of(&w->a)) && sim_steps_repeated(&w->steps))
+			world_fail(w, "step %s %s asked for again after it was performed", step_id(step_of(&w->a)),
+				   w->a.name);
 		if (stop && stop(w, arg))
 			return RUN_STOPPED;
 		perform(w);
-		if (!resting(w->a.step))
+		if (!resting(step_of(&w->a)))
 			continue;
 		char *before = world_dump(w);
 		tick(w);
@@ -1740,7 +1807,7 @@ static void run_to(struct world *w, enum run_end want)
 	if (end != want)
 		world_fail(w, "the run ended %s, want %s", end == RUN_GONE ? "with the cluster gone" : "at rest",
 			   want == RUN_GONE ? "the cluster gone" : "at rest");
-	if (end == RUN_SETTLED && w->a.step != CLUSTER_REFUSE)
+	if (end == RUN_SETTLED && step_of(&w->a) != STEP_REFUSE)
 		check_status_at_rest(w);
 }
 
@@ -1761,7 +1828,7 @@ static void controllers_alone(struct world *w, int seconds)
 /* Stops: */
 static bool asks_for_what(const struct world *w, const void *arg)
 {
-	return sim_streq(cluster_action_name(&w->a), arg) || sim_streq(step_id(w->a.step), arg);
+	return sim_streq(action_name(&w->a), arg) || sim_streq(step_id(step_of(&w->a)), arg);
 }
 
 static void run_until(struct world *w, stop_fn stop, const void *arg, const char *what)
@@ -1845,19 +1912,15 @@ static void expect_claim_gone(struct world *w, const char *claim)
 		world_fail(w, "claim %s is still there", claim);
 }
 
+/* The verbs' names, which steps without a name of their own show (Nothing, Refuse, Wait). */
 static void check_step_names(void)
 {
-	static const enum cluster_step steps[] = {
-		CLUSTER_NOTHING,      CLUSTER_REFUSE,      CLUSTER_SET_STATE,  CLUSTER_CREATE_REVISION,
-		CLUSTER_DELETE_REVISION, CLUSTER_CREATE_CLAIM, CLUSTER_PATCH_CLAIM, CLUSTER_DELETE_CLAIM,
-		CLUSTER_CREATE_POD,   CLUSTER_DELETE_POD,  CLUSTER_UPDATE_STATUS, CLUSTER_WAIT,
-	};
-	for (size_t i = 0; i < NITEMS(steps); i++) {
-		const char *n = cluster_step_name(steps[i]);
+	for (int v = ACTION_NOTHING; v <= ACTION_OWN; v++) {
+		const char *n = action_verb_name((enum action_verb)v);
 		assert_non_null(n);
 		assert_true(*n);
-		for (size_t k = 0; k < i; k++)
-			assert_string_not_equal(n, cluster_step_name(steps[k]));
+		for (int k = ACTION_NOTHING; k < v; k++)
+			assert_string_not_equal(n, action_verb_name((enum action_verb)k));
 	}
 }
 
@@ -1910,15 +1973,15 @@ static void test_names_and_selector_string(void **state)
 	world_init(&w, USUAL, NULL);
 	struct cluster_inputs in = {.cluster = NULL, .pods = w.pods, .pvcs = w.pvcs, .revisions = w.revisions,
 				    .nodes = w.nodes, .now_ms = w.now_ms};
-	struct cluster_action a;
+	struct action a;
 	cluster_plan(&in, &a);
-	assert_int_equal(a.step, CLUSTER_NOTHING);
-	cluster_action_release(&a);
+	assert_int_equal(step_of(&a), STEP_NOTHING);
+	action_release(&a);
 	json_object_set_new(sim_meta(w.cluster), "deletionTimestamp", json_string(START));
 	in.cluster = w.cluster;
 	cluster_plan(&in, &a);
-	assert_int_equal(a.step, CLUSTER_NOTHING);
-	cluster_action_release(&a);
+	assert_int_equal(step_of(&a), STEP_NOTHING);
+	action_release(&a);
 	world_release(&w);
 }
 
@@ -2051,7 +2114,7 @@ static void test_three_members_in_parallel(void **state)
 	/* At rest, nothing more: the same step every time. */
 	w->now_ms += 3600 * 1000;
 	plan(w);
-	if (w->a.step != CLUSTER_NOTHING)
+	if (step_of(&w->a) != STEP_NOTHING)
 		world_fail(w, "an hour later: %s", w->steps.seen);
 }
 
@@ -2519,18 +2582,18 @@ static void test_deleted_uids_count_as_going(void **state)
 	start_world(w, USUAL, NULL);
 	set_image(w, "codercom/code-server:4.0");
 	run_until(w, asks_for_what, "UpdateMember", "an update deletes a pod");
-	assert_string_equal(w->a.object, "coder-2");
+	assert_string_equal(w->a.name, "coder-2");
 	/* Deleted; the cache does not show it yet. */
 	json_array_append_new(w->deleted_uids, json_string(w->a.uid));
 	for (int i = 0; i < 5; i++) {
 		plan(w);
-		if (w->a.step == CLUSTER_DELETE_POD)
+		if (step_of(&w->a) == STEP_DELETE_POD)
 			world_fail(w, "with coder-2 deleted (not yet in the cache): %s", w->steps.seen);
-		if (resting(w->a.step))
+		if (resting(step_of(&w->a)))
 			break;
 		perform(w);
 	}
-	if (w->a.step != CLUSTER_NOTHING && w->a.step != CLUSTER_WAIT)
+	if (step_of(&w->a) != STEP_NOTHING && step_of(&w->a) != STEP_WAIT)
 		world_fail(w, "does not rest: %s", w->steps.seen);
 	/* The status shows the member going. */
 	const json_t *m2 = json_array_get(json_object_get(json_object_get(w->cluster, "status"), "members"), 2);
@@ -2540,8 +2603,8 @@ static void test_deleted_uids_count_as_going(void **state)
 	/* Without it, the same cache gets coder-2 deleted (again). */
 	json_array_clear(w->deleted_uids);
 	plan(w);
-	assert_int_equal(w->a.step, CLUSTER_DELETE_POD);
-	assert_string_equal(w->a.object, "coder-2");
+	assert_int_equal(step_of(&w->a), STEP_DELETE_POD);
+	assert_string_equal(w->a.name, "coder-2");
 }
 
 static void test_partition(void **state)
@@ -3090,7 +3153,7 @@ static void test_invalid_specs(void **state)
 	for (size_t i = 0; i < NITEMS(cases); i++) {
 		world_init(w, USUAL, cases[i].spec);
 		settle(w);
-		if (w->a.step != CLUSTER_REFUSE)
+		if (step_of(&w->a) != STEP_REFUSE)
 			world_fail(w, "%s: %s, want a refusal", cases[i].label, w->steps.seen);
 		if (!sim_streq(w->a.event_type, "Warning") || !w->a.event_reason)
 			world_fail(w, "%s: no Warning event", cases[i].label);
@@ -3102,7 +3165,7 @@ static void test_invalid_specs(void **state)
 	/* Fixed: it goes ahead. */
 	world_init(w, USUAL, cases[0].spec);
 	settle(w);
-	assert_int_equal(w->a.step, CLUSTER_REFUSE);
+	assert_int_equal(step_of(&w->a), STEP_REFUSE);
 	spec_patch(w, "{\"selector\": {\"matchExpressions\": [{\"key\": \"tier\", \"operator\": \"In\", \"values\": [\"web\", \"db\"]}]}}");
 	settle(w);
 	static const long ids[] = {0, 1, 2, -1};

@@ -5,12 +5,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/kube_client.h"
-#include "controllers/cluster/cluster_plan.h"
-#include "util/xalloc.h"
 #include "client/kube_object.h"
+#include "controllers/contract.h"
+#include "util/xalloc.h"
 
 #define MAX_IDENTITY_DIGITS 18 /* fits a 64-bit long */
+
+char *cluster_member_name(const char *cluster, long long n)
+{
+	return xasprintf("%s-%lld", cluster, n);
+}
+
+char *cluster_claim_name(const char *tmpl, const char *cluster, long long n)
+{
+	return xasprintf("%s-%s-%lld", tmpl, cluster, n);
+}
+
+char *cluster_revision_name(const char *cluster, const char *hash)
+{
+	return xasprintf("%s-%s", cluster, hash);
+}
 
 long cluster_identity_after(const char *name, const char *prefix)
 {
@@ -25,6 +39,22 @@ long cluster_identity_after(const char *name, const char *prefix)
 		if (*p < '0' || *p > '9')
 			return -1;
 	return strtol(d, NULL, 10); /* long is 64 bits on the Linux targets */
+}
+
+long cluster_pod_identity(const char *pod, const char *cluster)
+{
+	char *prefix = xasprintf("%s-", cluster);
+	long n = cluster_identity_after(pod, prefix);
+	free(prefix);
+	return n;
+}
+
+long cluster_claim_identity(const char *claim, const char *tmpl, const char *cluster)
+{
+	char *prefix = xasprintf("%s-%s-", tmpl, cluster);
+	long n = cluster_identity_after(claim, prefix);
+	free(prefix);
+	return n;
 }
 
 void cluster_template_hash(const json_t *tmpl, char out[11])
@@ -50,36 +80,15 @@ json_t *cluster_owner_ref(const json_t *cluster, bool controller)
 	return ref;
 }
 
-static bool has_ref(const json_t *obj, const char *uid, bool controller_only)
-{
-	size_t i;
-	const json_t *ref;
-	json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, ref) {
-		const char *u = kube_obj_str(ref, "uid");
-		if (u && uid && !strcmp(u, uid) && (!controller_only || json_is_true(json_object_get(ref, "controller"))))
-			return true;
-	}
-	return false;
-}
-
-bool cluster_controlled_by(const json_t *obj, const char *uid)
-{
-	return has_ref(obj, uid, true);
-}
-
-bool cluster_owned_by(const json_t *obj, const char *uid)
-{
-	return has_ref(obj, uid, false);
-}
-
 static json_t *object_or_new(const json_t *v)
 {
 	return json_is_object(v) ? json_deep_copy(v) : json_object();
 }
 
-json_t *cluster_pod_labels(const json_t *cluster, const json_t *tmpl, const char *member)
+/* A copy of obj's labels, with the selector's matchLabels they lack and the cluster and member labels. */
+static json_t *member_labels(const json_t *cluster, const json_t *obj, const char *member)
 {
-	json_t *labels = object_or_new(json_object_get(json_object_get(tmpl, "metadata"), "labels"));
+	json_t *labels = object_or_new(kube_obj_labels(obj));
 	const json_t *ml = json_object_get(json_object_get(json_object_get(cluster, "spec"), "selector"), "matchLabels");
 	const char *k;
 	json_t *v;
@@ -93,13 +102,18 @@ json_t *cluster_pod_labels(const json_t *cluster, const json_t *tmpl, const char
 	return labels;
 }
 
+json_t *cluster_pod_labels(const json_t *cluster, const json_t *tmpl, const char *member)
+{
+	return member_labels(cluster, tmpl, member);
+}
+
 static bool has_volume(const json_t *volumes, const char *name)
 {
 	size_t i;
 	const json_t *v;
 	json_array_foreach(volumes, i, v) {
-		if (name && json_string_value(json_object_get(v, "name")) &&
-		    !strcmp(json_string_value(json_object_get(v, "name")), name))
+		const char *have = kube_obj_str(v, "name");
+		if (name && have && !strcmp(have, name))
 			return true;
 	}
 	return false;
@@ -108,11 +122,10 @@ static bool has_volume(const json_t *volumes, const char *name)
 json_t *cluster_member_pod(const json_t *cluster, const json_t *tmpl, long n, const char *revision)
 {
 	const char *name = kube_obj_str(cluster, "metadata.name");
-	const char *ns = kube_obj_str(cluster, "metadata.namespace");
-	char *pod_name = xasprintf("%s-%ld", name, n);
+	char *pod_name = cluster_member_name(name, n);
 	json_t *labels = cluster_pod_labels(cluster, tmpl, pod_name);
 	json_object_set_new(labels, LABEL_REVISION_HASH, json_string(revision));
-	json_t *annotations = object_or_new(json_object_get(json_object_get(tmpl, "metadata"), "annotations"));
+	json_t *annotations = object_or_new(kube_obj_annotations(tmpl));
 	json_t *spec = object_or_new(json_object_get(tmpl, "spec"));
 	json_object_set_new(spec, "hostname", json_string(pod_name));
 	const char *service = kube_obj_str(cluster, "spec.serviceName");
@@ -129,14 +142,15 @@ json_t *cluster_member_pod(const json_t *cluster, const json_t *tmpl, long n, co
 		const char *t = kube_obj_str(vct, "metadata.name");
 		if (!t || has_volume(volumes, t))
 			continue; /* a user volume of that name wins, as in a StatefulSet */
-		char *claim = xasprintf("%s-%s-%ld", t, name, n);
+		char *claim = cluster_claim_name(t, name, n);
 		json_array_append_new(volumes,
 				      json_pack("{s:s, s:{s:s}}", "name", t, "persistentVolumeClaim", "claimName", claim));
 		free(claim);
 	}
 	json_t *pod = json_pack("{s:s, s:s, s:{s:s, s:s, s:o, s:o, s:[o]}, s:o}", "apiVersion", "v1", "kind", "Pod",
-				"metadata", "name", pod_name, "namespace", ns, "labels", labels, "annotations",
-				annotations, "ownerReferences", cluster_owner_ref(cluster, true), "spec", spec);
+				"metadata", "name", pod_name, "namespace", kube_obj_str(cluster, "metadata.namespace"),
+				"labels", labels, "annotations", annotations, "ownerReferences",
+				cluster_owner_ref(cluster, true), "spec", spec);
 	free(pod_name);
 	return pod;
 }
@@ -144,23 +158,13 @@ json_t *cluster_member_pod(const json_t *cluster, const json_t *tmpl, long n, co
 json_t *cluster_member_claim(const json_t *cluster, const json_t *vct, long n, bool owned)
 {
 	const char *name = kube_obj_str(cluster, "metadata.name");
-	char *member = xasprintf("%s-%ld", name, n);
-	char *claim = xasprintf("%s-%s", kube_obj_str(vct, "metadata.name"), member);
-	json_t *labels = object_or_new(json_object_get(json_object_get(vct, "metadata"), "labels"));
+	char *member = cluster_member_name(name, n);
+	char *claim = cluster_claim_name(kube_obj_str(vct, "metadata.name"), name, n);
 	/* The selector's labels too, as a StatefulSet gives its claims. */
-	const json_t *ml =
-		json_object_get(json_object_get(json_object_get(cluster, "spec"), "selector"), "matchLabels");
-	const char *k;
-	json_t *v;
-	json_object_foreach((json_t *)ml, k, v) {
-		if (!json_object_get(labels, k))
-			json_object_set(labels, k, v);
-	}
-	json_object_set_new(labels, LABEL_CLUSTER, json_string(name));
-	json_object_set_new(labels, LABEL_CLUSTER_MEMBER, json_string(member));
-	json_t *meta = json_pack("{s:s, s:s, s:o}", "name", claim, "namespace", kube_obj_str(cluster, "metadata.namespace"),
-				 "labels", labels);
-	const json_t *ann = json_object_get(json_object_get(vct, "metadata"), "annotations");
+	json_t *labels = member_labels(cluster, vct, member);
+	json_t *meta = json_pack("{s:s, s:s, s:o}", "name", claim, "namespace",
+				 kube_obj_str(cluster, "metadata.namespace"), "labels", labels);
+	const json_t *ann = kube_obj_annotations(vct);
 	if (json_is_object(ann))
 		json_object_set_new(meta, "annotations", json_deep_copy(ann));
 	if (owned)
@@ -175,7 +179,7 @@ json_t *cluster_member_claim(const json_t *cluster, const json_t *vct, long n, b
 json_t *cluster_revision(const json_t *cluster, const char *hash, long long number)
 {
 	const char *name = kube_obj_str(cluster, "metadata.name");
-	char *rev = xasprintf("%s-%s", name, hash);
+	char *rev = cluster_revision_name(name, hash);
 	const json_t *tmpl = json_object_get(json_object_get(cluster, "spec"), "template");
 	json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s}, s:[o]}, s:{s:O}, s:I}", "apiVersion", "apps/v1",
 				"kind", "ControllerRevision", "metadata", "name", rev, "namespace",

@@ -1,7 +1,7 @@
 /*
  * The objects a StatefulCluster creates: its members' pods and claims and
- * its ControllerRevisions, and how to read them back (identities, revision
- * hashes). Pure. Private to src/controllers/cluster.
+ * its ControllerRevisions, their names, and how to read those names back
+ * (identities, revision hashes). Pure. Private to src/controllers/cluster.
  */
 #ifndef SOP_CLUSTER_OBJECTS_H
 #define SOP_CLUSTER_OBJECTS_H
@@ -9,8 +9,27 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-/* The identity n of a name "<prefix><n>" (canonical decimal), or -1. */
+/* ---- names: every name the cluster gives, here only ---- */
+
+/* Member n of cluster: "<cluster>-<n>", its pod's name and hostname. New string. */
+char *cluster_member_name(const char *cluster, long long n);
+/* Member n's claim of claim template tmpl: "<tmpl>-<cluster>-<n>". New string. */
+char *cluster_claim_name(const char *tmpl, const char *cluster, long long n);
+/* The ControllerRevision of a template hash: "<cluster>-<hash>". New string. */
+char *cluster_revision_name(const char *cluster, const char *hash);
+
+/*
+ * The identity n of a name "<prefix><n>" (canonical decimal), or -1. Not
+ * kube_name_ordinal: identities come from a counter that only grows, so
+ * they may pass the 9 digits of an int32 ordinal (up to 18 here).
+ */
 long cluster_identity_after(const char *name, const char *prefix);
+/* The identity of pod name "<cluster>-<n>", or -1. */
+long cluster_pod_identity(const char *pod, const char *cluster);
+/* The identity of claim name "<tmpl>-<cluster>-<n>", or -1. */
+long cluster_claim_identity(const char *claim, const char *tmpl, const char *cluster);
+
+/* ---- objects ---- */
 
 /* The revision hash of a pod template: 10 hex digits of SHA-256 of its canonical JSON. */
 void cluster_template_hash(const json_t *tmpl, char out[11]);
@@ -38,11 +57,5 @@ json_t *cluster_revision(const json_t *cluster, const char *hash, long long numb
 
 /* An owner reference to the cluster (controller or not). New object. */
 json_t *cluster_owner_ref(const json_t *cluster, bool controller);
-
-/* True when obj's controller owner reference has uid. */
-bool cluster_controlled_by(const json_t *obj, const char *uid);
-
-/* True when obj has any owner reference with uid. */
-bool cluster_owned_by(const json_t *obj, const char *uid);
 
 #endif

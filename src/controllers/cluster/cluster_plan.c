@@ -1,64 +1,19 @@
 #include "controllers/cluster/cluster_plan.h"
 
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client/kube_client.h"
+#include "client/kube_object.h"
 #include "client/label_selector.h"
 #include "controllers/cluster/cluster_objects.h"
 #include "controllers/cluster/cluster_plan_internal.h"
 #include "util/duration.h"
 #include "util/xalloc.h"
-#include "client/kube_object.h"
-
-void cluster_action_release(struct cluster_action *a)
-{
-	json_decref(a->body);
-	a->body = NULL;
-	FREE_AND_NULL(a->event_message);
-}
-
-const char *cluster_step_name(enum cluster_step s)
-{
-	static const char *const names[] = {"Nothing",     "Refuse",         "SetState",    "CreateRevision",
-					    "DeleteRevision", "CreateClaim", "PatchClaim",  "DeleteClaim",
-					    "CreatePod",   "DeletePod",      "UpdateStatus", "Wait"};
-	return (size_t)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
-}
-
-const char *cluster_action_name(const struct cluster_action *a)
-{
-	return a->what ? a->what : cluster_step_name(a->step);
-}
-
-static void event(struct cluster_action *a, const char *type, const char *reason, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static void event(struct cluster_action *a, const char *type, const char *reason, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	a->event_type = type;
-	a->event_reason = reason;
-	free(a->event_message);
-	a->event_message = xvasprintf(fmt, ap);
-	va_end(ap);
-}
 
 /* ---- reading the spec ---- */
-
-long long cluster_int_at(const json_t *obj, const char *path, long long dflt)
-{
-	const json_t *v = obj;
-	char *copy = xstrdup(path), *save = NULL;
-	for (char *part = strtok_r(copy, ".", &save); part && v; part = strtok_r(NULL, ".", &save))
-		v = json_object_get(v, part);
-	free(copy);
-	return json_is_integer(v) ? json_integer_value(v) : dflt;
-}
 
 static const char *policy(const json_t *spec, const char *key)
 {
@@ -87,26 +42,25 @@ static void read_spec(const json_t *cluster, struct spec *s)
 {
 	const json_t *spec = json_object_get(cluster, "spec");
 	memset(s, 0, sizeof(*s));
-	s->replicas = cluster_int_at(spec, "replicas", 1);
+	const json_t *rolling = json_object_get(json_object_get(spec, "updateStrategy"), "rollingUpdate");
+	s->replicas = kube_obj_int(spec, "replicas", NULL, 1);
 	if (s->replicas < 0)
 		s->replicas = 0;
 	s->selector = json_object_get(spec, "selector");
 	s->tmpl = json_object_get(spec, "template");
 	s->vcts = json_object_get(spec, "volumeClaimTemplates");
-	s->min_ready_ms = cluster_int_at(spec, "minReadySeconds", 0) * 1000;
+	s->min_ready_ms = kube_obj_int(spec, "minReadySeconds", NULL, 0) * 1000;
 	const char *type = kube_obj_str(spec, "updateStrategy.type");
 	s->on_delete = type && !strcmp(type, "OnDelete");
-	s->max_unavailable = max_unavailable(
-		json_object_get(json_object_get(json_object_get(spec, "updateStrategy"), "rollingUpdate"), "maxUnavailable"),
-		s->replicas);
-	s->partition = cluster_int_at(spec, "updateStrategy.rollingUpdate.partition", 0);
-	s->history = cluster_int_at(spec, "revisionHistoryLimit", CLUSTER_DEFAULT_HISTORY);
+	s->max_unavailable = max_unavailable(json_object_get(rolling, "maxUnavailable"), s->replicas);
+	s->partition = kube_obj_int(rolling, "partition", NULL, 0);
+	s->history = kube_obj_int(spec, "revisionHistoryLimit", NULL, CLUSTER_DEFAULT_HISTORY);
 	s->when_deleted = policy(spec, "whenDeleted");
 	s->when_scaled = policy(spec, "whenScaled");
 	s->when_replaced = policy(spec, "whenReplaced");
-	s->unhealthy_ms = cluster_int_at(spec, "replacement.unhealthyAfterSeconds", CLUSTER_DEFAULT_UNHEALTHY_S) * 1000;
-	s->node_lost_ms = cluster_int_at(spec, "replacement.nodeLostAfterSeconds", CLUSTER_DEFAULT_NODE_LOST_S) * 1000;
-	s->grace_ms = cluster_int_at(spec, "replacement.startupGraceSeconds", CLUSTER_DEFAULT_STARTUP_GRACE_S) * 1000;
+	s->unhealthy_ms = kube_obj_int(spec, "replacement", "unhealthyAfterSeconds", CLUSTER_DEFAULT_UNHEALTHY_S) * 1000;
+	s->node_lost_ms = kube_obj_int(spec, "replacement", "nodeLostAfterSeconds", CLUSTER_DEFAULT_NODE_LOST_S) * 1000;
+	s->grace_ms = kube_obj_int(spec, "replacement", "startupGraceSeconds", CLUSTER_DEFAULT_STARTUP_GRACE_S) * 1000;
 }
 
 /* ---- the members as the cluster shows them ---- */
@@ -115,11 +69,6 @@ static void due_at(struct plan *p, long long ms)
 {
 	if (ms < p->due_ms)
 		p->due_ms = ms;
-}
-
-static bool terminating(const json_t *obj)
-{
-	return kube_obj_str(obj, "metadata.deletionTimestamp") != NULL;
 }
 
 static long long time_ms(const char *rfc3339)
@@ -140,7 +89,7 @@ static struct identity *identity_get(struct plan *p, long n)
 	struct identity *id = &p->ids[p->nids++];
 	memset(id, 0, sizeof(*id));
 	id->n = n;
-	snprintf(id->name, sizeof(id->name), "%s-%ld", p->name, n);
+	id->name = cluster_member_name(p->name, n);
 	id->claims = xcalloc(json_array_size(p->s.vcts) + 1, sizeof(*id->claims));
 	return id;
 }
@@ -166,28 +115,24 @@ static void collect(struct plan *p)
 {
 	size_t i, j;
 	const json_t *o, *t;
-	char *pod_prefix = xasprintf("%s-", p->name);
 	json_array_foreach(p->in->pods, i, o) {
-		long n = cluster_identity_after(kube_obj_str(o, "metadata.name"), pod_prefix);
+		long n = cluster_pod_identity(kube_obj_str(o, "metadata.name"), p->name);
 		if (n < 0)
 			continue;
 		struct identity *id = identity_get(p, n);
-		if (cluster_controlled_by(o, p->uid))
+		if (kube_obj_controlled_by(o, p->uid))
 			id->pod = o;
 		else
 			id->foreign = o;
 	}
-	free(pod_prefix);
 	json_array_foreach(p->s.vcts, j, t) {
 		const char *tname = kube_obj_str(t, "metadata.name");
 		if (!tname)
 			continue;
-		char *prefix = xasprintf("%s-%s-", tname, p->name);
 		json_array_foreach(p->in->pvcs, i, o) {
-			long n = cluster_identity_after(kube_obj_str(o, "metadata.name"), prefix);
+			long n = cluster_claim_identity(kube_obj_str(o, "metadata.name"), tname, p->name);
 			/* Ours carry the cluster label: a claim of the same name made otherwise is left alone. */
-			const char *owner = json_string_value(
-				json_object_get(json_object_get(json_object_get(o, "metadata"), "labels"), LABEL_CLUSTER));
+			const char *owner = kube_obj_label(o, LABEL_CLUSTER);
 			if (n >= 0 && (!owner || strcmp(owner, p->name))) {
 				/* Not ours, but the name is taken: new identities must go past it. */
 				if (n > p->foreign_max)
@@ -201,24 +146,12 @@ static void collect(struct plan *p)
 			c->obj = o;
 			c->name = kube_obj_str(o, "metadata.name");
 			c->uid = kube_obj_str(o, "metadata.uid");
-			c->terminating = terminating(o);
+			c->terminating = kube_obj_terminating(o);
 		}
-		free(prefix);
 	}
 }
 
-static const json_t *find_node(const struct plan *p, const char *name)
-{
-	size_t i;
-	const json_t *n;
-	json_array_foreach(p->in->nodes, i, n) {
-		if (name && kube_obj_str(n, "metadata.name") && !strcmp(kube_obj_str(n, "metadata.name"), name))
-			return n;
-	}
-	return NULL;
-}
-
-/* The condition of type in obj's status, or NULL. */
+/* The condition of type in obj's status, or NULL (kube_obj_condition does not give its times). */
 static const json_t *condition(const json_t *obj, const char *type)
 {
 	size_t i;
@@ -235,9 +168,8 @@ static void assess(struct plan *p, struct identity *id)
 {
 	const json_t *pod = id->pod;
 	const char *uid = kube_obj_str(pod, "metadata.uid");
-	id->going = terminating(pod) || in_array(p->in->deleted_uids, uid);
-	id->revision = json_string_value(json_object_get(json_object_get(json_object_get(pod, "metadata"), "labels"),
-							 LABEL_REVISION_HASH));
+	id->going = kube_obj_terminating(pod) || in_array(p->in->deleted_uids, uid);
+	id->revision = kube_obj_label(pod, LABEL_REVISION_HASH);
 	const json_t *ready = condition(pod, "Ready");
 	const char *phase = kube_obj_str(pod, "status.phase");
 	id->ready = !id->going && ready && kube_obj_str(ready, "status") && !strcmp(kube_obj_str(ready, "status"), "True");
@@ -261,7 +193,7 @@ static void assess(struct plan *p, struct identity *id)
 	}
 	const char *node_name = kube_obj_str(pod, "spec.nodeName");
 	if (node_name && p->in->nodes) {
-		const json_t *node = find_node(p, node_name);
+		const json_t *node = kube_list_find(p->in->nodes, NULL, node_name);
 		const json_t *nready = node ? condition(node, "Ready") : NULL;
 		const char *st = nready ? kube_obj_str(nready, "status") : NULL;
 		if (!node) {
@@ -332,11 +264,10 @@ static long highest_seen(const struct plan *p)
 /* Reads the state annotation; rebuilds it from the pods and claims when missing or unreadable. */
 static void read_state(struct plan *p)
 {
-	const char *text = json_string_value(
-		json_object_get(json_object_get(json_object_get(p->c, "metadata"), "annotations"), ANNOTATION_CLUSTER_STATE));
+	const char *text = kube_obj_annotation(p->c, ANNOTATION_CLUSTER_STATE);
 	json_t *st = text ? json_loads(text, 0, NULL) : NULL;
 	long long seen_next = highest_seen(p) + 1;
-	long long status_next = cluster_int_at(p->c, "status.nextIdentity", 0);
+	long long status_next = kube_obj_int(p->c, "status", "nextIdentity", 0);
 	if (json_is_object(st) && json_is_integer(json_object_get(st, "next")) &&
 	    json_is_array(json_object_get(st, "members"))) {
 		if (!json_is_object(json_object_get(st, "released")))
@@ -355,7 +286,7 @@ static void read_state(struct plan *p)
 	json_t *members = json_array();
 	for (size_t i = 0; i < p->nids; i++) {
 		const struct identity *id = &p->ids[i];
-		if (id->pod && !terminating(id->pod))
+		if (id->pod && !kube_obj_terminating(id->pod))
 			json_array_append_new(members, json_integer(id->n));
 	}
 	p->state = state_new(seen_next > status_next ? seen_next : status_next, members, json_object());
@@ -382,10 +313,19 @@ static void apply_state(struct plan *p)
 			p->ids[i].rank = rank++;
 }
 
-static void set_state(struct cluster_action *a, json_t *st)
+/*
+ * A SetState step named what, writing st (stolen): a merge patch of the
+ * state annotation (the controller adds its seal), with the cluster's
+ * resourceVersion as precondition: a decision on a stale cache conflicts.
+ */
+static void set_state(const struct plan *p, struct action *a, const char *what, json_t *st)
 {
-	a->step = CLUSTER_SET_STATE;
-	a->body = st;
+	char *text = json_dumps(st, JSON_COMPACT | JSON_SORT_KEYS);
+	json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", ANNOTATION_CLUSTER_STATE, text);
+	action_patch(a, what, &KUBE_STATEFULCLUSTERS, p->name, patch);
+	action_patch_precondition(a, kube_obj_str(p->c, "metadata.resourceVersion"), NULL);
+	a->state = st;
+	free(text);
 }
 
 /* A copy of the state with members changed: drop (may be -1), add count new identities, release drop as why. */
@@ -410,8 +350,11 @@ static json_t *state_change(const struct plan *p, long drop, const char *why, in
 		added[0] = '\0';
 	for (int k = 0; k < add; k++, next++) {
 		json_array_append_new(members, json_integer(next));
-		if (added && off < len)
-			off += (size_t)snprintf(added + off, len - off, "%s%s-%lld", k ? ", " : "", p->name, next);
+		if (!added || off >= len)
+			continue;
+		char *name = cluster_member_name(p->name, next);
+		off += (size_t)snprintf(added + off, len - off, "%s%s", k ? ", " : "", name);
+		free(name);
 	}
 	json_t *st = json_deep_copy(p->state); /* what else it records stays */
 	json_object_set_new(st, "next", json_integer(next));
@@ -422,15 +365,14 @@ static json_t *state_change(const struct plan *p, long drop, const char *why, in
 
 /* ---- steps ---- */
 
-static void delete_pod(struct cluster_action *a, const struct identity *id, bool force)
+/* Deletes id's pod (its UID the precondition); force: grace period 0 (its node is lost). */
+static void delete_pod(struct action *a, const char *what, const struct identity *id, bool force)
 {
-	a->step = CLUSTER_DELETE_POD;
-	snprintf(a->object, sizeof(a->object), "%s", kube_obj_str(id->pod, "metadata.name"));
-	snprintf(a->uid, sizeof(a->uid), "%s", kube_obj_str(id->pod, "metadata.uid"));
+	action_delete(a, what, &KUBE_PODS, id->pod);
 	a->force = force;
 }
 
-static bool replace_failed(struct plan *p, struct cluster_action *a)
+static bool replace_failed(struct plan *p, struct action *a)
 {
 	for (size_t i = 0; i < p->nids; i++) {
 		struct identity *id = &p->ids[i];
@@ -439,9 +381,8 @@ static bool replace_failed(struct plan *p, struct cluster_action *a)
 		long long members = (long long)json_array_size(json_object_get(p->state, "members"));
 		if (members > p->s.replicas) {
 			/* Scaling down anyway: the failed member is the one that goes, without a successor. */
-			set_state(a, state_change(p, id->n, "Replaced", 0, NULL, 0));
-			a->what = "RemoveMember";
-			event(a, "Warning", "MemberRemoved",
+			set_state(p, a, "RemoveMember", state_change(p, id->n, "Replaced", 0, NULL, 0));
+			action_event(a, "Warning", "MemberRemoved",
 			      "member %s failed (%s) while scaling to %lld: removed, not replaced; its claims are %s "
 			      "(whenReplaced: %s)",
 			      id->name, id->failure, p->s.replicas, !strcmp(p->s.when_replaced, "Delete") ? "deleted" : "kept",
@@ -449,13 +390,12 @@ static bool replace_failed(struct plan *p, struct cluster_action *a)
 			return true;
 		}
 		char added[300];
-		set_state(a, state_change(p, id->n, "Replaced", 1, added, sizeof(added)));
-		a->what = "ReplaceMember";
-		event(a, "Warning", "MemberReplaced",
+		set_state(p, a, "ReplaceMember", state_change(p, id->n, "Replaced", 1, added, sizeof(added)));
+		action_event(a, "Warning", "MemberReplaced",
 		      "member %s failed (%s); replaced by %s with new claims; its claims are %s (whenReplaced: %s)",
 		      id->name, id->failure, added, !strcmp(p->s.when_replaced, "Delete") ? "deleted" : "kept",
 		      p->s.when_replaced);
-		a->counts = "stateful_operator_cluster_member_replacements_total";
+		action_count(a, "stateful_operator_cluster_member_replacements_total", 1);
 		return true;
 	}
 	return false;
@@ -475,22 +415,20 @@ static const struct identity *scale_down_victim(const struct plan *p)
 	return best;
 }
 
-static bool scale(struct plan *p, struct cluster_action *a)
+static bool scale(struct plan *p, struct action *a)
 {
 	long long members = (long long)json_array_size(json_object_get(p->state, "members"));
 	if (members < p->s.replicas) {
 		char added[1024];
 		int add = (int)(p->s.replicas - members);
-		set_state(a, state_change(p, -1, NULL, add, added, sizeof(added)));
-		a->what = "AddMembers";
-		event(a, "Normal", "MembersAdded", "scaling to %lld: new members %s", p->s.replicas, added);
+		set_state(p, a, "AddMembers", state_change(p, -1, NULL, add, added, sizeof(added)));
+		action_event(a, "Normal", "MembersAdded", "scaling to %lld: new members %s", p->s.replicas, added);
 		return true;
 	}
 	if (members > p->s.replicas) {
 		const struct identity *victim = scale_down_victim(p);
-		set_state(a, state_change(p, victim->n, "Scaled", 0, NULL, 0));
-		a->what = "RemoveMember";
-		event(a, "Normal", "MemberRemoved", "scaling to %lld: member %s (%s) goes; its claims are %s (whenScaled: %s)",
+		set_state(p, a, "RemoveMember", state_change(p, victim->n, "Scaled", 0, NULL, 0));
+		action_event(a, "Normal", "MemberRemoved", "scaling to %lld: member %s (%s) goes; its claims are %s (whenScaled: %s)",
 		      p->s.replicas, victim->name, victim->ready ? "Ready" : "not Ready",
 		      !strcmp(p->s.when_scaled, "Delete") ? "deleted" : "kept", p->s.when_scaled);
 		return true;
@@ -499,14 +437,14 @@ static bool scale(struct plan *p, struct cluster_action *a)
 }
 
 /* Identities no longer members: their pods go, then their claims as the policy says. */
-static bool release(struct plan *p, struct cluster_action *a)
+static bool release(struct plan *p, struct action *a)
 {
 	for (size_t i = 0; i < p->nids; i++) {
 		struct identity *id = &p->ids[i];
 		if (id->member)
 			continue;
 		bool deleted = id->pod && in_array(p->in->deleted_uids, kube_obj_str(id->pod, "metadata.uid"));
-		if (id->pod && !id->released && !terminating(id->pod) && !deleted) {
+		if (id->pod && !id->released && !kube_obj_terminating(id->pod) && !deleted) {
 			/*
 			 * A live pod of ours that the state neither lists nor released: the
 			 * annotation was replaced by an older copy (a re-applied manifest).
@@ -514,18 +452,16 @@ static bool release(struct plan *p, struct cluster_action *a)
 			 */
 			json_t *st = json_deep_copy(p->state);
 			json_array_append_new(json_object_get(st, "members"), json_integer(id->n));
-			set_state(a, st);
-			a->what = "RecoverMember";
-			event(a, "Warning", "MemberRecovered",
+			set_state(p, a, "RecoverMember", st);
+			action_event(a, "Warning", "MemberRecovered",
 			      "pod %s is this StatefulCluster's but annotation %s did not list it (replaced by an older "
 			      "copy?): it is a member again",
 			      id->name, ANNOTATION_CLUSTER_STATE);
 			return true;
 		}
 		/* A pod stuck terminating on a lost node is force-deleted: its identity is never used again. */
-		if (id->pod && (!terminating(id->pod) || id->node_lost) && !deleted) {
-			delete_pod(a, id, id->node_lost);
-			a->what = "DeleteFormerMember";
+		if (id->pod && (!kube_obj_terminating(id->pod) || id->node_lost) && !deleted) {
+			delete_pod(a, "DeleteFormerMember", id, id->node_lost);
 			return true;
 		}
 		if (!id->released)
@@ -536,9 +472,7 @@ static bool release(struct plan *p, struct cluster_action *a)
 				continue; /* the claims go once the pod is gone */
 			for (int c = 0; c < id->nclaims; c++) {
 				if (!id->claims[c].terminating) {
-					a->step = CLUSTER_DELETE_CLAIM;
-					snprintf(a->object, sizeof(a->object), "%s", id->claims[c].name);
-					snprintf(a->uid, sizeof(a->uid), "%s", id->claims[c].uid ? id->claims[c].uid : "");
+					action_delete(a, "DeleteClaim", &KUBE_PVCS, id->claims[c].obj);
 					return true;
 				}
 			}
@@ -548,8 +482,7 @@ static bool release(struct plan *p, struct cluster_action *a)
 		char key[24];
 		snprintf(key, sizeof(key), "%ld", id->n);
 		json_object_del(json_object_get(st, "released"), key);
-		set_state(a, st);
-		a->what = "ForgetMember";
+		set_state(p, a, "ForgetMember", st);
 		return true;
 	}
 	return false;
@@ -557,14 +490,8 @@ static bool release(struct plan *p, struct cluster_action *a)
 
 static const json_t *find_revision(const struct plan *p, const char *name)
 {
-	size_t i;
-	const json_t *r;
-	json_array_foreach(p->in->revisions, i, r) {
-		const char *n = kube_obj_str(r, "metadata.name");
-		if (n && name && !strcmp(n, name) && cluster_controlled_by(r, p->uid))
-			return r;
-	}
-	return NULL;
+	const json_t *r = kube_list_find(p->in->revisions, NULL, name);
+	return kube_obj_controlled_by(r, p->uid) ? r : NULL;
 }
 
 /* The revision member id runs at (or should): rank below partition keeps the current one. */
@@ -575,7 +502,7 @@ static const char *target_revision(const struct plan *p, const struct identity *
 	return p->update_rev;
 }
 
-static bool start_members(struct plan *p, struct cluster_action *a)
+static bool start_members(struct plan *p, struct action *a)
 {
 	for (size_t i = 0; i < p->nids; i++) {
 		struct identity *id = &p->ids[i];
@@ -586,16 +513,15 @@ static bool start_members(struct plan *p, struct cluster_action *a)
 		bool claims_ready = true;
 		json_array_foreach(p->s.vcts, t, vct) {
 			const char *tname = kube_obj_str(vct, "metadata.name");
-			char *claim = xasprintf("%s-%s", tname, id->name);
+			char *claim = cluster_claim_name(tname, p->name, id->n);
 			const struct claim *found = NULL;
 			for (int c = 0; c < id->nclaims; c++)
 				if (!strcmp(id->claims[c].name, claim))
 					found = &id->claims[c];
 			free(claim);
 			if (!found) {
-				a->step = CLUSTER_CREATE_CLAIM;
-				a->body = cluster_member_claim(p->c, vct, id->n, !strcmp(p->s.when_deleted, "Delete"));
-				snprintf(a->object, sizeof(a->object), "%s", kube_obj_str(a->body, "metadata.name"));
+				bool owned = !strcmp(p->s.when_deleted, "Delete");
+				action_create(a, "CreateClaim", &KUBE_PVCS, cluster_member_claim(p->c, vct, id->n, owned));
 				return true;
 			}
 			if (found->terminating)
@@ -608,9 +534,7 @@ static bool start_members(struct plan *p, struct cluster_action *a)
 		const json_t *tmpl = robj ? json_object_get(json_object_get(robj, "data"), "template") : NULL;
 		if (!tmpl)
 			continue; /* its revision is not in the cache yet */
-		a->step = CLUSTER_CREATE_POD;
-		a->body = cluster_member_pod(p->c, tmpl, id->n, rev);
-		snprintf(a->object, sizeof(a->object), "%s", id->name);
+		action_create(a, "CreatePod", &KUBE_PODS, cluster_member_pod(p->c, tmpl, id->n, rev));
 		return true;
 	}
 	return false;
@@ -634,7 +558,7 @@ bool cluster_at_revision(const struct identity *id, const char *rev)
 }
 
 /* RollingUpdate: replace outdated pods, never more than maxUnavailable members down. */
-static bool roll(struct plan *p, struct cluster_action *a)
+static bool roll(struct plan *p, struct action *a)
 {
 	if (p->s.on_delete)
 		return false;
@@ -652,22 +576,21 @@ static bool roll(struct plan *p, struct cluster_action *a)
 	int down = unavailable_count(p);
 	if (down - (pick->available ? 0 : 1) + 1 > p->s.max_unavailable)
 		return false;
-	delete_pod(a, pick, false);
-	a->what = "UpdateMember";
-	event(a, "Normal", "MemberUpdating", "re-creating pod %s at revision %s (was %s)", pick->name,
+	delete_pod(a, "UpdateMember", pick, false);
+	action_event(a, "Normal", "MemberUpdating", "re-creating pod %s at revision %s (was %s)", pick->name,
 	      target_revision(p, pick), pick->revision ? pick->revision : "unknown");
 	return true;
 }
 
 /* Claims carry an owner reference to the cluster exactly when whenDeleted is Delete. */
-static bool fix_claim_owners(struct plan *p, struct cluster_action *a)
+static bool fix_claim_owners(struct plan *p, struct action *a)
 {
 	bool want = !strcmp(p->s.when_deleted, "Delete");
 	for (size_t i = 0; i < p->nids; i++) {
 		const struct identity *id = &p->ids[i];
 		for (int c = 0; c < id->nclaims; c++) {
 			const json_t *obj = id->claims[c].obj;
-			if (id->claims[c].terminating || cluster_owned_by(obj, p->uid) == want)
+			if (id->claims[c].terminating || kube_obj_owned_by(obj, p->uid) == want)
 				continue;
 			json_t *refs = json_array();
 			size_t r;
@@ -679,11 +602,9 @@ static bool fix_claim_owners(struct plan *p, struct cluster_action *a)
 			}
 			if (want)
 				json_array_append_new(refs, cluster_owner_ref(p->c, false));
-			a->step = CLUSTER_PATCH_CLAIM;
-			snprintf(a->object, sizeof(a->object), "%s", id->claims[c].name);
-			a->body = json_pack("{s:{s:o, s:s?}}", "metadata", "ownerReferences", refs, "resourceVersion",
-					    kube_obj_str(obj, "metadata.resourceVersion"));
-			a->what = want ? "OwnClaim" : "DisownClaim";
+			action_patch(a, want ? "OwnClaim" : "DisownClaim", &KUBE_PVCS, id->claims[c].name,
+				     json_pack("{s:{s:o}}", "metadata", "ownerReferences", refs));
+			action_patch_precondition(a, kube_obj_str(obj, "metadata.resourceVersion"), NULL);
 			return true;
 		}
 	}
@@ -692,7 +613,7 @@ static bool fix_claim_owners(struct plan *p, struct cluster_action *a)
 
 static long long revision_number(const json_t *r)
 {
-	return json_is_integer(json_object_get(r, "revision")) ? json_integer_value(json_object_get(r, "revision")) : 0;
+	return kube_obj_int(r, "revision", NULL, 0);
 }
 
 static bool revision_in_use(const struct plan *p, const char *name)
@@ -708,14 +629,14 @@ static bool revision_in_use(const struct plan *p, const char *name)
 }
 
 /* Old revisions beyond revisionHistoryLimit go, oldest first; those in use stay. */
-static bool prune_revisions(struct plan *p, struct cluster_action *a)
+static bool prune_revisions(struct plan *p, struct action *a)
 {
 	long long unused = 0;
 	const json_t *oldest = NULL;
 	size_t i;
 	const json_t *r;
 	json_array_foreach(p->in->revisions, i, r) {
-		if (!cluster_controlled_by(r, p->uid) || terminating(r) ||
+		if (!kube_obj_controlled_by(r, p->uid) || kube_obj_terminating(r) ||
 		    revision_in_use(p, kube_obj_str(r, "metadata.name")))
 			continue;
 		unused++;
@@ -724,13 +645,11 @@ static bool prune_revisions(struct plan *p, struct cluster_action *a)
 	}
 	if (unused <= p->s.history)
 		return false;
-	a->step = CLUSTER_DELETE_REVISION;
-	snprintf(a->object, sizeof(a->object), "%s", kube_obj_str(oldest, "metadata.name"));
-	snprintf(a->uid, sizeof(a->uid), "%s", kube_obj_str(oldest, "metadata.uid"));
+	action_delete(a, "DeleteRevision", &KUBE_CONTROLLERREVISIONS, oldest);
 	return true;
 }
 
-static bool ensure_revision(struct plan *p, struct cluster_action *a)
+static bool ensure_revision(struct plan *p, struct action *a)
 {
 	if (p->update_obj)
 		return false;
@@ -738,12 +657,10 @@ static bool ensure_revision(struct plan *p, struct cluster_action *a)
 	size_t i;
 	const json_t *r;
 	json_array_foreach(p->in->revisions, i, r) {
-		if (cluster_controlled_by(r, p->uid) && revision_number(r) > max)
+		if (kube_obj_controlled_by(r, p->uid) && revision_number(r) > max)
 			max = revision_number(r);
 	}
-	a->step = CLUSTER_CREATE_REVISION;
-	a->body = cluster_revision(p->c, p->hash, max + 1);
-	snprintf(a->object, sizeof(a->object), "%s", p->update_rev);
+	action_create(a, "CreateRevision", &KUBE_CONTROLLERREVISIONS, cluster_revision(p->c, p->hash, max + 1));
 	return true;
 }
 
@@ -752,7 +669,7 @@ static bool ensure_revision(struct plan *p, struct cluster_action *a)
  * cluster is first seen, and moved to the update revision once every
  * member runs it.
  */
-static bool record_current_revision(struct plan *p, struct cluster_action *a)
+static bool record_current_revision(struct plan *p, struct action *a)
 {
 	const char *have = json_string_value(json_object_get(p->state, "currentRevision"));
 	const char *want = p->current_rev;
@@ -766,14 +683,13 @@ static bool record_current_revision(struct plan *p, struct cluster_action *a)
 		return false;
 	json_t *st = json_deep_copy(p->state);
 	json_object_set_new(st, "currentRevision", json_string(want));
-	set_state(a, st);
-	a->what = "RecordRevision";
+	set_state(p, a, "RecordRevision", st);
 	return true;
 }
 
 /* ---- the plan ---- */
 
-static bool refuse(struct plan *p, struct cluster_action *a)
+static bool refuse(struct plan *p, struct action *a)
 {
 	const char *why = NULL;
 	bool empty = !json_object_size(json_object_get(p->s.selector, "matchLabels")) &&
@@ -788,17 +704,16 @@ static bool refuse(struct plan *p, struct cluster_action *a)
 	json_decref(labels);
 	if (!why)
 		return false;
-	a->step = CLUSTER_REFUSE;
-	event(a, "Warning", "InvalidSpec", "%s", why);
+	a->verb = ACTION_REFUSE;
+	action_event(a, "Warning", "InvalidSpec", "%s", why);
 	return true;
 }
 
-void cluster_plan(const struct cluster_inputs *in, struct cluster_action *a)
+void cluster_plan(const struct cluster_inputs *in, struct action *a)
 {
-	memset(a, 0, sizeof(*a));
-	a->step = CLUSTER_NOTHING;
+	action_init(a);
 	/* Gone or going: the garbage collector takes its pods, revisions and the claims it owns. */
-	if (!in->cluster || terminating(in->cluster))
+	if (!in->cluster || kube_obj_terminating(in->cluster))
 		return;
 	struct plan p = {.in = in, .c = in->cluster, .due_ms = LLONG_MAX, .foreign_max = -1};
 	p.ns = kube_obj_str(in->cluster, "metadata.namespace");
@@ -813,7 +728,7 @@ void cluster_plan(const struct cluster_inputs *in, struct cluster_action *a)
 	read_state(&p);
 	apply_state(&p);
 	cluster_template_hash(p.s.tmpl, p.hash);
-	p.update_rev = xasprintf("%s-%s", p.name, p.hash);
+	p.update_rev = cluster_revision_name(p.name, p.hash);
 	p.update_obj = find_revision(&p, p.update_rev);
 	/* The state keeps it too: a partition must hold through a status wipe. */
 	const char *cur = json_string_value(json_object_get(p.state, "currentRevision"));
@@ -825,10 +740,9 @@ void cluster_plan(const struct cluster_inputs *in, struct cluster_action *a)
 			assess(&p, &p.ids[i]);
 
 	if (p.state_rebuilt) {
-		set_state(a, json_incref(p.state));
-		a->what = "RebuildState";
+		set_state(&p, a, "RebuildState", json_incref(p.state));
 		if (highest_seen(&p) >= 0)
-			event(a, "Normal", "StateRebuilt",
+			action_event(a, "Normal", "StateRebuilt",
 			      "identity state rebuilt from the pods and claims: next identity %s-%lld", p.name,
 			      (long long)json_integer_value(json_object_get(p.state, "next")));
 	} else if (!(ensure_revision(&p, a) || record_current_revision(&p, a) || replace_failed(&p, a) ||
@@ -836,19 +750,24 @@ void cluster_plan(const struct cluster_inputs *in, struct cluster_action *a)
 		     fix_claim_owners(&p, a) || prune_revisions(&p, a))) {
 		json_t *st = cluster_desired_status(&p);
 		if (cluster_status_differs(json_object_get(in->cluster, "status"), st)) {
-			a->step = CLUSTER_UPDATE_STATUS;
-			a->body = st;
+			action_patch(a, "UpdateStatus", &KUBE_STATEFULCLUSTERS, p.name, json_pack("{s:o}", "status", st));
+			a->subresource = "status";
+			/* Preconditioned too: a status computed from an older object must not replace a newer one. */
+			action_patch_precondition(a, kube_obj_str(in->cluster, "metadata.resourceVersion"), NULL);
 		} else {
 			json_decref(st);
 			if (p.due_ms != LLONG_MAX)
-				a->step = CLUSTER_WAIT;
+				a->verb = ACTION_WAIT;
 		}
 	}
+	/* Conflict, already there, already gone: the cluster moved on; look again. */
+	a->answers = ACTION_STALE_404 | ACTION_STALE_409;
 	if (p.due_ms != LLONG_MAX) {
 		long long left = p.due_ms - in->now_ms;
 		a->requeue_ms = left < 1 ? 1 : left > LONG_MAX ? LONG_MAX : (long)left;
 	}
 	for (size_t i = 0; i < p.nids; i++) {
+		free(p.ids[i].name);
 		free(p.ids[i].claims);
 		free(p.ids[i].failure);
 	}

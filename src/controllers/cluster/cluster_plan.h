@@ -43,8 +43,9 @@
 
 #include <jansson.h>
 #include <stdbool.h>
-#include "controllers/contract.h"
 
+#include "controllers/contract.h"
+#include "runtime/action.h"
 
 #define CLUSTER_DEFAULT_NODE_LOST_S 300
 #define CLUSTER_DEFAULT_UNHEALTHY_S 600
@@ -67,42 +68,17 @@ struct cluster_inputs {
 	const json_t *deleted_uids;
 };
 
-enum cluster_step {
-	CLUSTER_NOTHING,
-	CLUSTER_REFUSE,          /* a spec the planner cannot act on: a Warning Event, nothing changed */
-	CLUSTER_SET_STATE,       /* merge-patch the state annotation to body (resourceVersion precondition) */
-	CLUSTER_CREATE_REVISION, /* create the ControllerRevision body */
-	CLUSTER_DELETE_REVISION, /* delete revision object (UID uid) */
-	CLUSTER_CREATE_CLAIM,    /* create the claim body */
-	CLUSTER_PATCH_CLAIM,     /* merge-patch claim object with body (its owner references) */
-	CLUSTER_DELETE_CLAIM,    /* delete claim object (UID uid) */
-	CLUSTER_CREATE_POD,      /* create the pod body */
-	CLUSTER_DELETE_POD,      /* delete pod object (UID uid); force: grace period 0 (its node is lost) */
-	CLUSTER_UPDATE_STATUS,   /* replace the status subresource with body */
-	CLUSTER_WAIT,            /* look again after requeue_ms */
-};
-
-struct cluster_action {
-	enum cluster_step step;
-	char object[256];
-	char uid[64];
-	json_t *body;             /* new reference or NULL */
-	bool force;               /* DELETE_POD */
-	const char *event_type;   /* NULL: no Event */
-	const char *event_reason; /* static */
-	char *event_message;      /* new string */
-	const char *counts;       /* metric family this step adds one to, or NULL (static) */
-	const char *what;         /* what the step is for, e.g. "ReplaceMember" (static), or NULL */
-	long requeue_ms;          /* something falls due then (0: nothing) */
-};
-
-void cluster_action_release(struct cluster_action *a);
-
-void cluster_plan(const struct cluster_inputs *in, struct cluster_action *out);
-
-const char *cluster_step_name(enum cluster_step s);
-/* what, or the step's name: for logs and SOP_TEST_CRASH_AFTER. */
-const char *cluster_action_name(const struct cluster_action *a);
+/*
+ * The one next step for in (borrowed), into a: action_init'ed here, what it
+ * then holds is the caller's (action_release). Every step keeps the
+ * name the crash tests and logs know (action_name: "SetState",
+ * "CreatePod", "ReplaceMember"...). SetState is a merge patch of the state
+ * annotation with the cluster's resourceVersion, a->state the state it
+ * writes (the controller seals it); UpdateStatus a merge patch of the
+ * status subresource, preconditioned the same way. Every error answer 404
+ * or 409 means the cluster moved on (ACTION_STALE_*).
+ */
+void cluster_plan(const struct cluster_inputs *in, struct action *a);
 
 /* The label selector as a string for status.selector ("a=b,c in (d,e)"); new string, NULL when malformed. */
 char *cluster_selector_string(const json_t *selector);

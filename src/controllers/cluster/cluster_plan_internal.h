@@ -36,7 +36,7 @@ struct claim {
 /* An identity n: its pod, its claims, whether it is a member and how it fares. */
 struct identity {
 	long n;
-	char name[256];
+	char *name;            /* <cluster>-<n> (new string) */
 	const json_t *pod;     /* controlled by the cluster, or NULL */
 	const json_t *foreign; /* a pod of that name the cluster does not control */
 	struct claim *claims;
@@ -69,9 +69,6 @@ struct plan {
 	const json_t *update_obj; /* its ControllerRevision, or NULL */
 	const char *current_rev;  /* status.currentRevision when that revision still exists, else update_rev */
 };
-
-/* The integer at dotted path in obj, or dflt. */
-long long cluster_int_at(const json_t *obj, const char *path, long long dflt);
 
 /* True when the member's pod runs revision rev (its controller-revision-hash label). */
 bool cluster_at_revision(const struct identity *id, const char *rev);

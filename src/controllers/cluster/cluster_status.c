@@ -5,11 +5,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "client/kube_client.h"
+#include "client/kube_object.h"
 #include "client/label_selector.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
-#include "client/kube_object.h"
 
 /* ---- the selector as status.selector shows it ---- */
 
@@ -94,7 +93,7 @@ json_t *cluster_desired_status(const struct plan *p)
 	struct tm tm;
 	gmtime_r(&t, &tm);
 	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	long long gen = cluster_int_at(p->c, "metadata.generation", 0);
+	long long gen = kube_obj_int(p->c, "metadata", "generation", 0);
 	long long need = p->s.replicas - (p->s.on_delete ? 0 : p->s.max_unavailable);
 	if (need < 0)
 		need = 0;
