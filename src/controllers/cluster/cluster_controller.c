@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "client/kube_object.h"
+#include "controllers/cluster/cluster_objects.h"
 #include "controllers/cluster/cluster_plan.h"
 #include "controllers/set_index.h"
 #include "controllers/state_seal.h"
@@ -50,26 +51,14 @@ static void enqueue_all(void *ctx, const json_t *node)
 	free(keys);
 }
 
-static const json_t *ready_condition(const json_t *node)
-{
-	size_t i;
-	const json_t *c;
-	json_array_foreach(json_object_get(json_object_get(node, "status"), "conditions"), i, c) {
-		const char *type = kube_obj_str(c, "type");
-		if (type && !strcmp(type, "Ready"))
-			return c;
-	}
-	return NULL;
-}
-
 /*
  * Heartbeats change only times; a change of the Ready condition's status
  * is what counts. Its own handler: the mapped handlers do not see old.
  */
 static void node_update(void *ctx, const json_t *old, const json_t *node)
 {
-	const json_t *now = ready_condition(node);
-	const char *is = kube_obj_str(now, "status"), *was = kube_obj_str(ready_condition(old), "status");
+	const json_t *now = cluster_condition(node, "Ready");
+	const char *is = kube_obj_str(now, "status"), *was = kube_obj_str(cluster_condition(old, "Ready"), "status");
 	if (now && (!is || !was || strcmp(is, was)))
 		enqueue_all(ctx, node);
 }
@@ -110,15 +99,13 @@ static void set_create_error(struct cluster_ctx *cc, const char *key, const char
 static json_t *nodes_of(struct store *nodes, const json_t *pods)
 {
 	json_t *out = json_array();
-	size_t i, j;
-	json_t *pod, *n;
+	size_t i;
+	json_t *pod;
 	json_array_foreach(pods, i, pod) {
 		const char *name = kube_obj_str(pod, "spec.nodeName");
 		if (!name)
 			continue; /* not scheduled yet */
-		bool seen = false;
-		json_array_foreach(out, j, n) seen |= !strcmp(kube_obj_str(n, "metadata.name"), name);
-		json_t *node = seen ? NULL : store_get(nodes, name);
+		json_t *node = kube_list_find(out, NULL, name) ? NULL : store_get(nodes, name);
 		if (node)
 			json_array_append_new(out, node);
 	}
@@ -140,8 +127,8 @@ void cluster_read(const struct cluster_caches *c, const char *key, struct cluste
 	/* Only what may be its own (set_index.h), and the nodes its pods run on. */
 	out->pods = store_by_index(c->pods, SET_INDEX, key);
 	out->pvcs = store_by_index(c->pvcs, SET_INDEX, key);
-	out->revisions = out->cluster ? store_by_index(c->revisions, "owner", kube_obj_str(out->cluster, "metadata.uid"))
-				      : json_array();
+	const char *uid = kube_obj_str(out->cluster, "metadata.uid");
+	out->revisions = out->cluster ? store_by_index(c->revisions, "owner", uid) : json_array();
 	out->nodes = c->nodes ? nodes_of(c->nodes, out->pods) : NULL;
 }
 

@@ -41,20 +41,24 @@ long cluster_identity_after(const char *name, const char *prefix)
 	return strtol(d, NULL, 10); /* long is 64 bits on the Linux targets */
 }
 
-long cluster_pod_identity(const char *pod, const char *cluster)
+long cluster_identity_of(const char *name, const char *tmpl, const char *cluster)
 {
-	char *prefix = xasprintf("%s-", cluster);
-	long n = cluster_identity_after(pod, prefix);
+	char *prefix = tmpl ? xasprintf("%s-%s-", tmpl, cluster) : xasprintf("%s-", cluster);
+	long n = cluster_identity_after(name, prefix);
 	free(prefix);
 	return n;
 }
 
-long cluster_claim_identity(const char *claim, const char *tmpl, const char *cluster)
+const json_t *cluster_condition(const json_t *obj, const char *type)
 {
-	char *prefix = xasprintf("%s-%s-", tmpl, cluster);
-	long n = cluster_identity_after(claim, prefix);
-	free(prefix);
-	return n;
+	size_t i;
+	const json_t *c;
+	json_array_foreach(json_object_get(json_object_get(obj, "status"), "conditions"), i, c) {
+		const char *t = kube_obj_str(c, "type");
+		if (t && !strcmp(t, type))
+			return c;
+	}
+	return NULL;
 }
 
 void cluster_template_hash(const json_t *tmpl, char out[11])
@@ -85,11 +89,11 @@ static json_t *object_or_new(const json_t *v)
 	return json_is_object(v) ? json_deep_copy(v) : json_object();
 }
 
-/* A copy of obj's labels, with the selector's matchLabels they lack and the cluster and member labels. */
-static json_t *member_labels(const json_t *cluster, const json_t *obj, const char *member)
+json_t *cluster_pod_labels(const json_t *cluster, const json_t *tmpl, const char *member)
 {
-	json_t *labels = object_or_new(kube_obj_labels(obj));
-	const json_t *ml = json_object_get(json_object_get(json_object_get(cluster, "spec"), "selector"), "matchLabels");
+	json_t *labels = object_or_new(kube_obj_labels(tmpl));
+	const json_t *selector = json_object_get(json_object_get(cluster, "spec"), "selector");
+	const json_t *ml = json_object_get(selector, "matchLabels");
 	const char *k;
 	json_t *v;
 	json_object_foreach((json_t *)ml, k, v) {
@@ -100,11 +104,6 @@ static json_t *member_labels(const json_t *cluster, const json_t *obj, const cha
 	if (member)
 		json_object_set_new(labels, LABEL_CLUSTER_MEMBER, json_string(member));
 	return labels;
-}
-
-json_t *cluster_pod_labels(const json_t *cluster, const json_t *tmpl, const char *member)
-{
-	return member_labels(cluster, tmpl, member);
 }
 
 static bool has_volume(const json_t *volumes, const char *name)
@@ -143,8 +142,8 @@ json_t *cluster_member_pod(const json_t *cluster, const json_t *tmpl, long n, co
 		if (!t || has_volume(volumes, t))
 			continue; /* a user volume of that name wins, as in a StatefulSet */
 		char *claim = cluster_claim_name(t, name, n);
-		json_array_append_new(volumes,
-				      json_pack("{s:s, s:{s:s}}", "name", t, "persistentVolumeClaim", "claimName", claim));
+		json_t *volume = json_pack("{s:s, s:{s:s}}", "name", t, "persistentVolumeClaim", "claimName", claim);
+		json_array_append_new(volumes, volume);
 		free(claim);
 	}
 	json_t *pod = json_pack("{s:s, s:s, s:{s:s, s:s, s:o, s:o, s:[o]}, s:o}", "apiVersion", "v1", "kind", "Pod",
@@ -161,7 +160,7 @@ json_t *cluster_member_claim(const json_t *cluster, const json_t *vct, long n, b
 	char *member = cluster_member_name(name, n);
 	char *claim = cluster_claim_name(kube_obj_str(vct, "metadata.name"), name, n);
 	/* The selector's labels too, as a StatefulSet gives its claims. */
-	json_t *labels = member_labels(cluster, vct, member);
+	json_t *labels = cluster_pod_labels(cluster, vct, member);
 	json_t *meta = json_pack("{s:s, s:s, s:o}", "name", claim, "namespace",
 				 kube_obj_str(cluster, "metadata.namespace"), "labels", labels);
 	const json_t *ann = kube_obj_annotations(vct);

@@ -24,20 +24,21 @@ char *cluster_revision_name(const char *cluster, const char *hash);
  * they may pass the 9 digits of an int32 ordinal (up to 18 here).
  */
 long cluster_identity_after(const char *name, const char *prefix);
-/* The identity of pod name "<cluster>-<n>", or -1. */
-long cluster_pod_identity(const char *pod, const char *cluster);
-/* The identity of claim name "<tmpl>-<cluster>-<n>", or -1. */
-long cluster_claim_identity(const char *claim, const char *tmpl, const char *cluster);
+/* The identity of a pod name "<cluster>-<n>" (tmpl NULL) or claim name "<tmpl>-<cluster>-<n>", or -1. */
+long cluster_identity_of(const char *name, const char *tmpl, const char *cluster);
 
 /* ---- objects ---- */
+
+/* The condition of type in obj's status.conditions (borrowed), or NULL: kube_obj_condition gives no times. */
+const json_t *cluster_condition(const json_t *obj, const char *type);
 
 /* The revision hash of a pod template: 10 hex digits of SHA-256 of its canonical JSON. */
 void cluster_template_hash(const json_t *tmpl, char out[11]);
 
 /*
- * The labels every member pod carries: the template's, the selector's
- * matchLabels (the template may leave them out), the cluster and member
- * labels. New object.
+ * The labels every member pod (or claim) carries: tmpl's (its template's,
+ * or claim template's), the selector's matchLabels (tmpl may leave them
+ * out), the cluster and member labels (member may be NULL). New object.
  */
 json_t *cluster_pod_labels(const json_t *cluster, const json_t *tmpl, const char *member);
 

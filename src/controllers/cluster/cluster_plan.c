@@ -43,6 +43,7 @@ static void read_spec(const json_t *cluster, struct spec *s)
 	const json_t *spec = json_object_get(cluster, "spec");
 	memset(s, 0, sizeof(*s));
 	const json_t *rolling = json_object_get(json_object_get(spec, "updateStrategy"), "rollingUpdate");
+	const json_t *replace = json_object_get(spec, "replacement");
 	s->replicas = kube_obj_int(spec, "replicas", NULL, 1);
 	if (s->replicas < 0)
 		s->replicas = 0;
@@ -58,9 +59,9 @@ static void read_spec(const json_t *cluster, struct spec *s)
 	s->when_deleted = policy(spec, "whenDeleted");
 	s->when_scaled = policy(spec, "whenScaled");
 	s->when_replaced = policy(spec, "whenReplaced");
-	s->unhealthy_ms = kube_obj_int(spec, "replacement", "unhealthyAfterSeconds", CLUSTER_DEFAULT_UNHEALTHY_S) * 1000;
-	s->node_lost_ms = kube_obj_int(spec, "replacement", "nodeLostAfterSeconds", CLUSTER_DEFAULT_NODE_LOST_S) * 1000;
-	s->grace_ms = kube_obj_int(spec, "replacement", "startupGraceSeconds", CLUSTER_DEFAULT_STARTUP_GRACE_S) * 1000;
+	s->unhealthy_ms = kube_obj_int(replace, "unhealthyAfterSeconds", NULL, CLUSTER_DEFAULT_UNHEALTHY_S) * 1000;
+	s->node_lost_ms = kube_obj_int(replace, "nodeLostAfterSeconds", NULL, CLUSTER_DEFAULT_NODE_LOST_S) * 1000;
+	s->grace_ms = kube_obj_int(replace, "startupGraceSeconds", NULL, CLUSTER_DEFAULT_STARTUP_GRACE_S) * 1000;
 }
 
 /* ---- the members as the cluster shows them ---- */
@@ -116,7 +117,7 @@ static void collect(struct plan *p)
 	size_t i, j;
 	const json_t *o, *t;
 	json_array_foreach(p->in->pods, i, o) {
-		long n = cluster_pod_identity(kube_obj_str(o, "metadata.name"), p->name);
+		long n = cluster_identity_of(kube_obj_str(o, "metadata.name"), NULL, p->name);
 		if (n < 0)
 			continue;
 		struct identity *id = identity_get(p, n);
@@ -130,37 +131,21 @@ static void collect(struct plan *p)
 		if (!tname)
 			continue;
 		json_array_foreach(p->in->pvcs, i, o) {
-			long n = cluster_claim_identity(kube_obj_str(o, "metadata.name"), tname, p->name);
+			long n = cluster_identity_of(kube_obj_str(o, "metadata.name"), tname, p->name);
 			/* Ours carry the cluster label: a claim of the same name made otherwise is left alone. */
 			const char *owner = kube_obj_label(o, LABEL_CLUSTER);
-			if (n >= 0 && (!owner || strcmp(owner, p->name))) {
+			if (n < 0)
+				continue;
+			if (!owner || strcmp(owner, p->name)) {
 				/* Not ours, but the name is taken: new identities must go past it. */
 				if (n > p->foreign_max)
 					p->foreign_max = n;
 				continue;
 			}
-			if (n < 0)
-				continue;
 			struct identity *id = identity_get(p, n);
-			struct claim *c = &id->claims[id->nclaims++];
-			c->obj = o;
-			c->name = kube_obj_str(o, "metadata.name");
-			c->uid = kube_obj_str(o, "metadata.uid");
-			c->terminating = kube_obj_terminating(o);
+			id->claims[id->nclaims++] = o;
 		}
 	}
-}
-
-/* The condition of type in obj's status, or NULL (kube_obj_condition does not give its times). */
-static const json_t *condition(const json_t *obj, const char *type)
-{
-	size_t i;
-	const json_t *c;
-	json_array_foreach(json_object_get(json_object_get(obj, "status"), "conditions"), i, c) {
-		if (kube_obj_str(c, "type") && !strcmp(kube_obj_str(c, "type"), type))
-			return c;
-	}
-	return NULL;
 }
 
 /* Health of a member's pod: ready, available, and whether (or when) it counts as failed. */
@@ -170,11 +155,13 @@ static void assess(struct plan *p, struct identity *id)
 	const char *uid = kube_obj_str(pod, "metadata.uid");
 	id->going = kube_obj_terminating(pod) || in_array(p->in->deleted_uids, uid);
 	id->revision = kube_obj_label(pod, LABEL_REVISION_HASH);
-	const json_t *ready = condition(pod, "Ready");
+	const json_t *ready = cluster_condition(pod, "Ready");
 	const char *phase = kube_obj_str(pod, "status.phase");
-	id->ready = !id->going && ready && kube_obj_str(ready, "status") && !strcmp(kube_obj_str(ready, "status"), "True");
+	/* Not kube_pod_ready: going is also a pod we deleted that the cache does not show going yet. */
+	long long ready_since = time_ms(kube_obj_str(ready, "lastTransitionTime"));
+	id->ready = !id->going && kube_obj_condition(pod, "Ready", NULL);
 	if (id->ready) {
-		long long since = time_ms(kube_obj_str(ready, "lastTransitionTime"));
+		long long since = ready_since;
 		id->available = p->s.min_ready_ms == 0 || (since >= 0 && since + p->s.min_ready_ms <= p->in->now_ms);
 		if (!id->available && since >= 0)
 			due_at(p, since + p->s.min_ready_ms);
@@ -194,23 +181,21 @@ static void assess(struct plan *p, struct identity *id)
 	const char *node_name = kube_obj_str(pod, "spec.nodeName");
 	if (node_name && p->in->nodes) {
 		const json_t *node = kube_list_find(p->in->nodes, NULL, node_name);
-		const json_t *nready = node ? condition(node, "Ready") : NULL;
-		const char *st = nready ? kube_obj_str(nready, "status") : NULL;
+		const json_t *nready = cluster_condition(node, "Ready");
+		const char *st = kube_obj_str(nready, "status");
 		if (!node) {
 			/*
 			 * Gone, or not yet in the cache: lost only once the pod stopped
 			 * being Ready (its kubelet went with the node), for nodeLostAfterSeconds.
 			 */
-			const json_t *pready = condition(pod, "Ready");
-			const char *pst = pready ? kube_obj_str(pready, "status") : NULL;
-			long long since = pready ? time_ms(kube_obj_str(pready, "lastTransitionTime")) : -1;
-			if (pst && strcmp(pst, "True") && since >= 0) {
+			const char *pst = kube_obj_str(ready, "status");
+			if (pst && strcmp(pst, "True") && ready_since >= 0) {
 				id->node_lost = true;
-				if (since + p->s.node_lost_ms <= p->in->now_ms) {
+				if (ready_since + p->s.node_lost_ms <= p->in->now_ms) {
 					id->failure = xasprintf("its node %s is gone", node_name);
 					return;
 				}
-				due_at(p, since + p->s.node_lost_ms);
+				due_at(p, ready_since + p->s.node_lost_ms);
 			}
 		} else if (!st || strcmp(st, "True")) {
 			id->node_lost = true;
@@ -231,12 +216,11 @@ static void assess(struct plan *p, struct identity *id)
 	long long started = time_ms(kube_obj_str(pod, "status.startTime"));
 	if (started < 0)
 		started = time_ms(kube_obj_str(pod, "metadata.creationTimestamp"));
-	long long not_ready_since = ready ? time_ms(kube_obj_str(ready, "lastTransitionTime")) : -1;
 	if (started < 0)
 		return;
 	long long from = started + p->s.grace_ms;
-	if (not_ready_since > from)
-		from = not_ready_since;
+	if (ready_since > from)
+		from = ready_since;
 	if (from + p->s.unhealthy_ms <= p->in->now_ms)
 		id->failure = xasprintf("pod %s has not been Ready for %llds (unhealthyAfterSeconds)", id->name,
 					p->s.unhealthy_ms / 1000);
@@ -245,11 +229,6 @@ static void assess(struct plan *p, struct identity *id)
 }
 
 /* ---- the state ---- */
-
-static json_t *state_new(long long next, json_t *members, json_t *released)
-{
-	return json_pack("{s:I, s:o, s:o}", "next", (json_int_t)next, "members", members, "released", released);
-}
 
 /* The highest identity any pod or claim shows, or -1. */
 static long highest_seen(const struct plan *p)
@@ -268,14 +247,15 @@ static void read_state(struct plan *p)
 	json_t *st = text ? json_loads(text, 0, NULL) : NULL;
 	long long seen_next = highest_seen(p) + 1;
 	long long status_next = kube_obj_int(p->c, "status", "nextIdentity", 0);
+	long long least = seen_next > status_next ? seen_next : status_next;
 	if (json_is_object(st) && json_is_integer(json_object_get(st, "next")) &&
 	    json_is_array(json_object_get(st, "members"))) {
 		if (!json_is_object(json_object_get(st, "released")))
 			json_object_set_new(st, "released", json_object());
 		long long next = json_integer_value(json_object_get(st, "next"));
 		/* Never behind what exists: an identity in use is never handed out again. */
-		if (next < seen_next || next < status_next) {
-			json_object_set_new(st, "next", json_integer(seen_next > status_next ? seen_next : status_next));
+		if (next < least) {
+			json_object_set_new(st, "next", json_integer(least));
 			p->state_rebuilt = true;
 		}
 		p->state = st;
@@ -289,7 +269,8 @@ static void read_state(struct plan *p)
 		if (id->pod && !kube_obj_terminating(id->pod))
 			json_array_append_new(members, json_integer(id->n));
 	}
-	p->state = state_new(seen_next > status_next ? seen_next : status_next, members, json_object());
+	p->state = json_pack("{s:I, s:o, s:o}", "next", (json_int_t)least, "members", members, "released",
+			     json_object());
 	p->state_rebuilt = true;
 }
 
@@ -314,16 +295,21 @@ static void apply_state(struct plan *p)
 }
 
 /*
- * A SetState step named what, writing st (stolen): a merge patch of the
- * state annotation (the controller adds its seal), with the cluster's
- * resourceVersion as precondition: a decision on a stale cache conflicts.
+ * A merge patch (stolen) of the cluster, with its resourceVersion as
+ * precondition: a decision on a stale cache, or a status computed from an
+ * older object, conflicts.
  */
+static void patch_cluster(const struct plan *p, struct action *a, const char *what, json_t *patch)
+{
+	action_patch(a, what, &KUBE_STATEFULCLUSTERS, p->name, patch);
+	action_patch_precondition(a, kube_obj_str(p->c, "metadata.resourceVersion"), NULL);
+}
+
+/* A SetState step named what, writing st (stolen) into the state annotation (the controller seals it). */
 static void set_state(const struct plan *p, struct action *a, const char *what, json_t *st)
 {
 	char *text = json_dumps(st, JSON_COMPACT | JSON_SORT_KEYS);
-	json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", ANNOTATION_CLUSTER_STATE, text);
-	action_patch(a, what, &KUBE_STATEFULCLUSTERS, p->name, patch);
-	action_patch_precondition(a, kube_obj_str(p->c, "metadata.resourceVersion"), NULL);
+	patch_cluster(p, a, what, json_pack("{s:{s:{s:s}}}", "metadata", "annotations", ANNOTATION_CLUSTER_STATE, text));
 	a->state = st;
 	free(text);
 }
@@ -365,11 +351,10 @@ static json_t *state_change(const struct plan *p, long drop, const char *why, in
 
 /* ---- steps ---- */
 
-/* Deletes id's pod (its UID the precondition); force: grace period 0 (its node is lost). */
-static void delete_pod(struct action *a, const char *what, const struct identity *id, bool force)
+/* What a retention policy does to a leaving member's claims, for the Events. */
+static const char *claims_fate(const char *policy)
 {
-	action_delete(a, what, &KUBE_PODS, id->pod);
-	a->force = force;
+	return !strcmp(policy, "Delete") ? "deleted" : "kept";
 }
 
 static bool replace_failed(struct plan *p, struct action *a)
@@ -383,35 +368,34 @@ static bool replace_failed(struct plan *p, struct action *a)
 			/* Scaling down anyway: the failed member is the one that goes, without a successor. */
 			set_state(p, a, "RemoveMember", state_change(p, id->n, "Replaced", 0, NULL, 0));
 			action_event(a, "Warning", "MemberRemoved",
-			      "member %s failed (%s) while scaling to %lld: removed, not replaced; its claims are %s "
-			      "(whenReplaced: %s)",
-			      id->name, id->failure, p->s.replicas, !strcmp(p->s.when_replaced, "Delete") ? "deleted" : "kept",
-			      p->s.when_replaced);
+				     "member %s failed (%s) while scaling to %lld: removed, not replaced; its claims are %s "
+				     "(whenReplaced: %s)",
+				     id->name, id->failure, p->s.replicas, claims_fate(p->s.when_replaced), p->s.when_replaced);
 			return true;
 		}
 		char added[300];
 		set_state(p, a, "ReplaceMember", state_change(p, id->n, "Replaced", 1, added, sizeof(added)));
 		action_event(a, "Warning", "MemberReplaced",
-		      "member %s failed (%s); replaced by %s with new claims; its claims are %s (whenReplaced: %s)",
-		      id->name, id->failure, added, !strcmp(p->s.when_replaced, "Delete") ? "deleted" : "kept",
-		      p->s.when_replaced);
+			     "member %s failed (%s); replaced by %s with new claims; its claims are %s (whenReplaced: %s)",
+			     id->name, id->failure, added, claims_fate(p->s.when_replaced), p->s.when_replaced);
 		action_count(a, "stateful_operator_cluster_member_replacements_total", 1);
 		return true;
 	}
 	return false;
 }
 
-/* Scale-down order: members not Ready first, then the newest. */
+/* Who goes first (scale-down, rolling update): members not Ready (they serve nothing), then the newest. */
+static bool goes_before(const struct identity *id, const struct identity *than)
+{
+	return !than || (!id->ready && than->ready) || (id->ready == than->ready && id->n > than->n);
+}
+
 static const struct identity *scale_down_victim(const struct plan *p)
 {
 	const struct identity *best = NULL;
-	for (size_t i = 0; i < p->nids; i++) {
-		const struct identity *id = &p->ids[i];
-		if (!id->member)
-			continue;
-		if (!best || (!id->ready && best->ready) || (id->ready == best->ready && id->n > best->n))
-			best = id;
-	}
+	for (size_t i = 0; i < p->nids; i++)
+		if (p->ids[i].member && goes_before(&p->ids[i], best))
+			best = &p->ids[i];
 	return best;
 }
 
@@ -428,9 +412,10 @@ static bool scale(struct plan *p, struct action *a)
 	if (members > p->s.replicas) {
 		const struct identity *victim = scale_down_victim(p);
 		set_state(p, a, "RemoveMember", state_change(p, victim->n, "Scaled", 0, NULL, 0));
-		action_event(a, "Normal", "MemberRemoved", "scaling to %lld: member %s (%s) goes; its claims are %s (whenScaled: %s)",
-		      p->s.replicas, victim->name, victim->ready ? "Ready" : "not Ready",
-		      !strcmp(p->s.when_scaled, "Delete") ? "deleted" : "kept", p->s.when_scaled);
+		action_event(a, "Normal", "MemberRemoved",
+			     "scaling to %lld: member %s (%s) goes; its claims are %s (whenScaled: %s)", p->s.replicas,
+			     victim->name, victim->ready ? "Ready" : "not Ready", claims_fate(p->s.when_scaled),
+			     p->s.when_scaled);
 		return true;
 	}
 	return false;
@@ -454,14 +439,15 @@ static bool release(struct plan *p, struct action *a)
 			json_array_append_new(json_object_get(st, "members"), json_integer(id->n));
 			set_state(p, a, "RecoverMember", st);
 			action_event(a, "Warning", "MemberRecovered",
-			      "pod %s is this StatefulCluster's but annotation %s did not list it (replaced by an older "
-			      "copy?): it is a member again",
-			      id->name, ANNOTATION_CLUSTER_STATE);
+				     "pod %s is this StatefulCluster's but annotation %s did not list it (replaced by an "
+				     "older copy?): it is a member again",
+				     id->name, ANNOTATION_CLUSTER_STATE);
 			return true;
 		}
 		/* A pod stuck terminating on a lost node is force-deleted: its identity is never used again. */
 		if (id->pod && (!kube_obj_terminating(id->pod) || id->node_lost) && !deleted) {
-			delete_pod(a, "DeleteFormerMember", id, id->node_lost);
+			action_delete(a, "DeleteFormerMember", &KUBE_PODS, id->pod);
+			a->force = id->node_lost;
 			return true;
 		}
 		if (!id->released)
@@ -471,8 +457,8 @@ static bool release(struct plan *p, struct action *a)
 			if (id->pod)
 				continue; /* the claims go once the pod is gone */
 			for (int c = 0; c < id->nclaims; c++) {
-				if (!id->claims[c].terminating) {
-					action_delete(a, "DeleteClaim", &KUBE_PVCS, id->claims[c].obj);
+				if (!kube_obj_terminating(id->claims[c])) {
+					action_delete(a, "DeleteClaim", &KUBE_PVCS, id->claims[c]);
 					return true;
 				}
 			}
@@ -514,17 +500,17 @@ static bool start_members(struct plan *p, struct action *a)
 		json_array_foreach(p->s.vcts, t, vct) {
 			const char *tname = kube_obj_str(vct, "metadata.name");
 			char *claim = cluster_claim_name(tname, p->name, id->n);
-			const struct claim *found = NULL;
+			const json_t *found = NULL;
 			for (int c = 0; c < id->nclaims; c++)
-				if (!strcmp(id->claims[c].name, claim))
-					found = &id->claims[c];
+				if (!strcmp(kube_obj_str(id->claims[c], "metadata.name"), claim))
+					found = id->claims[c];
 			free(claim);
 			if (!found) {
 				bool owned = !strcmp(p->s.when_deleted, "Delete");
 				action_create(a, "CreateClaim", &KUBE_PVCS, cluster_member_claim(p->c, vct, id->n, owned));
 				return true;
 			}
-			if (found->terminating)
+			if (kube_obj_terminating(found))
 				claims_ready = false; /* someone deletes it: the pod waits for a new one */
 		}
 		if (id->pod || id->foreign || !claims_ready)
@@ -567,8 +553,7 @@ static bool roll(struct plan *p, struct action *a)
 		const struct identity *id = &p->ids[i];
 		if (!id->member || !id->pod || id->going || cluster_at_revision(id, target_revision(p, id)))
 			continue;
-		/* Not-Ready members first (they serve nothing), then the newest. */
-		if (!pick || (!id->ready && pick->ready) || (id->ready == pick->ready && id->n > pick->n))
+		if (goes_before(id, pick))
 			pick = id;
 	}
 	if (!pick)
@@ -576,9 +561,9 @@ static bool roll(struct plan *p, struct action *a)
 	int down = unavailable_count(p);
 	if (down - (pick->available ? 0 : 1) + 1 > p->s.max_unavailable)
 		return false;
-	delete_pod(a, "UpdateMember", pick, false);
+	action_delete(a, "UpdateMember", &KUBE_PODS, pick->pod);
 	action_event(a, "Normal", "MemberUpdating", "re-creating pod %s at revision %s (was %s)", pick->name,
-	      target_revision(p, pick), pick->revision ? pick->revision : "unknown");
+		     target_revision(p, pick), pick->revision ? pick->revision : "unknown");
 	return true;
 }
 
@@ -589,8 +574,8 @@ static bool fix_claim_owners(struct plan *p, struct action *a)
 	for (size_t i = 0; i < p->nids; i++) {
 		const struct identity *id = &p->ids[i];
 		for (int c = 0; c < id->nclaims; c++) {
-			const json_t *obj = id->claims[c].obj;
-			if (id->claims[c].terminating || kube_obj_owned_by(obj, p->uid) == want)
+			const json_t *obj = id->claims[c];
+			if (kube_obj_terminating(obj) || kube_obj_owned_by(obj, p->uid) == want)
 				continue;
 			json_t *refs = json_array();
 			size_t r;
@@ -602,18 +587,13 @@ static bool fix_claim_owners(struct plan *p, struct action *a)
 			}
 			if (want)
 				json_array_append_new(refs, cluster_owner_ref(p->c, false));
-			action_patch(a, want ? "OwnClaim" : "DisownClaim", &KUBE_PVCS, id->claims[c].name,
+			action_patch(a, want ? "OwnClaim" : "DisownClaim", &KUBE_PVCS, kube_obj_str(obj, "metadata.name"),
 				     json_pack("{s:{s:o}}", "metadata", "ownerReferences", refs));
 			action_patch_precondition(a, kube_obj_str(obj, "metadata.resourceVersion"), NULL);
 			return true;
 		}
 	}
 	return false;
-}
-
-static long long revision_number(const json_t *r)
-{
-	return kube_obj_int(r, "revision", NULL, 0);
 }
 
 static bool revision_in_use(const struct plan *p, const char *name)
@@ -640,7 +620,7 @@ static bool prune_revisions(struct plan *p, struct action *a)
 		    revision_in_use(p, kube_obj_str(r, "metadata.name")))
 			continue;
 		unused++;
-		if (!oldest || revision_number(r) < revision_number(oldest))
+		if (!oldest || kube_obj_int(r, "revision", NULL, 0) < kube_obj_int(oldest, "revision", NULL, 0))
 			oldest = r;
 	}
 	if (unused <= p->s.history)
@@ -657,8 +637,8 @@ static bool ensure_revision(struct plan *p, struct action *a)
 	size_t i;
 	const json_t *r;
 	json_array_foreach(p->in->revisions, i, r) {
-		if (kube_obj_controlled_by(r, p->uid) && revision_number(r) > max)
-			max = revision_number(r);
+		if (kube_obj_controlled_by(r, p->uid) && kube_obj_int(r, "revision", NULL, 0) > max)
+			max = kube_obj_int(r, "revision", NULL, 0);
 	}
 	action_create(a, "CreateRevision", &KUBE_CONTROLLERREVISIONS, cluster_revision(p->c, p->hash, max + 1));
 	return true;
@@ -743,17 +723,15 @@ void cluster_plan(const struct cluster_inputs *in, struct action *a)
 		set_state(&p, a, "RebuildState", json_incref(p.state));
 		if (highest_seen(&p) >= 0)
 			action_event(a, "Normal", "StateRebuilt",
-			      "identity state rebuilt from the pods and claims: next identity %s-%lld", p.name,
-			      (long long)json_integer_value(json_object_get(p.state, "next")));
+				     "identity state rebuilt from the pods and claims: next identity %s-%lld", p.name,
+				     (long long)json_integer_value(json_object_get(p.state, "next")));
 	} else if (!(ensure_revision(&p, a) || record_current_revision(&p, a) || replace_failed(&p, a) ||
 		     release(&p, a) || scale(&p, a) || start_members(&p, a) || roll(&p, a) ||
 		     fix_claim_owners(&p, a) || prune_revisions(&p, a))) {
 		json_t *st = cluster_desired_status(&p);
 		if (cluster_status_differs(json_object_get(in->cluster, "status"), st)) {
-			action_patch(a, "UpdateStatus", &KUBE_STATEFULCLUSTERS, p.name, json_pack("{s:o}", "status", st));
+			patch_cluster(&p, a, "UpdateStatus", json_pack("{s:o}", "status", st));
 			a->subresource = "status";
-			/* Preconditioned too: a status computed from an older object must not replace a newer one. */
-			action_patch_precondition(a, kube_obj_str(in->cluster, "metadata.resourceVersion"), NULL);
 		} else {
 			json_decref(st);
 			if (p.due_ms != LLONG_MAX)

@@ -26,20 +26,13 @@ struct spec {
 	long long unhealthy_ms, node_lost_ms, grace_ms;
 };
 
-/* One claim of an identity. */
-struct claim {
-	const json_t *obj;
-	const char *name, *uid;
-	bool terminating;
-};
-
 /* An identity n: its pod, its claims, whether it is a member and how it fares. */
 struct identity {
 	long n;
 	char *name;            /* <cluster>-<n> (new string) */
 	const json_t *pod;     /* controlled by the cluster, or NULL */
 	const json_t *foreign; /* a pod of that name the cluster does not control */
-	struct claim *claims;
+	const json_t **claims; /* its claims (borrowed from the inputs), at most one per claim template */
 	int nclaims;
 	bool member;
 	const char *released; /* "Scaled" / "Replaced" or NULL */

@@ -7,6 +7,7 @@
 
 #include "client/kube_object.h"
 #include "client/label_selector.h"
+#include "controllers/cluster/cluster_objects.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -42,25 +43,21 @@ char *cluster_selector_string(const json_t *selector)
 
 /* ---- status ---- */
 
-static json_t *condition_new(const json_t *old_status, const char *type, bool status, const char *reason,
+/* Condition type as it should be; its lastTransitionTime kept from cluster's while its status holds. */
+static json_t *condition_new(const json_t *cluster, const char *type, bool status, const char *reason,
 			     const char *message, const char *now, long long generation)
 {
 	const char *st = status ? "True" : "False";
-	const char *since = now;
-	size_t i;
-	const json_t *c;
-	json_array_foreach(json_object_get(old_status, "conditions"), i, c) {
-		if (kube_obj_str(c, "type") && !strcmp(kube_obj_str(c, "type"), type) && kube_obj_str(c, "status") &&
-		    !strcmp(kube_obj_str(c, "status"), st) && kube_obj_str(c, "lastTransitionTime"))
-			since = kube_obj_str(c, "lastTransitionTime");
-	}
+	const json_t *c = cluster_condition(cluster, type);
+	const char *was = kube_obj_str(c, "status"), *since = kube_obj_str(c, "lastTransitionTime");
+	if (!was || strcmp(was, st) || !since)
+		since = now;
 	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "type", type, "status", st, "reason", reason, "message",
 			 message, "lastTransitionTime", since, "observedGeneration", (json_int_t)generation);
 }
 
 json_t *cluster_desired_status(const struct plan *p)
 {
-	const json_t *old = json_object_get(p->c, "status");
 	long long replicas = 0, ready = 0, available = 0, updated = 0, current = 0, members = 0;
 	json_t *list = json_array();
 	for (size_t i = 0; i < p->nids; i++) {
@@ -101,7 +98,7 @@ json_t *cluster_desired_status(const struct plan *p)
 	char msg[256];
 	snprintf(msg, sizeof(msg), "%lld of %lld members available (at least %lld wanted)", available, p->s.replicas,
 		 need);
-	json_array_append_new(conds, condition_new(old, "Available", available >= need,
+	json_array_append_new(conds, condition_new(p->c, "Available", available >= need,
 						   available >= need ? "MinimumMembersAvailable" : "MembersUnavailable",
 						   msg, now, gen));
 	bool steady = members == p->s.replicas && replicas == members && ready == members && updated == members;
@@ -109,13 +106,13 @@ json_t *cluster_desired_status(const struct plan *p)
 			  replicas != members || ready != members ? "MembersStarting" : "Complete";
 	snprintf(msg, sizeof(msg), "%lld members, %lld with pods, %lld Ready, %lld at revision %s", members, replicas,
 		 ready, updated, p->update_rev);
-	json_array_append_new(conds, condition_new(old, "Progressing", !steady, why, msg, now, gen));
+	json_array_append_new(conds, condition_new(p->c, "Progressing", !steady, why, msg, now, gen));
 	const char *fail = p->in->create_error;
 	char *taken = NULL;
 	for (size_t i = 0; i < p->nids && !fail; i++)
 		if (p->ids[i].member && p->ids[i].foreign)
 			fail = taken = xasprintf("pod %s exists and is not this StatefulCluster's", p->ids[i].name);
-	json_array_append_new(conds, condition_new(old, "ReplicaFailure", fail != NULL, fail ? "CreateFailed" : "None",
+	json_array_append_new(conds, condition_new(p->c, "ReplicaFailure", fail != NULL, fail ? "CreateFailed" : "None",
 						   fail ? fail : "every member's pod could be created", now, gen));
 	free(taken);
 	char *selector = cluster_selector_string(p->s.selector);
