@@ -88,13 +88,6 @@ static void remember_deleted(struct cluster_ctx *cc, const char *key, const char
 	pthread_mutex_unlock(&cc->lock);
 }
 
-static void set_create_error(struct cluster_ctx *cc, const char *key, const char *message)
-{
-	pthread_mutex_lock(&cc->lock);
-	free(message ? hashmap_put(&cc->create_error, key, xstrdup(message)) : hashmap_remove(&cc->create_error, key));
-	pthread_mutex_unlock(&cc->lock);
-}
-
 /* The cached nodes (a new array) that pods run on; a node missing from the cache is left out. */
 static json_t *nodes_of(struct store *nodes, const json_t *pods)
 {
@@ -220,13 +213,12 @@ static void performed(void *ctx, const struct reconcile_key *k, void *snapshot, 
 		remember_deleted(cc, k->key, a->uid);
 	if (a->verb != ACTION_CREATE || a->resource == &KUBE_CONTROLLERREVISIONS)
 		return;
-	if (done) {
-		set_create_error(cc, k->key, NULL);
-	} else if (err->code != 409) {
-		char *msg = xasprintf("creating %s: %s", a->name, err->message);
-		set_create_error(cc, k->key, msg);
-		free(msg);
-	}
+	pthread_mutex_lock(&cc->lock);
+	if (done)
+		free(hashmap_remove(&cc->create_error, k->key));
+	else if (err->code != 409) /* 409: it exists already, which is no refusal */
+		free(hashmap_put(&cc->create_error, k->key, xasprintf("creating %s: %s", a->name, err->message)));
+	pthread_mutex_unlock(&cc->lock);
 	if (r < 0)
 		event_record(cc->deps.events, s->cluster, "Warning", "CreateFailed", "creating %s: %s", a->name,
 			     err->message);

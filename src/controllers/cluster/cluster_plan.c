@@ -157,14 +157,14 @@ static void assess(struct plan *p, struct identity *id)
 	id->revision = kube_obj_label(pod, LABEL_REVISION_HASH);
 	const json_t *ready = cluster_condition(pod, "Ready");
 	const char *phase = kube_obj_str(pod, "status.phase");
-	/* Not kube_pod_ready: going is also a pod we deleted that the cache does not show going yet. */
 	long long ready_since = time_ms(kube_obj_str(ready, "lastTransitionTime"));
+	/* Not kube_pod_ready: going is also a pod we deleted that the cache does not show going yet. */
 	id->ready = !id->going && kube_obj_condition(pod, "Ready", NULL);
 	if (id->ready) {
-		long long since = ready_since;
-		id->available = p->s.min_ready_ms == 0 || (since >= 0 && since + p->s.min_ready_ms <= p->in->now_ms);
-		if (!id->available && since >= 0)
-			due_at(p, since + p->s.min_ready_ms);
+		long long at = ready_since + p->s.min_ready_ms; /* available from then */
+		id->available = p->s.min_ready_ms == 0 || (ready_since >= 0 && at <= p->in->now_ms);
+		if (!id->available && ready_since >= 0)
+			due_at(p, at);
 	}
 
 	/*
@@ -309,7 +309,8 @@ static void patch_cluster(const struct plan *p, struct action *a, const char *wh
 static void set_state(const struct plan *p, struct action *a, const char *what, json_t *st)
 {
 	char *text = json_dumps(st, JSON_COMPACT | JSON_SORT_KEYS);
-	patch_cluster(p, a, what, json_pack("{s:{s:{s:s}}}", "metadata", "annotations", ANNOTATION_CLUSTER_STATE, text));
+	json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", ANNOTATION_CLUSTER_STATE, text);
+	patch_cluster(p, a, what, patch);
 	a->state = st;
 	free(text);
 }
@@ -368,15 +369,17 @@ static bool replace_failed(struct plan *p, struct action *a)
 			/* Scaling down anyway: the failed member is the one that goes, without a successor. */
 			set_state(p, a, "RemoveMember", state_change(p, id->n, "Replaced", 0, NULL, 0));
 			action_event(a, "Warning", "MemberRemoved",
-				     "member %s failed (%s) while scaling to %lld: removed, not replaced; its claims are %s "
-				     "(whenReplaced: %s)",
-				     id->name, id->failure, p->s.replicas, claims_fate(p->s.when_replaced), p->s.when_replaced);
+				     "member %s failed (%s) while scaling to %lld: removed, not replaced; "
+				     "its claims are %s (whenReplaced: %s)",
+				     id->name, id->failure, p->s.replicas, claims_fate(p->s.when_replaced),
+				     p->s.when_replaced);
 			return true;
 		}
 		char added[300];
 		set_state(p, a, "ReplaceMember", state_change(p, id->n, "Replaced", 1, added, sizeof(added)));
 		action_event(a, "Warning", "MemberReplaced",
-			     "member %s failed (%s); replaced by %s with new claims; its claims are %s (whenReplaced: %s)",
+			     "member %s failed (%s); replaced by %s with new claims; "
+			     "its claims are %s (whenReplaced: %s)",
 			     id->name, id->failure, added, claims_fate(p->s.when_replaced), p->s.when_replaced);
 		action_count(a, "stateful_operator_cluster_member_replacements_total", 1);
 		return true;
@@ -390,15 +393,6 @@ static bool goes_before(const struct identity *id, const struct identity *than)
 	return !than || (!id->ready && than->ready) || (id->ready == than->ready && id->n > than->n);
 }
 
-static const struct identity *scale_down_victim(const struct plan *p)
-{
-	const struct identity *best = NULL;
-	for (size_t i = 0; i < p->nids; i++)
-		if (p->ids[i].member && goes_before(&p->ids[i], best))
-			best = &p->ids[i];
-	return best;
-}
-
 static bool scale(struct plan *p, struct action *a)
 {
 	long long members = (long long)json_array_size(json_object_get(p->state, "members"));
@@ -410,7 +404,10 @@ static bool scale(struct plan *p, struct action *a)
 		return true;
 	}
 	if (members > p->s.replicas) {
-		const struct identity *victim = scale_down_victim(p);
+		const struct identity *victim = NULL;
+		for (size_t i = 0; i < p->nids; i++)
+			if (p->ids[i].member && goes_before(&p->ids[i], victim))
+				victim = &p->ids[i];
 		set_state(p, a, "RemoveMember", state_change(p, victim->n, "Scaled", 0, NULL, 0));
 		action_event(a, "Normal", "MemberRemoved",
 			     "scaling to %lld: member %s (%s) goes; its claims are %s (whenScaled: %s)", p->s.replicas,
@@ -439,8 +436,8 @@ static bool release(struct plan *p, struct action *a)
 			json_array_append_new(json_object_get(st, "members"), json_integer(id->n));
 			set_state(p, a, "RecoverMember", st);
 			action_event(a, "Warning", "MemberRecovered",
-				     "pod %s is this StatefulCluster's but annotation %s did not list it (replaced by an "
-				     "older copy?): it is a member again",
+				     "pod %s is this StatefulCluster's but annotation %s did not list it "
+				     "(replaced by an older copy?): it is a member again",
 				     id->name, ANNOTATION_CLUSTER_STATE);
 			return true;
 		}
@@ -483,9 +480,7 @@ static const json_t *find_revision(const struct plan *p, const char *name)
 /* The revision member id runs at (or should): rank below partition keeps the current one. */
 static const char *target_revision(const struct plan *p, const struct identity *id)
 {
-	if (!p->s.on_delete && id->rank < p->s.partition)
-		return p->current_rev;
-	return p->update_rev;
+	return !p->s.on_delete && id->rank < p->s.partition ? p->current_rev : p->update_rev;
 }
 
 static bool start_members(struct plan *p, struct action *a)
@@ -507,7 +502,8 @@ static bool start_members(struct plan *p, struct action *a)
 			free(claim);
 			if (!found) {
 				bool owned = !strcmp(p->s.when_deleted, "Delete");
-				action_create(a, "CreateClaim", &KUBE_PVCS, cluster_member_claim(p->c, vct, id->n, owned));
+				json_t *body = cluster_member_claim(p->c, vct, id->n, owned);
+				action_create(a, "CreateClaim", &KUBE_PVCS, body);
 				return true;
 			}
 			if (kube_obj_terminating(found))
@@ -526,17 +522,6 @@ static bool start_members(struct plan *p, struct action *a)
 	return false;
 }
 
-static int unavailable_count(const struct plan *p)
-{
-	int n = 0;
-	for (size_t i = 0; i < p->nids; i++) {
-		const struct identity *id = &p->ids[i];
-		if (id->member && (!id->pod || id->going || !id->available || id->node_lost))
-			n++;
-	}
-	return n;
-}
-
 bool cluster_at_revision(const struct identity *id, const char *rev)
 {
 	/* Pods carry the revision's name in controller-revision-hash, as StatefulSet pods do. */
@@ -549,17 +534,16 @@ static bool roll(struct plan *p, struct action *a)
 	if (p->s.on_delete)
 		return false;
 	const struct identity *pick = NULL;
+	int down = 0; /* members unavailable now */
 	for (size_t i = 0; i < p->nids; i++) {
 		const struct identity *id = &p->ids[i];
+		down += id->member && (!id->pod || id->going || !id->available || id->node_lost);
 		if (!id->member || !id->pod || id->going || cluster_at_revision(id, target_revision(p, id)))
 			continue;
 		if (goes_before(id, pick))
 			pick = id;
 	}
-	if (!pick)
-		return false;
-	int down = unavailable_count(p);
-	if (down - (pick->available ? 0 : 1) + 1 > p->s.max_unavailable)
+	if (!pick || down - (pick->available ? 0 : 1) + 1 > p->s.max_unavailable)
 		return false;
 	action_delete(a, "UpdateMember", &KUBE_PODS, pick->pod);
 	action_event(a, "Normal", "MemberUpdating", "re-creating pod %s at revision %s (was %s)", pick->name,
@@ -587,8 +571,9 @@ static bool fix_claim_owners(struct plan *p, struct action *a)
 			}
 			if (want)
 				json_array_append_new(refs, cluster_owner_ref(p->c, false));
-			action_patch(a, want ? "OwnClaim" : "DisownClaim", &KUBE_PVCS, kube_obj_str(obj, "metadata.name"),
-				     json_pack("{s:{s:o}}", "metadata", "ownerReferences", refs));
+			const char *name = kube_obj_str(obj, "metadata.name");
+			json_t *patch = json_pack("{s:{s:o}}", "metadata", "ownerReferences", refs);
+			action_patch(a, want ? "OwnClaim" : "DisownClaim", &KUBE_PVCS, name, patch);
 			action_patch_precondition(a, kube_obj_str(obj, "metadata.resourceVersion"), NULL);
 			return true;
 		}

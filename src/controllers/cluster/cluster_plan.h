@@ -42,7 +42,6 @@
 #define SOP_CLUSTER_PLAN_H
 
 #include <jansson.h>
-#include <stdbool.h>
 
 #include "controllers/contract.h"
 #include "runtime/action.h"
