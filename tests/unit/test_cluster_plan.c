@@ -1645,6 +1645,12 @@ static void plan(struct world *w)
 		world_fail(w, "%s %s %s a body", step_id(step_of(a)), a->name, step_body(a) ? "with" : "without");
 	if (step_of(a) == STEP_WAIT && a->requeue_ms <= 0)
 		world_fail(w, "WAIT without requeue_ms");
+	/* A 404 or 409 answer to any step: the cluster moved on since the planner looked. */
+	if (!resting(step_of(a)) && a->answers != (ACTION_STALE_404 | ACTION_STALE_409))
+		world_fail(w, "%s %s: answers %u, want 404 and 409 as stale", step_id(step_of(a)), a->name, a->answers);
+	bool of_cluster = step_of(a) == STEP_SET_STATE || step_of(a) == STEP_UPDATE_STATUS;
+	if (of_cluster && !sim_streq(kube_obj_str(a->body, "metadata.resourceVersion"), w->planned_rv))
+		world_fail(w, "%s without the resourceVersion it was planned from", step_id(step_of(a)));
 }
 
 static void trace_step(struct world *w)

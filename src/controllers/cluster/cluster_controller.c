@@ -180,8 +180,9 @@ static void plan(void *ctx, const struct reconcile_key *k, void *snapshot, long 
 	struct snapshot *s = snapshot;
 	(void)ctx;
 	(void)k;
-	struct cluster_inputs in = {s->cluster,	 s->reads.pods, s->reads.pvcs,   s->reads.revisions,
-				    s->reads.nodes, now_ms,	s->create_error, s->deleted};
+	struct cluster_inputs in = {.cluster = s->cluster, .pods = s->reads.pods, .pvcs = s->reads.pvcs,
+				    .revisions = s->reads.revisions, .nodes = s->reads.nodes, .now_ms = now_ms,
+				    .create_error = s->create_error, .deleted_uids = s->deleted};
 	cluster_plan(&in, a);
 }
 
@@ -207,7 +208,7 @@ static void performed(void *ctx, const struct reconcile_key *k, void *snapshot, 
 {
 	struct cluster_ctx *cc = ctx;
 	struct snapshot *s = snapshot;
-	/* Every step takes a 404 or 409 as "the cluster moved on": done, yet nothing happened. */
+	/* r is 0 on a 404 or 409 too (every step takes them as "the cluster moved on"): nothing was done then. */
 	bool done = r == 0 && err->code != 404 && err->code != 409;
 	if (done && a->verb == ACTION_DELETE && a->resource == &KUBE_PODS)
 		remember_deleted(cc, k->key, a->uid);

@@ -68,14 +68,14 @@ struct cluster_inputs {
 };
 
 /*
- * The one next step for in (borrowed), into a: action_init'ed here, what it
- * then holds is the caller's (action_release). Every step keeps the
- * name the crash tests and logs know (action_name: "SetState",
- * "CreatePod", "ReplaceMember"...). SetState is a merge patch of the state
- * annotation with the cluster's resourceVersion, a->state the state it
- * writes (the controller seals it); UpdateStatus a merge patch of the
- * status subresource, preconditioned the same way. Every error answer 404
- * or 409 means the cluster moved on (ACTION_STALE_*).
+ * Decides the one next step for in (borrowed) into a, which it
+ * action_init's first; what a then holds is the caller's (action_release).
+ * Each step keeps the name logs and SOP_TEST_CRASH_AFTER know (action_name:
+ * "ReplaceMember", "CreatePod"...). SetState and UpdateStatus are merge
+ * patches of the StatefulCluster, with its resourceVersion as precondition:
+ * of the state annotation (a->state: the state written, which the
+ * controller seals), and of the status subresource. A 404 or 409 answer to
+ * any step means the cluster moved on (ACTION_STALE_*).
  */
 void cluster_plan(const struct cluster_inputs *in, struct action *a);
 
