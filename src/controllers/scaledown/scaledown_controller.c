@@ -77,10 +77,11 @@ static void *read_snapshot(void *ctx, const struct reconcile_key *k)
 	/* A state not sealed by us reads as lost: the planner rebuilds it from the cluster. */
 	s->sts = state_seal_drop_unsealed(sc->deps.seal, s->reads.sts, ANNOTATION_SCALEDOWN_STATE, &s->dropped);
 	if (s->dropped) {
-		log_warn("scaledown", "%s: %s is not sealed by this operator; ignored", k->key, ANNOTATION_SCALEDOWN_STATE);
+		log_warn("scaledown", "%s: %s is not sealed by this operator; ignored", k->key,
+			 ANNOTATION_SCALEDOWN_STATE);
 		event_record(sc->deps.events, s->sts, "Warning", "CleanupStateUntrusted",
-			     ANNOTATION_SCALEDOWN_STATE " was not written by this operator (its seal is missing or does "
-			     "not match); it is ignored and written anew from what the cluster shows");
+			     ANNOTATION_SCALEDOWN_STATE " was not written by this operator (its seal is missing or "
+			     "does not match); it is ignored and written anew from what the cluster shows");
 	}
 	return s;
 }

@@ -147,11 +147,11 @@ static bool is_our_cleanup_pod(const struct plan *p, const json_t *pod)
 
 static void collect(struct plan *p)
 {
-	const json_t *templates = json_object_get(json_object_get(p->in->sts, "spec"), "volumeClaimTemplates");
+	const json_t *spec = json_object_get(p->in->sts, "spec");
+	const json_t *templates = json_object_get(spec, "volumeClaimTemplates");
 	int ntemplates = (int)json_array_size(templates);
 	/* The StatefulSet controller puts the selector's matchLabels on the claims it makes. */
-	const json_t *ml = json_object_get(json_object_get(json_object_get(p->in->sts, "spec"), "selector"),
-					   "matchLabels");
+	const json_t *ml = json_object_get(json_object_get(spec, "selector"), "matchLabels");
 	json_t *claim_selector = json_object_size(ml) ? json_pack("{s:O}", "matchLabels", ml) : NULL;
 	size_t i, j;
 	const json_t *t, *o;
@@ -200,8 +200,8 @@ static void collect(struct plan *p)
 			ordinal_get(p, k, ntemplates)->entry = entry;
 	}
 
-	const json_t *spec = json_object_get(p->in->sts, "spec");
-	long long replicas = kube_obj_int(spec, "replicas", NULL, 1), start = kube_obj_int(spec, "ordinals", "start", 0);
+	long long replicas = kube_obj_int(spec, "replicas", NULL, 1);
+	long long start = kube_obj_int(spec, "ordinals", "start", 0);
 	for (i = 0; i < p->nords; i++) {
 		struct ordinal *ord = &p->ords[i];
 		ord->in_range = !p->deleting && ord->k >= start && ord->k < start + replicas;
@@ -219,7 +219,7 @@ static void due_at(struct plan *p, long long ms)
 
 static long long retry_at_ms(const json_t *entry)
 {
-	int64_t s = rfc3339_seconds(json_string_value(json_object_get(entry, "retryAt")));
+	int64_t s = rfc3339_seconds(kube_obj_str(entry, "retryAt"));
 	return s < 0 ? 0 : (long long)s * 1000;
 }
 
@@ -268,10 +268,10 @@ static char *failure_message(const json_t *pod)
 	}
 	json_array_foreach(json_object_get(json_object_get(pod, "status"), "containerStatuses"), i, cs) {
 		const json_t *term = json_object_get(json_object_get(cs, "state"), "terminated");
+		const char *why = kube_obj_str(term, "reason");
 		if (term)
 			return xasprintf("container %s exited with code %lld (%s)", kube_obj_str(cs, "name"),
-					 (long long)json_integer_value(json_object_get(term, "exitCode")),
-					 kube_obj_str(term, "reason") ? kube_obj_str(term, "reason") : "no reason given");
+					 kube_obj_int(term, "exitCode", NULL, 0), why ? why : "no reason given");
 	}
 	const char *msg = kube_obj_str(pod, "status.message");
 	const char *reason = kube_obj_str(pod, "status.reason");
@@ -299,8 +299,7 @@ static bool succeeded(const json_t *pod)
 	if (!kube_obj_terminating(pod))
 		return true;
 	int64_t deadline = rfc3339_seconds(kube_obj_str(pod, "metadata.deletionTimestamp"));
-	const json_t *grace = json_object_get(json_object_get(pod, "metadata"), "deletionGracePeriodSeconds");
-	int64_t asked = deadline - (json_is_integer(grace) ? json_integer_value(grace) : 0);
+	int64_t asked = deadline - kube_obj_int(pod, "metadata", "deletionGracePeriodSeconds", 0);
 	int64_t finished = -1;
 	size_t i;
 	const json_t *cs;
@@ -402,12 +401,11 @@ static bool act_on_cleanup(struct plan *p, struct ordinal *o, struct action *a)
 	const json_t *pod = o->cleanup;
 	const char *pod_name = kube_obj_str(pod, "metadata.name");
 	const char *pod_uid = kube_obj_str(pod, "metadata.uid");
-	const char *last = json_string_value(json_object_get(o->entry, "lastPod"));
+	const char *last = kube_obj_str(o->entry, "lastPod");
 	bool recorded = last && pod_uid && !strcmp(last, pod_uid);
 	if (!recorded && !strcmp(phase_of(pod), "Succeeded")) {
-		json_t *mounted = json_loads(kube_obj_annotation(pod, ANNOTATION_CLEANUP_CLAIMS) ?
-						     kube_obj_annotation(pod, ANNOTATION_CLEANUP_CLAIMS) : "{}",
-					     0, NULL);
+		const char *named = kube_obj_annotation(pod, ANNOTATION_CLEANUP_CLAIMS);
+		json_t *mounted = json_loads(named ? named : "{}", 0, NULL);
 		const struct claim *live = NULL;
 		for (int i = 0; i < o->nclaims && !live; i++) {
 			const struct claim *c = &o->claims[i];
@@ -463,8 +461,8 @@ static bool act_on_cleanup(struct plan *p, struct ordinal *o, struct action *a)
 				 scaledown_backoff_ms(o->failures + 1) / 1000);
 		record_state(p, a, SCALEDOWN_RECORD_FAILURE, st, status_text(p, st));
 		action_event(a, "Warning", "CleanupFailed",
-			     "cleanup pod %s for ordinal %ld (attempt %d of %d, claims %s) failed: %s; %s", pod_name, o->k,
-			     attempt, p->req.max_attempts, claims, why, next);
+			     "cleanup pod %s for ordinal %ld (attempt %d of %d, claims %s) failed: %s; %s", pod_name,
+			     o->k, attempt, p->req.max_attempts, claims, why, next);
 		action_count(a, "stateful_operator_cleanups_failed_total", 1);
 		free(claims);
 	} else if (!kube_obj_terminating(pod)) {
@@ -646,42 +644,42 @@ static char *status_text(struct plan *p, const json_t *state)
 	for (size_t i = 0; i < p->nords; i++) {
 		const struct ordinal *o = &p->ords[i];
 		const json_t *entry = entry_in(state, o->k);
-		int failures = (int)json_integer_value(json_object_get(entry, "failures"));
-		const char *msg = json_string_value(json_object_get(entry, "message"));
-		const char *last = json_string_value(json_object_get(entry, "lastPod"));
-		const char *sep = sb.len ? "; " : "";
-		char *claims = claim_list(o);
+		int failures = (int)kube_obj_int(entry, "failures", NULL, 0);
+		const char *msg = kube_obj_str(entry, "message") ? kube_obj_str(entry, "message") : "";
+		const char *last = kube_obj_str(entry, "lastPod");
+		const char *other = kube_obj_str(o->other, "metadata.name");
+		char *claims = claim_list(o), *clause = NULL;
 		if (o->cleanup) {
 			const char *uid = kube_obj_str(o->cleanup, "metadata.uid");
 			const char *phase = phase_of(o->cleanup);
 			if (last && uid && !strcmp(last, uid))
-				strbuf_appendf(&sb, "%sordinal %ld: cleanup attempt %d of %d failed: %s", sep, o->k, failures,
-					    max, msg ? msg : "");
+				clause = xasprintf("cleanup attempt %d of %d failed: %s", failures, max, msg);
 			else if (!strcmp(phase, "Succeeded"))
-				strbuf_appendf(&sb, "%sordinal %ld: cleanup succeeded, deleting claims %s", sep, o->k, claims);
+				clause = xasprintf("cleanup succeeded, deleting claims %s", claims);
 			else
-				strbuf_appendf(&sb, "%sordinal %ld: cleanup pod %s %s (attempt %d of %d)", sep, o->k,
-					    kube_obj_str(o->cleanup, "metadata.name"), phase, attempt_of(o->cleanup), max);
+				clause = xasprintf("cleanup pod %s %s (attempt %d of %d)",
+						   kube_obj_str(o->cleanup, "metadata.name"), phase,
+						   attempt_of(o->cleanup), max);
 		} else if (o->in_range || o->nlive == 0) {
 			/* nothing to say */
 		} else if (failures >= max && p->may_start) {
-			strbuf_appendf(&sb, "%sordinal %ld: Failed: cleanup failed %d times, claims %s kept: %s", sep, o->k,
-				    failures, claims, msg ? msg : "");
+			clause = xasprintf("Failed: cleanup failed %d times, claims %s kept: %s", failures, claims,
+					   msg);
 		} else if (o->state == SET_RETRY_WAIT) {
-			strbuf_appendf(&sb, "%sordinal %ld: attempt %d of %d failed: %s; retrying after %s", sep, o->k,
-				    failures, max, msg ? msg : "", json_string_value(json_object_get(entry, "retryAt")));
+			clause = xasprintf("attempt %d of %d failed: %s; retrying after %s", failures, max, msg,
+					   kube_obj_str(entry, "retryAt"));
 		} else if (o->state == SET_STOP || o->state == SET_STOPPING) {
-			strbuf_appendf(&sb, "%sordinal %ld: stopping pod %s before its cleanup", sep, o->k,
-				    kube_obj_str(o->other, "metadata.name"));
+			clause = xasprintf("stopping pod %s before its cleanup", other);
 		} else if (o->state == SET_LEFT_ALONE) {
-			strbuf_appendf(&sb, "%sordinal %ld: pod %s is not the StatefulSet's; claims %s left alone", sep, o->k,
-				    kube_obj_str(o->other, "metadata.name"), claims);
+			clause = xasprintf("pod %s is not the StatefulSet's; claims %s left alone", other, claims);
 		} else if (o->state == SET_POD_LEFT && p->may_start) {
-			strbuf_appendf(&sb, "%sordinal %ld: waiting for pod %s to go", sep, o->k,
-				    kube_obj_str(o->other, "metadata.name"));
+			clause = xasprintf("waiting for pod %s to go", other);
 		} else if (o->queued && p->may_start) {
-			strbuf_appendf(&sb, "%sordinal %ld: waiting for its turn", sep, o->k);
+			clause = xasprintf("waiting for its turn");
 		}
+		if (clause)
+			strbuf_appendf(&sb, "%sordinal %ld: %s", sb.len ? "; " : "", o->k, clause);
+		free(clause);
 		free(claims);
 	}
 	return sb.len ? strbuf_detach(&sb) : (strbuf_release(&sb), NULL);
@@ -781,10 +779,11 @@ static bool disown_kept_claims(const struct plan *p, struct action *a)
 			const struct claim *cl = &o->claims[c];
 			if (cl->terminating || !kube_obj_owned_by(cl->obj, p->uid))
 				continue;
+			const json_t *had = json_object_get(json_object_get(cl->obj, "metadata"), "ownerReferences");
 			json_t *refs = json_array();
 			size_t r;
 			json_t *ref;
-			json_array_foreach(json_object_get(json_object_get(cl->obj, "metadata"), "ownerReferences"), r, ref) {
+			json_array_foreach(had, r, ref) {
 				const char *u = kube_obj_str(ref, "uid");
 				if (!u || strcmp(u, p->uid))
 					json_array_append(refs, ref);
