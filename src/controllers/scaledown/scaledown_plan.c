@@ -226,32 +226,24 @@ static long long retry_at_ms(const json_t *entry)
 /* Where a claim set without a cleanup pod stands. */
 static void classify(struct plan *p, struct ordinal *o)
 {
-	o->state = SET_IDLE;
-	if (o->cleanup) {
+	if (o->cleanup)
 		o->state = SET_CLEANING;
-		return;
-	}
-	if (o->in_range || o->nlive == 0)
-		return;
-	if (o->failures >= p->req.max_attempts && p->may_start) {
+	else if (o->in_range || o->nlive == 0)
+		o->state = SET_IDLE;
+	else if (o->failures >= p->req.max_attempts && p->may_start)
 		o->state = SET_GAVE_UP;
-		return;
-	}
-	if (o->other) {
-		if (!p->deleting)
-			o->state = SET_POD_LEFT;
-		else if (!kube_obj_controlled_by(o->other, p->uid))
-			o->state = SET_LEFT_ALONE;
-		else
-			o->state = kube_obj_terminating(o->other) ? SET_STOPPING : SET_STOP;
-		return;
-	}
-	if (o->entry && o->failures > 0 && retry_at_ms(o->entry) > p->in->now_ms) {
+	else if (o->other && !p->deleting)
+		o->state = SET_POD_LEFT;
+	else if (o->other && !kube_obj_controlled_by(o->other, p->uid))
+		o->state = SET_LEFT_ALONE;
+	else if (o->other)
+		o->state = kube_obj_terminating(o->other) ? SET_STOPPING : SET_STOP;
+	else if (o->entry && o->failures > 0 && retry_at_ms(o->entry) > p->in->now_ms)
 		o->state = SET_RETRY_WAIT;
+	else
+		o->state = SET_READY;
+	if (o->state == SET_RETRY_WAIT)
 		due_at(p, retry_at_ms(o->entry));
-		return;
-	}
-	o->state = SET_READY;
 }
 
 /* ---- a cleanup pod under way ---- */
@@ -487,11 +479,8 @@ static json_t *cleanup_pod(const struct plan *p, const struct ordinal *o)
 	json_t *labels = object_copy(json_object_get(tmeta, "labels"));
 	json_t *annotations = object_copy(json_object_get(tmeta, "annotations"));
 	json_object_set_new(labels, LABEL_CLEANUP_FOR, json_string(p->name));
-	char num[32];
-	snprintf(num, sizeof(num), "%ld", o->k);
-	json_object_set_new(annotations, ANNOTATION_CLEANUP_ORDINAL, json_string(num));
-	snprintf(num, sizeof(num), "%d", o->failures + 1);
-	json_object_set_new(annotations, ANNOTATION_CLEANUP_ATTEMPT, json_string(num));
+	json_object_set_new(annotations, ANNOTATION_CLEANUP_ORDINAL, json_sprintf("%ld", o->k));
+	json_object_set_new(annotations, ANNOTATION_CLEANUP_ATTEMPT, json_sprintf("%d", o->failures + 1));
 
 	json_t *spec = json_deep_copy(json_object_get(p->req.pod_template, "spec"));
 	json_t *volumes = json_object_get(spec, "volumes");

@@ -58,17 +58,12 @@
  * on them (the StatefulSet controller labels its claims so): a claim of the
  * same name made by hand or by another set is never mounted or deleted.
  *
- * The steps (struct action, runtime/action.h), by the name logs and
- * SOP_TEST_CRASH_AFTER know them:
- *   AddFinalizer, RemoveFinalizer  merge patch of the set's finalizers
- *   RecordState, RecordFailure     merge patch of scaledown-state (unsealed:
- *                                  the controller seals it) and -status
- *   CreateCleanupPod               create the pod; its cleanup-claims name
- *                                  the claims it mounts with their UIDs
- *   StopPod, DeleteCleanupPod, DeleteClaim   delete, by UID
- *   DisownClaim                    merge patch of a claim's ownerReferences
- * each with the set's (or the claim's) resourceVersion or UID as
- * precondition; 409 and 404 mean the cluster moved on (StopPod: 404 is done).
+ * The steps (struct action), by the names logs and SOP_TEST_CRASH_AFTER
+ * know them: AddFinalizer, RemoveFinalizer, RecordState and RecordFailure
+ * (scaledown-state, sealed by the controller, and -status) patch the set
+ * with its resourceVersion as precondition; CreateCleanupPod; StopPod,
+ * DeleteCleanupPod and DeleteClaim delete by UID; DisownClaim patches a
+ * claim. 409 and 404 mean the cluster moved on (StopPod: 404 is done).
  */
 #ifndef SOP_SCALEDOWN_PLAN_H
 #define SOP_SCALEDOWN_PLAN_H

@@ -29,26 +29,16 @@ static json_t *field(const json_t *obj, const char *key)
 	return json_is_null(v) ? NULL : v;
 }
 
-/* "a string", "an array", ...: what a value is, for messages. Static. */
+/* "a string", "an array", ...: what a value (not NULL) is, for messages. Static. */
 static const char *type_phrase(const json_t *v)
 {
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "an object";
-	case JSON_ARRAY:
-		return "an array";
-	case JSON_STRING:
-		return "a string";
-	case JSON_INTEGER:
-	case JSON_REAL:
-		return "a number";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "a boolean";
-	case JSON_NULL:
-	default:
-		return "nothing";
-	}
+	static const char *const phrases[] = {
+		[JSON_OBJECT] = "an object", [JSON_ARRAY] = "an array",  [JSON_STRING] = "a string",
+		[JSON_INTEGER] = "a number", [JSON_REAL] = "a number",   [JSON_TRUE] = "a boolean",
+		[JSON_FALSE] = "a boolean",  [JSON_NULL] = "nothing",
+	};
+	size_t t = (size_t)json_typeof(v);
+	return t < sizeof(phrases) / sizeof(phrases[0]) && phrases[t] ? phrases[t] : "nothing";
 }
 
 /* v for a message: a string quoted and cut to ECHO_MAX bytes (in buf), else what it is ("an array"). */
