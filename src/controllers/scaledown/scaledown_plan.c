@@ -62,14 +62,6 @@ static void format_duration(long long ms, char *buf, size_t len)
 		snprintf(buf, len, "%lldms", ms);
 }
 
-static void format_time(long long ms, char *buf, size_t len)
-{
-	time_t t = (time_t)(ms / 1000);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 /* ---- the claim sets ---- */
 
 struct claim {
@@ -139,12 +131,6 @@ static int by_ordinal_desc(const void *a, const void *b)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
-static bool is_our_cleanup_pod(const struct plan *p, const json_t *pod)
-{
-	const char *for_ = kube_obj_label(pod, LABEL_CLEANUP_FOR);
-	return for_ && !strcmp(for_, p->name);
-}
-
 static void collect(struct plan *p)
 {
 	const json_t *spec = json_object_get(p->in->sts, "spec");
@@ -186,7 +172,8 @@ static void collect(struct plan *p)
 		if (k < 0 || (ns && strcmp(ns, p->ns)))
 			continue;
 		struct ordinal *ord = ordinal_get(p, k, ntemplates);
-		if (is_our_cleanup_pod(p, o))
+		const char *for_ = kube_obj_label(o, LABEL_CLEANUP_FOR);
+		if (for_ && !strcmp(for_, p->name))
 			ord->cleanup = o;
 		else
 			ord->other = o;
@@ -349,7 +336,9 @@ static json_t *state_with_failure(struct plan *p, const struct ordinal *o, const
 	char key[16], at[32];
 	snprintf(key, sizeof(key), "%ld", o->k);
 	/* Rounded up to the second RFC 3339 keeps: a retry never comes early. */
-	format_time((p->in->now_ms + scaledown_backoff_ms(o->failures + 1) + 999) / 1000 * 1000, at, sizeof(at));
+	time_t retry = (time_t)((p->in->now_ms + scaledown_backoff_ms(o->failures + 1) + 999) / 1000);
+	struct tm tm;
+	strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&retry, &tm));
 	json_t *entry = json_pack("{s:i, s:s, s:s}", "failures", o->failures + 1, "lastPod",
 				  kube_obj_str(o->cleanup, "metadata.uid"), "message", message);
 	if (o->failures + 1 < p->req.max_attempts)
@@ -569,32 +558,19 @@ static bool schedule(struct plan *p, struct action *a)
 	bool first_pending = true;
 	for (size_t i = 0; i < p->nords; i++) {
 		struct ordinal *o = &p->ords[i];
-		switch (o->state) {
-		case SET_CLEANING:
-		case SET_RETRY_WAIT:
-		case SET_STOPPING:
-		case SET_POD_LEFT:
-			first_pending = false;
-			break;
-		case SET_READY:
-		case SET_STOP:
-			if (!p->may_start || (!p->req.parallel && !first_pending) || free_places <= 0 || acted) {
-				o->queued = true;
-			} else {
-				if (o->state == SET_READY)
-					start_cleanup(p, o, a);
-				else
-					stop_pod(o, a);
-				acted = true;
-				free_places--;
-			}
-			first_pending = false;
-			break;
-		case SET_IDLE:
-		case SET_GAVE_UP:
-		case SET_LEFT_ALONE:
-			break;
+		bool pending = o->state == SET_READY || o->state == SET_STOP;
+		if (pending && (!p->may_start || (!p->req.parallel && !first_pending) || free_places <= 0 || acted)) {
+			o->queued = true;
+		} else if (pending) {
+			if (o->state == SET_READY)
+				start_cleanup(p, o, a);
+			else
+				stop_pod(o, a);
+			acted = true;
+			free_places--;
 		}
+		if (o->state != SET_IDLE && o->state != SET_GAVE_UP && o->state != SET_LEFT_ALONE)
+			first_pending = false; /* work under way or to do: OrderedReady waits for it */
 	}
 	return acted;
 }
