@@ -1255,6 +1255,42 @@ static void disown_claim(struct world *w, const struct action *a)
 	json_object_set_new(sim_meta(pvc), "resourceVersion", json_string(next));
 }
 
+/*
+ * Each step is one call of the kind its name says, with the answers the
+ * controller has always given: 404 and 409 mean the cluster moved on (a
+ * StatefulSet's pod already gone is done; a patch of the set is
+ * preconditioned on the resourceVersion the planner saw).
+ */
+static void check_call(struct world *w, const struct action *a)
+{
+	static const struct {
+		enum step step;
+		enum action_verb verb;
+		const struct kube_resource *resource;
+		unsigned answers;
+	} calls[] = {
+		{STEP_ADD_FINALIZER, ACTION_PATCH, &KUBE_STATEFULSETS, ACTION_STALE_409},
+		{STEP_REMOVE_FINALIZER, ACTION_PATCH, &KUBE_STATEFULSETS, ACTION_STALE_409},
+		{STEP_SET_STATE, ACTION_PATCH, &KUBE_STATEFULSETS, ACTION_STALE_409},
+		{STEP_CREATE_POD, ACTION_CREATE, &KUBE_PODS, ACTION_STALE_409},
+		{STEP_STOP_POD, ACTION_DELETE, &KUBE_PODS, ACTION_OK_404 | ACTION_STALE_409},
+		{STEP_DELETE_POD, ACTION_DELETE, &KUBE_PODS, ACTION_STALE_404 | ACTION_STALE_409},
+		{STEP_DELETE_CLAIM, ACTION_DELETE, &KUBE_PVCS, ACTION_STALE_404 | ACTION_STALE_409},
+		{STEP_DISOWN_CLAIM, ACTION_PATCH, &KUBE_PVCS, ACTION_STALE_404 | ACTION_STALE_409},
+	};
+	for (size_t i = 0; i < NITEMS(calls); i++) {
+		if (calls[i].step != step_of(a))
+			continue;
+		if (a->verb != calls[i].verb || a->resource != calls[i].resource || a->answers != calls[i].answers)
+			world_fail(w, "%s %s: %s of %s answering %#x", action_name(a), a->name, action_verb_name(a->verb),
+				   a->resource ? a->resource->plural : "-", a->answers);
+		if (a->resource == &KUBE_STATEFULSETS &&
+		    !sim_streq(kube_obj_str(a->body, "metadata.resourceVersion"),
+			       kube_obj_str(w->sts, "metadata.resourceVersion")))
+			world_fail(w, "%s without the StatefulSet's resourceVersion as precondition", action_name(a));
+	}
+}
+
 static void apply(struct world *w, const struct action *a)
 {
 	switch (step_of(a)) {
@@ -1388,6 +1424,7 @@ static void perform(struct world *w)
 					(json_int_t)a->requeue_ms));
 	if (a->counts[0].family)
 		sim_count(w->counts, a->counts[0].family);
+	check_call(w, a);
 	apply(w, a);
 	if (w->double_apply && !resting(step_of(a)))
 		apply(w, a);

@@ -94,7 +94,7 @@ struct scaledown_inputs {
 	long long now_ms;   /* wall clock, milliseconds since the epoch */
 };
 
-/* Decides the next step into out (action_init'ed here). in is borrowed. */
+/* Decides the next step: out is action_init'ed, then filled with new references (action_release). in is borrowed. */
 void scaledown_plan(const struct scaledown_inputs *in, struct action *out);
 
 /*
