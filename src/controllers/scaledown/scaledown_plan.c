@@ -383,8 +383,13 @@ static bool act_on_cleanup(struct plan *p, struct ordinal *o, struct action *a)
 	const char *pod_name = kube_obj_str(pod, "metadata.name");
 	const char *pod_uid = kube_obj_str(pod, "metadata.uid");
 	const char *last = kube_obj_str(o->entry, "lastPod");
-	bool recorded = last && pod_uid && !strcmp(last, pod_uid);
-	if (!recorded && !strcmp(phase_of(pod), "Succeeded")) {
+	if (last && pod_uid && !strcmp(last, pod_uid)) {
+		/* Its failure is on record: the pod goes. */
+		if (!kube_obj_terminating(pod))
+			delete_step(a, SCALEDOWN_DELETE_POD, &KUBE_PODS, pod);
+		return a->verb != ACTION_NOTHING;
+	}
+	if (!strcmp(phase_of(pod), "Succeeded")) {
 		const char *named = kube_obj_annotation(pod, ANNOTATION_CLEANUP_CLAIMS);
 		json_t *mounted = json_loads(named ? named : "{}", 0, NULL);
 		const struct claim *live = NULL;
@@ -395,10 +400,8 @@ static bool act_on_cleanup(struct plan *p, struct ordinal *o, struct action *a)
 			if (!c->terminating && uid && c->uid && !strcmp(uid, c->uid))
 				live = c;
 		}
-		bool acted = false;
 		if (live && succeeded(pod)) {
 			delete_step(a, SCALEDOWN_DELETE_CLAIM, &KUBE_PVCS, live->obj);
-			acted = true;
 		} else if (!live && !kube_obj_terminating(pod)) {
 			struct strbuf sb = STRBUF_INIT;
 			const char *k;
@@ -411,46 +414,39 @@ static bool act_on_cleanup(struct plan *p, struct ordinal *o, struct action *a)
 				     sb.len ? sb.buf : "(none)");
 			action_count(a, "stateful_operator_cleanups_succeeded_total", 1);
 			strbuf_release(&sb);
-			acted = true;
 		}
 		json_decref(mounted);
 		/* Claims gone and the pod going: done. Claims there but the pod was cut short: a failure, below. */
-		if (acted || !live)
-			return acted;
+		if (a->verb != ACTION_NOTHING || !live)
+			return a->verb != ACTION_NOTHING;
 	}
-	char *why = recorded ? xstrdup("recorded") : why_failed(p, o);
-	if (!why)
-		return false;
-	if (!pod_uid) { /* the API server gives every pod one; without it a failure cannot be counted once */
+	char *why = why_failed(p, o);
+	/* Without a UID (the API server gives every pod one) a failure cannot be counted once. */
+	if (!why || !pod_uid) {
 		free(why);
 		return false;
 	}
-	if (!recorded) {
-		/* Recorded before the pod goes, so a crash in between counts it once. */
-		json_t *st = state_with_failure(p, o, why);
-		char *claims = claim_list(o);
-		int attempt = attempt_of(pod) > 0 ? attempt_of(pod) : o->failures + 1;
-		char next[160];
-		if (o->in_range)
-			snprintf(next, sizeof(next), "ordinal %ld is back in the StatefulSet: claims kept, no retry",
-				 o->k);
-		else if (o->failures + 1 >= p->req.max_attempts)
-			snprintf(next, sizeof(next), "gave up after %d failed attempts: claims kept, see annotation %s",
-				 o->failures + 1, ANNOTATION_SCALEDOWN_STATUS);
-		else
-			snprintf(next, sizeof(next), "claims kept; retrying in %lds",
-				 scaledown_backoff_ms(o->failures + 1) / 1000);
-		record_state(p, a, SCALEDOWN_RECORD_FAILURE, st, status_text(p, st));
-		action_event(a, "Warning", "CleanupFailed",
-			     "cleanup pod %s for ordinal %ld (attempt %d of %d, claims %s) failed: %s; %s", pod_name,
-			     o->k, attempt, p->req.max_attempts, claims, why, next);
-		action_count(a, "stateful_operator_cleanups_failed_total", 1);
-		free(claims);
-	} else if (!kube_obj_terminating(pod)) {
-		delete_step(a, SCALEDOWN_DELETE_POD, &KUBE_PODS, pod);
-	}
+	/* Recorded before the pod goes, so a crash in between counts it once. */
+	json_t *st = state_with_failure(p, o, why);
+	char *claims = claim_list(o);
+	int attempt = attempt_of(pod) > 0 ? attempt_of(pod) : o->failures + 1;
+	char next[160];
+	if (o->in_range)
+		snprintf(next, sizeof(next), "ordinal %ld is back in the StatefulSet: claims kept, no retry", o->k);
+	else if (o->failures + 1 >= p->req.max_attempts)
+		snprintf(next, sizeof(next), "gave up after %d failed attempts: claims kept, see annotation %s",
+			 o->failures + 1, ANNOTATION_SCALEDOWN_STATUS);
+	else
+		snprintf(next, sizeof(next), "claims kept; retrying in %lds",
+			 scaledown_backoff_ms(o->failures + 1) / 1000);
+	record_state(p, a, SCALEDOWN_RECORD_FAILURE, st, status_text(p, st));
+	action_event(a, "Warning", "CleanupFailed",
+		     "cleanup pod %s for ordinal %ld (attempt %d of %d, claims %s) failed: %s; %s", pod_name, o->k,
+		     attempt, p->req.max_attempts, claims, why, next);
+	action_count(a, "stateful_operator_cleanups_failed_total", 1);
+	free(claims);
 	free(why);
-	return a->verb != ACTION_NOTHING;
+	return true;
 }
 
 /* ---- starting ---- */
