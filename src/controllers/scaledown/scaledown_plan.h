@@ -98,7 +98,7 @@ struct scaledown_inputs {
 void scaledown_plan(const struct scaledown_inputs *in, struct action *out);
 
 /*
- * True when StatefulSet sts asks nothing of scale-down: no cleanup
+ * True when StatefulSet sts (borrowed) asks nothing of scale-down: no cleanup
  * template (under either key), no scale-down state, no finalizer of ours.
  * Such a set is decided from itself alone: nothing to do, its pods and
  * claims are not read. (A cleanup pod runs only under our finalizer, so
