@@ -27,12 +27,12 @@ long scaledown_backoff_ms(int failures)
 
 /* ---- reading the cluster ---- */
 
-static bool has_string(const json_t *array, const char *s)
+static bool has_finalizer(const json_t *obj, const char *name)
 {
 	size_t i;
 	const json_t *v;
-	json_array_foreach(array, i, v) {
-		if (json_string_value(v) && !strcmp(json_string_value(v), s))
+	json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "finalizers"), i, v) {
+		if (json_string_value(v) && !strcmp(json_string_value(v), name))
 			return true;
 	}
 	return false;
@@ -694,8 +694,7 @@ static void set_finalizer(const struct plan *p, bool ours, struct action *a)
  */
 bool scaledown_plan_orphaning(const json_t *sts, const json_t *pods)
 {
-	const json_t *fins = json_object_get(json_object_get(sts, "metadata"), "finalizers");
-	if (has_string(fins, FINALIZER_ORPHAN) || resize_state_recreating(sts))
+	if (has_finalizer(sts, FINALIZER_ORPHAN) || resize_state_recreating(sts))
 		return true;
 	const json_t *selector = json_object_get(json_object_get(sts, "spec"), "selector");
 	const char *name = kube_obj_str(sts, "metadata.name");
@@ -787,7 +786,7 @@ bool scaledown_plan_asks_nothing(const json_t *sts)
 	return sts && !json_object_get(ann, ANNOTATION_SCALEDOWN_TEMPLATE) &&
 	       !json_object_get(ann, ANNOTATION_SCALEDOWN_TEMPLATE_LEGACY) &&
 	       !json_object_get(ann, ANNOTATION_SCALEDOWN_STATE) &&
-	       !has_string(json_object_get(json_object_get(sts, "metadata"), "finalizers"), FINALIZER_SCALEDOWN);
+	       !has_finalizer(sts, FINALIZER_SCALEDOWN);
 }
 
 void scaledown_plan(const struct scaledown_inputs *in, struct action *a)
@@ -812,14 +811,13 @@ void scaledown_plan(const struct scaledown_inputs *in, struct action *a)
 	}
 	format_duration(p.req.timeout_ms, p.timeout_text, sizeof(p.timeout_text));
 	p.deleting = kube_obj_terminating(in->sts);
-	const json_t *fins = json_object_get(json_object_get(in->sts, "metadata"), "finalizers");
-	bool has_finalizer = has_string(fins, FINALIZER_SCALEDOWN);
+	bool held = has_finalizer(in->sts, FINALIZER_SCALEDOWN);
 
-	if (!p.deleting && p.may_start && !has_finalizer) {
+	if (!p.deleting && p.may_start && !held) {
 		set_finalizer(&p, true, a);
 		goto out;
 	}
-	if (p.deleting && !has_finalizer)
+	if (p.deleting && !held)
 		goto out; /* not held for us: the garbage collector takes it, and our pods with it */
 	if (p.deleting && scaledown_plan_orphaning(in->sts, in->pods)) {
 		/* Its cleanup pods stay too; the StatefulSet made again finds them by their label. */
@@ -847,9 +845,9 @@ void scaledown_plan(const struct scaledown_inputs *in, struct action *a)
 		goto out;
 	if (write_state(&p, a))
 		goto out;
-	if (has_finalizer && p.deleting && !work_left(&p) && disown_kept_claims(&p, a))
+	if (held && p.deleting && !work_left(&p) && disown_kept_claims(&p, a))
 		goto out;
-	if (has_finalizer && (p.deleting || !p.may_start) && !work_left(&p)) {
+	if (held && (p.deleting || !p.may_start) && !work_left(&p)) {
 		/* On deletion the controller first checks live that no cleanup pod is left (the cache lags). */
 		set_finalizer(&p, false, a);
 		if (p.deleting)
