@@ -262,14 +262,9 @@ static void count(void *obs, const char *family, double by)
 
 struct controller *scaledown_controller_new(const struct scaledown_deps *deps)
 {
-	static const struct reconciler_ops ops = {.name = "scaledown",
-						  .read = read_snapshot,
-						  .release = release_snapshot,
-						  .plan = plan,
-						  .about = about,
-						  .prepare = prepare,
-						  .check = check,
-						  .performed = performed};
+	static const struct reconciler_ops ops = {
+		.name = "scaledown", .read = read_snapshot, .release = release_snapshot, .plan = plan,
+		.about = about, .prepare = prepare, .check = check, .performed = performed};
 	struct scaledown_ctx *sc = xcalloc(1, sizeof(*sc));
 	sc->deps = *deps;
 	struct informer *sts = manager_informer(deps->manager, &KUBE_STATEFULSETS);

@@ -104,7 +104,7 @@ struct plan {
 	bool deleting;
 	json_t *state;        /* scaledown-state as read (new reference, an object) */
 	struct ordinal *ords; /* sorted highest first */
-	size_t nords, cap;
+	size_t nords;
 	long long deadline_ms; /* the nearest time something is due, or LLONG_MAX */
 	char timeout_text[32];
 };
@@ -114,10 +114,7 @@ static struct ordinal *ordinal_get(struct plan *p, long k, int ntemplates)
 	for (size_t i = 0; i < p->nords; i++)
 		if (p->ords[i].k == k)
 			return &p->ords[i];
-	if (p->nords == p->cap) {
-		p->cap = p->cap ? p->cap * 2 : 8;
-		p->ords = xrealloc(p->ords, p->cap * sizeof(*p->ords));
-	}
+	p->ords = xrealloc(p->ords, (p->nords + 1) * sizeof(*p->ords));
 	struct ordinal *o = &p->ords[p->nords++];
 	memset(o, 0, sizeof(*o));
 	o->k = k;

@@ -57,13 +57,6 @@
  * Claims are taken to be the set's only when its selector's matchLabels are
  * on them (the StatefulSet controller labels its claims so): a claim of the
  * same name made by hand or by another set is never mounted or deleted.
- *
- * The steps (struct action), by the names logs and SOP_TEST_CRASH_AFTER
- * know them: AddFinalizer, RemoveFinalizer, RecordState and RecordFailure
- * (scaledown-state, sealed by the controller, and -status) patch the set
- * with its resourceVersion as precondition; CreateCleanupPod; StopPod,
- * DeleteCleanupPod and DeleteClaim delete by UID; DisownClaim patches a
- * claim. 409 and 404 mean the cluster moved on (StopPod: 404 is done).
  */
 #ifndef SOP_SCALEDOWN_PLAN_H
 #define SOP_SCALEDOWN_PLAN_H
@@ -77,6 +70,12 @@
 #define SCALEDOWN_BACKOFF_BASE_MS 5000L
 #define SCALEDOWN_BACKOFF_MAX_MS (5L * 60 * 1000)
 
+/*
+ * The steps (struct action's what), as logs and SOP_TEST_CRASH_AFTER name
+ * them. Patches of the set carry its resourceVersion, deletes a UID, as
+ * precondition: 409 and 404 mean the cluster moved on (StopPod: 404 is
+ * done). The state the Record steps write is sealed by the controller.
+ */
 #define SCALEDOWN_ADD_FINALIZER "AddFinalizer"
 #define SCALEDOWN_REMOVE_FINALIZER "RemoveFinalizer"
 #define SCALEDOWN_RECORD_STATE "RecordState"
