@@ -113,9 +113,8 @@ static int check_kind(const char *key, const json_t *doc, struct refusal *refusa
 	const json_t *kind = field(doc, "kind");
 	if (kind && (!json_is_string(kind) || strcmp(json_string_value(kind), "Pod")))
 		return refuse(refusal, "ScaledownTemplateNotAPod",
-			      "annotation %s holds kind %s, not a Pod; write a Pod template (kind: Pod, "
-			      "or leave kind out) with metadata and spec",
-			      key, echo(kind, buf));
+			      "annotation %s holds kind %s, not a Pod; write a Pod template (kind: Pod, or leave "
+			      "kind out) with metadata and spec", key, echo(kind, buf));
 	const json_t *api = field(doc, "apiVersion");
 	if (api && (!json_is_string(api) || strcmp(json_string_value(api), "v1")))
 		return refuse(refusal, "ScaledownTemplateNotAPod",
@@ -134,29 +133,25 @@ static int check_containers(const char *key, const json_t *spec, struct refusal 
 			      key, type_phrase(containers), TEMPLATE_EXAMPLE);
 	if (!json_array_size(containers))
 		return refuse(refusal, "ScaledownTemplateNoContainers",
-			      "annotation %s: the Pod template has no spec.containers; add at least one "
-			      "container with a name and an image, e.g. %s",
-			      key, TEMPLATE_EXAMPLE);
+			      "annotation %s: the Pod template has no spec.containers; add at least one container "
+			      "with a name and an image, e.g. %s", key, TEMPLATE_EXAMPLE);
 	size_t i;
 	const json_t *c;
 	json_array_foreach(containers, i, c) {
 		if (!json_is_object(c))
 			return refuse(refusal, "ScaledownTemplateInvalid",
-				      "annotation %s: spec.containers[%zu] is %s; each container must be an "
-				      "object with a name and an image",
-				      key, i, type_phrase(c));
+				      "annotation %s: spec.containers[%zu] is %s; each container must be an object "
+				      "with a name and an image", key, i, type_phrase(c));
 		const char *name = json_string_value(field(c, "name"));
 		const char *image = json_string_value(field(c, "image"));
 		if (!name || !*name)
 			return refuse(refusal, "ScaledownTemplateInvalid",
-				      "annotation %s: spec.containers[%zu] has no name; give every container "
-				      "a name",
+				      "annotation %s: spec.containers[%zu] has no name; give every container a name",
 				      key, i);
 		if (!image || !*image)
 			return refuse(refusal, "ScaledownTemplateInvalid",
 				      "annotation %s: spec.containers[%zu] (\"%.*s\") has no image; give every "
-				      "container an image",
-				      key, i, ECHO_MAX, name);
+				      "container an image", key, i, ECHO_MAX, name);
 	}
 	return 0;
 }
@@ -189,9 +184,8 @@ static int check_volumes(const char *key, const json_t *sts, const json_t *spec,
 		if (kube_list_find(templates, NULL, name))
 			return refuse(refusal, "ScaledownTemplateVolumeConflict",
 				      "annotation %s: spec.volumes[%zu] is named \"%s\", like the StatefulSet's "
-				      "volumeClaimTemplate; the operator mounts that claim under that name "
-				      "itself, so remove the volume from the template and keep the "
-				      "volumeMounts that use it",
+				      "volumeClaimTemplate; the operator mounts that claim under that name itself, so "
+				      "remove the volume from the template and keep the volumeMounts that use it",
 				      key, i, name);
 	}
 	return 0;
@@ -201,8 +195,7 @@ static int check_volumes(const char *key, const json_t *sts, const json_t *spec,
  * The StatefulSet controller adopts every pod its selector matches that no
  * controller owns, then deletes it as surplus: a cleanup pod must not match.
  */
-static int check_labels(const char *key, const json_t *sts, const json_t *metadata,
-			struct refusal *refusal)
+static int check_labels(const char *key, const json_t *sts, const json_t *metadata, struct refusal *refusal)
 {
 	const json_t *labels = field(metadata, "labels");
 	if (labels && !json_is_object(labels))
@@ -221,9 +214,8 @@ static int check_labels(const char *key, const json_t *sts, const json_t *metada
 	if (selector && label_selector_matches(selector, labels))
 		return refuse(refusal, "ScaledownTemplateMatchesSelector",
 			      "annotation %s: the cleanup pod's labels match the StatefulSet's selector, so the "
-			      "StatefulSet would adopt the cleanup pod and delete it; give the template labels "
-			      "of its own, e.g. app: <name>-cleanup",
-			      key);
+			      "StatefulSet would adopt the cleanup pod and delete it; give the template labels of "
+			      "its own, e.g. app: <name>-cleanup", key);
 	return 0;
 }
 
@@ -231,22 +223,19 @@ static int check_labels(const char *key, const json_t *sts, const json_t *metada
  * Checks doc (the decoded template, owned) and builds the template the
  * controller uses into *out (new reference).
  */
-static int build_template(const char *key, const json_t *sts, json_t *doc, json_t **out,
-			  struct refusal *refusal)
+static int build_template(const char *key, const json_t *sts, json_t *doc, json_t **out, struct refusal *refusal)
 {
 	*out = NULL;
 	if (!json_is_object(doc))
 		return refuse(refusal, "ScaledownTemplateNotAPod",
-			      "annotation %s holds %s, not a Pod; write a Pod template with metadata and "
-			      "spec, e.g. %s",
+			      "annotation %s holds %s, not a Pod; write a Pod template with metadata and spec, e.g. %s",
 			      key, type_phrase(doc), TEMPLATE_EXAMPLE);
 	if (check_kind(key, doc, refusal) < 0)
 		return -1;
 	json_t *metadata = field(doc, "metadata");
 	if (metadata && !json_is_object(metadata))
 		return refuse(refusal, "ScaledownTemplateInvalid",
-			      "annotation %s: metadata is %s; it must be an object (labels, annotations), or "
-			      "left out",
+			      "annotation %s: metadata is %s; it must be an object (labels, annotations), or left out",
 			      key, type_phrase(metadata));
 	json_t *spec = field(doc, "spec");
 	if (spec && !json_is_object(spec))
