@@ -85,6 +85,7 @@ enum set_state {
 
 struct ordinal {
 	long k;
+	char key[16];         /* k as a key of the state's "ordinals" */
 	struct claim *claims; /* one per volumeClaimTemplate that has a claim */
 	int nclaims, nlive;
 	const json_t *cleanup; /* our cleanup pod */
@@ -118,6 +119,7 @@ static struct ordinal *ordinal_get(struct plan *p, long k, int ntemplates)
 	struct ordinal *o = &p->ords[p->nords++];
 	memset(o, 0, sizeof(*o));
 	o->k = k;
+	snprintf(o->key, sizeof(o->key), "%ld", k);
 	o->claims = xcalloc((size_t)(ntemplates > 0 ? ntemplates : 1), sizeof(*o->claims));
 	return o;
 }
@@ -152,10 +154,8 @@ static void collect(struct plan *p)
 				continue; /* same name, someone else's claim */
 			struct ordinal *ord = ordinal_get(p, k, ntemplates);
 			struct claim *c = &ord->claims[ord->nclaims++];
-			c->obj = o;
-			c->name = kube_obj_str(o, "metadata.name");
-			c->uid = kube_obj_str(o, "metadata.uid");
-			c->terminating = kube_obj_terminating(o);
+			*c = (struct claim){o, kube_obj_str(o, "metadata.name"), kube_obj_str(o, "metadata.uid"),
+					    kube_obj_terminating(o)};
 			if (!c->terminating)
 				ord->nlive++;
 		}
@@ -330,8 +330,7 @@ static json_t *state_with_failure(struct plan *p, const struct ordinal *o, const
 	json_t *st = json_deep_copy(p->state);
 	if (!json_is_object(json_object_get(st, "ordinals")))
 		json_object_set_new(st, "ordinals", json_object());
-	char key[16], at[32];
-	snprintf(key, sizeof(key), "%ld", o->k);
+	char at[32];
 	/* Rounded up to the second RFC 3339 keeps: a retry never comes early. */
 	time_t retry = (time_t)((p->in->now_ms + scaledown_backoff_ms(o->failures + 1) + 999) / 1000);
 	struct tm tm;
@@ -340,7 +339,7 @@ static json_t *state_with_failure(struct plan *p, const struct ordinal *o, const
 				  kube_obj_str(o->cleanup, "metadata.uid"), "message", message);
 	if (o->failures + 1 < p->req.max_attempts)
 		json_object_set_new(entry, "retryAt", json_string(at));
-	json_object_set_new(json_object_get(st, "ordinals"), key, entry);
+	json_object_set_new(json_object_get(st, "ordinals"), o->key, entry);
 	return st;
 }
 
@@ -576,22 +575,12 @@ static json_t *desired_state(struct plan *p)
 	json_t *ords = json_object();
 	for (size_t i = 0; i < p->nords; i++) {
 		const struct ordinal *o = &p->ords[i];
-		if (o->entry && (o->cleanup || (!o->in_range && o->nlive > 0))) {
-			char key[16];
-			snprintf(key, sizeof(key), "%ld", o->k);
-			json_object_set(ords, key, (json_t *)o->entry);
-		}
+		if (o->entry && (o->cleanup || (!o->in_range && o->nlive > 0)))
+			json_object_set(ords, o->key, (json_t *)o->entry);
 	}
 	json_t *st = json_deep_copy(p->state);
 	json_object_set_new(st, "ordinals", ords);
 	return st;
-}
-
-static const json_t *entry_in(const json_t *state, long k)
-{
-	char key[16];
-	snprintf(key, sizeof(key), "%ld", k);
-	return json_object_get(json_object_get(state, "ordinals"), key);
 }
 
 /* What scaledown-status says for state: one clause per claim set with something to report. NULL: nothing. */
@@ -601,7 +590,7 @@ static char *status_text(struct plan *p, const json_t *state)
 	int max = p->req.max_attempts > 0 ? p->req.max_attempts : SCALEDOWN_MAX_ATTEMPTS_DEFAULT;
 	for (size_t i = 0; i < p->nords; i++) {
 		const struct ordinal *o = &p->ords[i];
-		const json_t *entry = entry_in(state, o->k);
+		const json_t *entry = json_object_get(json_object_get(state, "ordinals"), o->key);
 		int failures = (int)kube_obj_int(entry, "failures", NULL, 0);
 		const char *msg = kube_obj_str(entry, "message") ? kube_obj_str(entry, "message") : "";
 		const char *last = kube_obj_str(entry, "lastPod");
