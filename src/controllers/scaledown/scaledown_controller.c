@@ -4,377 +4,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 
+#include "client/kube_object.h"
 #include "controllers/claim_names.h"
 #include "controllers/scaledown/scaledown_plan.h"
 #include "controllers/set_index.h"
 #include "controllers/state_seal.h"
-#include "runtime/crash_hook.h"
+#include "runtime/reconciler.h"
 #include "util/log.h"
 #include "util/xalloc.h"
-#include "client/kube_object.h"
-
-/* After a step, look again at the latest this soon: watch events usually come first. */
-#define REQUEUE_AFTER_STEP_MS 2000L
-/* The cache lags the API server: look again shortly when a live check disagreed with it. */
-#define REQUEUE_STALE_MS 200L
 
 struct scaledown_ctx {
 	struct scaledown_deps deps;
-	struct controller *controller;
 	struct scaledown_caches caches;
-	struct crash_hook crash;
 };
 
-/* ---- which StatefulSet an event concerns ---- */
-
-static void enqueue_key(struct scaledown_ctx *sc, const char *ns, const char *name)
-{
-	char *key = xasprintf("%s/%s", ns, name);
-	controller_enqueue(sc->controller, key);
-	free(key);
-}
-
-struct claim_event {
-	struct scaledown_ctx *sc;
-	const char *ns;
-};
-
-static void enqueue_if_statefulset(void *ctx, const char *sts)
-{
-	struct claim_event *ce = ctx;
-	char *key = xasprintf("%s/%s", ce->ns, sts);
-	char *rv = store_resource_version(ce->sc->caches.statefulsets, key);
-	if (rv)
-		controller_enqueue(ce->sc->controller, key);
-	free(rv);
-	free(key);
-}
-
-static void enqueue_for_claim(void *ctx, const json_t *pvc)
-{
-	struct claim_event ce = {ctx, kube_obj_str(pvc, "metadata.namespace")};
-	if (ce.ns)
-		claim_statefulset_candidates(kube_obj_str(pvc, "metadata.name"), enqueue_if_statefulset, &ce);
-}
-
-static void claim_update(void *ctx, const json_t *old, const json_t *obj)
-{
-	(void)old;
-	enqueue_for_claim(ctx, obj);
-}
-
-/* A cleanup pod: the StatefulSet it cleans for. A StatefulSet's pod: its StatefulSet. */
-static void enqueue_for_pod(void *ctx, const json_t *pod)
-{
-	struct scaledown_ctx *sc = ctx;
-	const char *ns = kube_obj_str(pod, "metadata.namespace");
-	if (!ns)
-		return;
-	const json_t *labels = json_object_get(json_object_get(pod, "metadata"), "labels");
-	const char *for_ = json_string_value(json_object_get(labels, LABEL_CLEANUP_FOR));
-	if (for_)
-		enqueue_key(sc, ns, for_);
-	size_t i;
-	const json_t *ref;
-	json_array_foreach(json_object_get(json_object_get(pod, "metadata"), "ownerReferences"), i, ref) {
-		const char *kind = kube_obj_str(ref, "kind");
-		const char *name = kube_obj_str(ref, "name");
-		if (kind && name && !strcmp(kind, "StatefulSet") && (!for_ || strcmp(for_, name)))
-			enqueue_key(sc, ns, name);
-	}
-}
-
-static void pod_update(void *ctx, const json_t *old, const json_t *obj)
-{
-	(void)old;
-	enqueue_for_pod(ctx, obj);
-}
-
-/* ---- live checks before the steps that cannot be taken back ---- */
-
-/* 1: the live object agrees with the cache; 0: it does not (look again); -1: error. */
-static int statefulset_unchanged(struct scaledown_ctx *sc, const json_t *sts, struct kube_error *err)
-{
-	json_t *live = NULL;
-	if (kube_get(sc->deps.client, &KUBE_STATEFULSETS, kube_obj_str(sts, "metadata.namespace"),
-		     kube_obj_str(sts, "metadata.name"), &live, err) < 0)
-		return err->code == 404 ? 0 : -1;
-	const char *a = kube_obj_str(live, "metadata.resourceVersion");
-	const char *b = kube_obj_str(sts, "metadata.resourceVersion");
-	int same = a && b && !strcmp(a, b);
-	json_decref(live);
-	return same;
-}
-
-/* Each claim the new cleanup pod would mount is still there, with that UID, not being deleted. */
-static int claims_still_live(struct scaledown_ctx *sc, const char *ns, const json_t *claims, struct kube_error *err)
-{
-	const char *name;
-	const json_t *uid;
-	json_object_foreach((json_t *)claims, name, uid) {
-		json_t *live = NULL;
-		if (kube_get(sc->deps.client, &KUBE_PVCS, ns, name, &live, err) < 0)
-			return err->code == 404 ? 0 : -1;
-		const char *u = kube_obj_str(live, "metadata.uid");
-		bool ok = u && !strcmp(u, json_string_value(uid)) && !kube_obj_str(live, "metadata.deletionTimestamp");
-		json_decref(live);
-		if (!ok)
-			return 0;
-	}
-	return 1;
-}
-
-static bool controlled_by(const json_t *obj, const char *uid)
-{
-	size_t i;
-	const json_t *ref;
-	json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, ref) {
-		const char *u = kube_obj_str(ref, "uid");
-		if (json_is_true(json_object_get(ref, "controller")) && u && !strcmp(u, uid))
-			return true;
-	}
-	return false;
-}
-
-/*
- * Deletes the StatefulSet's pod only if the set still controls it: a
- * deletion with orphan propagation takes the pods' owner references away
- * before our cache may show it, and an orphaned pod is not ours to stop.
- */
-static int stop_pod(struct scaledown_ctx *sc, const json_t *sts, const struct scaledown_action *a, bool *stale,
-		    struct kube_error *err)
-{
-	const char *ns = kube_obj_str(sts, "metadata.namespace");
-	json_t *live = NULL;
-	if (kube_get(sc->deps.client, &KUBE_PODS, ns, a->object, &live, err) < 0)
-		return err->code == 404 ? 0 : -1;
-	const char *uid = kube_obj_str(live, "metadata.uid");
-	int r = 0;
-	if (!uid || strcmp(uid, a->uid) || !controlled_by(live, kube_obj_str(sts, "metadata.uid"))) {
-		*stale = true;
-	} else {
-		struct kube_delete_options o = {.precondition_uid = a->uid,
-						.precondition_resource_version =
-							kube_obj_str(live, "metadata.resourceVersion")};
-		r = kube_delete(sc->deps.client, &KUBE_PODS, ns, a->object, &o, err);
-		if (r < 0 && (err->code == 404 || err->code == 409)) {
-			*stale = true;
-			r = 0;
-		}
-	}
-	json_decref(live);
-	return r;
-}
-
-/* 1 when no cleanup pod for the StatefulSet exists on the server. */
-static int no_cleanup_pod_left(struct scaledown_ctx *sc, const json_t *sts, struct kube_error *err)
-{
-	char *selector = xasprintf("%s=%s", LABEL_CLEANUP_FOR, kube_obj_str(sts, "metadata.name"));
-	json_t *items = NULL;
-	int r = kube_list_all(sc->deps.client, &KUBE_PODS, kube_obj_str(sts, "metadata.namespace"), selector, 0,
-			      &items, NULL, err);
-	free(selector);
-	if (r < 0)
-		return -1;
-	int none = json_array_size(items) == 0;
-	json_decref(items);
-	return none;
-}
-
-/* ---- performing a step ---- */
-
-static int patch_statefulset(struct scaledown_ctx *sc, const json_t *sts, json_t *metadata, struct kube_error *err)
-{
-	/* resourceVersion in a merge patch is a precondition: a decision on a stale cache conflicts. */
-	json_object_set_new(metadata, "resourceVersion", json_string(kube_obj_str(sts, "metadata.resourceVersion")));
-	json_t *patch = json_pack("{s:O}", "metadata", metadata);
-	int r = kube_patch(sc->deps.client, &KUBE_STATEFULSETS, kube_obj_str(sts, "metadata.namespace"),
-			   kube_obj_str(sts, "metadata.name"), NULL, KUBE_PATCH_MERGE, patch, NULL, err);
-	json_decref(patch);
-	return r;
-}
-
-static int set_state(struct scaledown_ctx *sc, const json_t *sts, const struct scaledown_action *a,
-		     struct kube_error *err)
-{
-	json_t *ann = json_object();
-	char *text = a->body ? json_dumps(a->body, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-	json_object_set_new(ann, ANNOTATION_SCALEDOWN_STATE, text ? json_string(text) : json_null());
-	state_seal_annotate(sc->deps.seal, ann, kube_obj_str(sts, "metadata.namespace"), kube_obj_str(sts, "metadata.name"),
-			    ANNOTATION_SCALEDOWN_STATE);
-	json_object_set_new(ann, ANNOTATION_SCALEDOWN_STATUS, a->status ? json_string(a->status) : json_null());
-	free(text);
-	json_t *meta = json_pack("{s:o}", "annotations", ann);
-	int r = patch_statefulset(sc, sts, meta, err);
-	json_decref(meta);
-	return r;
-}
-
-/* The finalizer and the state: merge patches of the StatefulSet, preconditioned on what the planner saw. */
-static int patch_step(struct scaledown_ctx *sc, const json_t *sts, const struct scaledown_action *a, bool *stale,
-		      struct kube_error *err)
-{
-	int r;
-	if (a->step == SCALEDOWN_SET_STATE) {
-		r = set_state(sc, sts, a, err);
-	} else {
-		if (a->step == SCALEDOWN_REMOVE_FINALIZER && a->verify_no_cleanup_pod) {
-			int none = no_cleanup_pod_left(sc, sts, err);
-			if (none <= 0) {
-				*stale = none == 0;
-				return none;
-			}
-		}
-		json_t *meta = json_pack("{s:O}", "finalizers", a->body);
-		r = patch_statefulset(sc, sts, meta, err);
-		json_decref(meta);
-	}
-	if (r < 0 && err->code == 409) {
-		*stale = true; /* decided on an older StatefulSet: the normal requeue */
-		r = 0;
-	}
-	return r;
-}
-
-/* Returns -1 on error; *stale when the cluster moved on and the planner must look again. */
-static int perform(struct scaledown_ctx *sc, const json_t *sts, const struct scaledown_action *a, bool *stale,
-		   struct kube_error *err)
-{
-	const char *ns = kube_obj_str(sts, "metadata.namespace");
-	int r = 0;
-	switch (a->step) {
-	case SCALEDOWN_NOTHING:
-	case SCALEDOWN_REFUSE:
-	case SCALEDOWN_WAIT:
-		break;
-	case SCALEDOWN_ADD_FINALIZER:
-	case SCALEDOWN_REMOVE_FINALIZER:
-	case SCALEDOWN_SET_STATE:
-		r = patch_step(sc, sts, a, stale, err);
-		break;
-	case SCALEDOWN_CREATE_POD: {
-		int fresh = statefulset_unchanged(sc, sts, err);
-		if (fresh == 1)
-			fresh = claims_still_live(sc, ns, a->claims, err);
-		if (fresh <= 0) {
-			*stale = fresh == 0;
-			return fresh;
-		}
-		r = kube_create(sc->deps.client, &KUBE_PODS, ns, a->body, NULL, err);
-		if (r < 0 && err->code == 409) {
-			*stale = true; /* the name is taken: by our pod created before a crash, or the set's own */
-			r = 0;
-		} else if (r < 0 && (err->code == 422 || err->code == 403)) {
-			event_record(sc->deps.events, sts, "Warning", "CleanupPodRejected",
-				     "the API server refused cleanup pod %s: %s; %s", a->object, err->message,
-				     err->code == 422 ? "fix the template in the annotation"
-						      : "check the operator's RBAC and the namespace's ResourceQuota");
-		}
-		break;
-	}
-	case SCALEDOWN_DISOWN_CLAIM:
-		/* The body carries the claim's resourceVersion: a precondition. */
-		r = kube_patch(sc->deps.client, &KUBE_PVCS, ns, a->object, NULL, KUBE_PATCH_MERGE, a->body, NULL, err);
-		if (r < 0 && (err->code == 404 || err->code == 409)) {
-			*stale = true;
-			r = 0;
-		}
-		break;
-	case SCALEDOWN_STOP_POD:
-		r = stop_pod(sc, sts, a, stale, err);
-		break;
-	case SCALEDOWN_DELETE_POD:
-	case SCALEDOWN_DELETE_CLAIM: {
-		struct kube_delete_options o = {.precondition_uid = a->uid};
-		r = kube_delete(sc->deps.client, a->step == SCALEDOWN_DELETE_POD ? &KUBE_PODS : &KUBE_PVCS, ns, a->object,
-				&o, err);
-		if (r < 0 && (err->code == 404 || err->code == 409)) {
-			*stale = true; /* gone, or another object holds the name now */
-			r = 0;
-		}
-		break;
-	}
-	}
-	return r;
-}
-
-static long long now_ms(void)
-{
-	struct timeval tv;
-	gettimeofday(&tv, NULL);
-	return (long long)tv.tv_sec * 1000 + tv.tv_usec / 1000;
-}
-
-static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
-{
-	struct scaledown_ctx *sc = ctx;
-	const char *slash = strchr(key, '/');
-	if (!slash)
-		return 0;
-	char *ns = xstrndup(key, (size_t)(slash - key));
+/* What one reconcile decides on. */
+struct snapshot {
 	struct scaledown_reads reads;
-	scaledown_read(&sc->caches, key, &reads);
-	if (reads.asks_nothing) {
-		/* Nothing asked of scale-down (or no set): decided from the set alone. */
-		scaledown_reads_release(&reads);
-		free(ns);
-		return 0;
-	}
-	bool dropped = false;
-	/* A state not sealed by us reads as lost: the planner rebuilds it from the cluster. */
-	json_t *sts = reads.sts ? state_seal_drop_unsealed(sc->deps.seal, reads.sts, ANNOTATION_SCALEDOWN_STATE, &dropped)
-				: NULL;
-	if (dropped) {
-		log_warn("scaledown", "%s: %s is not sealed by this operator; ignored", key, ANNOTATION_SCALEDOWN_STATE);
-		event_record(sc->deps.events, sts, "Warning", "CleanupStateUntrusted",
-			     ANNOTATION_SCALEDOWN_STATE " was not written by this operator (its seal is missing or does "
-			     "not match); it is ignored and written anew from what the cluster shows");
-	}
-	json_t *pvcs = reads.pvcs, *pods = reads.pods;
-	struct scaledown_inputs in = {sts, pvcs, pods, now_ms()};
-	struct scaledown_action a;
-	scaledown_plan(&in, &a);
+	json_t *sts;  /* reads.sts as the planner may read it: an unsealed state dropped (new reference) */
+	bool dropped; /* ...and it was */
+	bool checked; /* the live checks passed: an error after them is the API server's answer to the step */
+};
 
-	int result = 0;
-	const char *step = scaledown_action_name(&a);
-	if (a.step != SCALEDOWN_NOTHING && a.step != SCALEDOWN_WAIT)
-		log_debug("scaledown", "%s: %s %s", key, step, a.object);
-	struct kube_error err = {0};
-	bool stale = false;
-	if (dropped && a.step == SCALEDOWN_NOTHING) {
-		/* Nothing to record: the unsealed state goes, or it would be warned about on every pass. */
-		json_t *meta = json_pack("{s:{s:n, s:n}}", "annotations", ANNOTATION_SCALEDOWN_STATE,
-					 ANNOTATION_SCALEDOWN_STATE STATE_SEAL_SUFFIX);
-		if (patch_statefulset(sc, sts, meta, &err) < 0)
-			log_warn("scaledown", "%s: removing the unsealed state: %s", key, err.message);
-		json_decref(meta);
-	}
-	if (perform(sc, sts, &a, &stale, &err) < 0) {
-		log_warn("scaledown", "%s: %s %s failed: %s", key, step, a.object, err.message);
-		result = -1;
-	} else if (stale) {
-		log_debug("scaledown", "%s: %s %s: the cluster moved on; looking again", key, step, a.object);
-		*requeue_after_ms = REQUEUE_STALE_MS;
-	} else {
-		if (a.event_reason && sts)
-			event_record(sc->deps.events, sts, a.event_type, a.event_reason, "%s", a.event_message);
-		if (a.counts && sc->deps.obs)
-			observability_count(sc->deps.obs, a.counts, 1);
-		if (a.step == SCALEDOWN_WAIT)
-			*requeue_after_ms = a.requeue_ms;
-		else if (a.step != SCALEDOWN_NOTHING && a.step != SCALEDOWN_REFUSE)
-			*requeue_after_ms = a.requeue_ms > 0 && a.requeue_ms < REQUEUE_AFTER_STEP_MS ? a.requeue_ms
-												 : REQUEUE_AFTER_STEP_MS;
-		crash_hook_after(&sc->crash, "scaledown", step);
-	}
-	scaledown_action_release(&a);
-	scaledown_reads_release(&reads);
-	json_decref(sts);
-	free(ns);
-	return result;
-}
+/* ---- reading ---- */
 
 void scaledown_caches_index(const struct scaledown_caches *c)
 {
@@ -402,34 +55,234 @@ void scaledown_reads_release(struct scaledown_reads *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static void free_ctx(void *ctx)
+static void release_snapshot(void *ctx, void *snapshot)
 {
-	free(ctx);
+	struct snapshot *s = snapshot;
+	(void)ctx;
+	scaledown_reads_release(&s->reads);
+	json_decref(s->sts);
+	free(s);
+}
+
+static void *read_snapshot(void *ctx, const struct reconcile_key *k)
+{
+	struct scaledown_ctx *sc = ctx;
+	struct snapshot *s = xcalloc(1, sizeof(*s));
+	scaledown_read(&sc->caches, k->key, &s->reads);
+	if (s->reads.asks_nothing) {
+		/* Nothing asked of scale-down (or no set): decided from the set alone. */
+		release_snapshot(ctx, s);
+		return NULL;
+	}
+	/* A state not sealed by us reads as lost: the planner rebuilds it from the cluster. */
+	s->sts = state_seal_drop_unsealed(sc->deps.seal, s->reads.sts, ANNOTATION_SCALEDOWN_STATE, &s->dropped);
+	if (s->dropped) {
+		log_warn("scaledown", "%s: %s is not sealed by this operator; ignored", k->key,
+			 ANNOTATION_SCALEDOWN_STATE);
+		event_record(sc->deps.events, s->sts, "Warning", "CleanupStateUntrusted",
+			     ANNOTATION_SCALEDOWN_STATE " was not written by this operator (its seal is missing or "
+			     "does not match); it is ignored and written anew from what the cluster shows");
+	}
+	return s;
+}
+
+/* ---- deciding ---- */
+
+static void plan(void *ctx, const struct reconcile_key *k, void *snapshot, long long now_ms, struct action *a)
+{
+	struct snapshot *s = snapshot;
+	(void)ctx;
+	struct scaledown_inputs in = {s->sts, s->reads.pvcs, s->reads.pods, now_ms};
+	scaledown_plan(&in, a);
+	if (s->dropped && a->verb == ACTION_NOTHING) {
+		/* Nothing to record: the unsealed state goes, or it would be warned about on every pass. */
+		action_patch(a, "RemoveUnsealedState", &KUBE_STATEFULSETS, k->name,
+			     json_pack("{s:{s:{s:n}}}", "metadata", "annotations", ANNOTATION_SCALEDOWN_STATE));
+		action_patch_precondition(a, kube_obj_str(s->sts, "metadata.resourceVersion"), NULL);
+		a->answers = ACTION_STALE_409;
+	}
+}
+
+static const json_t *about(void *ctx, void *snapshot)
+{
+	(void)ctx;
+	return ((struct snapshot *)snapshot)->sts;
+}
+
+/* Seals the scaledown-state a patch of the set writes (a null one takes its seal away too). */
+static void prepare(void *ctx, const struct reconcile_key *k, void *snapshot, struct action *a)
+{
+	struct scaledown_ctx *sc = ctx;
+	(void)snapshot;
+	json_t *ann = json_object_get(json_object_get(a->body, "metadata"), "annotations");
+	if (a->resource == &KUBE_STATEFULSETS && json_object_get(ann, ANNOTATION_SCALEDOWN_STATE))
+		state_seal_annotate(sc->deps.seal, ann, k->ns, k->name, ANNOTATION_SCALEDOWN_STATE);
+}
+
+/* ---- live checks before the steps that cannot be taken back: 0 go on, 1 moved on, -1 error ---- */
+
+/* The live StatefulSet is not the one the planner saw (or is gone). */
+static int statefulset_moved(struct scaledown_ctx *sc, const struct reconcile_key *k, const json_t *sts,
+			     struct kube_error *err)
+{
+	json_t *live = NULL;
+	if (kube_get(sc->deps.client, &KUBE_STATEFULSETS, k->ns, k->name, &live, err) < 0)
+		return err->code == 404 ? 1 : -1;
+	const char *a = kube_obj_str(live, "metadata.resourceVersion");
+	const char *b = kube_obj_str(sts, "metadata.resourceVersion");
+	int moved = !a || !b || strcmp(a, b);
+	json_decref(live);
+	return moved;
+}
+
+/* Some claim the new cleanup pod would mount is gone, another of its name, or being deleted. */
+static int claims_moved(struct scaledown_ctx *sc, const char *ns, const json_t *pod, struct kube_error *err)
+{
+	const char *text = kube_obj_annotation(pod, ANNOTATION_CLEANUP_CLAIMS);
+	json_t *claims = text ? json_loads(text, 0, NULL) : NULL;
+	int moved = 0;
+	const char *name;
+	json_t *uid;
+	json_object_foreach(claims, name, uid) {
+		json_t *live = NULL;
+		if (kube_get(sc->deps.client, &KUBE_PVCS, ns, name, &live, err) < 0) {
+			moved = err->code == 404 ? 1 : -1;
+			break;
+		}
+		const char *u = kube_obj_str(live, "metadata.uid");
+		moved = !u || !json_is_string(uid) || strcmp(u, json_string_value(uid)) || kube_obj_terminating(live);
+		json_decref(live);
+		if (moved)
+			break;
+	}
+	json_decref(claims);
+	return moved;
+}
+
+/*
+ * The StatefulSet's pod is stopped only while the set still controls it:
+ * a deletion with orphan propagation takes the pods' owner references away
+ * before our cache may show it, and an orphaned pod is not ours to stop.
+ * Its live resourceVersion becomes the delete's precondition.
+ */
+static int pod_moved(struct scaledown_ctx *sc, const struct reconcile_key *k, const json_t *sts, struct action *a,
+		     struct kube_error *err)
+{
+	json_t *live = NULL;
+	if (kube_get(sc->deps.client, &KUBE_PODS, k->ns, a->name, &live, err) < 0)
+		return err->code == 404 ? 0 : -1; /* gone: the delete finds it gone too, which is done */
+	const char *uid = kube_obj_str(live, "metadata.uid");
+	const char *rv = kube_obj_str(live, "metadata.resourceVersion");
+	int moved = !uid || strcmp(uid, a->uid) || !kube_obj_controlled_by(live, kube_obj_str(sts, "metadata.uid"));
+	if (!moved)
+		snprintf(a->resource_version, sizeof(a->resource_version), "%s", rv ? rv : "");
+	json_decref(live);
+	return moved;
+}
+
+/* A cleanup pod of the set is on the server: the cache may not show one just made. */
+static int cleanup_pod_left(struct scaledown_ctx *sc, const struct reconcile_key *k, struct kube_error *err)
+{
+	char *selector = xasprintf("%s=%s", LABEL_CLEANUP_FOR, k->name);
+	json_t *items = NULL;
+	int r = kube_list_all(sc->deps.client, &KUBE_PODS, k->ns, selector, 0, &items, NULL, err);
+	free(selector);
+	if (r == 0)
+		r = json_array_size(items) > 0;
+	json_decref(items);
+	return r < 0 ? -1 : r;
+}
+
+static int check(void *ctx, const struct reconcile_key *k, void *snapshot, struct action *a, struct kube_error *err)
+{
+	struct scaledown_ctx *sc = ctx;
+	struct snapshot *s = snapshot;
+	const char *step = action_name(a);
+	int r = 0;
+	if (!strcmp(step, SCALEDOWN_CREATE_POD)) {
+		/* A success or a failure just recorded on the set is never followed by a second run. */
+		r = statefulset_moved(sc, k, s->sts, err);
+		if (r == 0)
+			r = claims_moved(sc, k->ns, a->body, err);
+	} else if (!strcmp(step, SCALEDOWN_STOP_POD)) {
+		r = pod_moved(sc, k, s->sts, a, err);
+	} else if (!strcmp(step, SCALEDOWN_REMOVE_FINALIZER) && kube_obj_terminating(s->sts) &&
+		   !scaledown_plan_orphaning(s->sts, s->reads.pods)) {
+		r = cleanup_pod_left(sc, k, err);
+	}
+	s->checked = r == 0;
+	return r;
+}
+
+/* A cleanup pod the API server refuses is the user's to fix (422: the template; 403: RBAC or quota). */
+static void performed(void *ctx, const struct reconcile_key *k, void *snapshot, const struct action *a, int r,
+		      const struct kube_error *err)
+{
+	struct scaledown_ctx *sc = ctx;
+	struct snapshot *s = snapshot;
+	(void)k;
+	if (r < 0 && s->checked && a->verb == ACTION_CREATE && (err->code == 422 || err->code == 403))
+		event_record(sc->deps.events, s->sts, "Warning", "CleanupPodRejected",
+			     "the API server refused cleanup pod %s: %s; %s", a->name, err->message,
+			     err->code == 422 ? "fix the template in the annotation"
+					      : "check the operator's RBAC and the namespace's ResourceQuota");
+}
+
+/* ---- which StatefulSet an event concerns ---- */
+
+struct claim_event {
+	struct scaledown_ctx *sc;
+	struct controller *c;
+	const char *ns;
+};
+
+static void enqueue_if_statefulset(void *ctx, const char *sts)
+{
+	struct claim_event *ce = ctx;
+	char *key = xasprintf("%s/%s", ce->ns, sts);
+	char *rv = store_resource_version(ce->sc->caches.statefulsets, key);
+	if (rv)
+		controller_enqueue(ce->c, key);
+	free(rv);
+	free(key);
+}
+
+/* A claim: each StatefulSet in the cache whose claim its name may be. */
+static void enqueue_for_claim(void *ctx, struct controller *c, const json_t *pvc)
+{
+	struct claim_event ce = {ctx, c, kube_obj_str(pvc, "metadata.namespace")};
+	if (ce.ns)
+		claim_statefulset_candidates(kube_obj_str(pvc, "metadata.name"), enqueue_if_statefulset, &ce);
+}
+
+static void count(void *obs, const char *family, double by)
+{
+	observability_count(obs, family, by);
 }
 
 struct controller *scaledown_controller_new(const struct scaledown_deps *deps)
 {
+	static const struct reconciler_ops ops = {
+		.name = "scaledown", .read = read_snapshot, .release = release_snapshot, .plan = plan,
+		.about = about, .prepare = prepare, .check = check, .performed = performed};
 	struct scaledown_ctx *sc = xcalloc(1, sizeof(*sc));
 	sc->deps = *deps;
-	crash_hook_init(&sc->crash);
-	struct controller_options co = {
-		.name = "scaledown", .workers = deps->workers, .reconcile = reconcile, .ctx = sc, .free_ctx = free_ctx};
-	sc->controller = controller_new(&co);
-
-	struct manager *m = deps->manager;
-	struct informer *sts = manager_informer(m, &KUBE_STATEFULSETS);
-	struct informer *pvcs = manager_informer(m, &KUBE_PVCS);
-	struct informer *pods = manager_informer(m, &KUBE_PODS);
-	sc->caches.statefulsets = informer_store(sts);
-	sc->caches.pvcs = informer_store(pvcs);
-	sc->caches.pods = informer_store(pods);
+	struct informer *sts = manager_informer(deps->manager, &KUBE_STATEFULSETS);
+	struct informer *pvcs = manager_informer(deps->manager, &KUBE_PVCS);
+	struct informer *pods = manager_informer(deps->manager, &KUBE_PODS);
+	sc->caches = (struct scaledown_caches){informer_store(sts), informer_store(pvcs), informer_store(pods)};
 	scaledown_caches_index(&sc->caches);
+	struct reconciler_deps rd = {deps->client, deps->events, deps->obs ? count : NULL, deps->obs, deps->workers};
+	struct controller *c = reconciler_new(&ops, sc, free, &rd);
 
-	struct informer_handlers own = controller_object_handlers(sc->controller);
-	informer_add_handlers(sts, &own);
-	struct informer_handlers hc = {enqueue_for_claim, claim_update, enqueue_for_claim, sc};
-	informer_add_handlers(pvcs, &hc);
-	struct informer_handlers hp = {enqueue_for_pod, pod_update, enqueue_for_pod, sc};
-	informer_add_handlers(pods, &hp);
-	return sc->controller;
+	struct informer_handlers h = controller_object_handlers(c);
+	informer_add_handlers(sts, &h);
+	h = controller_mapped_handlers(c, enqueue_for_claim, sc);
+	informer_add_handlers(pvcs, &h);
+	/* A cleanup pod wakes the set it cleans for; a StatefulSet's pod, its set. */
+	h = controller_label_handlers(c, LABEL_CLEANUP_FOR);
+	informer_add_handlers(pods, &h);
+	h = controller_owner_handlers(c, "StatefulSet");
+	informer_add_handlers(pods, &h);
+	return c;
 }

@@ -1,13 +1,13 @@
 /*
  * The scale-down cleanup controller (SPEC section "scaledown"): reconciles
  * StatefulSets that carry a cleanup pod template, one step at a time, as
- * scaledown_plan.c decides. Before the steps that cannot be taken back it
- * checks the live objects, not the cache: a cleanup pod starts only while
- * its claims are still there with the same UIDs and the StatefulSet is as
- * the planner saw it (so a success or a failure just recorded is never
- * followed by a second run), a StatefulSet's pod is stopped only while the
- * set still controls it, and the finalizer goes only when no cleanup pod is
- * left.
+ * scaledown_plan.c decides, on the shared reconciler (runtime/reconciler.h).
+ * Before the steps that cannot be taken back it checks the live objects,
+ * not the cache: a cleanup pod starts only while its claims are still there
+ * with the same UIDs and the StatefulSet is as the planner saw it (so a
+ * success or a failure just recorded is never followed by a second run), a
+ * StatefulSet's pod is stopped only while the set still controls it, and
+ * the finalizer goes only when no cleanup pod is left.
  */
 #ifndef SOP_SCALEDOWN_CONTROLLER_H
 #define SOP_SCALEDOWN_CONTROLLER_H
@@ -32,7 +32,7 @@ struct scaledown_deps {
 	int workers;
 };
 
-/* Registers the caches it reads and returns the controller (add it to the manager). */
+/* Registers the caches it reads; deps is copied. A new controller: manager_add_controller takes it. */
 struct controller *scaledown_controller_new(const struct scaledown_deps *deps);
 
 /* The caches the controller reads (borrowed). */
@@ -56,6 +56,7 @@ struct scaledown_reads {
  * claims and pods that may be its own (set_index.h).
  */
 void scaledown_read(const struct scaledown_caches *c, const char *key, struct scaledown_reads *out);
+/* Drops the references out holds and empties it. */
 void scaledown_reads_release(struct scaledown_reads *r);
 
 #endif

@@ -63,11 +63,28 @@
 
 #include <jansson.h>
 #include <stdbool.h>
-#include "controllers/contract.h"
 
+#include "controllers/contract.h"
+#include "runtime/action.h"
 
 #define SCALEDOWN_BACKOFF_BASE_MS 5000L
 #define SCALEDOWN_BACKOFF_MAX_MS (5L * 60 * 1000)
+
+/*
+ * The steps (struct action's what), as logs and SOP_TEST_CRASH_AFTER name
+ * them. Patches of the set carry its resourceVersion, deletes a UID, as
+ * precondition: 409 and 404 mean the cluster moved on (StopPod: 404 is
+ * done). The state the Record steps write is sealed by the controller.
+ */
+#define SCALEDOWN_ADD_FINALIZER "AddFinalizer"
+#define SCALEDOWN_REMOVE_FINALIZER "RemoveFinalizer"
+#define SCALEDOWN_RECORD_STATE "RecordState"
+#define SCALEDOWN_RECORD_FAILURE "RecordFailure"
+#define SCALEDOWN_CREATE_POD "CreateCleanupPod"
+#define SCALEDOWN_STOP_POD "StopPod"
+#define SCALEDOWN_DELETE_POD "DeleteCleanupPod"
+#define SCALEDOWN_DELETE_CLAIM "DeleteClaim"
+#define SCALEDOWN_DISOWN_CLAIM "DisownClaim"
 
 struct scaledown_inputs {
 	const json_t *sts;  /* the StatefulSet (a StatefulSet that is gone has nothing left to clean) */
@@ -76,47 +93,11 @@ struct scaledown_inputs {
 	long long now_ms;   /* wall clock, milliseconds since the epoch */
 };
 
-enum scaledown_step {
-	SCALEDOWN_NOTHING,          /* nothing to do */
-	SCALEDOWN_REFUSE,           /* bad input: a Warning Event, nothing changed */
-	SCALEDOWN_ADD_FINALIZER,    /* set the StatefulSet's metadata.finalizers to body */
-	SCALEDOWN_REMOVE_FINALIZER, /* likewise, body without ours */
-	SCALEDOWN_CREATE_POD,       /* create the cleanup pod body; claims (name -> uid) must still be live */
-	SCALEDOWN_STOP_POD,         /* StatefulSet deletion: delete its own pod object (UID uid) */
-	SCALEDOWN_DELETE_POD,       /* delete the cleanup pod object (UID uid) */
-	SCALEDOWN_DELETE_CLAIM,     /* delete claim object (UID uid) */
-	SCALEDOWN_SET_STATE,        /* write body as scaledown-state (NULL: remove) and status */
-	SCALEDOWN_DISOWN_CLAIM,     /* merge-patch claim object with body: the StatefulSet's owner reference off */
-	SCALEDOWN_WAIT,             /* the cluster is working; look again after requeue_ms */
-};
-
-struct scaledown_action {
-	enum scaledown_step step;
-	char object[256];         /* pod or claim name */
-	char uid[64];             /* its UID: the precondition of the step */
-	json_t *body;             /* new reference or NULL; see the steps */
-	json_t *claims;           /* CREATE_POD: {"claim": "uid"} the pod mounts (new reference) */
-	char *status;             /* SET_STATE: the scaledown-status text (new string), NULL to remove it */
-	const char *event_type;   /* "Normal" / "Warning", or NULL: no Event */
-	const char *event_reason; /* static */
-	char *event_message;      /* new string */
-	const char *counts;       /* metric family this step adds one to, or NULL (static) */
-	const char *what;         /* what the step is for when its kind does not say, e.g. "RecordFailure" */
-	/*
-	 * REMOVE_FINALIZER at the end of a deletion's cleanup: only once a live
-	 * LIST shows no cleanup pod left (the cache may not show one just made).
-	 */
-	bool verify_no_cleanup_pod;
-	long requeue_ms;          /* look again after this long at the latest (0: no deadline) */
-};
-
-void scaledown_action_release(struct scaledown_action *a);
-
-/* Decides the next step. in is borrowed. */
-void scaledown_plan(const struct scaledown_inputs *in, struct scaledown_action *out);
+/* Decides the next step: out is action_init'ed, then filled with new references (action_release). in is borrowed. */
+void scaledown_plan(const struct scaledown_inputs *in, struct action *out);
 
 /*
- * True when StatefulSet sts asks nothing of scale-down: no cleanup
+ * True when StatefulSet sts (borrowed) asks nothing of scale-down: no cleanup
  * template (under either key), no scale-down state, no finalizer of ours.
  * Such a set is decided from itself alone: nothing to do, its pods and
  * claims are not read. (A cleanup pod runs only under our finalizer, so
@@ -125,11 +106,12 @@ void scaledown_plan(const struct scaledown_inputs *in, struct scaledown_action *
  */
 bool scaledown_plan_asks_nothing(const json_t *sts);
 
-/* The step's name, e.g. "CreateCleanupPod". Static. */
-const char *scaledown_step_name(enum scaledown_step s);
-
-/* The action's name for logs and SOP_TEST_CRASH_AFTER: what it is for when it says so. Static. */
-const char *scaledown_action_name(const struct scaledown_action *a);
+/*
+ * True when the deletion of sts orphans its pods and claims (pods: the
+ * pods of its namespace). Its finalizer then goes with cleanup pods under
+ * way; otherwise only once none is left. Both borrowed.
+ */
+bool scaledown_plan_orphaning(const json_t *sts, const json_t *pods);
 
 /* The wait before retry n+1 after n failures (n >= 1). */
 long scaledown_backoff_ms(int failures);

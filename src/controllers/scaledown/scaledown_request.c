@@ -1,17 +1,15 @@
 #include "controllers/scaledown/scaledown_request.h"
 
 #include <limits.h>
-#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/kube_client.h"
+#include "client/kube_object.h"
 #include "client/label_selector.h"
 #include "util/duration.h"
-#include "util/xalloc.h"
 #include "util/yaml_json.h"
-#include "client/kube_object.h"
 
 /* Echoed annotation values are cut to this many bytes: an Event message is short. */
 #define ECHO_MAX 64
@@ -31,26 +29,25 @@ static json_t *field(const json_t *obj, const char *key)
 	return json_is_null(v) ? NULL : v;
 }
 
-/* "a string", "an array", ...: what a value is, for messages. Static. */
+/* "a string", "an array", ...: what a value (not NULL) is, for messages. Static. */
 static const char *type_phrase(const json_t *v)
 {
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "an object";
-	case JSON_ARRAY:
-		return "an array";
-	case JSON_STRING:
-		return "a string";
-	case JSON_INTEGER:
-	case JSON_REAL:
-		return "a number";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "a boolean";
-	case JSON_NULL:
-	default:
-		return "nothing";
-	}
+	static const char *const phrases[] = {
+		[JSON_OBJECT] = "an object", [JSON_ARRAY] = "an array",  [JSON_STRING] = "a string",
+		[JSON_INTEGER] = "a number", [JSON_REAL] = "a number",   [JSON_TRUE] = "a boolean",
+		[JSON_FALSE] = "a boolean",  [JSON_NULL] = "nothing",
+	};
+	size_t t = (size_t)json_typeof(v);
+	return t < sizeof(phrases) / sizeof(phrases[0]) && phrases[t] ? phrases[t] : "nothing";
+}
+
+/* v for a message: a string quoted and cut to ECHO_MAX bytes (in buf), else what it is ("an array"). */
+static const char *echo(const json_t *v, char buf[ECHO_MAX + 3])
+{
+	if (!json_is_string(v))
+		return type_phrase(v);
+	snprintf(buf, ECHO_MAX + 3, "\"%.*s\"", ECHO_MAX, json_string_value(v));
+	return buf;
 }
 
 /*
@@ -112,22 +109,17 @@ static int decode_template(const char *key, const char *text, json_t **doc, stru
 /* kind and apiVersion, when given, must say Pod and v1. */
 static int check_kind(const char *key, const json_t *doc, struct refusal *refusal)
 {
+	char buf[ECHO_MAX + 3];
 	const json_t *kind = field(doc, "kind");
 	if (kind && (!json_is_string(kind) || strcmp(json_string_value(kind), "Pod")))
 		return refuse(refusal, "ScaledownTemplateNotAPod",
-			      "annotation %s holds kind %s%.*s%s, not a Pod; write a Pod template (kind: Pod, "
-			      "or leave kind out) with metadata and spec",
-			      key, json_is_string(kind) ? "\"" : "", ECHO_MAX,
-			      json_is_string(kind) ? json_string_value(kind) : type_phrase(kind),
-			      json_is_string(kind) ? "\"" : "");
+			      "annotation %s holds kind %s, not a Pod; write a Pod template (kind: Pod, or leave "
+			      "kind out) with metadata and spec", key, echo(kind, buf));
 	const json_t *api = field(doc, "apiVersion");
 	if (api && (!json_is_string(api) || strcmp(json_string_value(api), "v1")))
 		return refuse(refusal, "ScaledownTemplateNotAPod",
-			      "annotation %s holds apiVersion %s%.*s%s; a Pod is apiVersion v1 (or leave "
-			      "apiVersion out)",
-			      key, json_is_string(api) ? "\"" : "", ECHO_MAX,
-			      json_is_string(api) ? json_string_value(api) : type_phrase(api),
-			      json_is_string(api) ? "\"" : "");
+			      "annotation %s holds apiVersion %s; a Pod is apiVersion v1 (or leave apiVersion out)",
+			      key, echo(api, buf));
 	return 0;
 }
 
@@ -141,63 +133,45 @@ static int check_containers(const char *key, const json_t *spec, struct refusal 
 			      key, type_phrase(containers), TEMPLATE_EXAMPLE);
 	if (!json_array_size(containers))
 		return refuse(refusal, "ScaledownTemplateNoContainers",
-			      "annotation %s: the Pod template has no spec.containers; add at least one "
-			      "container with a name and an image, e.g. %s",
-			      key, TEMPLATE_EXAMPLE);
+			      "annotation %s: the Pod template has no spec.containers; add at least one container "
+			      "with a name and an image, e.g. %s", key, TEMPLATE_EXAMPLE);
 	size_t i;
 	const json_t *c;
 	json_array_foreach(containers, i, c) {
 		if (!json_is_object(c))
 			return refuse(refusal, "ScaledownTemplateInvalid",
-				      "annotation %s: spec.containers[%zu] is %s; each container must be an "
-				      "object with a name and an image",
-				      key, i, type_phrase(c));
+				      "annotation %s: spec.containers[%zu] is %s; each container must be an object "
+				      "with a name and an image", key, i, type_phrase(c));
 		const char *name = json_string_value(field(c, "name"));
 		const char *image = json_string_value(field(c, "image"));
 		if (!name || !*name)
 			return refuse(refusal, "ScaledownTemplateInvalid",
-				      "annotation %s: spec.containers[%zu] has no name; give every container "
-				      "a name",
+				      "annotation %s: spec.containers[%zu] has no name; give every container a name",
 				      key, i);
 		if (!image || !*image)
 			return refuse(refusal, "ScaledownTemplateInvalid",
 				      "annotation %s: spec.containers[%zu] (\"%.*s\") has no image; give every "
-				      "container an image",
-				      key, i, ECHO_MAX, name);
+				      "container an image", key, i, ECHO_MAX, name);
 	}
 	return 0;
 }
 
 static int check_restart_policy(const char *key, const json_t *spec, struct refusal *refusal)
 {
+	char buf[ECHO_MAX + 3];
 	const json_t *rp = field(spec, "restartPolicy");
 	if (!rp || (json_is_string(rp) && !strcmp(json_string_value(rp), "Never")))
 		return 0;
 	return refuse(refusal, "ScaledownTemplateRestartPolicy",
-		      "annotation %s: spec.restartPolicy is %s%.*s%s; the operator retries a failed cleanup "
+		      "annotation %s: spec.restartPolicy is %s; the operator retries a failed cleanup "
 		      "itself with backoff; use Never or leave restartPolicy out",
-		      key, json_is_string(rp) ? "\"" : "", ECHO_MAX,
-		      json_is_string(rp) ? json_string_value(rp) : type_phrase(rp),
-		      json_is_string(rp) ? "\"" : "");
-}
-
-/* True when the StatefulSet has a volumeClaimTemplate called name. */
-static bool is_claim_template(const json_t *sts, const char *name)
-{
-	const json_t *templates = json_object_get(json_object_get(sts, "spec"), "volumeClaimTemplates");
-	size_t i;
-	const json_t *t;
-	json_array_foreach(templates, i, t) {
-		const char *n = kube_obj_str(t, "metadata.name");
-		if (n && !strcmp(n, name))
-			return true;
-	}
-	return false;
+		      key, echo(rp, buf));
 }
 
 /* The operator adds a volume per claim, named after its template; the template must leave those names free. */
 static int check_volumes(const char *key, const json_t *sts, const json_t *spec, struct refusal *refusal)
 {
+	const json_t *templates = json_object_get(json_object_get(sts, "spec"), "volumeClaimTemplates");
 	const json_t *volumes = field(spec, "volumes");
 	if (volumes && !json_is_array(volumes))
 		return refuse(refusal, "ScaledownTemplateInvalid",
@@ -207,12 +181,11 @@ static int check_volumes(const char *key, const json_t *sts, const json_t *spec,
 	const json_t *v;
 	json_array_foreach(volumes, i, v) {
 		const char *name = json_string_value(field(v, "name"));
-		if (name && is_claim_template(sts, name))
+		if (kube_list_find(templates, NULL, name))
 			return refuse(refusal, "ScaledownTemplateVolumeConflict",
 				      "annotation %s: spec.volumes[%zu] is named \"%s\", like the StatefulSet's "
-				      "volumeClaimTemplate; the operator mounts that claim under that name "
-				      "itself, so remove the volume from the template and keep the "
-				      "volumeMounts that use it",
+				      "volumeClaimTemplate; the operator mounts that claim under that name itself, so "
+				      "remove the volume from the template and keep the volumeMounts that use it",
 				      key, i, name);
 	}
 	return 0;
@@ -222,8 +195,7 @@ static int check_volumes(const char *key, const json_t *sts, const json_t *spec,
  * The StatefulSet controller adopts every pod its selector matches that no
  * controller owns, then deletes it as surplus: a cleanup pod must not match.
  */
-static int check_labels(const char *key, const json_t *sts, const json_t *metadata,
-			struct refusal *refusal)
+static int check_labels(const char *key, const json_t *sts, const json_t *metadata, struct refusal *refusal)
 {
 	const json_t *labels = field(metadata, "labels");
 	if (labels && !json_is_object(labels))
@@ -242,9 +214,8 @@ static int check_labels(const char *key, const json_t *sts, const json_t *metada
 	if (selector && label_selector_matches(selector, labels))
 		return refuse(refusal, "ScaledownTemplateMatchesSelector",
 			      "annotation %s: the cleanup pod's labels match the StatefulSet's selector, so the "
-			      "StatefulSet would adopt the cleanup pod and delete it; give the template labels "
-			      "of its own, e.g. app: <name>-cleanup",
-			      key);
+			      "StatefulSet would adopt the cleanup pod and delete it; give the template labels of "
+			      "its own, e.g. app: <name>-cleanup", key);
 	return 0;
 }
 
@@ -252,22 +223,19 @@ static int check_labels(const char *key, const json_t *sts, const json_t *metada
  * Checks doc (the decoded template, owned) and builds the template the
  * controller uses into *out (new reference).
  */
-static int build_template(const char *key, const json_t *sts, json_t *doc, json_t **out,
-			  struct refusal *refusal)
+static int build_template(const char *key, const json_t *sts, json_t *doc, json_t **out, struct refusal *refusal)
 {
 	*out = NULL;
 	if (!json_is_object(doc))
 		return refuse(refusal, "ScaledownTemplateNotAPod",
-			      "annotation %s holds %s, not a Pod; write a Pod template with metadata and "
-			      "spec, e.g. %s",
+			      "annotation %s holds %s, not a Pod; write a Pod template with metadata and spec, e.g. %s",
 			      key, type_phrase(doc), TEMPLATE_EXAMPLE);
 	if (check_kind(key, doc, refusal) < 0)
 		return -1;
 	json_t *metadata = field(doc, "metadata");
 	if (metadata && !json_is_object(metadata))
 		return refuse(refusal, "ScaledownTemplateInvalid",
-			      "annotation %s: metadata is %s; it must be an object (labels, annotations), or "
-			      "left out",
+			      "annotation %s: metadata is %s; it must be an object (labels, annotations), or left out",
 			      key, type_phrase(metadata));
 	json_t *spec = field(doc, "spec");
 	if (spec && !json_is_object(spec))
@@ -292,6 +260,7 @@ static int build_template(const char *key, const json_t *sts, json_t *doc, json_
 static int parse_int(const json_t *ann, const char *key, int lo, int hi, int dflt, int *out,
 		     struct refusal *refusal)
 {
+	char buf[ECHO_MAX + 3];
 	const json_t *v = json_object_get(ann, key);
 	*out = dflt;
 	if (!v)
@@ -301,9 +270,7 @@ static int parse_int(const json_t *ann, const char *key, int lo, int hi, int dfl
 	/* Ten digits or fewer cannot overflow a long long; more is out of range anyway. */
 	if (n == 0 || n > 10 || strspn(text, "0123456789") != n)
 		return refuse(refusal, "ScaledownInvalidAnnotation",
-			      "annotation %s is %s%.*s%s; use a whole number from %d to %d", key,
-			      text ? "\"" : "", ECHO_MAX, text ? text : type_phrase(v), text ? "\"" : "", lo,
-			      hi);
+			      "annotation %s is %s; use a whole number from %d to %d", key, echo(v, buf), lo, hi);
 	long long x = strtoll(text, NULL, 10);
 	if (x < lo || x > hi)
 		return refuse(refusal, "ScaledownInvalidAnnotation",
@@ -348,7 +315,7 @@ int scaledown_request_parse(const json_t *sts, struct scaledown_request *req, st
 	refusal->reason = NULL;
 	refusal->message = NULL;
 
-	const json_t *ann = json_object_get(json_object_get(sts, "metadata"), "annotations");
+	const json_t *ann = kube_obj_annotations(sts);
 	const char *key = template_key(ann);
 	if (!key)
 		return 0;
