@@ -101,7 +101,7 @@ static int by_identity(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static bool in_array(const json_t *array, const char *s)
+bool cluster_in_array(const json_t *array, const char *s)
 {
 	size_t i;
 	const json_t *v;
@@ -153,7 +153,7 @@ static void assess(struct plan *p, struct identity *id)
 {
 	const json_t *pod = id->pod;
 	const char *uid = kube_obj_str(pod, "metadata.uid");
-	id->going = kube_obj_terminating(pod) || in_array(p->in->deleted_uids, uid);
+	id->going = kube_obj_terminating(pod) || cluster_in_array(p->in->deleted_uids, uid);
 	id->revision = kube_obj_label(pod, LABEL_REVISION_HASH);
 	const json_t *ready = cluster_condition(pod, "Ready");
 	const char *phase = kube_obj_str(pod, "status.phase");
@@ -305,8 +305,7 @@ static void patch_cluster(const struct plan *p, struct action *a, const char *wh
 	action_patch_precondition(a, kube_obj_str(p->c, "metadata.resourceVersion"), NULL);
 }
 
-/* A SetState step named what, writing st (stolen) into the state annotation (the controller seals it). */
-static void set_state(const struct plan *p, struct action *a, const char *what, json_t *st)
+void cluster_set_state(const struct plan *p, struct action *a, const char *what, json_t *st)
 {
 	char *text = json_dumps(st, JSON_COMPACT | JSON_SORT_KEYS);
 	json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", ANNOTATION_CLUSTER_STATE, text);
@@ -315,8 +314,7 @@ static void set_state(const struct plan *p, struct action *a, const char *what, 
 	free(text);
 }
 
-/* A copy of the state with members changed: drop (may be -1), add count new identities, release drop as why. */
-static json_t *state_change(const struct plan *p, long drop, const char *why, int add, char *added, size_t len)
+json_t *cluster_state_change(const struct plan *p, long drop, const char *why, int add, char *added, size_t len)
 {
 	long long next = json_integer_value(json_object_get(p->state, "next"));
 	json_t *members = json_array();
@@ -348,308 +346,6 @@ static json_t *state_change(const struct plan *p, long drop, const char *why, in
 	json_object_set_new(st, "members", members);
 	json_object_set_new(st, "released", released);
 	return st;
-}
-
-/* ---- steps ---- */
-
-/* What a retention policy does to a leaving member's claims, for the Events. */
-static const char *claims_fate(const char *policy)
-{
-	return !strcmp(policy, "Delete") ? "deleted" : "kept";
-}
-
-static bool replace_failed(struct plan *p, struct action *a)
-{
-	for (size_t i = 0; i < p->nids; i++) {
-		struct identity *id = &p->ids[i];
-		if (!id->member || !id->failure)
-			continue;
-		long long members = (long long)json_array_size(json_object_get(p->state, "members"));
-		if (members > p->s.replicas) {
-			/* Scaling down anyway: the failed member is the one that goes, without a successor. */
-			set_state(p, a, "RemoveMember", state_change(p, id->n, "Replaced", 0, NULL, 0));
-			action_event(a, "Warning", "MemberRemoved",
-				     "member %s failed (%s) while scaling to %lld: removed, not replaced; "
-				     "its claims are %s (whenReplaced: %s)",
-				     id->name, id->failure, p->s.replicas, claims_fate(p->s.when_replaced),
-				     p->s.when_replaced);
-			return true;
-		}
-		char added[300];
-		set_state(p, a, "ReplaceMember", state_change(p, id->n, "Replaced", 1, added, sizeof(added)));
-		action_event(a, "Warning", "MemberReplaced",
-			     "member %s failed (%s); replaced by %s with new claims; "
-			     "its claims are %s (whenReplaced: %s)",
-			     id->name, id->failure, added, claims_fate(p->s.when_replaced), p->s.when_replaced);
-		action_count(a, "stateful_operator_cluster_member_replacements_total", 1);
-		return true;
-	}
-	return false;
-}
-
-/* Who goes first (scale-down, rolling update): members not Ready (they serve nothing), then the newest. */
-static bool goes_before(const struct identity *id, const struct identity *than)
-{
-	return !than || (!id->ready && than->ready) || (id->ready == than->ready && id->n > than->n);
-}
-
-static bool scale(struct plan *p, struct action *a)
-{
-	long long members = (long long)json_array_size(json_object_get(p->state, "members"));
-	if (members < p->s.replicas) {
-		char added[1024];
-		int add = (int)(p->s.replicas - members);
-		set_state(p, a, "AddMembers", state_change(p, -1, NULL, add, added, sizeof(added)));
-		action_event(a, "Normal", "MembersAdded", "scaling to %lld: new members %s", p->s.replicas, added);
-		return true;
-	}
-	if (members > p->s.replicas) {
-		const struct identity *victim = NULL;
-		for (size_t i = 0; i < p->nids; i++)
-			if (p->ids[i].member && goes_before(&p->ids[i], victim))
-				victim = &p->ids[i];
-		set_state(p, a, "RemoveMember", state_change(p, victim->n, "Scaled", 0, NULL, 0));
-		action_event(a, "Normal", "MemberRemoved",
-			     "scaling to %lld: member %s (%s) goes; its claims are %s (whenScaled: %s)", p->s.replicas,
-			     victim->name, victim->ready ? "Ready" : "not Ready", claims_fate(p->s.when_scaled),
-			     p->s.when_scaled);
-		return true;
-	}
-	return false;
-}
-
-/* Identities no longer members: their pods go, then their claims as the policy says. */
-static bool release(struct plan *p, struct action *a)
-{
-	for (size_t i = 0; i < p->nids; i++) {
-		struct identity *id = &p->ids[i];
-		if (id->member)
-			continue;
-		bool deleted = id->pod && in_array(p->in->deleted_uids, kube_obj_str(id->pod, "metadata.uid"));
-		if (id->pod && !id->released && !kube_obj_terminating(id->pod) && !deleted) {
-			/*
-			 * A live pod of ours that the state neither lists nor released: the
-			 * annotation was replaced by an older copy (a re-applied manifest).
-			 * The pod is taken back in as a member, never deleted.
-			 */
-			json_t *st = json_deep_copy(p->state);
-			json_array_append_new(json_object_get(st, "members"), json_integer(id->n));
-			set_state(p, a, "RecoverMember", st);
-			action_event(a, "Warning", "MemberRecovered",
-				     "pod %s is this StatefulCluster's but annotation %s did not list it "
-				     "(replaced by an older copy?): it is a member again",
-				     id->name, ANNOTATION_CLUSTER_STATE);
-			return true;
-		}
-		/* A pod stuck terminating on a lost node is force-deleted: its identity is never used again. */
-		if (id->pod && (!kube_obj_terminating(id->pod) || id->node_lost) && !deleted) {
-			action_delete(a, "DeleteFormerMember", &KUBE_PODS, id->pod);
-			a->force = id->node_lost;
-			return true;
-		}
-		if (!id->released)
-			continue;
-		const char *pol = !strcmp(id->released, "Replaced") ? p->s.when_replaced : p->s.when_scaled;
-		if (!strcmp(pol, "Delete")) {
-			if (id->pod)
-				continue; /* the claims go once the pod is gone */
-			for (int c = 0; c < id->nclaims; c++) {
-				if (!kube_obj_terminating(id->claims[c])) {
-					action_delete(a, "DeleteClaim", &KUBE_PVCS, id->claims[c]);
-					return true;
-				}
-			}
-		}
-		/* Done with it: the identity is only a number past now. */
-		json_t *st = json_deep_copy(p->state);
-		char key[24];
-		snprintf(key, sizeof(key), "%ld", id->n);
-		json_object_del(json_object_get(st, "released"), key);
-		set_state(p, a, "ForgetMember", st);
-		return true;
-	}
-	return false;
-}
-
-static const json_t *find_revision(const struct plan *p, const char *name)
-{
-	const json_t *r = kube_list_find(p->in->revisions, NULL, name);
-	return kube_obj_controlled_by(r, p->uid) ? r : NULL;
-}
-
-/* The revision member id runs at (or should): rank below partition keeps the current one. */
-static const char *target_revision(const struct plan *p, const struct identity *id)
-{
-	return !p->s.on_delete && id->rank < p->s.partition ? p->current_rev : p->update_rev;
-}
-
-static bool start_members(struct plan *p, struct action *a)
-{
-	for (size_t i = 0; i < p->nids; i++) {
-		struct identity *id = &p->ids[i];
-		if (!id->member)
-			continue;
-		size_t t;
-		const json_t *vct;
-		bool claims_ready = true;
-		json_array_foreach(p->s.vcts, t, vct) {
-			const char *tname = kube_obj_str(vct, "metadata.name");
-			char *claim = cluster_claim_name(tname, p->name, id->n);
-			const json_t *found = NULL;
-			for (int c = 0; c < id->nclaims; c++)
-				if (!strcmp(kube_obj_str(id->claims[c], "metadata.name"), claim))
-					found = id->claims[c];
-			free(claim);
-			if (!found) {
-				bool owned = !strcmp(p->s.when_deleted, "Delete");
-				json_t *body = cluster_member_claim(p->c, vct, id->n, owned);
-				action_create(a, "CreateClaim", &KUBE_PVCS, body);
-				return true;
-			}
-			if (kube_obj_terminating(found))
-				claims_ready = false; /* someone deletes it: the pod waits for a new one */
-		}
-		if (id->pod || id->foreign || !claims_ready)
-			continue;
-		const char *rev = target_revision(p, id);
-		const json_t *robj = find_revision(p, rev);
-		const json_t *tmpl = robj ? json_object_get(json_object_get(robj, "data"), "template") : NULL;
-		if (!tmpl)
-			continue; /* its revision is not in the cache yet */
-		action_create(a, "CreatePod", &KUBE_PODS, cluster_member_pod(p->c, tmpl, id->n, rev));
-		return true;
-	}
-	return false;
-}
-
-bool cluster_at_revision(const struct identity *id, const char *rev)
-{
-	/* Pods carry the revision's name in controller-revision-hash, as StatefulSet pods do. */
-	return id->revision && rev && !strcmp(id->revision, rev);
-}
-
-/* RollingUpdate: replace outdated pods, never more than maxUnavailable members down. */
-static bool roll(struct plan *p, struct action *a)
-{
-	if (p->s.on_delete)
-		return false;
-	const struct identity *pick = NULL;
-	int down = 0; /* members unavailable now */
-	for (size_t i = 0; i < p->nids; i++) {
-		const struct identity *id = &p->ids[i];
-		down += id->member && (!id->pod || id->going || !id->available || id->node_lost);
-		if (!id->member || !id->pod || id->going || cluster_at_revision(id, target_revision(p, id)))
-			continue;
-		if (goes_before(id, pick))
-			pick = id;
-	}
-	if (!pick || down - (pick->available ? 0 : 1) + 1 > p->s.max_unavailable)
-		return false;
-	action_delete(a, "UpdateMember", &KUBE_PODS, pick->pod);
-	action_event(a, "Normal", "MemberUpdating", "re-creating pod %s at revision %s (was %s)", pick->name,
-		     target_revision(p, pick), pick->revision ? pick->revision : "unknown");
-	return true;
-}
-
-/* Claims carry an owner reference to the cluster exactly when whenDeleted is Delete. */
-static bool fix_claim_owners(struct plan *p, struct action *a)
-{
-	bool want = !strcmp(p->s.when_deleted, "Delete");
-	for (size_t i = 0; i < p->nids; i++) {
-		const struct identity *id = &p->ids[i];
-		for (int c = 0; c < id->nclaims; c++) {
-			const json_t *obj = id->claims[c];
-			if (kube_obj_terminating(obj) || kube_obj_owned_by(obj, p->uid) == want)
-				continue;
-			json_t *refs = json_array();
-			size_t r;
-			json_t *ref;
-			json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), r, ref) {
-				const char *u = kube_obj_str(ref, "uid");
-				if (!u || strcmp(u, p->uid))
-					json_array_append(refs, ref);
-			}
-			if (want)
-				json_array_append_new(refs, cluster_owner_ref(p->c, false));
-			const char *name = kube_obj_str(obj, "metadata.name");
-			json_t *patch = json_pack("{s:{s:o}}", "metadata", "ownerReferences", refs);
-			action_patch(a, want ? "OwnClaim" : "DisownClaim", &KUBE_PVCS, name, patch);
-			action_patch_precondition(a, kube_obj_str(obj, "metadata.resourceVersion"), NULL);
-			return true;
-		}
-	}
-	return false;
-}
-
-static bool revision_in_use(const struct plan *p, const char *name)
-{
-	if (!name)
-		return true; /* malformed: never deleted */
-	if (!strcmp(name, p->update_rev) || (p->current_rev && !strcmp(name, p->current_rev)))
-		return true;
-	for (size_t i = 0; i < p->nids; i++)
-		if (p->ids[i].pod && cluster_at_revision(&p->ids[i], name))
-			return true;
-	return false;
-}
-
-/* Old revisions beyond revisionHistoryLimit go, oldest first; those in use stay. */
-static bool prune_revisions(struct plan *p, struct action *a)
-{
-	long long unused = 0;
-	const json_t *oldest = NULL;
-	size_t i;
-	const json_t *r;
-	json_array_foreach(p->in->revisions, i, r) {
-		if (!kube_obj_controlled_by(r, p->uid) || kube_obj_terminating(r) ||
-		    revision_in_use(p, kube_obj_str(r, "metadata.name")))
-			continue;
-		unused++;
-		if (!oldest || kube_obj_int(r, "revision", NULL, 0) < kube_obj_int(oldest, "revision", NULL, 0))
-			oldest = r;
-	}
-	if (unused <= p->s.history)
-		return false;
-	action_delete(a, "DeleteRevision", &KUBE_CONTROLLERREVISIONS, oldest);
-	return true;
-}
-
-static bool ensure_revision(struct plan *p, struct action *a)
-{
-	if (p->update_obj)
-		return false;
-	long long max = 0;
-	size_t i;
-	const json_t *r;
-	json_array_foreach(p->in->revisions, i, r) {
-		if (kube_obj_controlled_by(r, p->uid) && kube_obj_int(r, "revision", NULL, 0) > max)
-			max = kube_obj_int(r, "revision", NULL, 0);
-	}
-	action_create(a, "CreateRevision", &KUBE_CONTROLLERREVISIONS, cluster_revision(p->c, p->hash, max + 1));
-	return true;
-}
-
-/*
- * The revision the members below the partition keep: recorded when the
- * cluster is first seen, and moved to the update revision once every
- * member runs it.
- */
-static bool record_current_revision(struct plan *p, struct action *a)
-{
-	const char *have = json_string_value(json_object_get(p->state, "currentRevision"));
-	const char *want = p->current_rev;
-	bool all_updated = (long long)json_array_size(json_object_get(p->state, "members")) == p->s.replicas;
-	for (size_t i = 0; i < p->nids && all_updated; i++)
-		if (p->ids[i].member && !(p->ids[i].pod && cluster_at_revision(&p->ids[i], p->update_rev)))
-			all_updated = false;
-	if (all_updated)
-		want = p->update_rev;
-	if (have && !strcmp(have, want))
-		return false;
-	json_t *st = json_deep_copy(p->state);
-	json_object_set_new(st, "currentRevision", json_string(want));
-	set_state(p, a, "RecordRevision", st);
-	return true;
 }
 
 /* ---- the plan ---- */
@@ -694,25 +390,25 @@ void cluster_plan(const struct cluster_inputs *in, struct action *a)
 	apply_state(&p);
 	cluster_template_hash(p.s.tmpl, p.hash);
 	p.update_rev = cluster_revision_name(p.name, p.hash);
-	p.update_obj = find_revision(&p, p.update_rev);
+	p.update_obj = cluster_find_revision(&p, p.update_rev);
 	/* The state keeps it too: a partition must hold through a status wipe. */
 	const char *cur = json_string_value(json_object_get(p.state, "currentRevision"));
-	if (!cur || !find_revision(&p, cur))
+	if (!cur || !cluster_find_revision(&p, cur))
 		cur = kube_obj_str(in->cluster, "status.currentRevision");
-	p.current_rev = cur && find_revision(&p, cur) ? cur : p.update_rev;
+	p.current_rev = cur && cluster_find_revision(&p, cur) ? cur : p.update_rev;
 	for (size_t i = 0; i < p.nids; i++)
 		if (p.ids[i].pod)
 			assess(&p, &p.ids[i]);
 
 	if (p.state_rebuilt) {
-		set_state(&p, a, "RebuildState", json_incref(p.state));
+		cluster_set_state(&p, a, "RebuildState", json_incref(p.state));
 		if (highest_seen(&p) >= 0)
 			action_event(a, "Normal", "StateRebuilt",
 				     "identity state rebuilt from the pods and claims: next identity %s-%lld", p.name,
 				     (long long)json_integer_value(json_object_get(p.state, "next")));
-	} else if (!(ensure_revision(&p, a) || record_current_revision(&p, a) || replace_failed(&p, a) ||
-		     release(&p, a) || scale(&p, a) || start_members(&p, a) || roll(&p, a) ||
-		     fix_claim_owners(&p, a) || prune_revisions(&p, a))) {
+	} else if (!(cluster_ensure_revision(&p, a) || cluster_record_current_revision(&p, a) || cluster_replace_failed(&p, a) ||
+		     cluster_release(&p, a) || cluster_scale(&p, a) || cluster_start_members(&p, a) || cluster_roll(&p, a) ||
+		     cluster_fix_claim_owners(&p, a) || cluster_prune_revisions(&p, a))) {
 		json_t *st = cluster_desired_status(&p);
 		if (cluster_status_differs(json_object_get(in->cluster, "status"), st)) {
 			patch_cluster(&p, a, "UpdateStatus", json_pack("{s:o}", "status", st));

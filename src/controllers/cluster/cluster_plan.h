@@ -37,6 +37,13 @@
  *             whenDeleted is Delete, so the garbage collector takes them.
  *
  * Every action is one API call; the reconciler performs it and asks again.
+ *
+ * Where: cluster_plan.c reads the spec, the members and the state and
+ * picks the step in order; cluster_members.c replaces failed members,
+ * scales, releases former members and starts members; cluster_update.c
+ * keeps the revisions and rolls the update; cluster_status.c computes the
+ * status; cluster_objects.c builds the pods, claims and revisions, and
+ * names them.
  */
 #ifndef SOP_CLUSTER_PLAN_H
 #define SOP_CLUSTER_PLAN_H

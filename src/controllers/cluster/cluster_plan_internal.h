@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "controllers/cluster/cluster_plan.h"
+#include "runtime/action.h"
 
 /* The spec as read, defaults filled in. */
 struct spec {
@@ -63,6 +64,46 @@ struct plan {
 	const char *current_rev;  /* status.currentRevision when that revision still exists, else update_rev */
 };
 
+/* ---- the state (cluster_plan.c) ---- */
+
+/* A SetState step named what, writing st (stolen) into the state annotation (the controller seals it). */
+void cluster_set_state(const struct plan *p, struct action *a, const char *what, json_t *st);
+/*
+ * A copy of the state (new reference) with member drop (-1: none) released
+ * as why and add new identities, whose names go to added (len bytes; may be NULL).
+ */
+json_t *cluster_state_change(const struct plan *p, long drop, const char *why, int add, char *added, size_t len);
+/* s is one of array's strings. */
+bool cluster_in_array(const json_t *array, const char *s);
+
+/*
+ * ---- the steps: each returns true when it chose a, false when it has
+ * nothing to do ----
+ */
+
+/* cluster_members.c: a failed member gets a new identity (or, scaling down, none). */
+bool cluster_replace_failed(struct plan *p, struct action *a);
+bool cluster_scale(struct plan *p, struct action *a);
+/* Identities no longer members: their pods go, then their claims as the policy says. */
+bool cluster_release(struct plan *p, struct action *a);
+/* Each member's missing claims, then its pod at the revision it should run. */
+bool cluster_start_members(struct plan *p, struct action *a);
+/* Claims carry an owner reference to the cluster exactly when whenDeleted is Delete. */
+bool cluster_fix_claim_owners(struct plan *p, struct action *a);
+/* Who goes first (scale-down, rolling update): members not Ready (they serve nothing), then the newest. */
+bool cluster_goes_before(const struct identity *id, const struct identity *than);
+
+/* cluster_update.c */
+bool cluster_ensure_revision(struct plan *p, struct action *a);
+bool cluster_record_current_revision(struct plan *p, struct action *a);
+/* RollingUpdate: replace outdated pods, never more than maxUnavailable members down. */
+bool cluster_roll(struct plan *p, struct action *a);
+/* Old revisions beyond revisionHistoryLimit go, oldest first; those in use stay. */
+bool cluster_prune_revisions(struct plan *p, struct action *a);
+/* The cluster's ControllerRevision of that name (borrowed from the inputs), or NULL. */
+const json_t *cluster_find_revision(const struct plan *p, const char *name);
+/* The revision member id runs at (or should): rank below partition keeps the current one. */
+const char *cluster_target_revision(const struct plan *p, const struct identity *id);
 /* True when the member's pod runs revision rev (its controller-revision-hash label). */
 bool cluster_at_revision(const struct identity *id, const char *rev);
 

@@ -1,0 +1,199 @@
+/*
+ * The StatefulCluster's members (a part of the planner, cluster_plan.c):
+ * a failed member replaced by a new identity, scaling up and down, former
+ * members' pods and claims released as the policies say, and each member's
+ * claims and pod created. Each function takes one step when it has one.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/kube_object.h"
+#include "controllers/cluster/cluster_objects.h"
+#include "controllers/cluster/cluster_plan_internal.h"
+#include "util/xalloc.h"
+
+/* What a retention policy does to a leaving member's claims, for the Events. */
+static const char *claims_fate(const char *policy)
+{
+	return !strcmp(policy, "Delete") ? "deleted" : "kept";
+}
+
+bool cluster_replace_failed(struct plan *p, struct action *a)
+{
+	for (size_t i = 0; i < p->nids; i++) {
+		struct identity *id = &p->ids[i];
+		if (!id->member || !id->failure)
+			continue;
+		long long members = (long long)json_array_size(json_object_get(p->state, "members"));
+		if (members > p->s.replicas) {
+			/* Scaling down anyway: the failed member is the one that goes, without a successor. */
+			cluster_set_state(p, a, "RemoveMember", cluster_state_change(p, id->n, "Replaced", 0, NULL, 0));
+			action_event(a, "Warning", "MemberRemoved",
+				     "member %s failed (%s) while scaling to %lld: removed, not replaced; "
+				     "its claims are %s (whenReplaced: %s)",
+				     id->name, id->failure, p->s.replicas, claims_fate(p->s.when_replaced),
+				     p->s.when_replaced);
+			return true;
+		}
+		char added[300];
+		cluster_set_state(p, a, "ReplaceMember", cluster_state_change(p, id->n, "Replaced", 1, added, sizeof(added)));
+		action_event(a, "Warning", "MemberReplaced",
+			     "member %s failed (%s); replaced by %s with new claims; "
+			     "its claims are %s (whenReplaced: %s)",
+			     id->name, id->failure, added, claims_fate(p->s.when_replaced), p->s.when_replaced);
+		action_count(a, "stateful_operator_cluster_member_replacements_total", 1);
+		return true;
+	}
+	return false;
+}
+
+bool cluster_goes_before(const struct identity *id, const struct identity *than)
+{
+	return !than || (!id->ready && than->ready) || (id->ready == than->ready && id->n > than->n);
+}
+
+bool cluster_scale(struct plan *p, struct action *a)
+{
+	long long members = (long long)json_array_size(json_object_get(p->state, "members"));
+	if (members < p->s.replicas) {
+		char added[1024];
+		int add = (int)(p->s.replicas - members);
+		cluster_set_state(p, a, "AddMembers", cluster_state_change(p, -1, NULL, add, added, sizeof(added)));
+		action_event(a, "Normal", "MembersAdded", "scaling to %lld: new members %s", p->s.replicas, added);
+		return true;
+	}
+	if (members > p->s.replicas) {
+		const struct identity *victim = NULL;
+		for (size_t i = 0; i < p->nids; i++)
+			if (p->ids[i].member && cluster_goes_before(&p->ids[i], victim))
+				victim = &p->ids[i];
+		cluster_set_state(p, a, "RemoveMember", cluster_state_change(p, victim->n, "Scaled", 0, NULL, 0));
+		action_event(a, "Normal", "MemberRemoved",
+			     "scaling to %lld: member %s (%s) goes; its claims are %s (whenScaled: %s)", p->s.replicas,
+			     victim->name, victim->ready ? "Ready" : "not Ready", claims_fate(p->s.when_scaled),
+			     p->s.when_scaled);
+		return true;
+	}
+	return false;
+}
+
+bool cluster_release(struct plan *p, struct action *a)
+{
+	for (size_t i = 0; i < p->nids; i++) {
+		struct identity *id = &p->ids[i];
+		if (id->member)
+			continue;
+		bool deleted = id->pod && cluster_in_array(p->in->deleted_uids, kube_obj_str(id->pod, "metadata.uid"));
+		if (id->pod && !id->released && !kube_obj_terminating(id->pod) && !deleted) {
+			/*
+			 * A live pod of ours that the state neither lists nor released: the
+			 * annotation was replaced by an older copy (a re-applied manifest).
+			 * The pod is taken back in as a member, never deleted.
+			 */
+			json_t *st = json_deep_copy(p->state);
+			json_array_append_new(json_object_get(st, "members"), json_integer(id->n));
+			cluster_set_state(p, a, "RecoverMember", st);
+			action_event(a, "Warning", "MemberRecovered",
+				     "pod %s is this StatefulCluster's but annotation %s did not list it "
+				     "(replaced by an older copy?): it is a member again",
+				     id->name, ANNOTATION_CLUSTER_STATE);
+			return true;
+		}
+		/* A pod stuck terminating on a lost node is force-deleted: its identity is never used again. */
+		if (id->pod && (!kube_obj_terminating(id->pod) || id->node_lost) && !deleted) {
+			action_delete(a, "DeleteFormerMember", &KUBE_PODS, id->pod);
+			a->force = id->node_lost;
+			return true;
+		}
+		if (!id->released)
+			continue;
+		const char *pol = !strcmp(id->released, "Replaced") ? p->s.when_replaced : p->s.when_scaled;
+		if (!strcmp(pol, "Delete")) {
+			if (id->pod)
+				continue; /* the claims go once the pod is gone */
+			for (int c = 0; c < id->nclaims; c++) {
+				if (!kube_obj_terminating(id->claims[c])) {
+					action_delete(a, "DeleteClaim", &KUBE_PVCS, id->claims[c]);
+					return true;
+				}
+			}
+		}
+		/* Done with it: the identity is only a number past now. */
+		json_t *st = json_deep_copy(p->state);
+		char key[24];
+		snprintf(key, sizeof(key), "%ld", id->n);
+		json_object_del(json_object_get(st, "released"), key);
+		cluster_set_state(p, a, "ForgetMember", st);
+		return true;
+	}
+	return false;
+}
+
+bool cluster_start_members(struct plan *p, struct action *a)
+{
+	for (size_t i = 0; i < p->nids; i++) {
+		struct identity *id = &p->ids[i];
+		if (!id->member)
+			continue;
+		size_t t;
+		const json_t *vct;
+		bool claims_ready = true;
+		json_array_foreach(p->s.vcts, t, vct) {
+			const char *tname = kube_obj_str(vct, "metadata.name");
+			char *claim = cluster_claim_name(tname, p->name, id->n);
+			const json_t *found = NULL;
+			for (int c = 0; c < id->nclaims; c++)
+				if (!strcmp(kube_obj_str(id->claims[c], "metadata.name"), claim))
+					found = id->claims[c];
+			free(claim);
+			if (!found) {
+				bool owned = !strcmp(p->s.when_deleted, "Delete");
+				json_t *body = cluster_member_claim(p->c, vct, id->n, owned);
+				action_create(a, "CreateClaim", &KUBE_PVCS, body);
+				return true;
+			}
+			if (kube_obj_terminating(found))
+				claims_ready = false; /* someone deletes it: the pod waits for a new one */
+		}
+		if (id->pod || id->foreign || !claims_ready)
+			continue;
+		const char *rev = cluster_target_revision(p, id);
+		const json_t *robj = cluster_find_revision(p, rev);
+		const json_t *tmpl = robj ? json_object_get(json_object_get(robj, "data"), "template") : NULL;
+		if (!tmpl)
+			continue; /* its revision is not in the cache yet */
+		action_create(a, "CreatePod", &KUBE_PODS, cluster_member_pod(p->c, tmpl, id->n, rev));
+		return true;
+	}
+	return false;
+}
+
+bool cluster_fix_claim_owners(struct plan *p, struct action *a)
+{
+	bool want = !strcmp(p->s.when_deleted, "Delete");
+	for (size_t i = 0; i < p->nids; i++) {
+		const struct identity *id = &p->ids[i];
+		for (int c = 0; c < id->nclaims; c++) {
+			const json_t *obj = id->claims[c];
+			if (kube_obj_terminating(obj) || kube_obj_owned_by(obj, p->uid) == want)
+				continue;
+			json_t *refs = json_array();
+			size_t r;
+			json_t *ref;
+			json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), r, ref) {
+				const char *u = kube_obj_str(ref, "uid");
+				if (!u || strcmp(u, p->uid))
+					json_array_append(refs, ref);
+			}
+			if (want)
+				json_array_append_new(refs, cluster_owner_ref(p->c, false));
+			const char *name = kube_obj_str(obj, "metadata.name");
+			json_t *patch = json_pack("{s:{s:o}}", "metadata", "ownerReferences", refs);
+			action_patch(a, want ? "OwnClaim" : "DisownClaim", &KUBE_PVCS, name, patch);
+			action_patch_precondition(a, kube_obj_str(obj, "metadata.resourceVersion"), NULL);
+			return true;
+		}
+	}
+	return false;
+}
