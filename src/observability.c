@@ -248,8 +248,9 @@ void observability_stop(struct observability *o)
 	free(o);
 }
 
-void observability_count(struct observability *o, const char *family, double v)
+void observability_count(void *obs, const char *family, double v)
 {
+	struct observability *o = obs;
 	for (int i = 0; i < o->noutcomes; i++)
 		if (!strcmp(outcome[i][0], family))
 			metric_add(o->outcomes[i], v, METRIC_NO_LABELS);

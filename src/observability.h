@@ -31,8 +31,12 @@ struct observability *observability_start(const char *metrics_address, const cha
 void observability_stop(struct observability *o);
 /* The registry, for controllers' own counters. Borrowed. */
 struct metrics *observability_metrics(struct observability *o);
-/* Adds v to one of the controllers' outcome counters (e.g. "stateful_operator_resizes_started_total"). */
-void observability_count(struct observability *o, const char *family, double v);
+/*
+ * Adds v to one of the controllers' outcome counters (e.g.
+ * "stateful_operator_resizes_started_total"). obs is a struct
+ * observability: void, so that it is the reconciler's count function as it is.
+ */
+void observability_count(void *obs, const char *family, double v);
 
 /* The ports actually bound (for ":0" in tests); 0 when disabled. */
 int observability_metrics_port(const struct observability *o);

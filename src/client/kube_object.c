@@ -66,28 +66,43 @@ bool kube_obj_terminating(const json_t *obj)
 	return kube_obj_str(obj, "metadata.deletionTimestamp") != NULL;
 }
 
-static bool has_owner(const json_t *obj, const char *uid, bool controller_only)
+bool kube_obj_has_finalizer(const json_t *obj, const char *name)
 {
 	size_t i;
-	const json_t *ref;
-	if (!uid)
-		return false;
-	json_array_foreach(json_object_get(metadata(obj), "ownerReferences"), i, ref) {
-		const char *u = kube_obj_str(ref, "uid");
-		if (u && !strcmp(u, uid) && (!controller_only || json_is_true(json_object_get(ref, "controller"))))
+	const json_t *v;
+	json_array_foreach(json_object_get(metadata(obj), "finalizers"), i, v) {
+		if (json_string_value(v) && !strcmp(json_string_value(v), name))
 			return true;
 	}
 	return false;
 }
 
+/* uid NULL: any owner. */
+static bool has_owner(const json_t *obj, const char *uid, bool controller_only)
+{
+	size_t i;
+	const json_t *ref;
+	json_array_foreach(json_object_get(metadata(obj), "ownerReferences"), i, ref) {
+		const char *u = kube_obj_str(ref, "uid");
+		if ((!uid || (u && !strcmp(u, uid))) && (!controller_only || json_is_true(json_object_get(ref, "controller"))))
+			return true;
+	}
+	return false;
+}
+
+bool kube_obj_has_controller(const json_t *obj)
+{
+	return has_owner(obj, NULL, true);
+}
+
 bool kube_obj_owned_by(const json_t *obj, const char *uid)
 {
-	return has_owner(obj, uid, false);
+	return uid && has_owner(obj, uid, false);
 }
 
 bool kube_obj_controlled_by(const json_t *obj, const char *uid)
 {
-	return has_owner(obj, uid, true);
+	return uid && has_owner(obj, uid, true);
 }
 
 void kube_obj_each_owner(const json_t *obj, const char *kind, void (*fn)(void *ctx, const char *name), void *ctx)

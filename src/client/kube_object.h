@@ -26,10 +26,15 @@ bool kube_obj_annotation_true(const json_t *obj, const char *key);
 /* metadata.deletionTimestamp is set: the object is being deleted. */
 bool kube_obj_terminating(const json_t *obj);
 
+/* metadata.finalizers holds name. */
+bool kube_obj_has_finalizer(const json_t *obj, const char *name);
+
 /* Some owner reference of obj has this UID. */
 bool kube_obj_owned_by(const json_t *obj, const char *uid);
 /* obj's controller reference (controller: true) has this UID. */
 bool kube_obj_controlled_by(const json_t *obj, const char *uid);
+/* Some owner reference of obj is a controller reference. */
+bool kube_obj_has_controller(const json_t *obj);
 /* Calls fn with the name of each owner reference of kind `kind`. */
 void kube_obj_each_owner(const json_t *obj, const char *kind, void (*fn)(void *ctx, const char *name),
 			 void *ctx);

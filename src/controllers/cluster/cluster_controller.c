@@ -225,11 +225,6 @@ static void performed(void *ctx, const struct reconcile_key *k, void *snapshot, 
 			     err->message);
 }
 
-static void count(void *obs, const char *family, double by)
-{
-	observability_count(obs, family, by);
-}
-
 static void free_ctx(void *ctx)
 {
 	struct cluster_ctx *cc = ctx;
@@ -258,7 +253,7 @@ struct controller *cluster_controller_new(const struct cluster_deps *deps)
 	hashmap_init(&cc->create_error);
 	struct reconciler_deps rd = {.client = deps->client,
 				     .events = deps->events,
-				     .count = deps->obs ? count : NULL,
+				     .count = deps->obs ? observability_count : NULL,
 				     .counter = deps->obs,
 				     .workers = deps->workers};
 	struct controller *c = reconciler_new(&ops, cc, free_ctx, &rd);

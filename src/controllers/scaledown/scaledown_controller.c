@@ -255,11 +255,6 @@ static void enqueue_for_claim(void *ctx, struct controller *c, const json_t *pvc
 		claim_statefulset_candidates(kube_obj_str(pvc, "metadata.name"), enqueue_if_statefulset, &ce);
 }
 
-static void count(void *obs, const char *family, double by)
-{
-	observability_count(obs, family, by);
-}
-
 struct controller *scaledown_controller_new(const struct scaledown_deps *deps)
 {
 	static const struct reconciler_ops ops = {
@@ -272,7 +267,7 @@ struct controller *scaledown_controller_new(const struct scaledown_deps *deps)
 	struct informer *pods = manager_informer(deps->manager, &KUBE_PODS);
 	sc->caches = (struct scaledown_caches){informer_store(sts), informer_store(pvcs), informer_store(pods)};
 	scaledown_caches_index(&sc->caches);
-	struct reconciler_deps rd = {deps->client, deps->events, deps->obs ? count : NULL, deps->obs, deps->workers};
+	struct reconciler_deps rd = {deps->client, deps->events, deps->obs ? observability_count : NULL, deps->obs, deps->workers};
 	struct controller *c = reconciler_new(&ops, sc, free, &rd);
 
 	struct informer_handlers h = controller_object_handlers(c);

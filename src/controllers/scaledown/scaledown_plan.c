@@ -12,7 +12,7 @@
 #include "client/label_selector.h"
 #include "controllers/resize/resize_state.h"
 #include "controllers/scaledown/scaledown_names.h"
-#include "controllers/scaledown/scaledown_request.h"
+#include "controllers/scaledown/scaledown_plan_internal.h"
 #include "util/duration.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -27,28 +27,6 @@ long scaledown_backoff_ms(int failures)
 
 /* ---- reading the cluster ---- */
 
-static bool has_finalizer(const json_t *obj, const char *name)
-{
-	size_t i;
-	const json_t *v;
-	json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "finalizers"), i, v) {
-		if (json_string_value(v) && !strcmp(json_string_value(v), name))
-			return true;
-	}
-	return false;
-}
-
-static bool has_controller(const json_t *obj)
-{
-	size_t i;
-	const json_t *ref;
-	json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, ref) {
-		if (json_is_true(json_object_get(ref, "controller")))
-			return true;
-	}
-	return false;
-}
-
 /* "1h", "90s", "1500ms": a timeout as the user wrote it, near enough. */
 static void format_duration(long long ms, char *buf, size_t len)
 {
@@ -62,53 +40,6 @@ static void format_duration(long long ms, char *buf, size_t len)
 		snprintf(buf, len, "%lldms", ms);
 }
 
-/* ---- the claim sets ---- */
-
-struct claim {
-	const json_t *obj;
-	const char *name;
-	const char *uid;
-	bool terminating;
-};
-
-enum set_state {
-	SET_IDLE,       /* nothing to do: in range, cleaned, or no claim left */
-	SET_CLEANING,   /* our cleanup pod exists */
-	SET_RETRY_WAIT, /* a failure recorded; next attempt after retryAt */
-	SET_GAVE_UP,    /* max attempts failed: claims kept */
-	SET_POD_LEFT,   /* a pod not ours holds the name (being stopped by the StatefulSet, or foreign) */
-	SET_STOP,       /* StatefulSet deletion: its own pod must go first */
-	SET_STOPPING,   /* ...and is going */
-	SET_LEFT_ALONE, /* StatefulSet deletion: a pod it does not control holds the name */
-	SET_READY,      /* a cleanup pod may start */
-};
-
-struct ordinal {
-	long k;
-	char key[16];         /* k as a key of the state's "ordinals" */
-	struct claim *claims; /* one per volumeClaimTemplate that has a claim */
-	int nclaims, nlive;
-	const json_t *cleanup; /* our cleanup pod */
-	const json_t *other;   /* another pod named <sts>-<k> */
-	bool in_range;
-	const json_t *entry; /* scaledown-state for k, or NULL */
-	int failures;
-	enum set_state state;
-	bool queued; /* READY or STOP but no free slot */
-};
-
-struct plan {
-	const struct scaledown_inputs *in;
-	const char *ns, *name, *uid;
-	struct scaledown_request req;
-	bool may_start; /* a valid template: new cleanups may start */
-	bool deleting;
-	json_t *state;        /* scaledown-state as read (new reference, an object) */
-	struct ordinal *ords; /* sorted highest first */
-	size_t nords;
-	long long deadline_ms; /* the nearest time something is due, or LLONG_MAX */
-	char timeout_text[32];
-};
 
 static struct ordinal *ordinal_get(struct plan *p, long k, int ntemplates)
 {
@@ -195,7 +126,7 @@ static void collect(struct plan *p)
 		qsort(p->ords, p->nords, sizeof(*p->ords), by_ordinal_desc);
 }
 
-static void due_at(struct plan *p, long long ms)
+void scaledown_due_at(struct plan *p, long long ms)
 {
 	if (ms < p->deadline_ms)
 		p->deadline_ms = ms;
@@ -227,123 +158,17 @@ static void classify(struct plan *p, struct ordinal *o)
 	else
 		o->state = SET_READY;
 	if (o->state == SET_RETRY_WAIT)
-		due_at(p, retry_at_ms(o->entry));
-}
-
-/* ---- a cleanup pod under way ---- */
-
-/* The pod's last termination message, or a description of how it failed. New string. */
-static char *failure_message(const json_t *pod)
-{
-	size_t i;
-	const json_t *cs;
-	json_array_foreach(json_object_get(json_object_get(pod, "status"), "containerStatuses"), i, cs) {
-		const char *msg = kube_obj_str(cs, "state.terminated.message");
-		if (msg && *msg)
-			return xstrdup(msg);
-	}
-	json_array_foreach(json_object_get(json_object_get(pod, "status"), "containerStatuses"), i, cs) {
-		const json_t *term = json_object_get(json_object_get(cs, "state"), "terminated");
-		const char *why = kube_obj_str(term, "reason");
-		if (term)
-			return xasprintf("container %s exited with code %lld (%s)", kube_obj_str(cs, "name"),
-					 kube_obj_int(term, "exitCode", NULL, 0), why ? why : "no reason given");
-	}
-	const char *msg = kube_obj_str(pod, "status.message");
-	const char *reason = kube_obj_str(pod, "status.reason");
-	if (msg || reason)
-		return xasprintf("%s%s%s", reason ? reason : "", reason && msg ? ": " : "", msg ? msg : "");
-	return xstrdup("the pod failed without a message");
-}
-
-static const char *phase_of(const json_t *pod)
-{
-	const char *phase = kube_obj_str(pod, "status.phase");
-	return phase ? phase : "Pending";
-}
-
-/*
- * Succeeded, and on its own: a pod deleted while it ran gets SIGTERM, and
- * a cleanup that exits 0 on it ends Succeeded half-way. So a pod being
- * deleted counts as succeeded only if its containers had all finished
- * before the deletion was asked for (deletionTimestamp minus its grace).
- */
-static bool succeeded(const json_t *pod)
-{
-	if (strcmp(phase_of(pod), "Succeeded"))
-		return false;
-	if (!kube_obj_terminating(pod))
-		return true;
-	int64_t deadline = rfc3339_seconds(kube_obj_str(pod, "metadata.deletionTimestamp"));
-	int64_t asked = deadline - kube_obj_int(pod, "metadata", "deletionGracePeriodSeconds", 0);
-	int64_t finished = -1;
-	size_t i;
-	const json_t *cs;
-	json_array_foreach(json_object_get(json_object_get(pod, "status"), "containerStatuses"), i, cs) {
-		int64_t f = rfc3339_seconds(kube_obj_str(cs, "state.terminated.finishedAt"));
-		if (f < 0)
-			return false; /* not known to have finished: not known to have succeeded */
-		if (f > finished)
-			finished = f;
-	}
-	return deadline >= 0 && finished >= 0 && finished < asked;
-}
-
-/* Why the cleanup pod counts as failed (new string), or NULL while it may still succeed. */
-static char *why_failed(struct plan *p, const struct ordinal *o)
-{
-	const char *phase = phase_of(o->cleanup);
-	if (succeeded(o->cleanup))
-		return NULL;
-	if (!strcmp(phase, "Failed"))
-		return failure_message(o->cleanup);
-	if (!strcmp(phase, "Succeeded")) /* exited 0 on the SIGTERM of a deletion: cut short */
-		return xstrdup("the cleanup pod was stopped (deleted) before it finished");
-	if (kube_obj_terminating(o->cleanup))
-		return xstrdup("the cleanup pod was deleted before it finished");
-	int64_t created = rfc3339_seconds(kube_obj_str(o->cleanup, "metadata.creationTimestamp"));
-	long long deadline = created < 0 ? LLONG_MAX : (long long)created * 1000 + p->req.timeout_ms;
-	if (p->in->now_ms >= deadline)
-		return xasprintf("the cleanup pod did not finish within %s (annotation %s)", p->timeout_text,
-				 ANNOTATION_SCALEDOWN_TIMEOUT);
-	due_at(p, deadline);
-	return NULL;
-}
-
-static int attempt_of(const json_t *pod)
-{
-	const char *a = kube_obj_annotation(pod, ANNOTATION_CLEANUP_ATTEMPT);
-	return a ? atoi(a) : 0;
+		scaledown_due_at(p, retry_at_ms(o->entry));
 }
 
 /* "data-web-2, logs-web-2": the claims of a set, for messages. New string. */
-static char *claim_list(const struct ordinal *o)
+char *scaledown_claim_list(const struct ordinal *o)
 {
 	struct strbuf sb = STRBUF_INIT;
 	for (int i = 0; i < o->nclaims; i++)
 		strbuf_appendf(&sb, "%s%s", i ? ", " : "", o->claims[i].name);
 	return strbuf_detach(&sb);
 }
-
-static json_t *state_with_failure(struct plan *p, const struct ordinal *o, const char *message)
-{
-	json_t *st = json_deep_copy(p->state);
-	if (!json_is_object(json_object_get(st, "ordinals")))
-		json_object_set_new(st, "ordinals", json_object());
-	char at[32];
-	/* Rounded up to the second RFC 3339 keeps: a retry never comes early. */
-	time_t retry = (time_t)((p->in->now_ms + scaledown_backoff_ms(o->failures + 1) + 999) / 1000);
-	struct tm tm;
-	strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&retry, &tm));
-	json_t *entry = json_pack("{s:i, s:s, s:s}", "failures", o->failures + 1, "lastPod",
-				  kube_obj_str(o->cleanup, "metadata.uid"), "message", message);
-	if (o->failures + 1 < p->req.max_attempts)
-		json_object_set_new(entry, "retryAt", json_string(at));
-	json_object_set_new(json_object_get(st, "ordinals"), o->key, entry);
-	return st;
-}
-
-static char *status_text(struct plan *p, const json_t *state);
 
 /* A merge patch (body stolen) of the StatefulSet as the planner saw it: on a newer one it conflicts. */
 static void patch_sts(const struct plan *p, struct action *a, const char *what, json_t *body)
@@ -354,7 +179,7 @@ static void patch_sts(const struct plan *p, struct action *a, const char *what, 
 }
 
 /* Writes state (stolen; NULL: removes it) as scaledown-state, unsealed, and status (stolen) as -status. */
-static void record_state(const struct plan *p, struct action *a, const char *what, json_t *state, char *status)
+void scaledown_record_state(const struct plan *p, struct action *a, const char *what, json_t *state, char *status)
 {
 	char *text = state ? json_dumps(state, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	patch_sts(p, a, what,
@@ -365,168 +190,12 @@ static void record_state(const struct plan *p, struct action *a, const char *wha
 	json_decref(state);
 }
 
-/* A delete of obj by its UID; gone or replaced (404, 409) means the cluster moved on. */
-static void delete_step(struct action *a, const char *what, const struct kube_resource *r, const json_t *obj)
-{
-	action_delete(a, what, r, obj);
-	a->answers = ACTION_STALE_404 | ACTION_STALE_409;
-}
-
-/* Success: delete the claims it mounted, then the pod. Failure: record it, then delete the pod. */
-static bool act_on_cleanup(struct plan *p, struct ordinal *o, struct action *a)
-{
-	const json_t *pod = o->cleanup;
-	const char *pod_name = kube_obj_str(pod, "metadata.name");
-	const char *pod_uid = kube_obj_str(pod, "metadata.uid");
-	const char *last = kube_obj_str(o->entry, "lastPod");
-	if (last && pod_uid && !strcmp(last, pod_uid)) {
-		/* Its failure is on record: the pod goes. */
-		if (!kube_obj_terminating(pod))
-			delete_step(a, SCALEDOWN_DELETE_POD, &KUBE_PODS, pod);
-		return a->verb != ACTION_NOTHING;
-	}
-	if (!strcmp(phase_of(pod), "Succeeded")) {
-		const char *named = kube_obj_annotation(pod, ANNOTATION_CLEANUP_CLAIMS);
-		json_t *mounted = json_loads(named ? named : "{}", 0, NULL);
-		const struct claim *live = NULL;
-		for (int i = 0; i < o->nclaims && !live; i++) {
-			const struct claim *c = &o->claims[i];
-			const char *uid = json_string_value(json_object_get(mounted, c->name));
-			/* Only the very claim the pod mounted: one created since is not cleaned. */
-			if (!c->terminating && uid && c->uid && !strcmp(uid, c->uid))
-				live = c;
-		}
-		if (live && succeeded(pod)) {
-			delete_step(a, SCALEDOWN_DELETE_CLAIM, &KUBE_PVCS, live->obj);
-		} else if (!live && !kube_obj_terminating(pod)) {
-			struct strbuf sb = STRBUF_INIT;
-			const char *k;
-			json_t *v;
-			json_object_foreach(mounted, k, v)
-				strbuf_appendf(&sb, "%s%s", sb.len ? ", " : "", k);
-			delete_step(a, SCALEDOWN_DELETE_POD, &KUBE_PODS, pod);
-			action_event(a, "Normal", "CleanupSucceeded",
-				     "cleanup pod %s succeeded for ordinal %ld; claims %s deleted", pod_name, o->k,
-				     sb.len ? sb.buf : "(none)");
-			action_count(a, "stateful_operator_cleanups_succeeded_total", 1);
-			strbuf_release(&sb);
-		}
-		json_decref(mounted);
-		/* Claims gone and the pod going: done. Claims there but the pod was cut short: a failure, below. */
-		if (a->verb != ACTION_NOTHING || !live)
-			return a->verb != ACTION_NOTHING;
-	}
-	char *why = why_failed(p, o);
-	/* Without a UID (the API server gives every pod one) a failure cannot be counted once. */
-	if (!why || !pod_uid) {
-		free(why);
-		return false;
-	}
-	/* Recorded before the pod goes, so a crash in between counts it once. */
-	json_t *st = state_with_failure(p, o, why);
-	char *claims = claim_list(o);
-	int attempt = attempt_of(pod) > 0 ? attempt_of(pod) : o->failures + 1;
-	char next[160];
-	if (o->in_range)
-		snprintf(next, sizeof(next), "ordinal %ld is back in the StatefulSet: claims kept, no retry", o->k);
-	else if (o->failures + 1 >= p->req.max_attempts)
-		snprintf(next, sizeof(next), "gave up after %d failed attempts: claims kept, see annotation %s",
-			 o->failures + 1, ANNOTATION_SCALEDOWN_STATUS);
-	else
-		snprintf(next, sizeof(next), "claims kept; retrying in %lds",
-			 scaledown_backoff_ms(o->failures + 1) / 1000);
-	record_state(p, a, SCALEDOWN_RECORD_FAILURE, st, status_text(p, st));
-	action_event(a, "Warning", "CleanupFailed",
-		     "cleanup pod %s for ordinal %ld (attempt %d of %d, claims %s) failed: %s; %s", pod_name, o->k,
-		     attempt, p->req.max_attempts, claims, why, next);
-	action_count(a, "stateful_operator_cleanups_failed_total", 1);
-	free(claims);
-	free(why);
-	return true;
-}
-
-/* ---- starting ---- */
-
-/* A copy of v when it is an object, else an empty one. New reference. */
-static json_t *object_copy(const json_t *v)
-{
-	return json_is_object(v) ? json_deep_copy(v) : json_object();
-}
-
-/* The cleanup pod of o: the template, with its claims mounted and named in cleanup-claims. New reference. */
-static json_t *cleanup_pod(const struct plan *p, const struct ordinal *o)
-{
-	const json_t *tmeta = json_object_get(p->req.pod_template, "metadata");
-	json_t *labels = object_copy(json_object_get(tmeta, "labels"));
-	json_t *annotations = object_copy(json_object_get(tmeta, "annotations"));
-	json_object_set_new(labels, LABEL_CLEANUP_FOR, json_string(p->name));
-	json_object_set_new(annotations, ANNOTATION_CLEANUP_ORDINAL, json_sprintf("%ld", o->k));
-	json_object_set_new(annotations, ANNOTATION_CLEANUP_ATTEMPT, json_sprintf("%d", o->failures + 1));
-
-	json_t *spec = json_deep_copy(json_object_get(p->req.pod_template, "spec"));
-	json_t *volumes = json_object_get(spec, "volumes");
-	if (!json_is_array(volumes)) {
-		volumes = json_array();
-		json_object_set_new(spec, "volumes", volumes);
-	}
-	json_t *claims = json_object();
-	const json_t *templates = json_object_get(json_object_get(p->in->sts, "spec"), "volumeClaimTemplates");
-	size_t i;
-	const json_t *t;
-	json_array_foreach(templates, i, t) {
-		const char *tmpl = kube_obj_str(t, "metadata.name");
-		char *claim = tmpl ? scaledown_claim_name(tmpl, p->name, o->k) : NULL;
-		for (int c = 0; claim && c < o->nclaims; c++) {
-			if (!strcmp(o->claims[c].name, claim) && !o->claims[c].terminating && o->claims[c].uid) {
-				json_array_append_new(volumes, json_pack("{s:s, s:{s:s}}", "name", tmpl,
-									 "persistentVolumeClaim", "claimName", claim));
-				json_object_set_new(claims, claim, json_string(o->claims[c].uid));
-			}
-		}
-		free(claim);
-	}
-	char *claims_text = json_dumps(claims, JSON_COMPACT | JSON_SORT_KEYS);
-	json_object_set_new(annotations, ANNOTATION_CLEANUP_CLAIMS, json_string(claims_text));
-	free(claims_text);
-	json_decref(claims);
-
-	char *pod_name = scaledown_pod_name(p->name, o->k);
-	json_t *pod = json_pack("{s:s, s:s, s:{s:s, s:s, s:o, s:o}, s:o}", "apiVersion", "v1", "kind", "Pod",
-				"metadata", "name", pod_name, "namespace", p->ns, "labels", labels, "annotations",
-				annotations, "spec", spec);
-	/*
-	 * Owned, not controlled: the StatefulSet controller must not count it as
-	 * one of its pods. Not owned while the set is being deleted: a foreground
-	 * deletion has the garbage collector delete every dependent, a running
-	 * cleanup pod included; the finalizer already makes sure it goes first.
-	 */
-	if (!p->deleting)
-		json_object_set_new(json_object_get(pod, "metadata"), "ownerReferences",
-				    json_pack("[{s:s, s:s, s:s, s:s}]", "apiVersion", "apps/v1", "kind", "StatefulSet",
-					      "name", p->name, "uid", p->uid));
-	free(pod_name);
-	return pod;
-}
-
-/* The name is taken (409): by our pod made before a crash, or the set's own: the cluster moved on. */
-static void start_cleanup(const struct plan *p, const struct ordinal *o, struct action *a)
-{
-	action_create(a, SCALEDOWN_CREATE_POD, &KUBE_PODS, cleanup_pod(p, o));
-	a->answers = ACTION_STALE_409;
-	char *claims = claim_list(o);
-	action_event(a, "Normal", "CleanupStarted",
-		     "cleanup pod %s started for ordinal %ld (attempt %d of %d) on claims %s", a->name, o->k,
-		     o->failures + 1, p->req.max_attempts, claims);
-	free(claims);
-	action_count(a, "stateful_operator_cleanups_started_total", 1);
-}
-
 /* The controller checks live that the set still controls the pod; one already gone (404) is done. */
 static void stop_pod(const struct ordinal *o, struct action *a)
 {
 	action_delete(a, SCALEDOWN_STOP_POD, &KUBE_PODS, o->other);
 	a->answers = ACTION_OK_404 | ACTION_STALE_409;
-	char *claims = claim_list(o);
+	char *claims = scaledown_claim_list(o);
 	action_event(a, "Normal", "CleanupStoppingPod",
 		     "the StatefulSet is being deleted: deleting its pod %s so that a cleanup pod can mount claims %s",
 		     a->name, claims);
@@ -555,7 +224,7 @@ static bool schedule(struct plan *p, struct action *a)
 			o->queued = true;
 		} else if (pending) {
 			if (o->state == SET_READY)
-				start_cleanup(p, o, a);
+				scaledown_start_cleanup(p, o, a);
 			else
 				stop_pod(o, a);
 			acted = true;
@@ -584,7 +253,7 @@ static json_t *desired_state(struct plan *p)
 }
 
 /* What scaledown-status says for state: one clause per claim set with something to report. NULL: nothing. */
-static char *status_text(struct plan *p, const json_t *state)
+char *scaledown_status_text(struct plan *p, const json_t *state)
 {
 	struct strbuf sb = STRBUF_INIT;
 	int max = p->req.max_attempts > 0 ? p->req.max_attempts : SCALEDOWN_MAX_ATTEMPTS_DEFAULT;
@@ -595,10 +264,10 @@ static char *status_text(struct plan *p, const json_t *state)
 		const char *msg = kube_obj_str(entry, "message") ? kube_obj_str(entry, "message") : "";
 		const char *last = kube_obj_str(entry, "lastPod");
 		const char *other = kube_obj_str(o->other, "metadata.name");
-		char *claims = claim_list(o), *clause = NULL;
+		char *claims = scaledown_claim_list(o), *clause = NULL;
 		if (o->cleanup) {
 			const char *uid = kube_obj_str(o->cleanup, "metadata.uid");
-			const char *phase = phase_of(o->cleanup);
+			const char *phase = scaledown_pod_phase(o->cleanup);
 			if (last && uid && !strcmp(last, uid))
 				clause = xasprintf("cleanup attempt %d of %d failed: %s", failures, max, msg);
 			else if (!strcmp(phase, "Succeeded"))
@@ -606,7 +275,7 @@ static char *status_text(struct plan *p, const json_t *state)
 			else
 				clause = xasprintf("cleanup pod %s %s (attempt %d of %d)",
 						   kube_obj_str(o->cleanup, "metadata.name"), phase,
-						   attempt_of(o->cleanup), max);
+						   scaledown_pod_attempt(o->cleanup), max);
 		} else if (o->in_range || o->nlive == 0) {
 			/* nothing to say */
 		} else if (failures >= max && p->may_start) {
@@ -640,7 +309,7 @@ static bool same_text(const char *a, const char *b)
 static bool write_state(struct plan *p, struct action *a)
 {
 	json_t *want = desired_state(p);
-	char *status = status_text(p, want);
+	char *status = scaledown_status_text(p, want);
 	bool empty = json_object_size(json_object_get(want, "ordinals")) == 0 && json_object_size(want) == 1;
 	const char *have_text = kube_obj_annotation(p->in->sts, ANNOTATION_SCALEDOWN_STATE);
 	bool state_same = empty ? have_text == NULL : (have_text && json_equal(want, p->state));
@@ -649,7 +318,7 @@ static bool write_state(struct plan *p, struct action *a)
 		free(status);
 		return false;
 	}
-	record_state(p, a, SCALEDOWN_RECORD_STATE, empty ? (json_decref(want), NULL) : want, status);
+	scaledown_record_state(p, a, SCALEDOWN_RECORD_STATE, empty ? (json_decref(want), NULL) : want, status);
 	return true;
 }
 
@@ -680,7 +349,7 @@ static void set_finalizer(const struct plan *p, bool ours, struct action *a)
  */
 bool scaledown_plan_orphaning(const json_t *sts, const json_t *pods)
 {
-	if (has_finalizer(sts, FINALIZER_ORPHAN) || resize_state_recreating(sts))
+	if (kube_obj_has_finalizer(sts, FINALIZER_ORPHAN) || resize_state_recreating(sts))
 		return true;
 	const json_t *selector = json_object_get(json_object_get(sts, "spec"), "selector");
 	const char *name = kube_obj_str(sts, "metadata.name");
@@ -692,7 +361,7 @@ bool scaledown_plan_orphaning(const json_t *sts, const json_t *pods)
 	const json_t *pod;
 	json_array_foreach(pods, i, pod) {
 		if (kube_name_ordinal(kube_obj_str(pod, "metadata.name"), prefix) >= 0 &&
-		    label_selector_matches(selector, kube_obj_labels(pod)) && !has_controller(pod))
+		    label_selector_matches(selector, kube_obj_labels(pod)) && !kube_obj_has_controller(pod))
 			orphaned = true;
 	}
 	free(prefix);
@@ -772,7 +441,7 @@ bool scaledown_plan_asks_nothing(const json_t *sts)
 	return sts && !json_object_get(ann, ANNOTATION_SCALEDOWN_TEMPLATE) &&
 	       !json_object_get(ann, ANNOTATION_SCALEDOWN_TEMPLATE_LEGACY) &&
 	       !json_object_get(ann, ANNOTATION_SCALEDOWN_STATE) &&
-	       !has_finalizer(sts, FINALIZER_SCALEDOWN);
+	       !kube_obj_has_finalizer(sts, FINALIZER_SCALEDOWN);
 }
 
 void scaledown_plan(const struct scaledown_inputs *in, struct action *a)
@@ -797,7 +466,7 @@ void scaledown_plan(const struct scaledown_inputs *in, struct action *a)
 	}
 	format_duration(p.req.timeout_ms, p.timeout_text, sizeof(p.timeout_text));
 	p.deleting = kube_obj_terminating(in->sts);
-	bool held = has_finalizer(in->sts, FINALIZER_SCALEDOWN);
+	bool held = kube_obj_has_finalizer(in->sts, FINALIZER_SCALEDOWN);
 
 	if (!p.deleting && p.may_start && !held) {
 		set_finalizer(&p, true, a);
@@ -825,7 +494,7 @@ void scaledown_plan(const struct scaledown_inputs *in, struct action *a)
 		classify(&p, &p.ords[i]);
 
 	for (size_t i = 0; i < p.nords; i++)
-		if (p.ords[i].cleanup && act_on_cleanup(&p, &p.ords[i], a))
+		if (p.ords[i].cleanup && scaledown_act_on_cleanup(&p, &p.ords[i], a))
 			goto out;
 	if (schedule(&p, a))
 		goto out;

@@ -57,6 +57,11 @@
  * Claims are taken to be the set's only when its selector's matchLabels are
  * on them (the StatefulSet controller labels its claims so): a claim of the
  * same name made by hand or by another set is never mounted or deleted.
+ *
+ * Where: scaledown_plan.c finds the orphaned claim sets, schedules them
+ * and keeps the state and the finalizer; scaledown_cleanup_pod.c builds
+ * and starts one cleanup pod and acts on its outcome (success deletes its
+ * claims; failure is recorded for a retry).
  */
 #ifndef SOP_SCALEDOWN_PLAN_H
 #define SOP_SCALEDOWN_PLAN_H
