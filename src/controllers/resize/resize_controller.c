@@ -408,7 +408,7 @@ static bool asks_nothing(const json_t *sts, const json_t *backup)
 
 void resize_read(const struct resize_caches *c, const char *key, bool everything, struct resize_reads *out)
 {
-	char *backup_key = xasprintf("%s" BACKUP_SUFFIX, key);
+	char *backup_key = resize_backup_name(key);
 	memset(out, 0, sizeof(*out));
 	out->sts = store_get(c->statefulsets, key);
 	out->backup = store_get(c->backups, backup_key);

@@ -56,16 +56,6 @@
 
 /* ---- small readers ---- */
 
-static const char *str_or(const char *s, const char *dflt)
-{
-	return s ? s : dflt;
-}
-
-static bool streq(const char *a, const char *b)
-{
-	return a && b && !strcmp(a, b);
-}
-
 static const json_t *batch_of(const json_t *st)
 {
 	return json_object_get(st, "batch");
@@ -77,16 +67,6 @@ static bool in_int_array(const json_t *arr, long long v)
 	json_t *x;
 	json_array_foreach(arr, i, x) if (json_integer_value(x) == v) return true;
 	return false;
-}
-
-static const char *claim_name(const json_t *vol)
-{
-	return json_string_value(json_object_get(vol, "claim"));
-}
-
-static const char *vol_str(const json_t *vol, const char *key)
-{
-	return json_string_value(json_object_get(vol, key));
 }
 
 /* ---- the volumes of a batch ---- */
@@ -282,16 +262,16 @@ static void step_prepare(struct ctx *c)
 	size_t i;
 	json_t *vol;
 	json_array_foreach(json_object_get(batch_of(c->st), "volumes"), i, vol) {
-		char *y = resize_new_claim_name(claim_name(vol));
+		char *y = resize_new_claim_name(kube_obj_str(vol, "claim"));
 		const json_t *pvc = kube_list_find(c->in->pvcs, c->ns, y);
 		const char *started = kube_obj_annotation(pvc, ANNOTATION_RESIZE_STARTED);
 		if (!pvc) {
 			action_create(c->a, "CreateNewClaim", &KUBE_PVCS, copy_new_claim(c->st, c->ns, c->name, vol));
 			c->a->answers = ACTION_OK_409;
 			action_event(c->a, "Normal", "CreatingVolume", "creating claim %s (%s, StorageClass %s) for the copy of %s", y,
-				   json_string_value(json_object_get(json_object_get(c->st, "targets"), vol_str(vol, "template"))),
-				   json_string_value(json_object_get(json_object_get(c->st, "classes"), vol_str(vol, "template"))),
-				   claim_name(vol));
+				   json_string_value(json_object_get(json_object_get(c->st, "targets"), kube_obj_str(vol, "template"))),
+				   json_string_value(json_object_get(json_object_get(c->st, "classes"), kube_obj_str(vol, "template"))),
+				   kube_obj_str(vol, "claim"));
 			status_step(c, "creating the new volumes");
 		} else if (!kube_obj_label(pvc, LABEL_COPY_OF)) {
 			char *why = xasprintf("claim %s exists and was not created by the operator; rename or delete it", y);
@@ -316,52 +296,52 @@ static void step_prepare(struct ctx *c)
 }
 
 /*
- * Runs one Job per replica of the batch (pass "precopy", "full" or
- * "delta"). Returns true when all succeeded; otherwise an action is set.
+ * Replica ord's copy Job of this pass ("precopy", "full" or "delta"): 1
+ * when it succeeded (or the replica has no claim to copy), 0 while it
+ * runs, -1 when a step was chosen (create it, replace a stale one, or
+ * restore after a failure).
  */
+static int run_job(struct ctx *c, long long ord, const char *pass)
+{
+	bool precopy = streq(pass, "precopy");
+	json_t *vols = volumes_of(c->st, ord);
+	char *name = resize_job_name(c->name, ord, precopy ? "precopy" : "copy");
+	const json_t *job = kube_list_find(c->in->jobs, c->ns, name);
+	int r = -1;
+	if (!json_array_size(vols)) {
+		r = 1;
+	} else if (job && !streq(kube_obj_annotation(job, ANNOTATION_RESIZE_STARTED), kube_obj_str(c->st, "started"))) {
+		plan_delete(c->a, "DeleteStaleJob", &KUBE_JOBS, job);
+	} else if (!job) {
+		action_create(c->a, precopy ? "CreatePrecopyJob" : "CreateCopyJob", &KUBE_JOBS,
+			      copy_job(c->in, c->st, c->ns, c->name, ord, pass, vols));
+		c->a->answers = ACTION_OK_409;
+		action_event(c->a, "Normal", "CopyStarted", "Job %s copies %s-%lld's volumes (pass %s)", name, c->name,
+			     ord, pass);
+		status_step(c, precopy ? "first copy while running" : "copying");
+	} else if (kube_obj_condition(job, "Failed", NULL)) {
+		char *why = job_failure(c->in, job);
+		start_restore(c, why, true);
+		free(why);
+	} else {
+		r = kube_obj_condition(job, "Complete", NULL) ? 1 : 0;
+	}
+	json_decref(vols);
+	free(name);
+	return r;
+}
+
+/* Runs one Job per replica of the batch. Returns true when all succeeded; otherwise an action is set. */
 static bool run_jobs(struct ctx *c, const char *pass)
 {
-	const char *suffix = streq(pass, "precopy") ? "precopy" : "copy";
 	size_t i;
 	json_t *o;
 	bool all = true;
 	json_array_foreach(json_object_get(batch_of(c->st), "ordinals"), i, o) {
-		long long ord = json_integer_value(o);
-		char *name = resize_job_name(c->name, ord, suffix);
-		const json_t *job = kube_list_find(c->in->jobs, c->ns, name);
-		const char *started = kube_obj_annotation(job, ANNOTATION_RESIZE_STARTED);
-		json_t *vols = volumes_of(c->st, ord);
-		if (!json_array_size(vols)) {
-			json_decref(vols);
-			free(name);
-			continue; /* this replica has no claim to copy */
-		}
-		if (job && !streq(started, kube_obj_str(c->st, "started"))) {
-			plan_delete(c->a, "DeleteStaleJob", &KUBE_JOBS, job);
-		} else if (!job) {
-			action_create(c->a, streq(pass, "precopy") ? "CreatePrecopyJob" : "CreateCopyJob", &KUBE_JOBS,
-				      copy_job(c->in, c->st, c->ns, c->name, ord, pass, vols));
-			c->a->answers = ACTION_OK_409;
-			action_event(c->a, "Normal", "CopyStarted", "Job %s copies %s-%lld's volumes (pass %s)", name, c->name,
-				   ord, pass);
-			status_step(c, streq(pass, "precopy") ? "first copy while running" : "copying");
-		} else if (kube_obj_condition(job, "Failed", NULL)) {
-			char *why = job_failure(c->in, job);
-			start_restore(c, why, true);
-			free(why);
-		} else if (kube_obj_condition(job, "Complete", NULL)) {
-			json_decref(vols);
-			free(name);
-			continue;
-		} else {
-			all = false;
-			json_decref(vols);
-			free(name);
-			continue;
-		}
-		json_decref(vols);
-		free(name);
-		return false;
+		int r = run_job(c, json_integer_value(o), pass);
+		if (r < 0)
+			return false;
+		all &= r == 1;
 	}
 	if (!all) {
 		status_step(c, streq(pass, "precopy") ? "first copy while running" : "copying and verifying");
@@ -471,7 +451,7 @@ static void step_copy(struct ctx *c)
 	size_t i;
 	json_t *vol;
 	json_array_foreach(json_object_get(json_object_get(n, "batch"), "volumes"), i, vol) {
-		char *y = resize_new_claim_name(claim_name(vol));
+		char *y = resize_new_claim_name(kube_obj_str(vol, "claim"));
 		const json_t *temp = kube_list_find(c->in->pvcs, c->ns, y);
 		const char *pv = kube_obj_str(temp, "spec.volumeName");
 		if (pv)
@@ -541,9 +521,9 @@ static void step_swap(struct ctx *c)
 	struct action waiting;
 	action_init(&waiting);
 	json_array_foreach(json_object_get(batch_of(c->st), "volumes"), i, vol) {
-		const char *pv = vol_str(vol, "newPV");
+		const char *pv = kube_obj_str(vol, "newPV");
 		const char *size =
-			json_string_value(json_object_get(json_object_get(c->st, "targets"), vol_str(vol, "template")));
+			json_string_value(json_object_get(json_object_get(c->st, "targets"), kube_obj_str(vol, "template")));
 		char *why = NULL;
 		struct action one;
 		action_init(&one);
@@ -555,7 +535,7 @@ static void step_swap(struct ctx *c)
 		if (r < 0) {
 			action_release(&one);
 			action_release(&waiting);
-			char *msg = why ? why : xasprintf("the new claim of %s is not bound to a volume", claim_name(vol));
+			char *msg = why ? why : xasprintf("the new claim of %s is not bound to a volume", kube_obj_str(vol, "claim"));
 			start_restore(c, msg, true);
 			free(msg);
 			return;
@@ -580,10 +560,10 @@ static void step_swap(struct ctx *c)
 	}
 	/* The old PVs, Retained, are labelled with the StatefulSet until they are deleted. */
 	json_array_foreach(json_object_get(batch_of(c->st), "volumes"), i, vol) {
-		const json_t *pv = kube_list_find(c->in->pvs, NULL, vol_str(vol, "oldPV"));
+		const json_t *pv = kube_list_find(c->in->pvs, NULL, kube_obj_str(vol, "oldPV"));
 		if (!pv || streq(kube_obj_label(pv, LABEL_OLD_VOLUME), c->name))
 			continue;
-		char *claim = xasprintf("%s/%s", c->ns, claim_name(vol));
+		char *claim = xasprintf("%s/%s", c->ns, kube_obj_str(vol, "claim"));
 		json_t *p = json_pack("{s:{s:{s:s}, s:{s:s}}}", "metadata", "labels", LABEL_OLD_VOLUME, c->name,
 				      "annotations", ANNOTATION_OLD_CLAIM, claim);
 		free(claim);
@@ -715,21 +695,21 @@ static void step_restore(struct ctx *c)
 	}
 	json_t *vol;
 	json_array_foreach(json_object_get(batch, "volumes"), i, vol) {
-		const json_t *pvc = kube_list_find(in->pvcs, c->ns, claim_name(vol));
+		const json_t *pvc = kube_list_find(in->pvcs, c->ns, kube_obj_str(vol, "claim"));
 		/* Before the swap began the original claim is untouched: nothing to rebind. */
-		if (pvc && streq(kube_obj_str(pvc, "spec.volumeName"), vol_str(vol, "oldPV")) &&
-		    !plan_original_policy(kube_list_find(in->pvs, NULL, vol_str(vol, "oldPV"))))
+		if (pvc && streq(kube_obj_str(pvc, "spec.volumeName"), kube_obj_str(vol, "oldPV")) &&
+		    !plan_original_policy(kube_list_find(in->pvs, NULL, kube_obj_str(vol, "oldPV"))))
 			continue;
 		char *why = NULL;
-		int r = resize_bind_claim(in, c->ns, c->name, c->now_ms, vol, vol_str(vol, "oldPV"),
-					  str_or(vol_str(vol, "size"), "0"), c->a, &why);
+		int r = resize_bind_claim(in, c->ns, c->name, c->now_ms, vol, kube_obj_str(vol, "oldPV"),
+					  str_or(kube_obj_str(vol, "size"), "0"), c->a, &why);
 		if (r == 1)
 			continue;
 		if (r < 0) {
 			/* Nothing else is safe to do: stop and say so; every PV is still there. */
 			action_wait(c->a, MAX_WAIT_MS);
 			action_event(c->a, "Warning", "RestoreBlocked", "cannot return %s to its volume: %s",
-				   claim_name(vol), why);
+				   kube_obj_str(vol, "claim"), why);
 			action_status(c->a, "Restoring: blocked: %s", why);
 			free(why);
 		}
@@ -737,9 +717,9 @@ static void step_restore(struct ctx *c)
 	}
 	/* The new claims and their volumes go: they hold only a copy. */
 	json_array_foreach(json_object_get(batch, "volumes"), i, vol) {
-		char *y = resize_new_claim_name(claim_name(vol));
+		char *y = resize_new_claim_name(kube_obj_str(vol, "claim"));
 		const json_t *temp = kube_list_find(in->pvcs, c->ns, y);
-		const json_t *new_pv = kube_list_find(in->pvs, NULL, vol_str(vol, "newPV"));
+		const json_t *new_pv = kube_list_find(in->pvs, NULL, kube_obj_str(vol, "newPV"));
 		if (!new_pv && temp)
 			new_pv = kube_list_find(in->pvs, NULL, kube_obj_str(temp, "spec.volumeName"));
 		/*
@@ -747,8 +727,8 @@ static void step_restore(struct ctx *c)
 		 * never reclaimed: point it back at the deleted new claim, so it is
 		 * Released and its own policy reclaims it.
 		 */
-		const char *temp_uid = vol_str(vol, "newClaimUID");
-		if (new_pv && temp_uid && streq(kube_obj_str(new_pv, "spec.claimRef.name"), claim_name(vol)) &&
+		const char *temp_uid = kube_obj_str(vol, "newClaimUID");
+		if (new_pv && temp_uid && streq(kube_obj_str(new_pv, "spec.claimRef.name"), kube_obj_str(vol, "claim")) &&
 		    !kube_obj_str(new_pv, "spec.claimRef.uid")) {
 			json_t *p = json_pack("{s:{s:{s:s, s:s, s:s, s:s, s:s}}}", "spec", "claimRef", "apiVersion", "v1",
 					      "kind", "PersistentVolumeClaim", "namespace", c->ns, "name", y, "uid", temp_uid);

@@ -39,11 +39,6 @@ static const char *expansion_failure(const json_t *pvc)
 	return alloc && strstr(alloc, "Infeasible") ? alloc : NULL;
 }
 
-static bool same(const char *x, const char *y)
-{
-	return x && y && !strcmp(x, y);
-}
-
 /*
  * The next step for claim pvc_name (wanting size) of replica pod_name, or
  * false when that claim is done. done/replicas: where the replica stands.
@@ -59,7 +54,7 @@ static bool expand_claim(const struct resize_inputs *in, long long now_ms, const
 	struct quantity want;
 	if (!pvc || quantity_parse(size, &want, NULL) < 0)
 		return false; /* this replica has no such claim (yet) */
-	if (!same(kube_obj_str(pvc, "status.phase"), "Bound")) {
+	if (!streq(kube_obj_str(pvc, "status.phase"), "Bound")) {
 		/* Only a bound claim's request may change. */
 		action_status(a, "Expanding %lld/%lld: waiting for %s to be Bound", done + 1, replicas, pvc_name);
 		action_wait(a, POLL_MS);
@@ -94,7 +89,7 @@ static bool expand_claim(const struct resize_inputs *in, long long now_ms, const
 		return true;
 	}
 	/* The file system grows when a pod mounts the volume anew: restart the pod. */
-	if (!restart || !same(kube_obj_str(restart, "pod"), pod_name)) {
+	if (!restart || !streq(kube_obj_str(restart, "pod"), pod_name)) {
 		if (!kube_pod_ready(pod)) {
 			action_status(a, "Expanding %lld/%lld: waiting for pod %s", done + 1, replicas, pod_name);
 			action_wait(a, POLL_MS);
@@ -108,7 +103,7 @@ static bool expand_claim(const struct resize_inputs *in, long long now_ms, const
 		action_status(a, "Restarting %s to grow the file system of %s", pod_name, pvc_name);
 		return true;
 	}
-	if (pod && same(kube_obj_str(pod, "metadata.uid"), kube_obj_str(restart, "uid"))) {
+	if (pod && streq(kube_obj_str(pod, "metadata.uid"), kube_obj_str(restart, "uid"))) {
 		if (kube_obj_terminating(pod)) {
 			action_wait(a, POLL_MS);
 			return true;
@@ -147,7 +142,7 @@ void expand_expanding(const struct resize_inputs *in, long long now_ms, const st
 		}
 		/* A restarted pod must be Ready again before the next replica is touched. */
 		const json_t *pod = kube_list_find(in->pods, kube_obj_str(in->sts, "metadata.namespace"), pod_name);
-		if (!acted && restart && same(kube_obj_str(restart, "pod"), pod_name) && !kube_pod_ready(pod)) {
+		if (!acted && restart && streq(kube_obj_str(restart, "pod"), pod_name) && !kube_pod_ready(pod)) {
 			action_status(a, "Waiting for %s to be Ready", pod_name);
 			action_wait(a, POLL_MS);
 			acted = true;
@@ -191,7 +186,7 @@ void expand_recreating(const struct resize_inputs *in, long long now_ms, const s
 		/* Orphan deletion under way: the garbage collector is releasing the pods. */
 		action_status(a, "Re-creating the StatefulSet");
 		action_wait(a, POLL_MS);
-	} else if (same(st->uid, kube_obj_str(in->sts, "metadata.uid"))) {
+	} else if (streq(st->uid, kube_obj_str(in->sts, "metadata.uid"))) {
 		plan_orphan_delete(in, a);
 		action_event(a, "Normal", "OrphanDeleting",
 			     "deleting the StatefulSet with propagationPolicy Orphan (its pods keep running) "
@@ -274,7 +269,7 @@ static void lower_requests(const struct resize_inputs *in, const struct resize_s
 	json_object_foreach((json_t *)lowering, claim, v) {
 		const json_t *pvc = kube_list_find(in->pvcs, ns, claim);
 		const char *refused = json_string_value(json_object_get(in->lower_refusals, claim));
-		if (!same(json_string_value(v), "pending")) {
+		if (!streq(json_string_value(v), "pending")) {
 			json_object_set(outcome, claim, v); /* its refusal, recorded */
 			all_lowered = false;
 		} else if (refused && pvc) {
@@ -330,7 +325,7 @@ void resize_failed(const struct resize_inputs *in, const struct resize_state *st
 		const struct resize_target *t = &req->targets[i];
 		const char *s = json_string_value(json_object_get(st->targets, t->template_name));
 		const char *cls = json_string_value(json_object_get(st->classes, t->template_name));
-		changed = !s || plan_cmp_size(s, &t->size) != 0 || (t->storage_class[0] && !same(cls, t->storage_class));
+		changed = !s || plan_cmp_size(s, &t->size) != 0 || (t->storage_class[0] && !streq(cls, t->storage_class));
 	}
 	if (changed) {
 		plan_finish(in, a);

@@ -9,10 +9,22 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <string.h>
 
 #include "client/quantity.h"
 #include "controllers/resize/resize_plan.h"
 #include "runtime/action.h"
+
+/* Null-safe: a field missing (a state written by hand) compares unequal, never crashes. */
+static inline bool streq(const char *a, const char *b)
+{
+	return a && b && !strcmp(a, b);
+}
+
+static inline const char *str_or(const char *s, const char *dflt)
+{
+	return s ? s : dflt;
+}
 
 /* How often to look again while the cluster works (watch events usually come first). */
 #define POLL_MS 2000L

@@ -15,16 +15,6 @@
 /* A re-created claim not Bound after this long gets touched, so the PV controller looks again. */
 #define BIND_NUDGE_AFTER_S 3
 
-static bool streq(const char *a, const char *b)
-{
-	return a && b && !strcmp(a, b);
-}
-
-static const char *str_or(const char *s, const char *dflt)
-{
-	return s ? s : dflt;
-}
-
 /* The claim is on pv_name but not Bound yet: touch it when the PV controller seems to have missed it. */
 static void wait_for_binding(const json_t *pvc, const json_t *pv, const char *x, const char *pv_name,
 			     long long now_ms, struct action *a)
