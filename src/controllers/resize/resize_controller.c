@@ -156,7 +156,8 @@ static void *read_snapshot(void *ctx, const struct reconcile_key *k)
 	}
 	s->untrusted = untrusted_state(rc, k->ns, k->name, s->reads.sts, s->reads.backup);
 	if (!s->reads.sts && s->reads.backup) {
-		const char *text = json_string_value(json_object_get(json_object_get(s->reads.backup, "data"), BACKUP_KEY));
+		const json_t *data = json_object_get(s->reads.backup, "data");
+		const char *text = json_string_value(json_object_get(data, BACKUP_KEY));
 		s->saved = text ? json_loads(text, 0, NULL) : NULL;
 	}
 	pthread_mutex_lock(&rc->lock);

@@ -125,8 +125,8 @@ json_t *copy_job(const struct resize_inputs *in, const json_t *st, const char *n
 		json_array_append_new(volumes, json_pack("{s:s, s:{s:s, s:b}}", "name", src_vol,
 							 "persistentVolumeClaim", "claimName", kube_obj_str(vol, "claim"),
 							 "readOnly", 1));
-		json_array_append_new(volumes,
-				      json_pack("{s:s, s:{s:s}}", "name", dst_vol, "persistentVolumeClaim", "claimName", temp));
+		json_array_append_new(volumes, json_pack("{s:s, s:{s:s}}", "name", dst_vol, "persistentVolumeClaim",
+							 "claimName", temp));
 		free(temp);
 		free(dst_vol);
 		free(src_vol);
@@ -152,7 +152,8 @@ json_t *copy_job(const struct resize_inputs *in, const json_t *st, const char *n
 	 * operator's own, runs as 65532).
 	 */
 	json_object_set_new(container, "securityContext", json_pack("{s:i, s:i}", "runAsUser", 0, "runAsGroup", 0));
-	json_t *labels = json_pack("{s:s, s:s}", LABEL_COPY_OF, sts_name, "stateful-operator.io/resize-ordinal", ordinal);
+	json_t *labels =
+		json_pack("{s:s, s:s}", LABEL_COPY_OF, sts_name, "stateful-operator.io/resize-ordinal", ordinal);
 	json_t *pod_annotations = json_deep_copy(json_object_get(st, "podAnnotations"));
 	if (!json_is_object(pod_annotations)) {
 		json_decref(pod_annotations);
@@ -171,7 +172,7 @@ json_t *copy_job(const struct resize_inputs *in, const json_t *st, const char *n
 				"apiVersion", "batch/v1", "kind", "Job", "metadata", "name", name, "namespace", ns,
 				"labels", labels, "annotations", ANNOTATION_RESIZE_STARTED,
 				str_or(kube_obj_str(st, "started"), ""), "spec", "backoffLimit", JOB_BACKOFF_LIMIT,
-				"activeDeadlineSeconds", (json_int_t)json_integer_value(json_object_get(st, "timeoutSeconds")),
+				"activeDeadlineSeconds", (json_int_t)kube_obj_int(st, "timeoutSeconds", NULL, 0),
 				"template", "metadata", "labels", labels, "annotations", pod_annotations, "spec",
 				pod_spec);
 	json_decref(labels);

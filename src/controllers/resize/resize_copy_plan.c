@@ -268,10 +268,11 @@ static void step_prepare(struct ctx *c)
 		if (!pvc) {
 			action_create(c->a, "CreateNewClaim", &KUBE_PVCS, copy_new_claim(c->st, c->ns, c->name, vol));
 			c->a->answers = ACTION_OK_409;
-			action_event(c->a, "Normal", "CreatingVolume", "creating claim %s (%s, StorageClass %s) for the copy of %s", y,
-				   json_string_value(json_object_get(json_object_get(c->st, "targets"), kube_obj_str(vol, "template"))),
-				   json_string_value(json_object_get(json_object_get(c->st, "classes"), kube_obj_str(vol, "template"))),
-				   kube_obj_str(vol, "claim"));
+			const char *tmpl = kube_obj_str(vol, "template");
+			action_event(c->a, "Normal", "CreatingVolume",
+				     "creating claim %s (%s, StorageClass %s) for the copy of %s", y,
+				     json_string_value(json_object_get(c->state->targets, tmpl)),
+				     json_string_value(json_object_get(c->state->classes, tmpl)), kube_obj_str(vol, "claim"));
 			status_step(c, "creating the new volumes");
 		} else if (!kube_obj_label(pvc, LABEL_COPY_OF)) {
 			char *why = xasprintf("claim %s exists and was not created by the operator; rename or delete it", y);
@@ -522,12 +523,12 @@ static void step_swap(struct ctx *c)
 	action_init(&waiting);
 	json_array_foreach(json_object_get(batch_of(c->st), "volumes"), i, vol) {
 		const char *pv = kube_obj_str(vol, "newPV");
-		const char *size =
-			json_string_value(json_object_get(json_object_get(c->st, "targets"), kube_obj_str(vol, "template")));
+		const char *size = json_string_value(json_object_get(c->state->targets, kube_obj_str(vol, "template")));
 		char *why = NULL;
 		struct action one;
 		action_init(&one);
-		int r = pv ? resize_bind_claim(c->in, c->ns, c->name, c->now_ms, vol, pv, str_or(size, "0"), &one, &why) : -1;
+		int r = pv ? resize_bind_claim(c->in, c->ns, c->name, c->now_ms, vol, pv, str_or(size, "0"), &one, &why)
+			   : -1;
 		if (r == 1) {
 			action_release(&one);
 			continue;
@@ -535,7 +536,8 @@ static void step_swap(struct ctx *c)
 		if (r < 0) {
 			action_release(&one);
 			action_release(&waiting);
-			char *msg = why ? why : xasprintf("the new claim of %s is not bound to a volume", kube_obj_str(vol, "claim"));
+			char *msg = why ? why
+					: xasprintf("the new claim of %s is not bound to a volume", kube_obj_str(vol, "claim"));
 			start_restore(c, msg, true);
 			free(msg);
 			return;
@@ -576,7 +578,8 @@ static void step_swap(struct ctx *c)
 		old = json_array();
 		json_object_set_new(n, "oldVolumes", old);
 	}
-	json_array_foreach(json_object_get(batch_of(c->st), "volumes"), i, vol) json_array_append(old, json_object_get(vol, "oldPV"));
+	json_array_foreach(json_object_get(batch_of(c->st), "volumes"), i, vol)
+		json_array_append(old, json_object_get(vol, "oldPV"));
 	plan_set_state(c->in, c->a, n);
 	status_step(c, "starting again");
 }
@@ -730,8 +733,9 @@ static void step_restore(struct ctx *c)
 		const char *temp_uid = kube_obj_str(vol, "newClaimUID");
 		if (new_pv && temp_uid && streq(kube_obj_str(new_pv, "spec.claimRef.name"), kube_obj_str(vol, "claim")) &&
 		    !kube_obj_str(new_pv, "spec.claimRef.uid")) {
-			json_t *p = json_pack("{s:{s:{s:s, s:s, s:s, s:s, s:s}}}", "spec", "claimRef", "apiVersion", "v1",
-					      "kind", "PersistentVolumeClaim", "namespace", c->ns, "name", y, "uid", temp_uid);
+			json_t *p = json_pack("{s:{s:{s:s, s:s, s:s, s:s, s:s}}}", "spec", "claimRef", "apiVersion",
+					      "v1", "kind", "PersistentVolumeClaim", "namespace", c->ns, "name", y, "uid",
+					      temp_uid);
 			plan_patch_pv(c->a, "ReleaseNewVolume", new_pv, p);
 			free(y);
 			return;

@@ -111,8 +111,8 @@ static void plan_start(const struct resize_inputs *in, long long now_ms, struct 
 		char *size = quantity_format(&t->size);
 		json_object_set_new(targets, t->template_name, json_string(size));
 		free(size);
-		json_object_set_new(classes, t->template_name,
-				    json_string(t->storage_class[0] ? t->storage_class : kube_obj_str(sc, "metadata.name")));
+		const char *cls = t->storage_class[0] ? t->storage_class : kube_obj_str(sc, "metadata.name");
+		json_object_set_new(classes, t->template_name, json_string(cls));
 	}
 	if (copy || req->strategy == RESIZE_COPY)
 		copy_plan_start(in, now_ms, req, targets, classes, a);

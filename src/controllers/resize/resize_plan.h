@@ -59,9 +59,9 @@ struct resize_inputs {
 };
 
 /*
- * Decides the next step into a (action_init'ed by the caller or not: it
- * is initialised here). in is borrowed; now_ms (ms since the epoch) dates
- * what the state records.
+ * Decides the next step into a, which it initialises (release what a held
+ * before). in is borrowed; now_ms (ms since the epoch) dates what the
+ * state records.
  */
 void resize_plan(const struct resize_inputs *in, long long now_ms, struct action *a);
 

@@ -61,7 +61,8 @@ bool plan_pods_adopted(const struct resize_inputs *in, const char *ns, const cha
 		char *pod_name = resize_pod_name(sts, ord);
 		const json_t *pod = kube_list_find(in->pods, ns, pod_name);
 		/* Adopting: a pod that is not there yet is none to wait for; a batch's pod must be Ready too. */
-		bool ok = ordinals ? kube_obj_owned_by(pod, uid) && kube_pod_ready(pod) : !pod || kube_obj_owned_by(pod, uid);
+		bool ok = ordinals ? kube_obj_owned_by(pod, uid) && kube_pod_ready(pod)
+				   : !pod || kube_obj_owned_by(pod, uid);
 		if (!ok) {
 			*missing = pod_name;
 			return false;

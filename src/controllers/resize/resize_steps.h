@@ -37,7 +37,12 @@ const json_t *plan_storage_class(const struct resize_inputs *in, const char *nam
 json_t *plan_saved_statefulset(const json_t *backup);
 /* The ordinals of sts (borrowed): *start, and the replica count. */
 long long plan_replicas(const json_t *sts, long long *start);
-/* Every pod of ordinals in list (borrowed) is owned by the StatefulSet with uid; else *missing names one. */
+/*
+ * The pods of StatefulSet ns/sts are the set's with uid: the pods of
+ * ordinals (a JSON array, borrowed), owned and Ready; or, ordinals NULL,
+ * each of the count from start that exists, owned. Else false, *missing
+ * naming the first that is not (a new string).
+ */
 bool plan_pods_adopted(const struct resize_inputs *in, const char *ns, const char *sts, const json_t *ordinals,
 		       long long start, long long count, const char *uid, char **missing);
 

@@ -26,7 +26,8 @@ static void wait_for_binding(const json_t *pvc, const json_t *pv, const char *x,
 	 */
 	const char *touched = kube_obj_annotation(pvc, ANNOTATION_BIND_NUDGE);
 	int64_t since = rfc3339_seconds(touched ? touched : kube_obj_str(pvc, "metadata.creationTimestamp"));
-	if (since >= 0 && now_ms / 1000 >= since + BIND_NUDGE_AFTER_S && streq(kube_obj_str(pv, "spec.claimRef.name"), x)) {
+	bool late = since >= 0 && now_ms / 1000 >= since + BIND_NUDGE_AFTER_S;
+	if (late && streq(kube_obj_str(pv, "spec.claimRef.name"), x)) {
 		action_patch(a, "NudgeBinding", &KUBE_PVCS, x,
 			     json_pack("{s:{s:{s:o}}}", "metadata", "annotations", ANNOTATION_BIND_NUDGE,
 				       resize_state_time(now_ms)));
