@@ -176,8 +176,8 @@ static void choose_batch(struct ctx *c)
 		action_wait(a, POLL_MS);
 		return;
 	}
-	const json_t *all = json_object_get(st, "ordinals");
-	const json_t *done = json_object_get(st, "done");
+	const json_t *all = c->state->ordinals;
+	const json_t *done = c->state->done;
 	json_t *ords = json_array();
 	size_t i;
 	json_t *o;
@@ -185,7 +185,7 @@ static void choose_batch(struct ctx *c)
 		if (in_int_array(done, json_integer_value(o)))
 			continue;
 		json_array_append(ords, o);
-		if (!json_is_true(json_object_get(st, "offline")))
+		if (!c->state->offline)
 			break; /* rolling: one replica */
 	}
 	if (!json_array_size(ords) && json_is_true(json_object_get(st, "templateUpdated"))) {
@@ -194,7 +194,7 @@ static void choose_batch(struct ctx *c)
 		plan_set_state(in, a, n);
 		action_event(a, "Normal", "VolumesCopied",
 			   "every replica runs on its new volumes; the old volumes are kept (Retained) until %s",
-			   json_integer_value(json_object_get(st, "keepOldSeconds")) ? "keep-old-volumes passes"
+			   c->state->keep_old_s ? "keep-old-volumes passes"
 										: "they are deleted now");
 		action_status(a, "Deleting the old volumes");
 		json_decref(ords);
@@ -278,7 +278,7 @@ static void step_prepare(struct ctx *c)
 			char *why = xasprintf("claim %s exists and was not created by the operator; rename or delete it", y);
 			start_restore(c, why, true);
 			free(why);
-		} else if (!streq(started, kube_obj_str(c->st, "started"))) {
+		} else if (!streq(started, c->state->started)) {
 			/* Left by an earlier resize: it holds nothing of ours. */
 			if (kube_obj_terminating(pvc))
 				action_wait(c->a, POLL_MS);
@@ -291,7 +291,7 @@ static void step_prepare(struct ctx *c)
 		free(y);
 		return;
 	}
-	bool precopy = json_is_true(json_object_get(c->st, "precopy"));
+	bool precopy = c->state->precopy;
 	plan_set_state(c->in, c->a, next_stage(c, precopy ? COPY_STAGE_PRECOPY : COPY_STAGE_STOP));
 	status_step(c, precopy ? "first copy while running" : "stopping");
 }
@@ -311,7 +311,7 @@ static int run_job(struct ctx *c, long long ord, const char *pass)
 	int r = -1;
 	if (!json_array_size(vols)) {
 		r = 1;
-	} else if (job && !streq(kube_obj_annotation(job, ANNOTATION_RESIZE_STARTED), kube_obj_str(c->st, "started"))) {
+	} else if (job && !streq(kube_obj_annotation(job, ANNOTATION_RESIZE_STARTED), c->state->started)) {
 		plan_delete(c->a, "DeleteStaleJob", &KUBE_JOBS, job);
 	} else if (!job) {
 		action_create(c->a, precopy ? "CreatePrecopyJob" : "CreateCopyJob", &KUBE_JOBS,
@@ -445,7 +445,7 @@ static void step_copy(struct ctx *c)
 		action_wait(c->a, POLL_MS); /* not ours to copy under: the set is back (see restore) */
 		return;
 	}
-	if (!run_jobs(c, json_is_true(json_object_get(c->st, "precopy")) ? "delta" : "full"))
+	if (!run_jobs(c, c->state->precopy ? "delta" : "full"))
 		return;
 	/* Verified: record each new PV, needed to restore if anything fails later. */
 	json_t *n = next_stage(c, COPY_STAGE_SWAP);
@@ -585,17 +585,16 @@ static void step_swap(struct ctx *c)
 }
 
 /* True when no replica is left to copy after this batch: the template changes with this re-create. */
-static bool last_batch(const json_t *st)
+static bool last_batch(const struct resize_state *st)
 {
-	const json_t *batch = batch_of(st);
 	size_t i;
 	json_t *o;
-	json_array_foreach(json_object_get(st, "ordinals"), i, o) {
+	json_array_foreach(st->ordinals, i, o) {
 		long long ord = json_integer_value(o);
-		if (!in_int_array(json_object_get(st, "done"), ord) && !in_int_array(json_object_get(batch, "ordinals"), ord))
+		if (!in_int_array(st->done, ord) && !in_int_array(json_object_get(st->batch, "ordinals"), ord))
 			return false;
 	}
-	return !json_object_get(batch, "restore");
+	return !json_object_get(st->batch, "restore");
 }
 
 static void step_restart(struct ctx *c)
@@ -604,7 +603,7 @@ static void step_restart(struct ctx *c)
 		plan_set_state(c->in, c->a, next_stage(c, COPY_STAGE_READY));
 		return;
 	}
-	bool last = last_batch(c->st);
+	bool last = last_batch(c->state);
 	json_t *n = next_stage(c, COPY_STAGE_READY);
 	if (last)
 		json_object_set_new(n, "templateUpdated", json_true());
@@ -658,7 +657,7 @@ static void step_ready(struct ctx *c)
 		action_count(c->a, "stateful_operator_resizes_failed_total", 1);
 		action_event(c->a, "Warning", "ResizeFailed",
 			   "%s; the replica runs on its original volume again%s", restored,
-			   json_array_size(json_object_get(c->st, "oldVolumes"))
+			   json_array_size(c->state->old_volumes)
 				   ? "; replicas copied before keep their new volumes, their old ones stay Retained"
 				   : "");
 		action_status(c->a, "Failed: %s", restored);
@@ -778,19 +777,19 @@ static void step_restore(struct ctx *c)
 static void step_cleaning(struct ctx *c)
 {
 	const struct resize_inputs *in = c->in;
-	int64_t keep = json_integer_value(json_object_get(c->st, "keepOldSeconds"));
-	int64_t completed = rfc3339_seconds(kube_obj_str(c->st, "completed"));
+	int64_t keep = c->state->keep_old_s;
+	int64_t completed = rfc3339_seconds(c->state->completed);
 	int64_t now = c->now_ms / 1000;
 	if (keep > 0 && completed >= 0 && now >= 0 && now < completed + keep) {
 		long ms = (long)((completed + keep - now) * 1000);
-		action_status(c->a, "Completed; old volumes kept until %s + %llds", kube_obj_str(c->st, "completed"),
+		action_status(c->a, "Completed; old volumes kept until %s + %llds", c->state->completed,
 			    (long long)keep);
 		action_wait(c->a, ms > MAX_WAIT_MS ? MAX_WAIT_MS : ms);
 		return;
 	}
 	size_t i;
 	json_t *o;
-	json_array_foreach(json_object_get(c->st, "oldVolumes"), i, o) {
+	json_array_foreach(c->state->old_volumes, i, o) {
 		const json_t *pv = kube_list_find(in->pvs, NULL, json_string_value(o));
 		if (!pv)
 			continue;
@@ -939,8 +938,8 @@ void copy_plan(const struct resize_inputs *in, long long now_ms, bool abort_aske
 		.st = st->json,
 		.ns = kube_obj_str(meta_of, "metadata.namespace"),
 		.name = kube_obj_str(meta_of, "metadata.name"),
-		.total = (long long)json_array_size(json_object_get(st->json, "ordinals")),
-		.done = (long long)json_array_size(json_object_get(st->json, "done")),
+		.total = (long long)json_array_size(st->ordinals),
+		.done = (long long)json_array_size(st->done),
 		.abort_asked = abort_asked,
 		.a = a,
 	};

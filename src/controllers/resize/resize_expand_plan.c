@@ -50,7 +50,7 @@ static bool expand_claim(const struct resize_inputs *in, long long now_ms, const
 	const char *ns = kube_obj_str(in->sts, "metadata.namespace");
 	const json_t *pvc = kube_list_find(in->pvcs, ns, pvc_name);
 	const json_t *pod = kube_list_find(in->pods, ns, pod_name);
-	const json_t *restart = json_object_get(st->json, "restart");
+	const json_t *restart = st->restart;
 	struct quantity want;
 	if (!pvc || quantity_parse(size, &want, NULL) < 0)
 		return false; /* this replica has no such claim (yet) */
@@ -125,7 +125,7 @@ void expand_expanding(const struct resize_inputs *in, long long now_ms, const st
 {
 	const char *name = kube_obj_str(in->sts, "metadata.name");
 	long long start, replicas = plan_replicas(in->sts, &start);
-	const json_t *restart = json_object_get(st->json, "restart");
+	const json_t *restart = st->restart;
 	long long done = 0;
 	for (long long ord = start + replicas - 1; ord >= start; ord--, done++) {
 		char *pod_name = resize_pod_name(name, ord);
@@ -233,7 +233,7 @@ static json_t *claims_to_lower(const struct resize_inputs *in, const struct resi
 	const char *tmpl;
 	json_t *size;
 	json_object_foreach((json_t *)st->targets, tmpl, size) {
-		char *prefix = xasprintf("%s-%s-", tmpl, name);
+		char *prefix = resize_claim_prefix(tmpl, name);
 		size_t i;
 		json_t *pvc;
 		json_array_foreach(in->pvcs, i, pvc) {
@@ -259,8 +259,8 @@ static json_t *claims_to_lower(const struct resize_inputs *in, const struct resi
 static void lower_requests(const struct resize_inputs *in, const struct resize_state *st, struct action *a)
 {
 	const char *ns = kube_obj_str(in->sts, "metadata.namespace");
-	const char *msg = kube_obj_str(st->json, "message");
-	const json_t *lowering = json_object_get(st->json, "lowering");
+	const char *msg = st->message;
+	const json_t *lowering = st->lowering;
 	json_t *n = json_deep_copy(st->json);
 	json_t *outcome = json_object();
 	bool all_lowered = true;
@@ -330,7 +330,7 @@ void resize_failed(const struct resize_inputs *in, const struct resize_state *st
 	if (changed) {
 		plan_finish(in, a);
 		action_event(a, "Normal", "ResizeReset", "the request changed after a failed resize; starting over");
-	} else if (!st->copy && !json_object_get(st->json, "lowered")) {
+	} else if (!st->copy && !st->lowered) {
 		lower_requests(in, st, a);
 	}
 }

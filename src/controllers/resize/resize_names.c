@@ -17,6 +17,11 @@ char *resize_claim_name(const char *tmpl, const char *sts, long long ord)
 	return xasprintf("%s-%s-%lld", tmpl, sts, ord);
 }
 
+char *resize_claim_prefix(const char *tmpl, const char *sts)
+{
+	return xasprintf("%s-%s-", tmpl, sts);
+}
+
 char *resize_new_claim_name(const char *claim)
 {
 	return xasprintf("%s" TEMP_SUFFIX, claim);

@@ -10,6 +10,8 @@
 char *resize_pod_name(const char *sts, long long ord);
 /* Claim <template>-<sts>-<ordinal>, as the StatefulSet controller names it. */
 char *resize_claim_name(const char *tmpl, const char *sts, long long ord);
+/* "<template>-<sts>-": what the template's claims of the set start with. */
+char *resize_claim_prefix(const char *tmpl, const char *sts);
 /* The copy's new claim <claim>-copy. */
 char *resize_new_claim_name(const char *claim);
 /* ConfigMap <sts>-sts-backup: the saved StatefulSet. */

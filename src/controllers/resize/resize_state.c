@@ -51,8 +51,19 @@ bool resize_state_read(const json_t *obj, struct resize_state *st)
 			      : COPY_STAGE_NONE;
 	st->uid = kube_obj_str(js, "statefulSetUID");
 	st->started = kube_obj_str(js, "started");
+	st->message = kube_obj_str(js, "message");
 	st->targets = json_object_get(js, "targets");
 	st->classes = json_object_get(js, "classes");
+	st->restart = json_object_get(js, "restart");
+	st->lowering = json_object_get(js, "lowering");
+	st->lowered = json_object_get(js, "lowered");
+	st->offline = json_is_true(json_object_get(js, "offline"));
+	st->precopy = json_is_true(json_object_get(js, "precopy"));
+	st->ordinals = json_object_get(js, "ordinals");
+	st->done = json_object_get(js, "done");
+	st->old_volumes = json_object_get(js, "oldVolumes");
+	st->completed = kube_obj_str(js, "completed");
+	st->keep_old_s = kube_obj_int(js, "keepOldSeconds", NULL, 0);
 	st->restore = kube_obj_str(st->batch, "restore");
 	return true;
 }

@@ -54,10 +54,22 @@ struct resize_state {
 	/* Borrowed from json; NULL when absent. */
 	const char *uid;        /* statefulSetUID: the set the resize started on */
 	const char *started;
+	const char *message;    /* Failed: why */
 	const json_t *targets;  /* {template: size} */
 	const json_t *classes;  /* {template: StorageClass} */
-	const json_t *batch;    /* copy: the batch in flight */
-	const char *restore;    /* copy: why the batch goes back to its old volumes */
+	/* expand: */
+	const json_t *restart;  /* {"pod", "uid"}: the pod restarted to grow its file system */
+	const json_t *lowering; /* Failed: {claim: "pending" | its refusal} */
+	const json_t *lowered;  /* Failed: {claim: outcome}, once recorded */
+	/* copy: */
+	bool offline, precopy;
+	const json_t *ordinals; /* the replicas to copy */
+	const json_t *done;     /* those copied */
+	const json_t *old_volumes;
+	const char *completed;  /* when the last batch was done (or the resize aborted) */
+	long long keep_old_s;   /* keep-old-volumes, in seconds */
+	const json_t *batch;    /* the batch in flight */
+	const char *restore;    /* why the batch goes back to its old volumes */
 };
 
 /*
