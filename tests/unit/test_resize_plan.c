@@ -139,6 +139,17 @@ static void expect_step(const struct world *w, const char *step)
 			 w->a.event_message ? w->a.event_message : "-");
 }
 
+/* A step that patches claim name's storage request to size, the claim seen (its UID a precondition). */
+static void expect_claim_patch(const struct world *w, const char *step, const char *name, const char *size)
+{
+	expect_step(w, step);
+	assert_string_equal(w->a.name, name);
+	assert_string_equal(kube_obj_str(w->a.body, "spec.resources.requests.storage"), size);
+	char uid[96];
+	snprintf(uid, sizeof(uid), "uid-%s", name);
+	assert_string_equal(kube_obj_str(w->a.body, "metadata.uid"), uid);
+}
+
 /* ---- nothing to do ---- */
 
 static void test_no_request_no_step(void **state)
@@ -288,11 +299,8 @@ static void test_expanding_goes_highest_ordinal_first_and_waits(void **state)
 	world_init(&w);
 	set_state(w.sts, EXPANDING);
 	plan(&w);
-	expect_step(&w, "PatchPVC");
-	assert_string_equal(w.a.name, "data-web-2");
-	assert_string_equal(kube_obj_str(w.a.body, "spec.resources.requests.storage"), "2Gi");
 	/* Only the claim seen is patched: its UID is the patch's precondition. */
-	assert_string_equal(kube_obj_str(w.a.body, "metadata.uid"), "uid-data-web-2");
+	expect_claim_patch(&w, "PatchPVC", "data-web-2", "2Gi");
 
 	/* Requested, not yet there: wait, touch nothing else. */
 	json_decref(w.pvcs);
@@ -402,10 +410,7 @@ static void test_driver_failure_fails_the_resize(void **state)
 	char *pending = json_dumps(w.a.state, JSON_COMPACT);
 	set_state(w.sts, pending);
 	plan(&w);
-	expect_step(&w, "LowerRequest");
-	assert_string_equal(w.a.name, "data-web-2");
-	assert_string_equal(kube_obj_str(w.a.body, "spec.resources.requests.storage"), "1Gi");
-	assert_string_equal(kube_obj_str(w.a.body, "metadata.uid"), "uid-data-web-2");
+	expect_claim_patch(&w, "LowerRequest", "data-web-2", "1Gi");
 	/* ...a refusal the API server gave is recorded in its place... */
 	json_t *refused = json_pack("{s:s}", "data-web-2", "field is immutable");
 	w.lower_refusals = refused;
