@@ -232,7 +232,7 @@ static void choose_batch(struct ctx *c)
 				return;
 			}
 			if (pvc) {
-				json_t *labels = json_object_get(json_object_get(pvc, "metadata"), "labels");
+				json_t *labels = (json_t *)kube_obj_labels(pvc);
 				json_t *v = json_pack("{s:s, s:s, s:s, s:O, s:s, s:s, s:O, s:O}", "claim", x, "uid",
 						      str_or(kube_obj_str(pvc, "metadata.uid"), ""), "template", tmpl,
 						      "ordinal", o, "oldPV", pv_name, "size",
