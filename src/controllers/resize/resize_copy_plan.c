@@ -166,95 +166,109 @@ static void status_step(struct ctx *c, const char *what)
 		action_status(c->a, "Copying %zu replicas (offline): %s", json_array_size(ords), what);
 }
 
-/* Records the replicas to copy and their volumes as the next batch; or moves on when none is left. */
-static void choose_batch(struct ctx *c)
+/* Rolling: every replica Ready before the next goes down, so at most one is ever down. False: a wait chosen. */
+static bool replicas_ready(struct ctx *c)
 {
-	const struct resize_inputs *in = c->in;
-	const json_t *st = c->st;
-	struct action *a = c->a;
-	if (!in->sts) {
-		action_wait(a, POLL_MS);
-		return;
-	}
-	const json_t *all = c->state->ordinals;
-	const json_t *done = c->state->done;
-	json_t *ords = json_array();
-	size_t i;
-	json_t *o;
-	json_array_foreach(all, i, o) {
-		if (in_int_array(done, json_integer_value(o)))
-			continue;
-		json_array_append(ords, o);
-		if (!c->state->offline)
-			break; /* rolling: one replica */
-	}
-	if (!json_array_size(ords) && json_is_true(json_object_get(st, "templateUpdated"))) {
-		json_t *n = next(c, RESIZE_PHASE_CLEANING);
-		json_object_set_new(n, "completed", resize_state_time(c->now_ms));
-		plan_set_state(in, a, n);
-		action_event(a, "Normal", "VolumesCopied",
-			   "every replica runs on its new volumes; the old volumes are kept (Retained) until %s",
-			   c->state->keep_old_s ? "keep-old-volumes passes"
-										: "they are deleted now");
-		action_status(a, "Deleting the old volumes");
-		json_decref(ords);
-		return;
-	}
-	/* Rolling: every replica Ready before the next goes down, so at most one is ever down. */
-	long long start, replicas = plan_replicas(in->sts, &start);
+	long long start, replicas = plan_replicas(c->in->sts, &start);
 	for (long long ord = start; ord < start + replicas; ord++) {
 		char *pod_name = resize_pod_name(c->name, ord);
-		bool ready = kube_pod_ready(kube_list_find(in->pods, c->ns, pod_name));
+		bool ready = kube_pod_ready(kube_list_find(c->in->pods, c->ns, pod_name));
 		if (!ready) {
-			action_status(a, "Copying %lld/%lld: waiting for %s to be Ready", c->done + 1, c->total, pod_name);
-			action_wait(a, POLL_MS);
-			json_decref(ords);
+			action_status(c->a, "Copying %lld/%lld: waiting for %s to be Ready", c->done + 1, c->total,
+				      pod_name);
+			action_wait(c->a, POLL_MS);
 		}
 		free(pod_name);
 		if (!ready)
-			return;
+			return false;
 	}
-	json_t *vols = json_array();
+	return true;
+}
+
+/* What the state records of claim pvc (named x, of template tmpl and replica ord): enough to restore it. New. */
+static json_t *volume_record(const json_t *pvc, const char *x, const char *tmpl, json_t *ord)
+{
+	json_t *labels = (json_t *)kube_obj_labels(pvc);
+	json_t *v = json_pack("{s:s, s:s, s:s, s:O, s:s, s:s, s:O, s:O}", "claim", x, "uid",
+			      str_or(kube_obj_str(pvc, "metadata.uid"), ""), "template", tmpl, "ordinal", ord, "oldPV",
+			      kube_obj_str(pvc, "spec.volumeName"), "size",
+			      str_or(kube_obj_str(pvc, "spec.resources.requests.storage"), "0"), "accessModes",
+			      json_object_get(json_object_get(pvc, "spec"), "accessModes"), "labels",
+			      labels ? labels : json_null());
+	const char *mode = kube_obj_str(pvc, "spec.volumeMode");
+	if (mode)
+		json_object_set_new(v, "volumeMode", json_string(mode));
+	return v;
+}
+
+/* The volumes of replicas ords into vols; false (a wait chosen) while one of their claims is not Bound. */
+static bool batch_volumes(struct ctx *c, const json_t *ords, json_t *vols)
+{
+	size_t i;
+	json_t *o;
 	json_array_foreach(ords, i, o) {
 		const char *tmpl;
 		json_t *size;
 		json_object_foreach((json_t *)c->state->targets, tmpl, size) {
 			char *x = resize_claim_name(tmpl, c->name, json_integer_value(o));
-			const json_t *pvc = kube_list_find(in->pvcs, c->ns, x);
-			const char *pv_name = kube_obj_str(pvc, "spec.volumeName");
-			if (pvc && (!streq(kube_obj_str(pvc, "status.phase"), "Bound") ||
-				    !kube_list_find(in->pvs, NULL, pv_name))) {
-				action_status(a, "Waiting for %s to be Bound", x);
-				action_wait(a, POLL_MS);
-				free(x);
-				json_decref(vols);
-				json_decref(ords);
-				return;
-			}
-			if (pvc) {
-				json_t *labels = (json_t *)kube_obj_labels(pvc);
-				json_t *v = json_pack("{s:s, s:s, s:s, s:O, s:s, s:s, s:O, s:O}", "claim", x, "uid",
-						      str_or(kube_obj_str(pvc, "metadata.uid"), ""), "template", tmpl,
-						      "ordinal", o, "oldPV", pv_name, "size",
-						      str_or(kube_obj_str(pvc, "spec.resources.requests.storage"), "0"),
-						      "accessModes",
-						      json_object_get(json_object_get(pvc, "spec"), "accessModes"),
-						      "labels", labels ? labels : json_null());
-				const char *mode = kube_obj_str(pvc, "spec.volumeMode");
-				if (mode)
-					json_object_set_new(v, "volumeMode", json_string(mode));
-				json_array_append_new(vols, v);
+			const json_t *pvc = kube_list_find(c->in->pvcs, c->ns, x);
+			bool bound = !pvc || (streq(kube_obj_str(pvc, "status.phase"), "Bound") &&
+					      kube_list_find(c->in->pvs, NULL, kube_obj_str(pvc, "spec.volumeName")));
+			if (!bound) {
+				action_status(c->a, "Waiting for %s to be Bound", x);
+				action_wait(c->a, POLL_MS);
+			} else if (pvc) {
+				json_array_append_new(vols, volume_record(pvc, x, tmpl, o));
 			}
 			free(x);
+			if (!bound)
+				return false;
 		}
 	}
+	return true;
+}
+
+/* Records the replicas to copy and their volumes as the next batch; or moves on when none is left. */
+static void choose_batch(struct ctx *c)
+{
+	const struct resize_inputs *in = c->in;
+	struct action *a = c->a;
+	if (!in->sts) {
+		action_wait(a, POLL_MS);
+		return;
+	}
+	json_t *ords = json_array(), *vols = json_array();
+	size_t i;
+	json_t *o;
+	json_array_foreach(c->state->ordinals, i, o) {
+		if (in_int_array(c->state->done, json_integer_value(o)))
+			continue;
+		json_array_append(ords, o);
+		if (!c->state->offline)
+			break; /* rolling: one replica */
+	}
+	if (!json_array_size(ords) && json_is_true(json_object_get(c->st, "templateUpdated"))) {
+		json_t *n = next(c, RESIZE_PHASE_CLEANING);
+		json_object_set_new(n, "completed", resize_state_time(c->now_ms));
+		plan_set_state(in, a, n);
+		action_event(a, "Normal", "VolumesCopied",
+			     "every replica runs on its new volumes; the old volumes are kept (Retained) until %s",
+			     c->state->keep_old_s ? "keep-old-volumes passes" : "they are deleted now");
+		action_status(a, "Deleting the old volumes");
+		goto out;
+	}
+	if (!replicas_ready(c) || !batch_volumes(c, ords, vols))
+		goto out;
 	json_t *n = next(c, RESIZE_PHASE_COPYING);
-	json_object_set_new(n, "batch", json_pack("{s:o, s:o}", "ordinals", ords, "volumes", vols));
+	json_object_set_new(n, "batch", json_pack("{s:O, s:O}", "ordinals", ords, "volumes", vols));
 	resize_state_set_stage(n, COPY_STAGE_PREPARE);
 	json_object_set_new(n, "statefulSetUID", json_string(kube_obj_str(in->sts, "metadata.uid")));
 	plan_set_state(in, a, n);
 	c->st = n;
 	status_step(c, "preparing the new volumes");
+out:
+	json_decref(vols);
+	json_decref(ords);
 }
 
 static void step_prepare(struct ctx *c)
