@@ -7,7 +7,7 @@
  * the StatefulSet controller (pods, adoption, claims from the template),
  * the PV controller (binding, Released, reclaiming), the Job controller
  * and the PVC protection controller. The API server's answers happen at
- * once; the controllers only work while the planner waits (RESIZE_WAIT),
+ * once; the controllers only work while the planner waits (ACTION_WAIT),
  * so the planner sees the in-between states a real cluster shows.
  *
  * The simulator also knows what each volume holds (w->data: PV -> "data of
@@ -42,6 +42,7 @@
 
 #define NS "ns"
 #define NOW "2026-11-21T12:00:00Z"
+#define NOW_MS 1795262400000LL
 #define STS_UID "uid-web-1"
 #define IMAGE "registry.example/rsync:1"
 #define MAX_STEPS 400
@@ -166,7 +167,7 @@ struct world {
 	bool double_apply;      /* every step performed twice: a crash after the call, a stale cache */
 	bool offline;           /* all replicas may be down at once */
 	bool hold_ready;        /* pods the StatefulSet controller starts do not get Ready */
-	struct resize_action a; /* the step last planned */
+	struct action a; /* the step last planned */
 	/* what was seen */
 	struct sim_trace trace;
 	int iterations;
@@ -244,7 +245,7 @@ static void world_init(struct world *w, int replicas, const char *policy)
 
 static void world_release(struct world *w)
 {
-	resize_action_release(&w->a);
+	action_release(&w->a);
 	json_decref(w->sts);
 	json_decref(w->backup);
 	json_decref(w->pvcs);
@@ -311,15 +312,15 @@ static void expect_no_failures(struct fixture *f, const char *title)
 	fail_msg("%s (listed above)", title);
 }
 
-static void plan_into(const struct world *w, struct resize_action *a)
+static void plan_into(const struct world *w, struct action *a)
 {
-	struct resize_inputs in = {w->sts, w->backup, w->pvcs, w->pods, w->classes, w->pvs, w->jobs, IMAGE};
-	resize_plan(&in, w->now, a);
+	struct resize_inputs in = {w->sts, w->backup, w->pvcs, w->pods, w->classes, w->pvs, w->jobs, IMAGE, NULL};
+	resize_plan(&in, (long long)w->clock * 1000, a);
 }
 
 static void plan(struct world *w)
 {
-	resize_action_release(&w->a);
+	action_release(&w->a);
 	plan_into(w, &w->a);
 }
 
@@ -643,18 +644,18 @@ static void check_claim_deletion(struct world *w, const json_t *pvc)
 			   claim, vol, sim_or_dash(policy), data_of(w, vol));
 }
 
-static void write_state(struct world *w, const struct resize_action *a)
+static void write_state(struct world *w, const struct action *a)
 {
 	json_t *target = w->sts ? w->sts : w->backup;
 	if (!target)
-		world_fail(w, "%s with neither StatefulSet nor backup", resize_action_name(a));
+		world_fail(w, "%s with neither StatefulSet nor backup", action_name(a));
 	char *text = json_dumps(a->state, JSON_COMPACT | JSON_SORT_KEYS);
 	sim_annotate(target, ANNOTATION_RESIZE_STATE, text);
 	sim_annotate(target, ANNOTATION_RESIZE_STATUS, a->status);
 	free(text);
 }
 
-static void save(struct world *w, const struct resize_action *a)
+static void save(struct world *w, const struct action *a)
 {
 	if (!w->sts)
 		world_fail(w, "Save without a StatefulSet");
@@ -676,7 +677,7 @@ static void save(struct world *w, const struct resize_action *a)
 	json_decref(saved);
 }
 
-static void orphan_delete(struct world *w, const struct resize_action *a)
+static void orphan_delete(struct world *w, const struct action *a)
 {
 	if (!sim_precondition_met(w->sts, a->uid, &w->trace, &w->conflicts))
 		return;
@@ -691,7 +692,7 @@ static void orphan_delete(struct world *w, const struct resize_action *a)
 	}
 }
 
-static void recreate(struct world *w, const struct resize_action *a)
+static void recreate(struct world *w, const struct action *a)
 {
 	if (w->sts) {
 		w->conflicts++;
@@ -704,21 +705,24 @@ static void recreate(struct world *w, const struct resize_action *a)
 				   0, NULL);
 	if (!saved)
 		world_fail(w, "the backup holds no StatefulSet");
-	json_t *sts = a->new_template ? resize_with_new_sizes(saved, a->state) : json_deep_copy(saved);
+	/* The body carries the state, and an abort asked on the backup (it stays asked). */
+	json_t *sts = json_deep_copy(a->body);
+	int new_template = !json_equal(json_object_get(json_object_get(sts, "spec"), "volumeClaimTemplates"),
+				       json_object_get(json_object_get(saved, "spec"), "volumeClaimTemplates"));
 	json_decref(saved);
 	char *text = json_dumps(a->state, JSON_COMPACT | JSON_SORT_KEYS);
-	sim_annotate(sts, ANNOTATION_RESIZE_STATE, text);
+	bool carried = sim_streq(sim_annotation(sts, ANNOTATION_RESIZE_STATE), text);
 	free(text);
-	if (a->keep_abort) /* as the controller does: an abort asked on the backup stays asked */
-		sim_annotate(sts, ANNOTATION_ABORT, "true");
+	if (!carried)
+		world_fail(w, "Recreate without its state");
 	char *uid = next_name(w, "uid-web-new");
 	json_object_set_new(json_object_get(sts, "metadata"), "uid", json_string(uid));
 	free(uid);
 	w->sts = sts;
 	w->recreates++;
 	w->recreated_at = w->iterations;
-	w->template_changes += a->new_template;
-	w->last_new_template = a->new_template;
+	w->template_changes += new_template;
+	w->last_new_template = new_template;
 }
 
 static json_t *list_of(struct world *w, const struct kube_resource *r)
@@ -728,15 +732,15 @@ static json_t *list_of(struct world *w, const struct kube_resource *r)
 					       : NULL;
 }
 
-static void create(struct world *w, const struct resize_action *a)
+static void create(struct world *w, const struct action *a)
 {
 	json_t *list = list_of(w, a->resource);
 	const char *name = kube_obj_str(a->body, "metadata.name");
 	if (!list || (a->resource != &KUBE_PVCS && a->resource != &KUBE_JOBS))
-		world_fail(w, "%s: unexpected resource", resize_action_name(a));
-	if (!sim_streq(name, a->object) || !sim_streq(kube_obj_str(a->body, "metadata.namespace"), NS))
-		world_fail(w, "%s: body names %s/%s, the step %s", resize_action_name(a),
-			   sim_or_dash(kube_obj_str(a->body, "metadata.namespace")), name, a->object);
+		world_fail(w, "%s: unexpected resource", action_name(a));
+	if (!sim_streq(name, a->name) || !sim_streq(kube_obj_str(a->body, "metadata.namespace"), NS))
+		world_fail(w, "%s: body names %s/%s, the step %s", action_name(a),
+			   sim_or_dash(kube_obj_str(a->body, "metadata.namespace")), name, a->name);
 	if (sim_find(list, name)) {
 		w->conflicts++;
 		trace(w, "      409 %s exists\n", name);
@@ -770,38 +774,38 @@ static void create(struct world *w, const struct resize_action *a)
 	free(pod_name);
 }
 
-static void delete(struct world *w, const struct resize_action *a)
+static void delete(struct world *w, const struct action *a)
 {
 	json_t *list = list_of(w, a->resource);
 	if (!list)
-		world_fail(w, "%s: unexpected resource", resize_action_name(a));
-	json_t *obj = sim_find(list, a->object);
+		world_fail(w, "%s: unexpected resource", action_name(a));
+	json_t *obj = sim_find(list, a->name);
 	if (!sim_precondition_met(obj, a->uid[0] ? a->uid : NULL, &w->trace, &w->conflicts))
 		return;
 	if (a->resource == &KUBE_PVCS) {
 		check_claim_deletion(w, obj);
 		if (sim_terminating(obj))
 			return;
-		if (claim_in_use(w, a->object)) {
+		if (claim_in_use(w, a->name)) {
 			json_object_set_new(json_object_get(obj, "metadata"), "deletionTimestamp", json_string(w->now));
 			trace(w, "      in use: kept until its pods go\n");
 		} else {
-			remove_claim(w, a->object);
+			remove_claim(w, a->name);
 		}
 	} else if (a->resource == &KUBE_PVS) {
-		drop_pv(w, "deleted", a->object);
+		drop_pv(w, "deleted", a->name);
 	} else {
 		if (a->resource == &KUBE_PODS)
-			json_array_append_new(w->stopped, json_string(a->object));
-		remove_named(list, a->object);
+			json_array_append_new(w->stopped, json_string(a->name));
+		remove_named(list, a->name);
 	}
 }
 
-static void patch(struct world *w, const struct resize_action *a)
+static void patch(struct world *w, const struct action *a)
 {
 	if (a->resource != &KUBE_PVS || a->patch_type != KUBE_PATCH_MERGE)
-		world_fail(w, "%s: only merge patches of PVs are expected", resize_action_name(a));
-	json_t *pv = sim_find(w->pvs, a->object);
+		world_fail(w, "%s: only merge patches of PVs are expected", action_name(a));
+	json_t *pv = sim_find(w->pvs, a->name);
 	if (!pv) {
 		trace(w, "      404\n");
 		return;
@@ -809,58 +813,64 @@ static void patch(struct world *w, const struct resize_action *a)
 	sim_merge_patch(pv, a->body);
 }
 
-static void apply(struct world *w, const struct resize_action *a)
+/* The object a step names, as the log shows it: none for the steps on the StatefulSet or its backup. */
+static const char *object_of(const struct action *a)
 {
-	switch (a->step) {
-	case RESIZE_WAIT:
+	return a->resource == &KUBE_STATEFULSETS || a->resource == &KUBE_CONFIGMAPS ? "" : a->name;
+}
+
+static void apply(struct world *w, const struct action *a)
+{
+	const char *step = action_name(a);
+	if (a->verb == ACTION_WAIT) {
 		tick(w);
-		break;
-	case RESIZE_SET_STATE:
+	} else if (sim_streq(step, "SetState")) {
 		write_state(w, a);
-		break;
-	case RESIZE_SAVE:
+	} else if (sim_streq(step, "Save")) {
 		save(w, a);
-		break;
-	case RESIZE_ORPHAN_DELETE:
+	} else if (sim_streq(step, "OrphanDelete")) {
 		orphan_delete(w, a);
-		break;
-	case RESIZE_RECREATE:
+	} else if (sim_streq(step, "Recreate")) {
 		recreate(w, a);
-		break;
-	case RESIZE_DELETE_BACKUP:
+	} else if (sim_streq(step, "DeleteBackup")) {
 		json_decref(w->backup);
 		w->backup = NULL;
-		break;
-	case RESIZE_FINISH:
+	} else if (sim_streq(step, "Finish")) {
 		if (!w->sts)
 			world_fail(w, "Finish without a StatefulSet");
 		sim_annotate(w->sts, ANNOTATION_RESIZE_STATE, NULL);
 		sim_annotate(w->sts, ANNOTATION_RESIZE_STATUS, NULL);
-		break;
-	case RESIZE_CREATE:
+	} else if (a->verb == ACTION_CREATE) {
 		create(w, a);
-		break;
-	case RESIZE_DELETE:
+	} else if (a->verb == ACTION_DELETE) {
 		delete(w, a);
-		break;
-	case RESIZE_PATCH:
+	} else if (a->verb == ACTION_PATCH) {
 		patch(w, a);
-		break;
-	default:
-		world_fail(w, "step %s is not one of the copy cycle's", resize_action_name(a));
+	} else {
+		world_fail(w, "step %s is not one of the copy cycle's", action_name(a));
 	}
+}
+
+/* What the step adds to metric family (0: nothing). */
+static long long counted(const struct action *a, const char *family)
+{
+	for (int i = 0; i < ACTION_MAX_COUNTS; i++)
+		if (sim_streq(a->counts[i].family, family))
+			return a->counts[i].by;
+	return 0;
 }
 
 /* ---- running the planner against the world ---- */
 
 /* One line per step, enough to compare two steps. New string. */
-static char *fingerprint(const struct resize_action *a)
+static char *fingerprint(const struct action *a)
 {
 	char *body = a->body ? json_dumps(a->body, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	char *state = a->state ? json_dumps(a->state, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-	char *f = xasprintf("%s|%s|%s|%d|%s|%s|%ld|%d|%d|%d|%lld|%s|%s|%s|%s|%s", resize_step_name(a->step),
-			    resize_action_name(a), a->object, a->patch_type, a->uid, a->propagation ? a->propagation : "",
-			    a->requeue_ms, a->new_template, a->keep_abort, a->counts_copy, a->copied_bytes,
+	char *f = xasprintf("%s|%s|%s|%d|%s|%s|%ld|%s:%lld|%s:%lld|%s|%s|%s|%s|%s", action_verb_name(a->verb),
+			    action_name(a), a->name, a->patch_type, a->uid, a->propagation ? a->propagation : "",
+			    a->requeue_ms, sim_or_dash(a->counts[0].family), a->counts[0].by,
+			    sim_or_dash(a->counts[1].family), a->counts[1].by,
 			    a->event_reason ? a->event_reason : "", a->event_message ? a->event_message : "",
 			    a->status ? a->status : "", body ? body : "", state ? state : "");
 	free(body);
@@ -883,11 +893,11 @@ static int pods_down(const struct world *w)
 
 static void trace_step(struct world *w)
 {
-	const struct resize_action *a = &w->a;
+	const struct action *a = &w->a;
 	json_t *st = a->state ? json_incref(a->state) : NULL;
 	const char *vol = a->body ? kube_obj_str(a->body, "spec.volumeName") : NULL;
-	trace(w, "%3d %-8s %-22s %-18s %s%s%s%s%s\n", w->iterations, resize_step_name(a->step), resize_action_name(a),
-	      a->object, st ? json_string_value(json_object_get(st, "phase")) : "",
+	trace(w, "%3d %-8s %-22s %-18s %s%s%s%s%s\n", w->iterations, action_verb_name(a->verb), action_name(a),
+	      object_of(a), st ? json_string_value(json_object_get(st, "phase")) : "",
 	      st && batch_step_of(st) ? "/" : "", st && batch_step_of(st) ? batch_step_of(st) : "",
 	      vol ? " -> " : "", vol ? vol : "");
 	json_decref(st);
@@ -906,14 +916,14 @@ static bool run(struct world *w, stop_fn stop, const void *arg)
 	for (int i = 0; i < MAX_STEPS; i++) {
 		plan(w);
 		/* The same inputs give the same step. */
-		struct resize_action again;
+		struct action again;
 		plan_into(w, &again);
 		sim_steps_note(&w->steps, &w->trace, fingerprint(&w->a), fingerprint(&again));
-		resize_action_release(&again);
+		action_release(&again);
 		/* A step performed changes the world: asking for it again unchanged means no progress. */
-		if (w->a.step != RESIZE_WAIT && sim_steps_repeated(&w->steps))
-			world_fail(w, "step %s %s asked for again after it was performed", resize_action_name(&w->a),
-				   w->a.object);
+		if (w->a.verb != ACTION_WAIT && sim_steps_repeated(&w->steps))
+			world_fail(w, "step %s %s asked for again after it was performed", action_name(&w->a),
+				   object_of(&w->a));
 		if (stop && stop(w, arg))
 			return true;
 		w->iterations++;
@@ -921,21 +931,21 @@ static bool run(struct world *w, stop_fn stop, const void *arg)
 		if (w->a.event_reason)
 			json_array_append_new(w->events, json_sprintf("%s %s: %s", w->a.event_type, w->a.event_reason,
 								      w->a.event_message));
-		if (w->a.step == RESIZE_NOTHING)
+		if (w->a.verb == ACTION_NOTHING)
 			return false;
 		const char *vol = w->a.body ? kube_obj_str(w->a.body, "spec.volumeName") : NULL;
-		json_array_append_new(w->log, json_sprintf("%s %s%s%s", resize_action_name(&w->a), w->a.object,
+		json_array_append_new(w->log, json_sprintf("%s %s%s%s", action_name(&w->a), object_of(&w->a),
 							   vol ? " -> " : "", vol ? vol : ""));
-		w->copies += w->a.counts_copy;
+		w->copies += (int)counted(&w->a, "stateful_operator_copies_verified_total");
 		apply(w, &w->a);
-		if (w->double_apply && w->a.step != RESIZE_WAIT)
+		if (w->double_apply && w->a.verb != ACTION_WAIT)
 			apply(w, &w->a);
 		int down = pods_down(w);
 		if (down > w->max_down)
 			w->max_down = down;
 		if (!w->offline && down > 1)
 			world_fail(w, "rolling mode: %d replicas down at once", down);
-		if (w->a.step == RESIZE_FINISH)
+		if (sim_streq(action_name(&w->a), "Finish"))
 			return false;
 	}
 	world_fail(w, "no end after %d steps", MAX_STEPS);
@@ -1108,8 +1118,8 @@ static void test_start(void **state)
 			remove_named(w->pvcs, "data-web-2");
 		plan(w);
 		const json_t *st = w->a.state;
-		if (w->a.step != RESIZE_SET_STATE || !st)
-			fail_msg("%s: step %s (%s: %s)", c->label, resize_action_name(&w->a),
+		if (!sim_streq(action_name(&w->a), "SetState") || !st)
+			fail_msg("%s: step %s (%s: %s)", c->label, action_name(&w->a),
 				 w->a.event_reason ? w->a.event_reason : "-", w->a.event_message ? w->a.event_message : "-");
 		assert_string_equal(json_string_value(json_object_get(st, "strategy")), c->strategy);
 		assert_string_equal(kube_obj_str(st, "targets.data"), c->target);
@@ -1150,7 +1160,7 @@ static bool cleaning_waits_for_keep(const struct world *w, const void *arg)
 {
 	(void)arg;
 	json_t *st = current_state(w);
-	bool yes = w->a.step == RESIZE_WAIT && sim_streq(kube_obj_str(st, "phase"), "Cleaning");
+	bool yes = w->a.verb == ACTION_WAIT && sim_streq(kube_obj_str(st, "phase"), "Cleaning");
 	json_decref(st);
 	return yes;
 }
@@ -1189,8 +1199,8 @@ static void start_cycle(struct world *w, const struct cycle_case *c)
 
 static void check_cycle(struct world *w, const struct cycle_case *c)
 {
-	if (w->a.step != RESIZE_FINISH)
-		world_fail(w, "%s: ended with %s", c->label, resize_action_name(&w->a));
+	if (!sim_streq(action_name(&w->a), "Finish"))
+		world_fail(w, "%s: ended with %s", c->label, action_name(&w->a));
 	if (!event_seen(w, "Normal ResizeStarted", NULL) || !event_seen(w, "Normal ResizeCompleted", NULL))
 		world_fail(w, "%s: ResizeStarted and ResizeCompleted Events expected", c->label);
 	if (event_seen(w, "Warning", NULL))
@@ -1228,8 +1238,8 @@ static void check_cycle(struct world *w, const struct cycle_case *c)
 	}
 	/* Once finished, the request is met: nothing starts again. */
 	plan(w);
-	if (w->a.step != RESIZE_NOTHING)
-		world_fail(w, "%s: after the end the planner asks for %s", c->label, resize_action_name(&w->a));
+	if (w->a.verb != ACTION_NOTHING)
+		world_fail(w, "%s: after the end the planner asks for %s", c->label, action_name(&w->a));
 }
 
 static void test_cycle(void **state)
@@ -1289,7 +1299,7 @@ static void test_swap_order(void **state)
 /* Stops at the first step named arg. */
 static bool asks_for(const struct world *w, const void *arg)
 {
-	return sim_streq(resize_action_name(&w->a), arg);
+	return sim_streq(action_name(&w->a), arg);
 }
 
 /* The copy Job as created: what it mounts, its image, its limits. */
@@ -1299,7 +1309,7 @@ static void test_copy_job_shape(void **state)
 	start_cycle(w, &cycles[0]);
 	assert_true(run(w, asks_for, "CreateCopyJob"));
 	const json_t *job = w->a.body;
-	assert_string_equal(w->a.object, "web-1-copy");
+	assert_string_equal(w->a.name, "web-1-copy");
 	assert_string_equal(sim_label(job, LABEL_COPY_OF), "web");
 	assert_string_equal(sim_annotation(job, ANNOTATION_RESIZE_STARTED), NOW);
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(job, "spec"), "activeDeadlineSeconds")),
@@ -1349,7 +1359,7 @@ static void test_copy_job_shape(void **state)
 static bool copy_job_without_toleration(const struct world *w, const void *arg)
 {
 	(void)arg;
-	if (!w->a.body || !sim_streq(resize_action_name(&w->a), "CreateCopyJob"))
+	if (!w->a.body || !sim_streq(action_name(&w->a), "CreateCopyJob"))
 		return false;
 	const json_t *pod_spec =
 		json_object_get(json_object_get(json_object_get(w->a.body, "spec"), "template"), "spec");
@@ -1365,7 +1375,7 @@ static void test_copy_jobs_take_the_sets_tolerations(void **state)
 			    "tolerations",
 			    json_pack("[{s:s, s:s, s:s}]", "key", "dedicated", "operator", "Exists", "effect", "NoSchedule"));
 	if (run(w, copy_job_without_toleration, NULL))
-		world_fail(w, "copy Job %s lacks the set's toleration (StatefulSet %s)", w->a.object,
+		world_fail(w, "copy Job %s lacks the set's toleration (StatefulSet %s)", w->a.name,
 			   w->sts ? "present" : "orphan-deleted");
 	size_t i, jobs = 0;
 	json_t *line;
@@ -1405,16 +1415,16 @@ static void test_pending_rebound_claim_is_nudged(void **state)
 					 "namespace", "ns", "uid", "uid-x", "creationTimestamp", times[k], "spec",
 					 "volumeName", "pv-new-0", "status", "phase", "Pending");
 		json_t *empty = json_array();
-		struct resize_inputs in = {NULL, backup, pvcs, empty, NULL, pvs, empty, IMAGE};
-		struct resize_action a;
-		resize_plan(&in, NOW, &a);
-		if (k == 0 && (a.step != RESIZE_PATCH || strcmp(resize_action_name(&a), "NudgeBinding") ||
-			       strcmp(a.object, "data-web-0")))
+		struct resize_inputs in = {NULL, backup, pvcs, empty, NULL, pvs, empty, IMAGE, NULL};
+		struct action a;
+		resize_plan(&in, NOW_MS, &a);
+		if (k == 0 && (a.verb != ACTION_PATCH || strcmp(action_name(&a), "NudgeBinding") ||
+			       strcmp(a.name, "data-web-0")))
 			fail_msg("a claim Pending for 10 s: want NudgeBinding data-web-0, have %s %s",
-				 resize_action_name(&a), a.object);
-		if (k == 1 && a.step != RESIZE_WAIT)
-			fail_msg("a claim created just now: want Wait, have %s", resize_action_name(&a));
-		resize_action_release(&a);
+				 action_name(&a), a.name);
+		if (k == 1 && a.verb != ACTION_WAIT)
+			fail_msg("a claim created just now: want Wait, have %s", action_name(&a));
+		action_release(&a);
 		json_decref(empty);
 		json_decref(pvcs);
 	}
@@ -1486,28 +1496,28 @@ static void test_rolling_waits_for_ready(void **state)
 	start_cycle(w, &cycles[0]);
 	set_condition(sim_find(w->pods, "web-0"), "Ready", false, "", "");
 	plan(w);
-	assert_int_equal(w->a.step, RESIZE_SET_STATE); /* the start is only recorded */
+	assert_string_equal(action_name(&w->a), "SetState"); /* the start is only recorded */
 	apply(w, &w->a);
 	plan(w);
-	if (w->a.step != RESIZE_WAIT || !sim_contains(w->a.status, "web-0"))
-		world_fail(w, "web-0 is not Ready, yet the planner asks for %s", resize_action_name(&w->a));
+	if (w->a.verb != ACTION_WAIT || !sim_contains(w->a.status, "web-0"))
+		world_fail(w, "web-0 is not Ready, yet the planner asks for %s", action_name(&w->a));
 	set_condition(sim_find(w->pods, "web-0"), "Ready", true, "", "");
 	plan(w);
 	json_t *one = json_pack("[i]", 1);
-	bool ok = w->a.step == RESIZE_SET_STATE &&
+	bool ok = sim_streq(action_name(&w->a), "SetState") &&
 		  json_equal(json_object_get(json_object_get(w->a.state, "batch"), "ordinals"), one);
 	json_decref(one);
 	if (!ok)
-		world_fail(w, "web-0 Ready: want the batch [1], have %s", resize_action_name(&w->a));
+		world_fail(w, "web-0 Ready: want the batch [1], have %s", action_name(&w->a));
 	world_release(w);
 
 	start_cycle(w, &cycles[0]);
 	w->hold_ready = true;
 	assert_true(run(w, waiting_after_recreate, NULL));
 	const json_t *st = state_now(w);
-	if (w->a.step != RESIZE_WAIT || !sim_streq(batch_step_of(st), "Ready") || !w->backup || sim_in_array(w->stopped, "web-0"))
+	if (w->a.verb != ACTION_WAIT || !sim_streq(batch_step_of(st), "Ready") || !w->backup || sim_in_array(w->stopped, "web-0"))
 		world_fail(w, "web-1 is not Ready after the re-create, yet the planner asks for %s (step %s)",
-			   resize_action_name(&w->a), sim_or_dash(batch_step_of(st)));
+			   action_name(&w->a), sim_or_dash(batch_step_of(st)));
 	w->hold_ready = false;
 	run(w, NULL, NULL);
 	check_cycle(w, &cycles[0]);
@@ -1556,7 +1566,7 @@ static void test_old_volumes_are_labelled(void **state)
 static bool restore_recorded(const struct world *w, const void *arg)
 {
 	(void)arg;
-	return w->a.step == RESIZE_SET_STATE && json_object_get(json_object_get(w->a.state, "batch"), "restore");
+	return sim_streq(action_name(&w->a), "SetState") && json_object_get(json_object_get(w->a.state, "batch"), "restore");
 }
 
 static void test_failed_copy_restores_the_replica(void **state)
@@ -1575,8 +1585,8 @@ static void test_failed_copy_restores_the_replica(void **state)
 
 	run(w, NULL, NULL);
 	/* It rests in Failed: reported, nothing more to do until the user changes the request. */
-	if (w->a.step != RESIZE_NOTHING)
-		world_fail(w, "ended with %s", resize_action_name(&w->a));
+	if (w->a.verb != ACTION_NOTHING)
+		world_fail(w, "ended with %s", action_name(&w->a));
 	const json_t *st = state_now(w);
 	assert_string_equal(kube_obj_str(st, "phase"), "Failed");
 	assert_true(sim_contains(kube_obj_str(st, "message"), "verification found differences"));
@@ -1601,10 +1611,10 @@ static void test_failed_copy_restores_the_replica(void **state)
 
 	/* Still Failed on the next look; a new request starts over. */
 	plan(w);
-	assert_int_equal(w->a.step, RESIZE_NOTHING);
+	assert_int_equal(w->a.verb, ACTION_NOTHING);
 	sim_annotate(w->sts, RESIZE_ANNOTATION_PREFIX "data", "3Gi");
 	plan(w);
-	assert_int_equal(w->a.step, RESIZE_FINISH);
+	assert_string_equal(action_name(&w->a), "Finish");
 	assert_string_equal(w->a.event_reason, "ResizeReset");
 	world_release(w);
 }
@@ -1621,8 +1631,8 @@ static void test_failed_second_batch_keeps_the_first(void **state)
 	w->fail_ordinal = 0;
 	run(w, NULL, NULL);
 	settle(w);
-	if (w->a.step != RESIZE_NOTHING)
-		world_fail(w, "ended with %s", resize_action_name(&w->a));
+	if (w->a.verb != ACTION_NOTHING)
+		world_fail(w, "ended with %s", action_name(&w->a));
 	const json_t *st = state_now(w);
 	assert_string_equal(kube_obj_str(st, "phase"), "Failed");
 	assert_true(sim_contains(kube_obj_str(st, "message"), "web-0-copy"));
@@ -1673,14 +1683,14 @@ static void test_abort_while_copying(void **state)
 	assert_null(w->sts); /* the state is on the backup: that is where the user asks */
 	ask_abort(w, true);
 	plan(w);
-	if (w->a.step != RESIZE_SET_STATE || !sim_streq(kube_obj_str(w->a.state, "batch.restore"), "aborted on request"))
-		world_fail(w, "abort during Copy: %s", resize_action_name(&w->a));
+	if (!sim_streq(action_name(&w->a), "SetState") || !sim_streq(kube_obj_str(w->a.state, "batch.restore"), "aborted on request"))
+		world_fail(w, "abort during Copy: %s", action_name(&w->a));
 	assert_false(json_is_true(json_object_get(json_object_get(w->a.state, "batch"), "failed")));
 	assert_string_equal(w->a.event_reason, "ResizeAborted");
 
 	run(w, NULL, NULL);
-	if (w->a.step != RESIZE_FINISH || !event_seen(w, "Warning ResizeAborted", "template is unchanged"))
-		world_fail(w, "the abort did not end the resize: %s", resize_action_name(&w->a));
+	if (!sim_streq(action_name(&w->a), "Finish") || !event_seen(w, "Warning ResizeAborted", "template is unchanged"))
+		world_fail(w, "the abort did not end the resize: %s", action_name(&w->a));
 	assert_true(logged(w, "DeleteCopyJob web-1-copy"));
 	assert_false(sim_in_array(w->deleted, "pvc/data-web-1"));
 	assert_string_equal(kube_obj_str(sim_find(w->pvcs, "data-web-1"), "metadata.uid"), "pvc-uid-1");
@@ -1709,8 +1719,8 @@ static void test_abort_after_the_original_claim_went(void **state)
 	int at = (int)json_array_size(w->log);
 	ask_abort(w, true);
 	run(w, NULL, NULL);
-	if (w->a.step != RESIZE_FINISH)
-		world_fail(w, "ended with %s", resize_action_name(&w->a));
+	if (!sim_streq(action_name(&w->a), "Finish"))
+		world_fail(w, "ended with %s", action_name(&w->a));
 	/* The original name goes back onto the old volume: reserved for it, then claimed. */
 	int prebind = log_index(w, "PrebindVolume pv-old-1", at);
 	int claim = log_index(w, "CreateClaim data-web-1 -> pv-old-1", at);
@@ -1737,8 +1747,8 @@ static void test_abort_after_the_original_claim_went(void **state)
 static char *abort_leftovers(struct world *w)
 {
 	settle(w);
-	if (w->a.step != RESIZE_FINISH && w->a.step != RESIZE_NOTHING)
-		return xasprintf("ended with %s", resize_action_name(&w->a));
+	if (!sim_streq(action_name(&w->a), "Finish") && w->a.verb != ACTION_NOTHING)
+		return xasprintf("ended with %s", action_name(&w->a));
 	for (int n = 0; n < w->replicas; n++) {
 		char claim[32], what[32];
 		snprintf(claim, sizeof(claim), "data-web-%d", n);
@@ -1847,14 +1857,14 @@ static void test_abort_on_the_backup_is_not_forgotten(void **state)
 		ask_abort(w, true);
 		run(w, NULL, NULL);
 		char *problem = NULL;
-		if (w->a.step != RESIZE_FINISH || !event_seen(w, "Warning ResizeAborted", NULL)) {
-			problem = xasprintf("ended with %s without a ResizeAborted Event", resize_action_name(&w->a));
+		if (!sim_streq(action_name(&w->a), "Finish") || !event_seen(w, "Warning ResizeAborted", NULL)) {
+			problem = xasprintf("ended with %s without a ResizeAborted Event", action_name(&w->a));
 		} else if (sim_in_array(w->stopped, "web-0")) {
 			problem = xstrdup("web-0 was taken down after the abort");
 		} else {
 			plan(w);
-			if (w->a.step != RESIZE_NOTHING)
-				problem = xasprintf("afterwards the planner asks for %s (%s)", resize_action_name(&w->a),
+			if (w->a.verb != ACTION_NOTHING)
+				problem = xasprintf("afterwards the planner asks for %s (%s)", action_name(&w->a),
 						    w->a.event_reason ? w->a.event_reason : "-");
 		}
 		if (problem) {
@@ -1914,9 +1924,9 @@ static void test_keep_old_volumes(void **state)
 	for (size_t i = 0; i < NITEMS(waits); i++) {
 		set_clock(w, completed + waits[i].after);
 		plan(w);
-		if (w->a.step != RESIZE_WAIT || w->a.requeue_ms != waits[i].requeue_ms)
+		if (w->a.verb != ACTION_WAIT || w->a.requeue_ms != waits[i].requeue_ms)
 			world_fail(w, "%llds after completion: %s, requeue %ld ms, want a wait of %ld ms",
-				   (long long)waits[i].after, resize_action_name(&w->a), w->a.requeue_ms,
+				   (long long)waits[i].after, action_name(&w->a), w->a.requeue_ms,
 				   waits[i].requeue_ms);
 		for (int n = 0; n < 2; n++) {
 			char pv[32];
@@ -1929,10 +1939,10 @@ static void test_keep_old_volumes(void **state)
 	/* Past it: each old volume gets its own policy back, so its storage goes. */
 	set_clock(w, completed + 2 * 3600);
 	plan(w);
-	if (w->a.step != RESIZE_PATCH || !sim_streq(resize_action_name(&w->a), "DeleteOldVolume") ||
+	if (w->a.verb != ACTION_PATCH || !sim_streq(action_name(&w->a), "DeleteOldVolume") ||
 	    w->a.resource != &KUBE_PVS)
-		world_fail(w, "2h after completion: %s %s", resize_action_name(&w->a), w->a.object);
-	assert_true(sim_streq(w->a.object, "pv-old-1") || sim_streq(w->a.object, "pv-old-0"));
+		world_fail(w, "2h after completion: %s %s", action_name(&w->a), w->a.name);
+	assert_true(sim_streq(w->a.name, "pv-old-1") || sim_streq(w->a.name, "pv-old-0"));
 	assert_string_equal(kube_obj_str(w->a.body, "spec.persistentVolumeReclaimPolicy"), "Delete");
 	const json_t *ann = json_object_get(json_object_get(w->a.body, "metadata"), "annotations");
 	assert_true(json_is_null(json_object_get(ann, ANNOTATION_RECLAIM_POLICY)));
@@ -1975,10 +1985,10 @@ static void test_create_already_done(void **state)
 		start_cycle(w, &cycles[0]);
 		w->strict_retain = true;
 		assert_true(run(w, asks_for, creates[i]));
-		assert_int_equal(w->a.step, RESIZE_CREATE);
+		assert_int_equal(w->a.verb, ACTION_CREATE);
 		char entry[600];
 		const char *vol = kube_obj_str(w->a.body, "spec.volumeName");
-		snprintf(entry, sizeof(entry), "%s %s%s%s", creates[i], w->a.object, vol ? " -> " : "", vol ? vol : "");
+		snprintf(entry, sizeof(entry), "%s %s%s%s", creates[i], w->a.name, vol ? " -> " : "", vol ? vol : "");
 		int at = (int)json_array_size(w->log);
 		apply(w, &w->a); /* performed; then the process dies before anything else */
 		run(w, NULL, NULL);

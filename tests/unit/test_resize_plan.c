@@ -14,6 +14,7 @@
 #include "client/kube_object.h"
 
 #define NOW "2026-11-21T12:00:00Z"
+#define NOW_MS 1795262400000LL
 #define UID "uid-web-1"
 
 /* ---- builders: the smallest objects that look like the cluster's ---- */
@@ -92,7 +93,8 @@ static json_t *pods3(void)
 
 struct world {
 	json_t *sts, *backup, *pvcs, *pods, *classes;
-	struct resize_action a;
+	const json_t *lower_refusals;
+	struct action a;
 };
 
 static void world_init(struct world *w)
@@ -106,14 +108,14 @@ static void world_init(struct world *w)
 
 static void plan(struct world *w)
 {
-	resize_action_release(&w->a);
-	struct resize_inputs in = {w->sts, w->backup, w->pvcs, w->pods, w->classes, NULL, NULL, NULL};
-	resize_plan(&in, NOW, &w->a);
+	action_release(&w->a);
+	struct resize_inputs in = {w->sts, w->backup, w->pvcs, w->pods, w->classes, NULL, NULL, NULL, w->lower_refusals};
+	resize_plan(&in, NOW_MS, &w->a);
 }
 
 static void world_release(struct world *w)
 {
-	resize_action_release(&w->a);
+	action_release(&w->a);
 	json_decref(w->sts);
 	json_decref(w->backup);
 	json_decref(w->pvcs);
@@ -121,7 +123,7 @@ static void world_release(struct world *w)
 	json_decref(w->classes);
 }
 
-static const char *state_field(const struct resize_action *a, const char *key)
+static const char *state_field(const struct action *a, const char *key)
 {
 	return json_string_value(json_object_get(a->state, key));
 }
@@ -129,12 +131,23 @@ static const char *state_field(const struct resize_action *a, const char *key)
 #define EXPANDING "{\"phase\":\"Expanding\",\"strategy\":\"expand\",\"targets\":{\"data\":\"2Gi\"}," \
 		  "\"statefulSetUID\":\"" UID "\"}"
 
-static void expect_step(const struct world *w, enum resize_step step)
+static void expect_step(const struct world *w, const char *step)
 {
-	if (w->a.step != step)
-		fail_msg("step %s, want %s (event %s: %s)", resize_step_name(w->a.step), resize_step_name(step),
+	if (strcmp(action_name(&w->a), step))
+		fail_msg("step %s, want %s (event %s: %s)", action_name(&w->a), step,
 			 w->a.event_reason ? w->a.event_reason : "-",
 			 w->a.event_message ? w->a.event_message : "-");
+}
+
+/* A step that patches claim name's storage request to size, the claim seen (its UID a precondition). */
+static void expect_claim_patch(const struct world *w, const char *step, const char *name, const char *size)
+{
+	expect_step(w, step);
+	assert_string_equal(w->a.name, name);
+	assert_string_equal(kube_obj_str(w->a.body, "spec.resources.requests.storage"), size);
+	char uid[96];
+	snprintf(uid, sizeof(uid), "uid-%s", name);
+	assert_string_equal(kube_obj_str(w->a.body, "metadata.uid"), uid);
 }
 
 /* ---- nothing to do ---- */
@@ -145,11 +158,11 @@ static void test_no_request_no_step(void **state)
 	struct world w;
 	world_init(&w);
 	plan(&w);
-	expect_step(&w, RESIZE_NOTHING);
+	expect_step(&w, "Nothing");
 	/* Asking for the size the template already has is no request either. */
 	annotate(w.sts, "resize.stateful-operator.io/data", "1024Mi");
 	plan(&w);
-	expect_step(&w, RESIZE_NOTHING);
+	expect_step(&w, "Nothing");
 	world_release(&w);
 }
 
@@ -161,7 +174,7 @@ static void test_ignore_wins(void **state)
 	annotate(w.sts, "resize.stateful-operator.io/data", "2Gi");
 	annotate(w.sts, ANNOTATION_IGNORE, "true");
 	plan(&w);
-	expect_step(&w, RESIZE_NOTHING);
+	expect_step(&w, "Nothing");
 	world_release(&w);
 }
 
@@ -237,10 +250,10 @@ static void test_refusals(void **state)
 		if (c->strategy)
 			annotate(w.sts, ANNOTATION_STRATEGY, c->strategy);
 		plan(&w);
-		if (w.a.step != RESIZE_REFUSE || strcmp(w.a.event_reason, c->reason) ||
+		if (w.a.verb != ACTION_REFUSE || strcmp(w.a.event_reason, c->reason) ||
 		    strcmp(w.a.event_type, "Warning") || !strstr(w.a.event_message, c->needle))
 			fail_msg("case %zu (%s=%s): step %s, reason %s, message: %s", i, c->annotation, c->value,
-				 resize_step_name(w.a.step), w.a.event_reason ? w.a.event_reason : "-",
+				 action_name(&w.a), w.a.event_reason ? w.a.event_reason : "-",
 				 w.a.event_message ? w.a.event_message : "-");
 		assert_null(w.a.state); /* nothing is written */
 		world_release(&w);
@@ -256,7 +269,7 @@ static void test_start_records_state(void **state)
 	world_init(&w);
 	annotate(w.sts, "resize.stateful-operator.io/data", "2048Mi");
 	plan(&w);
-	expect_step(&w, RESIZE_SET_STATE);
+	expect_step(&w, "SetState");
 	assert_string_equal(state_field(&w.a, "phase"), "Expanding");
 	assert_string_equal(state_field(&w.a, "statefulSetUID"), UID);
 	assert_string_equal(json_string_value(json_object_get(json_object_get(w.a.state, "targets"), "data")),
@@ -273,7 +286,7 @@ static void test_vshn_trigger_template_bigger_than_pvcs(void **state)
 	json_decref(w.sts);
 	w.sts = sts(3, "2Gi", NULL); /* re-applied with a bigger template; no annotation */
 	plan(&w);
-	expect_step(&w, RESIZE_SET_STATE);
+	expect_step(&w, "SetState");
 	assert_string_equal(json_string_value(json_object_get(json_object_get(w.a.state, "targets"), "data")),
 			    "2Gi");
 	world_release(&w);
@@ -286,30 +299,27 @@ static void test_expanding_goes_highest_ordinal_first_and_waits(void **state)
 	world_init(&w);
 	set_state(w.sts, EXPANDING);
 	plan(&w);
-	expect_step(&w, RESIZE_PATCH_PVC);
-	assert_string_equal(w.a.object, "data-web-2");
-	assert_string_equal(w.a.size, "2Gi");
 	/* Only the claim seen is patched: its UID is the patch's precondition. */
-	assert_string_equal(w.a.uid, "uid-data-web-2");
+	expect_claim_patch(&w, "PatchPVC", "data-web-2", "2Gi");
 
 	/* Requested, not yet there: wait, touch nothing else. */
 	json_decref(w.pvcs);
 	w.pvcs = pvcs3("1Gi", "1Gi", "1Gi", "1Gi", "2Gi", "1Gi");
 	plan(&w);
-	expect_step(&w, RESIZE_WAIT);
+	expect_step(&w, "Wait");
 
 	/* Done: the next replica down. */
 	json_decref(w.pvcs);
 	w.pvcs = pvcs3("1Gi", "1Gi", "1Gi", "1Gi", "2Gi", "2Gi");
 	plan(&w);
-	expect_step(&w, RESIZE_PATCH_PVC);
-	assert_string_equal(w.a.object, "data-web-1");
+	expect_step(&w, "PatchPVC");
+	assert_string_equal(w.a.name, "data-web-1");
 
 	/* All three: save the StatefulSet next. */
 	json_decref(w.pvcs);
 	w.pvcs = pvcs3("2Gi", "2Gi", "2Gi", "2Gi", "2Gi", "2Gi");
 	plan(&w);
-	expect_step(&w, RESIZE_SET_STATE);
+	expect_step(&w, "SetState");
 	assert_string_equal(state_field(&w.a, "phase"), "Saving");
 	world_release(&w);
 }
@@ -323,7 +333,7 @@ static void test_unbound_claim_is_waited_for(void **state)
 	/* The API server refuses a new request on a claim that is not Bound yet. */
 	json_object_set_new(json_object_get(json_array_get(w.pvcs, 2), "status"), "phase", json_string("Pending"));
 	plan(&w);
-	expect_step(&w, RESIZE_WAIT);
+	expect_step(&w, "Wait");
 	assert_non_null(strstr(w.a.status, "Bound"));
 	world_release(&w);
 }
@@ -339,7 +349,7 @@ static void test_file_system_pending_restarts_that_pod_once(void **state)
 	pvc_condition(json_array_get(w.pvcs, 2), "FileSystemResizePending", "restart a pod");
 	/* First the restart is recorded (pod and UID), so a crash cannot restart it twice. */
 	plan(&w);
-	expect_step(&w, RESIZE_SET_STATE);
+	expect_step(&w, "SetState");
 	const json_t *r = json_object_get(w.a.state, "restart");
 	assert_string_equal(json_string_value(json_object_get(r, "pod")), "web-2");
 	assert_string_equal(json_string_value(json_object_get(r, "uid")), "p2");
@@ -348,26 +358,26 @@ static void test_file_system_pending_restarts_that_pod_once(void **state)
 	set_state(w.sts, "{\"phase\":\"Expanding\",\"targets\":{\"data\":\"2Gi\"},\"statefulSetUID\":\"" UID
 			 "\",\"restart\":{\"pod\":\"web-2\",\"uid\":\"p2\"}}");
 	plan(&w);
-	expect_step(&w, RESIZE_DELETE_POD);
-	assert_string_equal(w.a.object, "web-2");
+	expect_step(&w, "DeletePod");
+	assert_string_equal(w.a.name, "web-2");
 	assert_string_equal(w.a.uid, "p2");
 
 	/* A new pod, not Ready yet: wait. */
 	json_array_set_new(w.pods, 2, pod("web-2", "p2-new", false, UID));
 	plan(&w);
-	expect_step(&w, RESIZE_WAIT);
+	expect_step(&w, "Wait");
 
 	/* The volume has grown but the pod is not Ready: still wait before the next replica. */
 	json_decref(w.pvcs);
 	w.pvcs = pvcs3("1Gi", "1Gi", "1Gi", "1Gi", "2Gi", "2Gi");
 	plan(&w);
-	expect_step(&w, RESIZE_WAIT);
+	expect_step(&w, "Wait");
 
 	/* Ready: the next replica; web-2 is not restarted again. */
 	json_array_set_new(w.pods, 2, pod("web-2", "p2-new", true, UID));
 	plan(&w);
-	expect_step(&w, RESIZE_PATCH_PVC);
-	assert_string_equal(w.a.object, "data-web-1");
+	expect_step(&w, "PatchPVC");
+	assert_string_equal(w.a.name, "data-web-1");
 	world_release(&w);
 }
 
@@ -381,27 +391,72 @@ static void test_driver_failure_fails_the_resize(void **state)
 	w.pvcs = pvcs3("1Gi", "1Gi", "1Gi", "1Gi", "2Gi", "1Gi");
 	pvc_condition(json_array_get(w.pvcs, 2), "ControllerResizeError", "disk quota exceeded");
 	plan(&w);
-	expect_step(&w, RESIZE_SET_STATE);
+	expect_step(&w, "SetState");
 	assert_string_equal(state_field(&w.a, "phase"), "Failed");
 	assert_non_null(strstr(state_field(&w.a, "message"), "disk quota exceeded"));
 	assert_string_equal(w.a.event_type, "Warning");
 	assert_string_equal(w.a.event_reason, "ResizeFailed");
 	assert_non_null(strstr(w.a.status, "disk quota exceeded"));
 
-	/* Failed: first the requests are lowered back where the cluster allows (once)... */
+	/* Failed: first the claims to lower back are recorded... */
 	annotate(w.sts, "resize.stateful-operator.io/data", "2Gi");
-	set_state(w.sts, "{\"phase\":\"Failed\",\"targets\":{\"data\":\"2Gi\"},\"statefulSetUID\":\"" UID "\"}");
+	set_state(w.sts, "{\"phase\":\"Failed\",\"targets\":{\"data\":\"2Gi\"},\"statefulSetUID\":\"" UID
+			 "\",\"message\":\"data-web-2: disk quota exceeded\"}");
 	plan(&w);
-	expect_step(&w, RESIZE_LOWER_REQUESTS);
+	expect_step(&w, "SetState");
+	assert_string_equal(kube_obj_str(json_object_get(w.a.state, "lowering"), "data-web-2"), "pending");
+	assert_string_equal(w.a.status, "Failed: data-web-2: disk quota exceeded");
+	/* ...then each request is lowered back to the capacity, one patch a step (the claim seen only)... */
+	char *pending = json_dumps(w.a.state, JSON_COMPACT);
+	set_state(w.sts, pending);
+	plan(&w);
+	expect_claim_patch(&w, "LowerRequest", "data-web-2", "1Gi");
+	/* ...a refusal the API server gave is recorded in its place... */
+	json_t *refused = json_pack("{s:s}", "data-web-2", "field is immutable");
+	w.lower_refusals = refused;
+	plan(&w);
+	w.lower_refusals = NULL;
+	expect_step(&w, "SetState");
+	assert_string_equal(kube_obj_str(json_object_get(w.a.state, "lowering"), "data-web-2"),
+			    "not lowered from 2Gi to 1Gi: field is immutable");
+	assert_null(w.a.event_reason);
+	char *text = json_dumps(w.a.state, JSON_COMPACT);
+	set_state(w.sts, text);
+	free(text);
+	/* ...and once every claim has an outcome, it goes to the state, the Event and the status at once. */
+	plan(&w);
+	expect_step(&w, "SetState");
+	assert_null(json_object_get(w.a.state, "lowering"));
+	assert_string_equal(w.a.event_type, "Warning");
+	assert_string_equal(w.a.event_reason, "ResizeRequestNotLowered");
+	assert_string_equal(w.a.event_message, "after the failed expansion, requests could not all be lowered back: "
+					       "{\"data-web-2\":\"not lowered from 2Gi to 1Gi: field is immutable\"}");
+	assert_string_equal(w.a.status, "Failed: data-web-2: disk quota exceeded");
+	/* Lowered: so recorded. */
+	set_state(w.sts, pending);
+	free(pending);
+	json_object_set_new(json_object_get(json_object_get(json_object_get(json_array_get(w.pvcs, 2), "spec"),
+							    "resources"),
+					    "requests"),
+			    "storage", json_string("1Gi"));
+	plan(&w);
+	expect_step(&w, "SetState");
+	assert_null(json_object_get(w.a.state, "lowering"));
+	assert_string_equal(kube_obj_str(json_object_get(w.a.state, "lowered"), "data-web-2"), "lowered");
+	assert_string_equal(w.a.event_type, "Normal");
+	assert_string_equal(w.a.event_reason, "ResizeRequestLowered");
+	assert_string_equal(w.a.event_message,
+			    "after the failed expansion, requests lowered back to the capacity: {\"data-web-2\":\"lowered\"}");
+	json_decref(refused);
 	/* ...then it stays failed while the request is the same... */
 	set_state(w.sts, "{\"phase\":\"Failed\",\"targets\":{\"data\":\"2Gi\"},\"statefulSetUID\":\"" UID
 			 "\",\"lowered\":{\"data-web-2\":\"lowered\"}}");
 	plan(&w);
-	expect_step(&w, RESIZE_NOTHING);
+	expect_step(&w, "Nothing");
 	/* ...and starts over when the user changes it. */
 	annotate(w.sts, "resize.stateful-operator.io/data", "3Gi");
 	plan(&w);
-	expect_step(&w, RESIZE_FINISH);
+	expect_step(&w, "Finish");
 	world_release(&w);
 }
 
@@ -413,7 +468,7 @@ static void test_abort_while_expanding(void **state)
 	set_state(w.sts, EXPANDING);
 	annotate(w.sts, ANNOTATION_ABORT, "true");
 	plan(&w);
-	expect_step(&w, RESIZE_FINISH);
+	expect_step(&w, "Finish");
 	assert_string_equal(w.a.event_reason, "ResizeAborted");
 	world_release(&w);
 }
@@ -426,7 +481,7 @@ static void test_save_orphan_delete_recreate_adopt_finish(void **state)
 	annotate(w.sts, "resize.stateful-operator.io/data", "2Gi");
 	set_state(w.sts, "{\"phase\":\"Saving\",\"targets\":{\"data\":\"2Gi\"},\"statefulSetUID\":\"" UID "\"}");
 	plan(&w);
-	expect_step(&w, RESIZE_SAVE);
+	expect_step(&w, "Save");
 	assert_string_equal(state_field(&w.a, "phase"), "Recreating");
 
 	/* The backup holds the StatefulSet with the Recreating state. */
@@ -437,24 +492,24 @@ static void test_save_orphan_delete_recreate_adopt_finish(void **state)
 			     "ns", "data", BACKUP_KEY, text);
 	free(text);
 	plan(&w);
-	expect_step(&w, RESIZE_SET_STATE);
+	expect_step(&w, "SetState");
 	assert_string_equal(state_field(&w.a, "phase"), "Recreating");
 
 	set_state(w.sts, "{\"phase\":\"Recreating\",\"targets\":{\"data\":\"2Gi\"},\"statefulSetUID\":\"" UID "\"}");
 	plan(&w);
-	expect_step(&w, RESIZE_ORPHAN_DELETE);
+	expect_step(&w, "OrphanDelete");
 	assert_string_equal(w.a.uid, UID);
 	/* Deleting (the garbage collector orphans the pods first): wait, do not delete again. */
 	json_object_set_new(json_object_get(w.sts, "metadata"), "deletionTimestamp", json_string(NOW));
 	plan(&w);
-	expect_step(&w, RESIZE_WAIT);
+	expect_step(&w, "Wait");
 	json_object_del(json_object_get(w.sts, "metadata"), "deletionTimestamp");
 
 	/* Gone: re-created from the backup, now Adopting. */
 	json_t *live = w.sts;
 	w.sts = NULL;
 	plan(&w);
-	expect_step(&w, RESIZE_RECREATE);
+	expect_step(&w, "Recreate");
 	assert_string_equal(state_field(&w.a, "phase"), "Adopting");
 	json_t *recreated = resize_with_new_sizes(saved, w.a.state);
 	assert_string_equal(kube_obj_str(json_array_get(json_object_get(json_object_get(recreated, "spec"),
@@ -469,17 +524,17 @@ static void test_save_orphan_delete_recreate_adopt_finish(void **state)
 	json_object_set_new(json_object_get(w.sts, "metadata"), "uid", json_string("uid-web-2"));
 	set_state(w.sts, "{\"phase\":\"Adopting\",\"targets\":{\"data\":\"2Gi\"},\"statefulSetUID\":\"" UID "\"}");
 	plan(&w);
-	expect_step(&w, RESIZE_WAIT);
+	expect_step(&w, "Wait");
 	/* Adopted: the backup goes, then the state. */
 	json_decref(w.pods);
 	w.pods = json_pack("[o, o, o]", pod("web-0", "p0", true, "uid-web-2"), pod("web-1", "p1", true, "uid-web-2"),
 			   pod("web-2", "p2", true, "uid-web-2"));
 	plan(&w);
-	expect_step(&w, RESIZE_DELETE_BACKUP);
+	expect_step(&w, "DeleteBackup");
 	json_decref(w.backup);
 	w.backup = NULL;
 	plan(&w);
-	expect_step(&w, RESIZE_FINISH);
+	expect_step(&w, "Finish");
 	assert_string_equal(w.a.event_reason, "ResizeCompleted");
 
 	json_decref(recreated);

@@ -1,10 +1,14 @@
 /*
- * The resize controller: for each StatefulSet key, reads the caches,
- * asks resize_plan for the next step, performs that one step, records it
- * (Event, resize-status, metrics) and requeues. The planner decides; this
- * file only talks to the API.
+ * The resize controller: for each StatefulSet key, reads the caches into
+ * a snapshot and asks resize_plan for the next step; the reconcile driver
+ * (runtime/reconciler.h) performs that one step, records it (Event,
+ * metrics, crash hook) and requeues. What is the controller's own: the
+ * seal on the state it writes, the live check that a PV is the set's
+ * before any write to it, saving the StatefulSet from a fresh read, the
+ * resize-status line after a step, and which StatefulSet an event on a
+ * claim, PV, pod, Job or saved copy concerns.
  *
- * SOP_TEST_CRASH_AFTER=<step>[#<n>] (a resize_step_name, e.g.
+ * SOP_TEST_CRASH_AFTER=<step>[#<n>] (a step's action_name, e.g.
  * "OrphanDelete" or "SetState#2") makes the process kill itself with
  * SIGKILL right after performing the n-th such step (default the first):
  * the tests use it to prove a crash at every step boundary resumes.

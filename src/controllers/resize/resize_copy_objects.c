@@ -9,57 +9,24 @@
 #include "client/kube_client.h"
 #include "client/quantity.h"
 #include "controllers/resize/copy_script.h"
-#include "controllers/resize/resize_plan_internal.h"
+#include "controllers/resize/resize_names.h"
+#include "controllers/resize/resize_steps.h"
 #include "util/xalloc.h"
 #include "client/kube_object.h"
 
-static const char *str_or(const char *s, const char *dflt)
-{
-	return s ? s : dflt;
-}
-
-static bool streq(const char *a, const char *b)
-{
-	return a && b && !strcmp(a, b);
-}
-
-static const char *vol_str(const json_t *vol, const char *key)
-{
-	return json_string_value(json_object_get(vol, key));
-}
-
-static const char *claim_name(const json_t *vol)
-{
-	return vol_str(vol, "claim");
-}
-
-/* "<sts>-<ordinal>-<suffix>", at most 63 characters (the job-name label); long names get a hash. */
-char *copy_job_name(const char *sts, long long ord, const char *suffix)
-{
-	char *name = xasprintf("%s-%lld-%s", sts, ord, suffix);
-	if (strlen(name) <= 63)
-		return name;
-	uint32_t h = 2166136261u; /* FNV-1a of the full name keeps truncated names apart */
-	for (const char *p = name; *p; p++)
-		h = (h ^ (unsigned char)*p) * 16777619u;
-	char *short_name = xasprintf("%.*s-%08x-%lld-%s", 30, sts, h, ord, suffix);
-	free(name);
-	return short_name;
-}
-
 json_t *copy_new_claim(const json_t *st, const char *ns, const char *sts_name, const json_t *vol)
 {
-	const char *tmpl = vol_str(vol, "template");
+	const char *tmpl = kube_obj_str(vol, "template");
 	const char *size = json_string_value(json_object_get(json_object_get(st, "targets"), tmpl));
 	const char *cls = json_string_value(json_object_get(json_object_get(st, "classes"), tmpl));
-	char *name = xasprintf("%s" TEMP_SUFFIX, claim_name(vol));
+	char *name = resize_new_claim_name(kube_obj_str(vol, "claim"));
 	json_t *pvc = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:{s:s}}, s:{s:O, s:s, s:{s:{s:s}}}}",
 				"apiVersion", "v1", "kind", "PersistentVolumeClaim", "metadata", "name", name,
 				"namespace", ns, "labels", LABEL_COPY_OF, sts_name, "annotations",
-				ANNOTATION_RESIZE_STARTED, str_or(plan_state_str(st, "started"), ""), "spec",
+				ANNOTATION_RESIZE_STARTED, str_or(kube_obj_str(st, "started"), ""), "spec",
 				"accessModes", json_object_get(vol, "accessModes"), "storageClassName",
 				str_or(cls, ""), "resources", "requests", "storage", str_or(size, "0"));
-	const char *mode = vol_str(vol, "volumeMode");
+	const char *mode = kube_obj_str(vol, "volumeMode");
 	if (mode)
 		json_object_set_new(json_object_get(pvc, "spec"), "volumeMode", json_string(mode));
 	free(name);
@@ -75,12 +42,12 @@ json_t *copy_rebound_claim(const char *ns, const json_t *vol, const json_t *pv, 
 		labels = json_object();
 	}
 	json_t *pvc = json_pack("{s:s, s:s, s:{s:s, s:s, s:o}, s:{s:O, s:s, s:s, s:{s:{s:s}}}}", "apiVersion",
-				"v1", "kind", "PersistentVolumeClaim", "metadata", "name", claim_name(vol),
+				"v1", "kind", "PersistentVolumeClaim", "metadata", "name", kube_obj_str(vol, "claim"),
 				"namespace", ns, "labels", labels, "spec", "accessModes",
 				json_object_get(vol, "accessModes"), "storageClassName",
 				str_or(kube_obj_str(pv, "spec.storageClassName"), ""), "volumeName",
 				kube_obj_str(pv, "metadata.name"), "resources", "requests", "storage", size);
-	const char *mode = vol_str(vol, "volumeMode");
+	const char *mode = kube_obj_str(vol, "volumeMode");
 	if (mode)
 		json_object_set_new(json_object_get(pvc, "spec"), "volumeMode", json_string(mode));
 	return pvc;
@@ -106,7 +73,7 @@ static json_t *job_affinity(const struct resize_inputs *in, const json_t *vols, 
 	size_t i;
 	json_t *vol;
 	json_array_foreach(vols, i, vol) {
-		const json_t *pv = plan_find(in->pvs, NULL, vol_str(vol, "oldPV"));
+		const json_t *pv = kube_list_find(in->pvs, NULL, kube_obj_str(vol, "oldPV"));
 		const json_t *req = json_object_get(json_object_get(json_object_get(pv, "spec"), "nodeAffinity"),
 						    "required");
 		if (json_is_object(req))
@@ -119,18 +86,13 @@ static json_t *job_affinity(const struct resize_inputs *in, const json_t *vols, 
 json_t *copy_job(const struct resize_inputs *in, const json_t *st, const char *ns, const char *sts_name,
 			long long ord, const char *pass, const json_t *vols)
 {
-	char *name = copy_job_name(sts_name, ord, streq(pass, "precopy") ? "precopy" : "copy");
+	char *name = resize_job_name(sts_name, ord, streq(pass, "precopy") ? "precopy" : "copy");
 	char ordinal[32];
 	snprintf(ordinal, sizeof(ordinal), "%lld", ord);
-	json_t *args = json_array();
 	json_t *mounts = json_array();
 	json_t *volumes = json_array();
 	char *script = copy_script_text();
-	json_array_append_new(args, json_string("sh"));
-	json_array_append_new(args, json_string("-c"));
-	json_array_append_new(args, json_string(script));
-	json_array_append_new(args, json_string("stateful-operator-copy"));
-	json_array_append_new(args, json_string(pass));
+	json_t *args = json_pack("[s, s, s, s, s]", "sh", "-c", script, "stateful-operator-copy", pass);
 	free(script);
 	/*
 	 * The script takes one target size for all pairs: given when the
@@ -140,7 +102,7 @@ json_t *copy_job(const struct resize_inputs *in, const json_t *st, const char *n
 	size_t i;
 	json_t *vol;
 	json_array_foreach(vols, i, vol) {
-		const char *tmpl = vol_str(vol, "template");
+		const char *tmpl = kube_obj_str(vol, "template");
 		int64_t b = size_bytes(json_string_value(json_object_get(json_object_get(st, "targets"), tmpl)));
 		target = target < 0 || target == b ? b : 0;
 	}
@@ -149,37 +111,37 @@ json_t *copy_job(const struct resize_inputs *in, const json_t *st, const char *n
 	json_array_append_new(args, json_string(bytes));
 	const json_t *pod = NULL;
 	json_array_foreach(vols, i, vol) {
-		const char *tmpl = vol_str(vol, "template");
+		const char *tmpl = kube_obj_str(vol, "template");
 		char *src = xasprintf("/stateful-operator/source/%s", tmpl);
 		char *dst = xasprintf("/stateful-operator/target/%s", tmpl);
 		char *src_vol = xasprintf("source-%zu", i);
 		char *dst_vol = xasprintf("target-%zu", i);
-		char *temp = xasprintf("%s" TEMP_SUFFIX, claim_name(vol));
+		char *temp = resize_new_claim_name(kube_obj_str(vol, "claim"));
 		json_array_append_new(args, json_string(src));
 		json_array_append_new(args, json_string(dst));
 		json_array_append_new(mounts, json_pack("{s:s, s:s, s:b}", "name", src_vol, "mountPath", src,
 							"readOnly", 1));
 		json_array_append_new(mounts, json_pack("{s:s, s:s}", "name", dst_vol, "mountPath", dst));
 		json_array_append_new(volumes, json_pack("{s:s, s:{s:s, s:b}}", "name", src_vol,
-							 "persistentVolumeClaim", "claimName", claim_name(vol),
+							 "persistentVolumeClaim", "claimName", kube_obj_str(vol, "claim"),
 							 "readOnly", 1));
-		json_array_append_new(volumes,
-				      json_pack("{s:s, s:{s:s}}", "name", dst_vol, "persistentVolumeClaim", "claimName", temp));
+		json_array_append_new(volumes, json_pack("{s:s, s:{s:s}}", "name", dst_vol, "persistentVolumeClaim",
+							 "claimName", temp));
 		free(temp);
 		free(dst_vol);
 		free(src_vol);
 		free(dst);
 		free(src);
 	}
-	char *pod_name = xasprintf("%s-%lld", sts_name, ord);
-	pod = plan_find(in->pods, ns, pod_name);
+	char *pod_name = resize_pod_name(sts_name, ord);
+	pod = kube_list_find(in->pods, ns, pod_name);
 	free(pod_name);
 	/* The script keeps a few small files in $TMPDIR: writable even on a read-only root. */
 	json_array_append_new(mounts, json_pack("{s:s, s:s}", "name", "tmp", "mountPath", "/tmp"));
 	json_array_append_new(volumes, json_pack("{s:s, s:{}}", "name", "tmp", "emptyDir"));
 
 	json_t *container = json_pack("{s:s, s:s, s:o, s:o, s:s}", "name", "copy", "image",
-				      str_or(plan_state_str(st, "image"), ""), "command", args, "volumeMounts",
+				      str_or(kube_obj_str(st, "image"), ""), "command", args, "volumeMounts",
 				      mounts, "terminationMessagePolicy", "FallbackToLogsOnError");
 	const json_t *resources = json_object_get(st, "resources");
 	if (json_is_object(resources))
@@ -190,7 +152,8 @@ json_t *copy_job(const struct resize_inputs *in, const json_t *st, const char *n
 	 * operator's own, runs as 65532).
 	 */
 	json_object_set_new(container, "securityContext", json_pack("{s:i, s:i}", "runAsUser", 0, "runAsGroup", 0));
-	json_t *labels = json_pack("{s:s, s:s}", LABEL_COPY_OF, sts_name, "stateful-operator.io/resize-ordinal", ordinal);
+	json_t *labels =
+		json_pack("{s:s, s:s}", LABEL_COPY_OF, sts_name, "stateful-operator.io/resize-ordinal", ordinal);
 	json_t *pod_annotations = json_deep_copy(json_object_get(st, "podAnnotations"));
 	if (!json_is_object(pod_annotations)) {
 		json_decref(pod_annotations);
@@ -208,8 +171,8 @@ json_t *copy_job(const struct resize_inputs *in, const json_t *st, const char *n
 	json_t *job = json_pack("{s:s, s:s, s:{s:s, s:s, s:O, s:{s:s}}, s:{s:i, s:I, s:{s:{s:O, s:o}, s:o}}}",
 				"apiVersion", "batch/v1", "kind", "Job", "metadata", "name", name, "namespace", ns,
 				"labels", labels, "annotations", ANNOTATION_RESIZE_STARTED,
-				str_or(plan_state_str(st, "started"), ""), "spec", "backoffLimit", JOB_BACKOFF_LIMIT,
-				"activeDeadlineSeconds", (json_int_t)json_integer_value(json_object_get(st, "timeoutSeconds")),
+				str_or(kube_obj_str(st, "started"), ""), "spec", "backoffLimit", JOB_BACKOFF_LIMIT,
+				"activeDeadlineSeconds", (json_int_t)kube_obj_int(st, "timeoutSeconds", NULL, 0),
 				"template", "metadata", "labels", labels, "annotations", pod_annotations, "spec",
 				pod_spec);
 	json_decref(labels);

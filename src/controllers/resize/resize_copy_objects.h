@@ -1,8 +1,8 @@
 /*
  * The objects the copy cycle creates (resize_copy_plan.c decides when):
  * the new claim a replica's data is copied to, the original claim
- * re-created on a PV, and the copy Job. Pure. Private to
- * src/controllers/resize.
+ * re-created on a PV, and the copy Job. Pure; it calls no planner. Private
+ * to src/controllers/resize.
  */
 #ifndef SOP_RESIZE_COPY_OBJECTS_H
 #define SOP_RESIZE_COPY_OBJECTS_H
@@ -19,9 +19,6 @@
  * "ordinal", "oldPV", "size", "accessModes", "labels", "volumeMode", and
  * once copied "newPV", "newClaimUID"}.
  */
-
-/* "<sts>-<ordinal>-<suffix>", at most 63 characters (the job-name label). New string. */
-char *copy_job_name(const char *sts, long long ord, const char *suffix);
 
 /* The new claim <claim>-copy for vol: the target size and class, labelled as the operator's. New reference. */
 json_t *copy_new_claim(const json_t *st, const char *ns, const char *sts_name, const json_t *vol);

@@ -35,53 +35,30 @@
  * Every step checks what the cluster shows first, so repeating one after a
  * crash is harmless.
  */
+#include "controllers/resize/resize_copy_plan.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client/kube_client.h"
+#include "client/kube_object.h"
 #include "controllers/resize/copy_script.h"
 #include "controllers/resize/resize_copy_objects.h"
-#include "controllers/resize/resize_plan.h"
-#include "controllers/resize/resize_plan_internal.h"
+#include "controllers/resize/resize_names.h"
+#include "controllers/resize/resize_steps.h"
+#include "controllers/resize/resize_swap.h"
 #include "util/duration.h"
 #include "util/xalloc.h"
-#include "client/kube_object.h"
-#include "controllers/contract.h"
-
-#define STEP_PREPARE "Prepare"
-#define STEP_PRECOPY "Precopy"
-#define STEP_STOP "Stop"
-#define STEP_COPY "Copy"
-#define STEP_SWAP "Swap"
-#define STEP_RESTART "Restart"
-#define STEP_READY "Ready"
 
 #define MAX_WAIT_MS (10L * 60 * 1000)
-/* A re-created claim not Bound after this long gets touched, so the PV controller looks again. */
-#define BIND_NUDGE_AFTER_S 3
 
 /* ---- small readers ---- */
-
-static const char *str_or(const char *s, const char *dflt)
-{
-	return s ? s : dflt;
-}
-
-static bool streq(const char *a, const char *b)
-{
-	return a && b && !strcmp(a, b);
-}
 
 static const json_t *batch_of(const json_t *st)
 {
 	return json_object_get(st, "batch");
-}
-
-static const char *batch_step(const json_t *st)
-{
-	return json_string_value(json_object_get(batch_of(st), "step"));
 }
 
 static bool in_int_array(const json_t *arr, long long v)
@@ -90,78 +67,6 @@ static bool in_int_array(const json_t *arr, long long v)
 	json_t *x;
 	json_array_foreach(arr, i, x) if (json_integer_value(x) == v) return true;
 	return false;
-}
-
-/* A copy of st whose batch step is step. New reference. */
-static json_t *with_step(const json_t *st, const char *now, const char *step)
-{
-	json_t *n = plan_state_with(st, now, "phase", json_string(PHASE_COPYING));
-	json_object_set_new(json_object_get(n, "batch"), "step", json_string(step));
-	return n;
-}
-
-static const char *reclaim_policy(const json_t *pv)
-{
-	return kube_obj_str(pv, "spec.persistentVolumeReclaimPolicy");
-}
-
-static const char *original_policy(const json_t *pv)
-{
-	return json_string_value(json_object_get(plan_annotations(pv), ANNOTATION_RECLAIM_POLICY));
-}
-
-static bool job_condition(const json_t *job, const char *type, const char **message)
-{
-	return kube_obj_condition(job, type, message);
-}
-
-static const char *claim_name(const json_t *vol)
-{
-	return json_string_value(json_object_get(vol, "claim"));
-}
-
-static const char *vol_str(const json_t *vol, const char *key)
-{
-	return json_string_value(json_object_get(vol, key));
-}
-
-/* ---- creating objects ---- */
-
-static void act(struct resize_action *a, enum resize_step step, const char *what, const struct kube_resource *r,
-		const char *object, json_t *body)
-{
-	a->step = step;
-	a->what = what;
-	a->resource = r;
-	snprintf(a->object, sizeof(a->object), "%s", object ? object : "");
-	a->body = body;
-}
-
-static void delete_object(struct resize_action *a, const char *what, const struct kube_resource *r,
-			  const json_t *obj)
-{
-	act(a, RESIZE_DELETE, what, r, kube_obj_str(obj, "metadata.name"), NULL);
-	snprintf(a->uid, sizeof(a->uid), "%s", str_or(kube_obj_str(obj, "metadata.uid"), ""));
-	if (r == &KUBE_JOBS)
-		a->propagation = "Background"; /* its pods go too */
-}
-
-/*
- * A merge patch of PV pv, decided on its cached state: the cached
- * resourceVersion is a precondition, so a stale decision conflicts (409,
- * retried on fresh state) instead of undoing what the PV controller just
- * did, e.g. a pre-binding written over a binding.
- */
-static void patch_pv(struct resize_action *a, const char *what, const json_t *pv, json_t *body)
-{
-	const char *rv = kube_obj_str(pv, "metadata.resourceVersion");
-	if (rv) {
-		if (!json_is_object(json_object_get(body, "metadata")))
-			json_object_set_new(body, "metadata", json_object());
-		json_object_set_new(json_object_get(body, "metadata"), "resourceVersion", json_string(rv));
-	}
-	act(a, RESIZE_PATCH, what, &KUBE_PVS, kube_obj_str(pv, "metadata.name"), body);
-	a->patch_type = KUBE_PATCH_MERGE;
 }
 
 /* ---- the volumes of a batch ---- */
@@ -183,14 +88,13 @@ static json_t *volumes_of(const json_t *st, long long ord)
 static char *job_failure(const struct resize_inputs *in, const json_t *job)
 {
 	const char *cond = NULL;
-	job_condition(job, "Failed", &cond);
+	kube_obj_condition(job, "Failed", &cond);
 	const char *name = kube_obj_str(job, "metadata.name");
 	const char *said = NULL;
 	size_t i;
 	json_t *pod;
 	json_array_foreach(in->pods, i, pod) {
-		const json_t *labels = json_object_get(json_object_get(pod, "metadata"), "labels");
-		if (!streq(json_string_value(json_object_get(labels, "job-name")), name))
+		if (!streq(kube_obj_label(pod, "job-name"), name))
 			continue;
 		size_t k;
 		json_t *cs;
@@ -209,265 +113,162 @@ static char *job_failure(const struct resize_inputs *in, const json_t *job)
 	return msg;
 }
 
-/* Marks the batch for restoring (reason recorded first, so it survives a crash). */
-static void start_restore(const json_t *st, const char *now, const char *reason, bool failed,
-			  struct resize_action *a)
-{
-	json_t *n = plan_state_with(st, now, "phase", json_string(PHASE_COPYING));
-	json_t *batch = json_object_get(n, "batch");
-	json_object_set_new(batch, "restore", json_string(reason));
-	json_object_set_new(batch, "failed", json_boolean(failed));
-	plan_set_state(a, n);
-	if (failed)
-		plan_event(a, "Warning", "CopyFailed", "%s; returning the replica to its original volume", reason);
-	else
-		plan_event(a, "Warning", "ResizeAborted",
-			   "resize aborted on request; returning the replica in flight to its original volume");
-	plan_status(a, "Restoring: %s", reason);
-}
-
-/*
- * Puts claim vol.claim on PV pv_name (requesting size), moving it off
- * whatever PV it is on now, with both PVs Retained before any claim is
- * deleted. Returns 1 when the claim is Bound to it and the PV has its own
- * reclaim policy back, 0 when an action was chosen, -1 when it cannot be
- * done (message in *why, new string).
- */
-static int bind_claim(const struct resize_inputs *in, const char *ns, const char *sts, const char *now,
-		      const json_t *vol, const char *pv_name, const char *size, struct resize_action *a, char **why)
-{
-	const char *x = claim_name(vol);
-	const json_t *pv = plan_find(in->pvs, NULL, pv_name);
-	const json_t *pvc = plan_find(in->pvcs, ns, x);
-	if (!pv) {
-		*why = xasprintf("PersistentVolume %s, which should hold %s, does not exist", pv_name, x);
-		return -1;
-	}
-	if (pvc && streq(kube_obj_str(pvc, "spec.volumeName"), pv_name)) {
-		if (!streq(kube_obj_str(pvc, "status.phase"), "Bound")) {
-			/*
-			 * The PV controller may have looked while its cache still
-			 * showed the PV's old binding (FailedBinding); it would look
-			 * again only at its next resync, up to 15 s later. Touching the
-			 * claim makes it look now.
-			 */
-			const char *touched = json_string_value(json_object_get(plan_annotations(pvc), ANNOTATION_BIND_NUDGE));
-			int64_t since = rfc3339_seconds(touched ? touched : kube_obj_str(pvc, "metadata.creationTimestamp"));
-			int64_t t = rfc3339_seconds(now);
-			if (since >= 0 && t >= since + BIND_NUDGE_AFTER_S && streq(kube_obj_str(pv, "spec.claimRef.name"), x)) {
-				json_t *p = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", ANNOTATION_BIND_NUDGE, now);
-				act(a, RESIZE_PATCH, "NudgeBinding", &KUBE_PVCS, x, p);
-				a->patch_type = KUBE_PATCH_MERGE;
-				return 0;
-			}
-			plan_status(a, "Waiting for %s to bind to %s", x, pv_name);
-			plan_wait(a, POLL_MS);
-			return 0;
-		}
-		/* Bound where it belongs: its own policy back, and no mark left for anyone to trust later. */
-		const char *orig = original_policy(pv);
-		bool marked = json_object_get(plan_annotations(pv), ANNOTATION_TAKEN_FOR) != NULL;
-		if ((orig && !streq(reclaim_policy(pv), orig)) || marked) {
-			json_t *p = json_pack("{s:{s:{s:n, s:n}}, s:{s:s}}", "metadata", "annotations",
-					      ANNOTATION_RECLAIM_POLICY, ANNOTATION_TAKEN_FOR, "spec",
-					      "persistentVolumeReclaimPolicy",
-					      str_or(orig, str_or(reclaim_policy(pv), "Delete")));
-			patch_pv(a, "RestoreReclaimPolicy", pv, p);
-			return 0;
-		}
-		return 1;
-	}
-	/*
-	 * Invariant 1: every PV involved is Retain before any claim is deleted.
-	 * The same patch marks it taken for this set: while the PV is still
-	 * bound to the set's live claim, which the controller checks, so every
-	 * later write can be checked against the mark.
-	 */
-	char *owner = xasprintf("%s/%s", ns, sts);
-	const json_t *holders[2] = {pv, pvc ? plan_find(in->pvs, NULL, kube_obj_str(pvc, "spec.volumeName")) : NULL};
-	for (int i = 0; i < 2; i++) {
-		const json_t *h = holders[i];
-		const char *taken = json_string_value(json_object_get(plan_annotations(h), ANNOTATION_TAKEN_FOR));
-		if (h && (!streq(reclaim_policy(h), "Retain") || !streq(taken, owner))) {
-			/* A policy recorded earlier stays: the PV may be Retained by us already. */
-			const char *orig = str_or(original_policy(h), str_or(reclaim_policy(h), "Delete"));
-			json_t *p = json_pack("{s:{s:{s:s, s:s}}, s:{s:s}}", "metadata", "annotations",
-					      ANNOTATION_RECLAIM_POLICY, orig, ANNOTATION_TAKEN_FOR, owner, "spec",
-					      "persistentVolumeReclaimPolicy", "Retain");
-			patch_pv(a, "RetainVolume", h, p);
-			free(owner);
-			return 0;
-		}
-	}
-	free(owner);
-	/* Another claim holds the PV (the new claim of a copy): it goes first. */
-	const char *holder = kube_obj_str(pv, "spec.claimRef.name");
-	if (holder && !streq(holder, x) && streq(kube_obj_str(pv, "spec.claimRef.namespace"), ns)) {
-		const json_t *other = plan_find(in->pvcs, ns, holder);
-		if (other) {
-			const json_t *labels = json_object_get(json_object_get(other, "metadata"), "labels");
-			if (!json_object_get(labels, LABEL_COPY_OF)) {
-				*why = xasprintf("PersistentVolume %s is held by claim %s, which the operator did not "
-						 "create; it will not delete it",
-						 pv_name, holder);
-				return -1;
-			}
-			if (kube_obj_str(other, "metadata.deletionTimestamp")) {
-				plan_wait(a, POLL_MS);
-				return 0;
-			}
-			delete_object(a, "DeleteNewClaim", &KUBE_PVCS, other);
-			return 0;
-		}
-	}
-	if (pvc) {
-		if (kube_obj_str(pvc, "metadata.deletionTimestamp")) {
-			plan_status(a, "Waiting for claim %s to go", x);
-			plan_wait(a, POLL_MS);
-			return 0;
-		}
-		delete_object(a, "DeleteClaim", &KUBE_PVCS, pvc);
-		plan_event(a, "Normal", "MovingClaim", "deleting claim %s (its volume %s is Retained) to bind %s to %s",
-			   x, str_or(kube_obj_str(pvc, "spec.volumeName"), "none"), x, pv_name);
-		return 0;
-	}
-	/*
-	 * The PV names claim x with a UID other than the original claim's: the
-	 * claim created here is already bound, only the claim cache has not
-	 * seen it yet. Pre-binding now would undo that binding.
-	 */
-	const char *ref_uid = kube_obj_str(pv, "spec.claimRef.uid");
-	const char *orig_uid = vol_str(vol, "uid");
-	if (streq(kube_obj_str(pv, "spec.claimRef.name"), x) && ref_uid && orig_uid && *orig_uid &&
-	    !streq(ref_uid, orig_uid)) {
-		plan_wait(a, POLL_MS);
-		return 0;
-	}
-	/* Pre-bound to the name (no uid), so no other claim can take the PV meanwhile. */
-	if (!streq(kube_obj_str(pv, "spec.claimRef.name"), x) || ref_uid) {
-		json_t *p = json_pack("{s:{s:{s:s, s:s, s:s, s:s, s:n, s:n}}}", "spec", "claimRef", "apiVersion", "v1",
-				      "kind", "PersistentVolumeClaim", "namespace", ns, "name", x, "uid",
-				      "resourceVersion");
-		patch_pv(a, "PrebindVolume", pv, p);
-		return 0;
-	}
-	act(a, RESIZE_CREATE, "CreateClaim", &KUBE_PVCS, x, copy_rebound_claim(ns, vol, pv, size));
-	plan_event(a, "Normal", "ClaimRebound", "re-created claim %s on PersistentVolume %s", x, pv_name);
-	return 0;
-}
-
-/* ---- the steps ---- */
-
-struct ctx;
-static bool jobs_cleared(struct ctx *c);
-
 struct ctx {
 	const struct resize_inputs *in;
-	const char *now;
-	const json_t *st;
+	long long now_ms;
+	const struct resize_state *state;
+	const json_t *st; /* its JSON (or, once a batch is chosen, the new one) */
 	const char *ns, *name; /* the StatefulSet's */
 	long long total, done; /* replicas to copy, replicas copied: for the status */
 	bool abort_asked;
-	struct resize_action *a;
+	struct action *a;
 };
+
+static bool jobs_cleared(struct ctx *c);
+
+/* A copy of the state in phase (the batch at stage), updated now. New reference. */
+static json_t *next(const struct ctx *c, enum resize_phase phase)
+{
+	return resize_state_next(c->state, c->now_ms, phase);
+}
+
+static json_t *next_stage(const struct ctx *c, enum copy_stage stage)
+{
+	return resize_state_next_stage(c->state, c->now_ms, stage);
+}
+
+/* Marks the batch for restoring (reason recorded first, so it survives a crash). */
+static void start_restore(struct ctx *c, const char *reason, bool failed)
+{
+	struct action *a = c->a;
+	json_t *n = next(c, RESIZE_PHASE_COPYING);
+	json_t *batch = json_object_get(n, "batch");
+	json_object_set_new(batch, "restore", json_string(reason));
+	json_object_set_new(batch, "failed", json_boolean(failed));
+	plan_set_state(c->in, a, n);
+	if (failed)
+		action_event(a, "Warning", "CopyFailed", "%s; returning the replica to its original volume", reason);
+	else
+		action_event(a, "Warning", "ResizeAborted",
+			   "resize aborted on request; returning the replica in flight to its original volume");
+	action_status(a, "Restoring: %s", reason);
+}
+
+/* ---- the steps ---- */
 
 static void status_step(struct ctx *c, const char *what)
 {
 	const json_t *ords = json_object_get(batch_of(c->st), "ordinals");
 	if (json_array_size(ords) == 1)
-		plan_status(c->a, "Copying %lld/%lld: %s-%lld %s", c->done + 1, c->total, c->name,
+		action_status(c->a, "Copying %lld/%lld: %s-%lld %s", c->done + 1, c->total, c->name,
 			    (long long)json_integer_value(json_array_get(ords, 0)), what);
 	else
-		plan_status(c->a, "Copying %zu replicas (offline): %s", json_array_size(ords), what);
+		action_status(c->a, "Copying %zu replicas (offline): %s", json_array_size(ords), what);
+}
+
+/* Rolling: every replica Ready before the next goes down, so at most one is ever down. False: a wait chosen. */
+static bool replicas_ready(struct ctx *c)
+{
+	long long start, replicas = plan_replicas(c->in->sts, &start);
+	for (long long ord = start; ord < start + replicas; ord++) {
+		char *pod_name = resize_pod_name(c->name, ord);
+		bool ready = kube_pod_ready(kube_list_find(c->in->pods, c->ns, pod_name));
+		if (!ready) {
+			action_status(c->a, "Copying %lld/%lld: waiting for %s to be Ready", c->done + 1, c->total,
+				      pod_name);
+			action_wait(c->a, POLL_MS);
+		}
+		free(pod_name);
+		if (!ready)
+			return false;
+	}
+	return true;
+}
+
+/* What the state records of claim pvc (named x, of template tmpl and replica ord): enough to restore it. New. */
+static json_t *volume_record(const json_t *pvc, const char *x, const char *tmpl, json_t *ord)
+{
+	json_t *labels = (json_t *)kube_obj_labels(pvc);
+	json_t *v = json_pack("{s:s, s:s, s:s, s:O, s:s, s:s, s:O, s:O}", "claim", x, "uid",
+			      str_or(kube_obj_str(pvc, "metadata.uid"), ""), "template", tmpl, "ordinal", ord, "oldPV",
+			      kube_obj_str(pvc, "spec.volumeName"), "size",
+			      str_or(kube_obj_str(pvc, "spec.resources.requests.storage"), "0"), "accessModes",
+			      json_object_get(json_object_get(pvc, "spec"), "accessModes"), "labels",
+			      labels ? labels : json_null());
+	const char *mode = kube_obj_str(pvc, "spec.volumeMode");
+	if (mode)
+		json_object_set_new(v, "volumeMode", json_string(mode));
+	return v;
+}
+
+/* The volumes of replicas ords into vols; false (a wait chosen) while one of their claims is not Bound. */
+static bool batch_volumes(struct ctx *c, const json_t *ords, json_t *vols)
+{
+	size_t i;
+	json_t *o;
+	json_array_foreach(ords, i, o) {
+		const char *tmpl;
+		json_t *size;
+		json_object_foreach((json_t *)c->state->targets, tmpl, size) {
+			char *x = resize_claim_name(tmpl, c->name, json_integer_value(o));
+			const json_t *pvc = kube_list_find(c->in->pvcs, c->ns, x);
+			bool bound = !pvc || (streq(kube_obj_str(pvc, "status.phase"), "Bound") &&
+					      kube_list_find(c->in->pvs, NULL, kube_obj_str(pvc, "spec.volumeName")));
+			if (!bound) {
+				action_status(c->a, "Waiting for %s to be Bound", x);
+				action_wait(c->a, POLL_MS);
+			} else if (pvc) {
+				json_array_append_new(vols, volume_record(pvc, x, tmpl, o));
+			}
+			free(x);
+			if (!bound)
+				return false;
+		}
+	}
+	return true;
 }
 
 /* Records the replicas to copy and their volumes as the next batch; or moves on when none is left. */
 static void choose_batch(struct ctx *c)
 {
 	const struct resize_inputs *in = c->in;
-	const json_t *st = c->st;
-	struct resize_action *a = c->a;
+	struct action *a = c->a;
 	if (!in->sts) {
-		plan_wait(a, POLL_MS);
+		action_wait(a, POLL_MS);
 		return;
 	}
-	const json_t *all = json_object_get(st, "ordinals");
-	const json_t *done = json_object_get(st, "done");
-	json_t *ords = json_array();
+	json_t *ords = json_array(), *vols = json_array();
 	size_t i;
 	json_t *o;
-	json_array_foreach(all, i, o) {
-		if (in_int_array(done, json_integer_value(o)))
+	json_array_foreach(c->state->ordinals, i, o) {
+		if (in_int_array(c->state->done, json_integer_value(o)))
 			continue;
 		json_array_append(ords, o);
-		if (!json_is_true(json_object_get(st, "offline")))
+		if (!c->state->offline)
 			break; /* rolling: one replica */
 	}
-	if (!json_array_size(ords) && json_is_true(json_object_get(st, "templateUpdated"))) {
-		json_t *n = plan_state_with(st, c->now, "phase", json_string(PHASE_CLEANING));
-		json_object_set_new(n, "completed", json_string(c->now));
-		plan_set_state(a, n);
-		plan_event(a, "Normal", "VolumesCopied",
-			   "every replica runs on its new volumes; the old volumes are kept (Retained) until %s",
-			   json_integer_value(json_object_get(st, "keepOldSeconds")) ? "keep-old-volumes passes"
-										: "they are deleted now");
-		plan_status(a, "Deleting the old volumes");
-		json_decref(ords);
-		return;
+	if (!json_array_size(ords) && json_is_true(json_object_get(c->st, "templateUpdated"))) {
+		json_t *n = next(c, RESIZE_PHASE_CLEANING);
+		json_object_set_new(n, "completed", resize_state_time(c->now_ms));
+		plan_set_state(in, a, n);
+		action_event(a, "Normal", "VolumesCopied",
+			     "every replica runs on its new volumes; the old volumes are kept (Retained) until %s",
+			     c->state->keep_old_s ? "keep-old-volumes passes" : "they are deleted now");
+		action_status(a, "Deleting the old volumes");
+		goto out;
 	}
-	/* Rolling: every replica Ready before the next goes down, so at most one is ever down. */
-	long long replicas = plan_int_field(in->sts, "spec", "replicas", 1);
-	long long start = plan_int_field(json_object_get(in->sts, "spec"), "ordinals", "start", 0);
-	for (long long ord = start; ord < start + replicas; ord++) {
-		char pod_name[512];
-		snprintf(pod_name, sizeof(pod_name), "%s-%lld", c->name, ord);
-		if (!plan_pod_ready(plan_find(in->pods, c->ns, pod_name))) {
-			plan_status(a, "Copying %lld/%lld: waiting for %s to be Ready", c->done + 1, c->total, pod_name);
-			plan_wait(a, POLL_MS);
-			json_decref(ords);
-			return;
-		}
-	}
-	json_t *vols = json_array();
-	json_array_foreach(ords, i, o) {
-		const char *tmpl;
-		json_t *size;
-		json_object_foreach(json_object_get(st, "targets"), tmpl, size) {
-			char *x = xasprintf("%s-%s-%lld", tmpl, c->name, (long long)json_integer_value(o));
-			const json_t *pvc = plan_find(in->pvcs, c->ns, x);
-			const char *pv_name = kube_obj_str(pvc, "spec.volumeName");
-			if (pvc && (!streq(kube_obj_str(pvc, "status.phase"), "Bound") ||
-				    !plan_find(in->pvs, NULL, pv_name))) {
-				plan_status(a, "Waiting for %s to be Bound", x);
-				plan_wait(a, POLL_MS);
-				free(x);
-				json_decref(vols);
-				json_decref(ords);
-				return;
-			}
-			if (pvc) {
-				json_t *labels = json_object_get(json_object_get(pvc, "metadata"), "labels");
-				json_t *v = json_pack("{s:s, s:s, s:s, s:O, s:s, s:s, s:O, s:O}", "claim", x, "uid",
-						      str_or(kube_obj_str(pvc, "metadata.uid"), ""), "template", tmpl,
-						      "ordinal", o, "oldPV", pv_name, "size",
-						      str_or(kube_obj_str(pvc, "spec.resources.requests.storage"), "0"),
-						      "accessModes",
-						      json_object_get(json_object_get(pvc, "spec"), "accessModes"),
-						      "labels", labels ? labels : json_null());
-				const char *mode = kube_obj_str(pvc, "spec.volumeMode");
-				if (mode)
-					json_object_set_new(v, "volumeMode", json_string(mode));
-				json_array_append_new(vols, v);
-			}
-			free(x);
-		}
-	}
-	json_t *n = plan_state_with(st, c->now, "batch",
-				    json_pack("{s:o, s:s, s:o}", "ordinals", ords, "step", STEP_PREPARE, "volumes", vols));
+	if (!replicas_ready(c) || !batch_volumes(c, ords, vols))
+		goto out;
+	json_t *n = next(c, RESIZE_PHASE_COPYING);
+	json_object_set_new(n, "batch", json_pack("{s:O, s:O}", "ordinals", ords, "volumes", vols));
+	resize_state_set_stage(n, COPY_STAGE_PREPARE);
 	json_object_set_new(n, "statefulSetUID", json_string(kube_obj_str(in->sts, "metadata.uid")));
-	plan_set_state(a, n);
+	plan_set_state(in, a, n);
 	c->st = n;
 	status_step(c, "preparing the new volumes");
+out:
+	json_decref(vols);
+	json_decref(ords);
 }
 
 static void step_prepare(struct ctx *c)
@@ -475,27 +276,28 @@ static void step_prepare(struct ctx *c)
 	size_t i;
 	json_t *vol;
 	json_array_foreach(json_object_get(batch_of(c->st), "volumes"), i, vol) {
-		char *y = xasprintf("%s" TEMP_SUFFIX, claim_name(vol));
-		const json_t *pvc = plan_find(c->in->pvcs, c->ns, y);
-		const json_t *labels = json_object_get(json_object_get(pvc, "metadata"), "labels");
-		const char *started = json_string_value(json_object_get(plan_annotations(pvc), ANNOTATION_RESIZE_STARTED));
+		char *y = resize_new_claim_name(kube_obj_str(vol, "claim"));
+		const json_t *pvc = kube_list_find(c->in->pvcs, c->ns, y);
+		const char *started = kube_obj_annotation(pvc, ANNOTATION_RESIZE_STARTED);
 		if (!pvc) {
-			act(c->a, RESIZE_CREATE, "CreateNewClaim", &KUBE_PVCS, y, copy_new_claim(c->st, c->ns, c->name, vol));
-			plan_event(c->a, "Normal", "CreatingVolume", "creating claim %s (%s, StorageClass %s) for the copy of %s", y,
-				   json_string_value(json_object_get(json_object_get(c->st, "targets"), vol_str(vol, "template"))),
-				   json_string_value(json_object_get(json_object_get(c->st, "classes"), vol_str(vol, "template"))),
-				   claim_name(vol));
+			action_create(c->a, "CreateNewClaim", &KUBE_PVCS, copy_new_claim(c->st, c->ns, c->name, vol));
+			c->a->answers = ACTION_OK_409;
+			const char *tmpl = kube_obj_str(vol, "template");
+			action_event(c->a, "Normal", "CreatingVolume",
+				     "creating claim %s (%s, StorageClass %s) for the copy of %s", y,
+				     json_string_value(json_object_get(c->state->targets, tmpl)),
+				     json_string_value(json_object_get(c->state->classes, tmpl)), kube_obj_str(vol, "claim"));
 			status_step(c, "creating the new volumes");
-		} else if (!json_object_get(labels, LABEL_COPY_OF)) {
+		} else if (!kube_obj_label(pvc, LABEL_COPY_OF)) {
 			char *why = xasprintf("claim %s exists and was not created by the operator; rename or delete it", y);
-			start_restore(c->st, c->now, why, true, c->a);
+			start_restore(c, why, true);
 			free(why);
-		} else if (!streq(started, plan_state_str(c->st, "started"))) {
+		} else if (!streq(started, c->state->started)) {
 			/* Left by an earlier resize: it holds nothing of ours. */
-			if (kube_obj_str(pvc, "metadata.deletionTimestamp"))
-				plan_wait(c->a, POLL_MS);
+			if (kube_obj_terminating(pvc))
+				action_wait(c->a, POLL_MS);
 			else
-				delete_object(c->a, "DeleteStaleClaim", &KUBE_PVCS, pvc);
+				plan_delete(c->a, "DeleteStaleClaim", &KUBE_PVCS, pvc);
 		} else {
 			free(y);
 			continue;
@@ -503,60 +305,62 @@ static void step_prepare(struct ctx *c)
 		free(y);
 		return;
 	}
-	plan_set_state(c->a, with_step(c->st, c->now, json_is_true(json_object_get(c->st, "precopy")) ? STEP_PRECOPY : STEP_STOP));
-	status_step(c, json_is_true(json_object_get(c->st, "precopy")) ? "first copy while running" : "stopping");
+	bool precopy = c->state->precopy;
+	plan_set_state(c->in, c->a, next_stage(c, precopy ? COPY_STAGE_PRECOPY : COPY_STAGE_STOP));
+	status_step(c, precopy ? "first copy while running" : "stopping");
 }
 
 /*
- * Runs one Job per replica of the batch (pass "precopy", "full" or
- * "delta"). Returns true when all succeeded; otherwise an action is set.
+ * Replica ord's copy Job of this pass ("precopy", "full" or "delta"): 1
+ * when it succeeded (or the replica has no claim to copy), 0 while it
+ * runs, -1 when a step was chosen (create it, replace a stale one, or
+ * restore after a failure).
  */
+static int run_job(struct ctx *c, long long ord, const char *pass)
+{
+	bool precopy = streq(pass, "precopy");
+	json_t *vols = volumes_of(c->st, ord);
+	char *name = resize_job_name(c->name, ord, precopy ? "precopy" : "copy");
+	const json_t *job = kube_list_find(c->in->jobs, c->ns, name);
+	int r = -1;
+	if (!json_array_size(vols)) {
+		r = 1;
+	} else if (job && !streq(kube_obj_annotation(job, ANNOTATION_RESIZE_STARTED), c->state->started)) {
+		plan_delete(c->a, "DeleteStaleJob", &KUBE_JOBS, job);
+	} else if (!job) {
+		action_create(c->a, precopy ? "CreatePrecopyJob" : "CreateCopyJob", &KUBE_JOBS,
+			      copy_job(c->in, c->st, c->ns, c->name, ord, pass, vols));
+		c->a->answers = ACTION_OK_409;
+		action_event(c->a, "Normal", "CopyStarted", "Job %s copies %s-%lld's volumes (pass %s)", name, c->name,
+			     ord, pass);
+		status_step(c, precopy ? "first copy while running" : "copying");
+	} else if (kube_obj_condition(job, "Failed", NULL)) {
+		char *why = job_failure(c->in, job);
+		start_restore(c, why, true);
+		free(why);
+	} else {
+		r = kube_obj_condition(job, "Complete", NULL) ? 1 : 0;
+	}
+	json_decref(vols);
+	free(name);
+	return r;
+}
+
+/* Runs one Job per replica of the batch. Returns true when all succeeded; otherwise an action is set. */
 static bool run_jobs(struct ctx *c, const char *pass)
 {
-	const char *suffix = streq(pass, "precopy") ? "precopy" : "copy";
 	size_t i;
 	json_t *o;
 	bool all = true;
 	json_array_foreach(json_object_get(batch_of(c->st), "ordinals"), i, o) {
-		long long ord = json_integer_value(o);
-		char *name = copy_job_name(c->name, ord, suffix);
-		const json_t *job = plan_find(c->in->jobs, c->ns, name);
-		const char *started = json_string_value(json_object_get(plan_annotations(job), ANNOTATION_RESIZE_STARTED));
-		json_t *vols = volumes_of(c->st, ord);
-		if (!json_array_size(vols)) {
-			json_decref(vols);
-			free(name);
-			continue; /* this replica has no claim to copy */
-		}
-		if (job && !streq(started, plan_state_str(c->st, "started"))) {
-			delete_object(c->a, "DeleteStaleJob", &KUBE_JOBS, job);
-		} else if (!job) {
-			act(c->a, RESIZE_CREATE, streq(pass, "precopy") ? "CreatePrecopyJob" : "CreateCopyJob", &KUBE_JOBS,
-			    name, copy_job(c->in, c->st, c->ns, c->name, ord, pass, vols));
-			plan_event(c->a, "Normal", "CopyStarted", "Job %s copies %s-%lld's volumes (pass %s)", name, c->name,
-				   ord, pass);
-			status_step(c, streq(pass, "precopy") ? "first copy while running" : "copying");
-		} else if (job_condition(job, "Failed", NULL)) {
-			char *why = job_failure(c->in, job);
-			start_restore(c->st, c->now, why, true, c->a);
-			free(why);
-		} else if (job_condition(job, "Complete", NULL)) {
-			json_decref(vols);
-			free(name);
-			continue;
-		} else {
-			all = false;
-			json_decref(vols);
-			free(name);
-			continue;
-		}
-		json_decref(vols);
-		free(name);
-		return false;
+		int r = run_job(c, json_integer_value(o), pass);
+		if (r < 0)
+			return false;
+		all &= r == 1;
 	}
 	if (!all) {
 		status_step(c, streq(pass, "precopy") ? "first copy while running" : "copying and verifying");
-		plan_wait(c->a, POLL_MS);
+		action_wait(c->a, POLL_MS);
 	}
 	return all;
 }
@@ -565,7 +369,7 @@ static void step_precopy(struct ctx *c)
 {
 	if (!run_jobs(c, "precopy"))
 		return;
-	plan_set_state(c->a, with_step(c->st, c->now, STEP_STOP));
+	plan_set_state(c->in, c->a, next_stage(c, COPY_STAGE_STOP));
 	status_step(c, "stopping");
 }
 
@@ -574,54 +378,47 @@ static void step_stop(struct ctx *c)
 	const struct resize_inputs *in = c->in;
 	if (in->sts) {
 		const char *uid = kube_obj_str(in->sts, "metadata.uid");
-		if (kube_obj_str(in->sts, "metadata.deletionTimestamp")) {
-			plan_wait(c->a, POLL_MS); /* the garbage collector is orphaning the pods */
+		if (kube_obj_terminating(in->sts)) {
+			action_wait(c->a, POLL_MS); /* the garbage collector is orphaning the pods */
 			return;
 		}
-		json_t *saved = in->backup ? plan_saved_statefulset(in->backup) : NULL;
-		json_t *saved_state = saved ? plan_state_of(saved) : NULL;
-		if (saved_state && streq(plan_state_str(saved_state, "statefulSetUID"), uid)) {
-			c->a->step = RESIZE_ORPHAN_DELETE;
-			snprintf(c->a->uid, sizeof(c->a->uid), "%s", uid);
-			plan_event(c->a, "Normal", "OrphanDeleting",
+		if (plan_saved_for(in, uid)) {
+			plan_orphan_delete(in, c->a);
+			action_event(c->a, "Normal", "OrphanDeleting",
 				   "deleting the StatefulSet with propagationPolicy Orphan (the other pods keep "
 				   "running) to take down the replicas being copied");
 			status_step(c, "stopping");
 		} else if (in->backup) {
-			c->a->step = RESIZE_DELETE_BACKUP; /* a stale copy: make room for ours */
+			plan_delete_backup(in, c->a); /* a stale copy: make room for ours */
 		} else {
-			c->a->step = RESIZE_SAVE;
-			c->a->state = plan_state_with(c->st, c->now, "phase", json_string(PHASE_COPYING));
+			plan_save(c->a, next(c, RESIZE_PHASE_COPYING));
 			status_step(c, "saving the StatefulSet");
 		}
-		json_decref(saved_state);
-		json_decref(saved);
 		return;
 	}
 	size_t i;
 	json_t *o;
 	bool stopping = false; /* every pod is told to stop before any is waited for */
 	json_array_foreach(json_object_get(batch_of(c->st), "ordinals"), i, o) {
-		char pod_name[512];
-		snprintf(pod_name, sizeof(pod_name), "%s-%lld", c->name, (long long)json_integer_value(o));
-		const json_t *pod = plan_find(in->pods, c->ns, pod_name);
-		if (!pod)
-			continue;
-		if (kube_obj_str(pod, "metadata.deletionTimestamp")) {
-			stopping = true;
+		char *pod_name = resize_pod_name(c->name, json_integer_value(o));
+		const json_t *pod = kube_list_find(in->pods, c->ns, pod_name);
+		stopping |= kube_obj_terminating(pod);
+		if (!pod || kube_obj_terminating(pod)) {
+			free(pod_name);
 			continue;
 		}
-		delete_object(c->a, "StopPod", &KUBE_PODS, pod);
-		plan_event(c->a, "Normal", "StoppingReplica", "stopping %s to copy its volumes", pod_name);
+		plan_delete(c->a, "StopPod", &KUBE_PODS, pod);
+		action_event(c->a, "Normal", "StoppingReplica", "stopping %s to copy its volumes", pod_name);
 		status_step(c, "stopping");
+		free(pod_name);
 		return;
 	}
 	if (stopping) {
 		status_step(c, "waiting for the pods to stop");
-		plan_wait(c->a, POLL_MS);
+		action_wait(c->a, POLL_MS);
 		return;
 	}
-	plan_set_state(c->a, with_step(c->st, c->now, STEP_COPY));
+	plan_set_state(c->in, c->a, next_stage(c, COPY_STAGE_COPY));
 	status_step(c, "copying");
 }
 
@@ -636,10 +433,9 @@ static long long copied(struct ctx *c, long long *files)
 	size_t i, k;
 	json_t *o, *pod, *cs;
 	json_array_foreach(json_object_get(batch_of(c->st), "ordinals"), i, o) {
-		char *job = copy_job_name(c->name, json_integer_value(o), "copy");
+		char *job = resize_job_name(c->name, json_integer_value(o), "copy");
 		json_array_foreach(c->in->pods, k, pod) {
-			const json_t *labels = json_object_get(json_object_get(pod, "metadata"), "labels");
-			if (!streq(json_string_value(json_object_get(labels, "job-name")), job) ||
+			if (!streq(kube_obj_label(pod, "job-name"), job) ||
 			    !streq(kube_obj_str(pod, "status.phase"), "Succeeded"))
 				continue;
 			size_t n;
@@ -660,18 +456,18 @@ static long long copied(struct ctx *c, long long *files)
 static void step_copy(struct ctx *c)
 {
 	if (c->in->sts) {
-		plan_wait(c->a, POLL_MS); /* not ours to copy under: the set is back (see restore) */
+		action_wait(c->a, POLL_MS); /* not ours to copy under: the set is back (see restore) */
 		return;
 	}
-	if (!run_jobs(c, json_is_true(json_object_get(c->st, "precopy")) ? "delta" : "full"))
+	if (!run_jobs(c, c->state->precopy ? "delta" : "full"))
 		return;
 	/* Verified: record each new PV, needed to restore if anything fails later. */
-	json_t *n = with_step(c->st, c->now, STEP_SWAP);
+	json_t *n = next_stage(c, COPY_STAGE_SWAP);
 	size_t i;
 	json_t *vol;
 	json_array_foreach(json_object_get(json_object_get(n, "batch"), "volumes"), i, vol) {
-		char *y = xasprintf("%s" TEMP_SUFFIX, claim_name(vol));
-		const json_t *temp = plan_find(c->in->pvcs, c->ns, y);
+		char *y = resize_new_claim_name(kube_obj_str(vol, "claim"));
+		const json_t *temp = kube_list_find(c->in->pvcs, c->ns, y);
 		const char *pv = kube_obj_str(temp, "spec.volumeName");
 		if (pv)
 			json_object_set_new(vol, "newPV", json_string(pv));
@@ -679,15 +475,16 @@ static void step_copy(struct ctx *c)
 			json_object_set_new(vol, "newClaimUID", json_string(kube_obj_str(temp, "metadata.uid")));
 		free(y);
 	}
-	plan_set_state(c->a, n);
-	c->a->counts_copy = (int)json_array_size(json_object_get(batch_of(c->st), "ordinals"));
-	long long files = -1;
-	c->a->copied_bytes = copied(c, &files);
+	plan_set_state(c->in, c->a, n);
+	long long files = -1, bytes = copied(c, &files);
+	action_count(c->a, "stateful_operator_copies_verified_total",
+		     (long long)json_array_size(json_object_get(batch_of(c->st), "ordinals")));
+	action_count(c->a, "stateful_operator_copy_bytes_total", bytes);
 	char totals[96] = "the Jobs reported no totals";
 	if (files >= 0)
-		snprintf(totals, sizeof(totals), "%lld bytes in %lld files", c->a->copied_bytes, files);
+		snprintf(totals, sizeof(totals), "%lld bytes in %lld files", bytes, files);
 	char *ords = json_dumps(json_object_get(batch_of(c->st), "ordinals"), JSON_COMPACT);
-	plan_event(c->a, "Normal", "CopyVerified",
+	action_event(c->a, "Normal", "CopyVerified",
 		   "replica(s) %s: the copy of %zu volume(s) was verified (%s); swapping volumes", ords,
 		   json_array_size(json_object_get(batch_of(c->st), "volumes")), totals);
 	free(ords);
@@ -707,19 +504,17 @@ static bool jobs_cleared(struct ctx *c)
 	size_t i;
 	json_t *o;
 	json_array_foreach(c->in->jobs, i, o) {
-		const json_t *labels = json_object_get(json_object_get(o, "metadata"), "labels");
-		if (!streq(json_string_value(json_object_get(labels, LABEL_COPY_OF)), c->name))
+		if (!streq(kube_obj_label(o, LABEL_COPY_OF), c->name))
 			continue;
-		if (kube_obj_str(o, "metadata.deletionTimestamp"))
-			plan_wait(c->a, POLL_MS);
+		if (kube_obj_terminating(o))
+			action_wait(c->a, POLL_MS);
 		else
-			delete_object(c->a, "DeleteCopyJob", &KUBE_JOBS, o);
+			plan_delete(c->a, "DeleteCopyJob", &KUBE_JOBS, o);
 		return false;
 	}
 	json_array_foreach(c->in->pods, i, o) {
-		const json_t *labels = json_object_get(json_object_get(o, "metadata"), "labels");
-		if (streq(json_string_value(json_object_get(labels, LABEL_COPY_OF)), c->name)) {
-			plan_wait(c->a, POLL_MS);
+		if (streq(kube_obj_label(o, LABEL_COPY_OF), c->name)) {
+			action_wait(c->a, POLL_MS);
 			return false;
 		}
 	}
@@ -738,100 +533,108 @@ static void step_swap(struct ctx *c)
 	 * Volumes are independent: one that waits for the cluster does not hold
 	 * the others back (an offline batch swaps them all at once).
 	 */
-	struct resize_action waiting;
-	memset(&waiting, 0, sizeof(waiting));
+	struct action waiting;
+	action_init(&waiting);
 	json_array_foreach(json_object_get(batch_of(c->st), "volumes"), i, vol) {
-		const char *pv = vol_str(vol, "newPV");
-		const char *size =
-			json_string_value(json_object_get(json_object_get(c->st, "targets"), vol_str(vol, "template")));
+		const char *pv = kube_obj_str(vol, "newPV");
+		const char *size = json_string_value(json_object_get(c->state->targets, kube_obj_str(vol, "template")));
 		char *why = NULL;
-		struct resize_action one;
-		memset(&one, 0, sizeof(one));
-		int r = pv ? bind_claim(c->in, c->ns, c->name, c->now, vol, pv, str_or(size, "0"), &one, &why) : -1;
+		struct action one;
+		action_init(&one);
+		int r = pv ? resize_bind_claim(c->in, c->ns, c->name, c->now_ms, vol, pv, str_or(size, "0"), &one, &why)
+			   : -1;
 		if (r == 1) {
-			resize_action_release(&one);
+			action_release(&one);
 			continue;
 		}
 		if (r < 0) {
-			resize_action_release(&one);
-			resize_action_release(&waiting);
-			char *msg = why ? why : xasprintf("the new claim of %s is not bound to a volume", claim_name(vol));
-			start_restore(c->st, c->now, msg, true, c->a);
+			action_release(&one);
+			action_release(&waiting);
+			char *msg = why ? why
+					: xasprintf("the new claim of %s is not bound to a volume", kube_obj_str(vol, "claim"));
+			start_restore(c, msg, true);
 			free(msg);
 			return;
 		}
-		if (one.step == RESIZE_WAIT) {
-			if (waiting.step == RESIZE_WAIT)
-				resize_action_release(&one);
+		if (one.verb == ACTION_WAIT) {
+			if (waiting.verb == ACTION_WAIT)
+				action_release(&one);
 			else
 				waiting = one;
 			continue;
 		}
-		resize_action_release(&waiting);
-		resize_action_release(c->a);
+		action_release(&waiting);
+		action_release(c->a);
 		*c->a = one;
 		status_step(c, "swapping volumes");
 		return;
 	}
-	if (waiting.step == RESIZE_WAIT) {
-		resize_action_release(c->a);
+	if (waiting.verb == ACTION_WAIT) {
+		action_release(c->a);
 		*c->a = waiting;
 		return;
 	}
 	/* The old PVs, Retained, are labelled with the StatefulSet until they are deleted. */
 	json_array_foreach(json_object_get(batch_of(c->st), "volumes"), i, vol) {
-		const json_t *pv = plan_find(c->in->pvs, NULL, vol_str(vol, "oldPV"));
-		const json_t *labels = json_object_get(json_object_get(pv, "metadata"), "labels");
-		if (!pv || streq(json_string_value(json_object_get(labels, LABEL_OLD_VOLUME)), c->name))
+		const json_t *pv = kube_list_find(c->in->pvs, NULL, kube_obj_str(vol, "oldPV"));
+		if (!pv || streq(kube_obj_label(pv, LABEL_OLD_VOLUME), c->name))
 			continue;
-		char *claim = xasprintf("%s/%s", c->ns, claim_name(vol));
+		char *claim = xasprintf("%s/%s", c->ns, kube_obj_str(vol, "claim"));
 		json_t *p = json_pack("{s:{s:{s:s}, s:{s:s}}}", "metadata", "labels", LABEL_OLD_VOLUME, c->name,
 				      "annotations", ANNOTATION_OLD_CLAIM, claim);
 		free(claim);
-		patch_pv(c->a, "LabelOldVolume", pv, p);
+		plan_patch_pv(c->a, "LabelOldVolume", pv, p);
 		return;
 	}
-	json_t *n = with_step(c->st, c->now, STEP_RESTART);
+	json_t *n = next_stage(c, COPY_STAGE_RESTART);
 	json_t *old = json_object_get(n, "oldVolumes");
 	if (!json_is_array(old)) {
 		old = json_array();
 		json_object_set_new(n, "oldVolumes", old);
 	}
-	json_array_foreach(json_object_get(batch_of(c->st), "volumes"), i, vol) json_array_append(old, json_object_get(vol, "oldPV"));
-	plan_set_state(c->a, n);
+	json_array_foreach(json_object_get(batch_of(c->st), "volumes"), i, vol)
+		json_array_append(old, json_object_get(vol, "oldPV"));
+	plan_set_state(c->in, c->a, n);
 	status_step(c, "starting again");
 }
 
 /* True when no replica is left to copy after this batch: the template changes with this re-create. */
-static bool last_batch(const json_t *st)
+static bool last_batch(const struct resize_state *st)
 {
-	const json_t *batch = batch_of(st);
 	size_t i;
 	json_t *o;
-	json_array_foreach(json_object_get(st, "ordinals"), i, o) {
+	json_array_foreach(st->ordinals, i, o) {
 		long long ord = json_integer_value(o);
-		if (!in_int_array(json_object_get(st, "done"), ord) && !in_int_array(json_object_get(batch, "ordinals"), ord))
+		if (!in_int_array(st->done, ord) && !in_int_array(json_object_get(st->batch, "ordinals"), ord))
 			return false;
 	}
-	return !json_object_get(batch, "restore");
+	return !json_object_get(st->batch, "restore");
 }
 
 static void step_restart(struct ctx *c)
 {
 	if (c->in->sts) {
-		plan_set_state(c->a, with_step(c->st, c->now, STEP_READY));
+		plan_set_state(c->in, c->a, next_stage(c, COPY_STAGE_READY));
 		return;
 	}
-	bool last = last_batch(c->st);
-	c->a->step = RESIZE_RECREATE;
-	c->a->state = with_step(c->st, c->now, STEP_READY);
+	bool last = last_batch(c->state);
+	json_t *n = next_stage(c, COPY_STAGE_READY);
 	if (last)
-		json_object_set_new(c->a->state, "templateUpdated", json_true());
-	c->a->new_template = last;
-	c->a->keep_abort = c->abort_asked;
-	plan_event(c->a, "Normal", "StatefulSetRecreated", "re-created the StatefulSet from its saved copy%s",
+		json_object_set_new(n, "templateUpdated", json_true());
+	if (!plan_recreate(c->in, c->a, n, last, c->abort_asked))
+		return;
+	action_event(c->a, "Normal", "StatefulSetRecreated", "re-created the StatefulSet from its saved copy%s",
 		   last ? " with the new volume template" : "");
 	status_step(c, "starting again");
+}
+
+/* Aborted: the state n (stolen, in phase Cleaning) records it; the old volumes of replicas copied go. */
+static void aborted(struct ctx *c, json_t *n)
+{
+	json_object_set_new(n, "completed", resize_state_time(c->now_ms));
+	json_object_set_new(n, "aborted", json_true());
+	plan_set_state(c->in, c->a, n);
+	action_status(c->a, "Aborted; deleting the old volumes of replicas already copied");
 }
 
 /* The batch is done (or restored): pods Ready and adopted, Jobs and the saved copy gone. */
@@ -839,55 +642,44 @@ static void step_ready(struct ctx *c)
 {
 	const struct resize_inputs *in = c->in;
 	if (!in->sts) {
-		plan_wait(c->a, POLL_MS);
+		action_wait(c->a, POLL_MS);
 		return;
 	}
 	const char *uid = kube_obj_str(in->sts, "metadata.uid");
-	size_t i;
-	json_t *o;
-	json_array_foreach(json_object_get(batch_of(c->st), "ordinals"), i, o) {
-		char pod_name[512];
-		snprintf(pod_name, sizeof(pod_name), "%s-%lld", c->name, (long long)json_integer_value(o));
-		const json_t *pod = plan_find(in->pods, c->ns, pod_name);
-		bool owned = false;
-		size_t k;
-		json_t *ref;
-		json_array_foreach(json_object_get(json_object_get(pod, "metadata"), "ownerReferences"), k, ref)
-			owned |= streq(kube_obj_str(ref, "uid"), uid);
-		if (!owned || !plan_pod_ready(pod)) {
-			status_step(c, "waiting for the pod to be Ready");
-			plan_wait(c->a, POLL_MS);
-			return;
-		}
+	char *missing = NULL;
+	if (!plan_pods_adopted(in, c->ns, c->name, json_object_get(batch_of(c->st), "ordinals"), 0, 0, uid, &missing)) {
+		free(missing);
+		status_step(c, "waiting for the pod to be Ready");
+		action_wait(c->a, POLL_MS);
+		return;
 	}
 	if (!jobs_cleared(c))
 		return;
 	if (in->backup) {
-		c->a->step = RESIZE_DELETE_BACKUP;
+		plan_delete_backup(in, c->a);
 		return;
 	}
 	const json_t *batch = batch_of(c->st);
-	json_t *n = plan_state_with(c->st, c->now, "statefulSetUID", json_string(uid));
+	json_t *n = next(c, RESIZE_PHASE_COPYING);
+	json_object_set_new(n, "statefulSetUID", json_string(uid));
 	json_object_del(n, "batch");
-	const char *restored = json_string_value(json_object_get(batch, "restore"));
+	const char *restored = c->state->restore;
 	if (restored && json_is_true(json_object_get(batch, "failed"))) {
-		json_object_set_new(n, "phase", json_string(PHASE_FAILED));
+		resize_state_set_phase(n, RESIZE_PHASE_FAILED);
 		json_object_set_new(n, "message", json_string(restored));
-		plan_set_state(c->a, n);
-		plan_event(c->a, "Warning", "ResizeFailed",
+		plan_set_state(c->in, c->a, n);
+		action_count(c->a, "stateful_operator_resizes_failed_total", 1);
+		action_event(c->a, "Warning", "ResizeFailed",
 			   "%s; the replica runs on its original volume again%s", restored,
-			   json_array_size(json_object_get(c->st, "oldVolumes"))
+			   json_array_size(c->state->old_volumes)
 				   ? "; replicas copied before keep their new volumes, their old ones stay Retained"
 				   : "");
-		plan_status(c->a, "Failed: %s", restored);
+		action_status(c->a, "Failed: %s", restored);
 		return;
 	}
 	if (restored) {
-		json_object_set_new(n, "phase", json_string(PHASE_CLEANING));
-		json_object_set_new(n, "completed", json_string(c->now));
-		json_object_set_new(n, "aborted", json_true());
-		plan_set_state(c->a, n);
-		plan_status(c->a, "Aborted; deleting the old volumes of replicas already copied");
+		resize_state_set_phase(n, RESIZE_PHASE_CLEANING);
+		aborted(c, n);
 		return;
 	}
 	json_t *done = json_object_get(n, "done");
@@ -895,13 +687,15 @@ static void step_ready(struct ctx *c)
 		done = json_array();
 		json_object_set_new(n, "done", done);
 	}
+	size_t i;
+	json_t *o;
 	json_array_foreach(json_object_get(batch, "ordinals"), i, o) json_array_append(done, o);
-	plan_set_state(c->a, n);
+	plan_set_state(c->in, c->a, n);
 	char *list = json_dumps(json_object_get(batch, "ordinals"), JSON_COMPACT);
-	plan_event(c->a, "Normal", "ReplicaCopied", "replica(s) %s of %s run on their new volumes", list, c->name);
+	action_event(c->a, "Normal", "ReplicaCopied", "replica(s) %s of %s run on their new volumes", list, c->name);
 	free(list);
 	c->done += (long long)json_array_size(json_object_get(batch, "ordinals"));
-	plan_status(c->a, "Copying %lld/%lld: done", c->done, c->total);
+	action_status(c->a, "Copying %lld/%lld: done", c->done, c->total);
 }
 
 /* Abort or failure: the batch goes back to its original volumes, then the StatefulSet comes back. */
@@ -912,184 +706,185 @@ static void step_restore(struct ctx *c)
 	size_t i;
 	/* A failed Job goes too (its message is in the Event and the status): its pods hold the claims. */
 	if (!jobs_cleared(c)) {
-		plan_status(c->a, "Restoring: %s", json_string_value(json_object_get(batch, "restore")));
+		action_status(c->a, "Restoring: %s", json_string_value(json_object_get(batch, "restore")));
 		return;
 	}
 	json_t *vol;
 	json_array_foreach(json_object_get(batch, "volumes"), i, vol) {
-		const json_t *pvc = plan_find(in->pvcs, c->ns, claim_name(vol));
+		const json_t *pvc = kube_list_find(in->pvcs, c->ns, kube_obj_str(vol, "claim"));
 		/* Before the swap began the original claim is untouched: nothing to rebind. */
-		if (pvc && streq(kube_obj_str(pvc, "spec.volumeName"), vol_str(vol, "oldPV")) &&
-		    !original_policy(plan_find(in->pvs, NULL, vol_str(vol, "oldPV"))))
+		if (pvc && streq(kube_obj_str(pvc, "spec.volumeName"), kube_obj_str(vol, "oldPV")) &&
+		    !plan_original_policy(kube_list_find(in->pvs, NULL, kube_obj_str(vol, "oldPV"))))
 			continue;
 		char *why = NULL;
-		int r = bind_claim(in, c->ns, c->name, c->now, vol, vol_str(vol, "oldPV"), str_or(vol_str(vol, "size"), "0"), c->a,
-				   &why);
+		int r = resize_bind_claim(in, c->ns, c->name, c->now_ms, vol, kube_obj_str(vol, "oldPV"),
+					  str_or(kube_obj_str(vol, "size"), "0"), c->a, &why);
 		if (r == 1)
 			continue;
 		if (r < 0) {
 			/* Nothing else is safe to do: stop and say so; every PV is still there. */
-			c->a->step = RESIZE_WAIT;
-			c->a->requeue_ms = MAX_WAIT_MS;
-			plan_event(c->a, "Warning", "RestoreBlocked", "cannot return %s to its volume: %s",
-				   claim_name(vol), why);
-			plan_status(c->a, "Restoring: blocked: %s", why);
+			action_wait(c->a, MAX_WAIT_MS);
+			action_event(c->a, "Warning", "RestoreBlocked", "cannot return %s to its volume: %s",
+				   kube_obj_str(vol, "claim"), why);
+			action_status(c->a, "Restoring: blocked: %s", why);
 			free(why);
 		}
 		return;
 	}
 	/* The new claims and their volumes go: they hold only a copy. */
 	json_array_foreach(json_object_get(batch, "volumes"), i, vol) {
-		char *y = xasprintf("%s" TEMP_SUFFIX, claim_name(vol));
-		const json_t *temp = plan_find(in->pvcs, c->ns, y);
-		const json_t *new_pv = plan_find(in->pvs, NULL, vol_str(vol, "newPV"));
+		char *y = resize_new_claim_name(kube_obj_str(vol, "claim"));
+		const json_t *temp = kube_list_find(in->pvcs, c->ns, y);
+		const json_t *new_pv = kube_list_find(in->pvs, NULL, kube_obj_str(vol, "newPV"));
 		if (!new_pv && temp)
-			new_pv = plan_find(in->pvs, NULL, kube_obj_str(temp, "spec.volumeName"));
+			new_pv = kube_list_find(in->pvs, NULL, kube_obj_str(temp, "spec.volumeName"));
 		/*
 		 * Pre-bound to the original name (no UID) it would stay Available,
 		 * never reclaimed: point it back at the deleted new claim, so it is
 		 * Released and its own policy reclaims it.
 		 */
-		const char *temp_uid = vol_str(vol, "newClaimUID");
-		if (new_pv && temp_uid && streq(kube_obj_str(new_pv, "spec.claimRef.name"), claim_name(vol)) &&
+		const char *temp_uid = kube_obj_str(vol, "newClaimUID");
+		if (new_pv && temp_uid && streq(kube_obj_str(new_pv, "spec.claimRef.name"), kube_obj_str(vol, "claim")) &&
 		    !kube_obj_str(new_pv, "spec.claimRef.uid")) {
-			json_t *p = json_pack("{s:{s:{s:s, s:s, s:s, s:s, s:s}}}", "spec", "claimRef", "apiVersion", "v1",
-					      "kind", "PersistentVolumeClaim", "namespace", c->ns, "name", y, "uid", temp_uid);
-			patch_pv(c->a, "ReleaseNewVolume", new_pv, p);
+			json_t *p = json_pack("{s:{s:{s:s, s:s, s:s, s:s, s:s}}}", "spec", "claimRef", "apiVersion",
+					      "v1", "kind", "PersistentVolumeClaim", "namespace", c->ns, "name", y, "uid",
+					      temp_uid);
+			plan_patch_pv(c->a, "ReleaseNewVolume", new_pv, p);
 			free(y);
 			return;
 		}
 		free(y);
-		const char *orig = original_policy(new_pv);
-		if (new_pv && orig && !streq(reclaim_policy(new_pv), orig)) {
+		const char *orig = plan_original_policy(new_pv);
+		if (new_pv && orig && !streq(plan_reclaim_policy(new_pv), orig)) {
 			/* Its last write: the mark goes with it. */
 			json_t *p = json_pack("{s:{s:{s:n, s:n}}, s:{s:s}}", "metadata", "annotations",
 					      ANNOTATION_RECLAIM_POLICY, ANNOTATION_TAKEN_FOR, "spec",
 					      "persistentVolumeReclaimPolicy", orig);
-			patch_pv(c->a, "RestoreReclaimPolicy", new_pv, p);
+			plan_patch_pv(c->a, "RestoreReclaimPolicy", new_pv, p);
 			return;
 		}
-		const json_t *temp_labels = json_object_get(json_object_get(temp, "metadata"), "labels");
-		if (temp && json_object_get(temp_labels, LABEL_COPY_OF) &&
-		    !kube_obj_str(temp, "metadata.deletionTimestamp")) {
-			delete_object(c->a, "DeleteNewClaim", &KUBE_PVCS, temp);
+		if (kube_obj_label(temp, LABEL_COPY_OF) && !kube_obj_terminating(temp)) {
+			plan_delete(c->a, "DeleteNewClaim", &KUBE_PVCS, temp);
 			return;
 		}
 	}
 	if (!in->sts) {
-		c->a->step = RESIZE_RECREATE;
-		c->a->state = with_step(c->st, c->now, STEP_READY);
 		/* An abort asked on the ConfigMap stays asked: the resize must not start again. */
-		c->a->keep_abort = !json_is_true(json_object_get(batch, "failed"));
-		plan_event(c->a, "Normal", "StatefulSetRecreated",
+		if (!plan_recreate(in, c->a, next_stage(c, COPY_STAGE_READY), false,
+				   !json_is_true(json_object_get(batch, "failed"))))
+			return;
+		action_event(c->a, "Normal", "StatefulSetRecreated",
 			   "re-created the StatefulSet from its saved copy, unchanged; the replica runs on its "
 			   "original volume");
-		plan_status(c->a, "Restoring: starting again");
+		action_status(c->a, "Restoring: starting again");
 		return;
 	}
-	if (kube_obj_str(in->sts, "metadata.deletionTimestamp")) {
-		plan_wait(c->a, POLL_MS);
+	if (kube_obj_terminating(in->sts)) {
+		action_wait(c->a, POLL_MS);
 		return;
 	}
-	plan_set_state(c->a, with_step(c->st, c->now, STEP_READY));
-	plan_status(c->a, "Restoring: waiting for the replica");
+	plan_set_state(c->in, c->a, next_stage(c, COPY_STAGE_READY));
+	action_status(c->a, "Restoring: waiting for the replica");
 }
 
 /* After the last batch: the old volumes go once keep-old-volumes has passed. */
 static void step_cleaning(struct ctx *c)
 {
 	const struct resize_inputs *in = c->in;
-	int64_t keep = json_integer_value(json_object_get(c->st, "keepOldSeconds"));
-	int64_t completed = rfc3339_seconds(plan_state_str(c->st, "completed"));
-	int64_t now = rfc3339_seconds(c->now);
+	int64_t keep = c->state->keep_old_s;
+	int64_t completed = rfc3339_seconds(c->state->completed);
+	int64_t now = c->now_ms / 1000;
 	if (keep > 0 && completed >= 0 && now >= 0 && now < completed + keep) {
 		long ms = (long)((completed + keep - now) * 1000);
-		plan_status(c->a, "Completed; old volumes kept until %s + %llds", plan_state_str(c->st, "completed"),
+		action_status(c->a, "Completed; old volumes kept until %s + %llds", c->state->completed,
 			    (long long)keep);
-		plan_wait(c->a, ms > MAX_WAIT_MS ? MAX_WAIT_MS : ms);
+		action_wait(c->a, ms > MAX_WAIT_MS ? MAX_WAIT_MS : ms);
 		return;
 	}
 	size_t i;
 	json_t *o;
-	json_array_foreach(json_object_get(c->st, "oldVolumes"), i, o) {
-		const json_t *pv = plan_find(in->pvs, NULL, json_string_value(o));
+	json_array_foreach(c->state->old_volumes, i, o) {
+		const json_t *pv = kube_list_find(in->pvs, NULL, json_string_value(o));
 		if (!pv)
 			continue;
-		const char *orig = original_policy(pv);
+		const char *orig = plan_original_policy(pv);
 		if (kube_obj_str(pv, "spec.claimRef.name") &&
-		    plan_find(in->pvcs, kube_obj_str(pv, "spec.claimRef.namespace"),
+		    kube_list_find(in->pvcs, kube_obj_str(pv, "spec.claimRef.namespace"),
 			      kube_obj_str(pv, "spec.claimRef.name")) &&
 		    streq(kube_obj_str(pv, "status.phase"), "Bound")) {
 			continue; /* bound again (a restore): not old any more */
 		}
-		if (orig && !streq(orig, "Retain") && streq(reclaim_policy(pv), "Retain")) {
+		if (orig && !streq(orig, "Retain") && streq(plan_reclaim_policy(pv), "Retain")) {
 			/* Its own policy back (the last write, so the mark goes): the PV controller reclaims it. */
 			json_t *p = json_pack("{s:{s:{s:n, s:n}}, s:{s:s}}", "metadata", "annotations",
 					      ANNOTATION_RECLAIM_POLICY, ANNOTATION_TAKEN_FOR, "spec",
 					      "persistentVolumeReclaimPolicy", orig);
-			patch_pv(c->a, "DeleteOldVolume", pv, p);
-			plan_event(c->a, "Normal", "DeletingOldVolume",
+			plan_patch_pv(c->a, "DeleteOldVolume", pv, p);
+			action_event(c->a, "Normal", "DeletingOldVolume",
 				   "old volume %s: reclaim policy %s restored, so it is deleted", json_string_value(o), orig);
 			return;
 		}
-		if (streq(reclaim_policy(pv), "Retain")) {
+		if (streq(plan_reclaim_policy(pv), "Retain")) {
 			/* Retain was the user's own policy: the PV object goes, the storage stays. */
-			if (kube_obj_str(pv, "metadata.deletionTimestamp")) {
-				plan_wait(c->a, POLL_MS);
+			if (kube_obj_terminating(pv)) {
+				action_wait(c->a, POLL_MS);
 				return;
 			}
-			delete_object(c->a, "DeleteOldVolume", &KUBE_PVS, pv);
+			plan_delete(c->a, "DeleteOldVolume", &KUBE_PVS, pv);
 			return;
 		}
-		plan_status(c->a, "Waiting for old volume %s to be reclaimed", json_string_value(o));
-		plan_wait(c->a, POLL_MS);
+		action_status(c->a, "Waiting for old volume %s to be reclaimed", json_string_value(o));
+		action_wait(c->a, POLL_MS);
 		return;
 	}
-	c->a->step = RESIZE_FINISH;
-	if (json_is_true(json_object_get(c->st, "aborted")))
-		plan_event(c->a, "Warning", "ResizeAborted",
+	plan_finish(in, c->a);
+	if (json_is_true(json_object_get(c->st, "aborted"))) {
+		action_event(c->a, "Warning", "ResizeAborted",
 			   "resize aborted; replicas copied before the abort keep their new volumes, the others "
-			   "their original ones; the StatefulSet template is unchanged");
-	else
-		plan_event(c->a, "Normal", "ResizeCompleted",
-			   "volumes moved by copy; the StatefulSet carries the new template and owns its pods");
+			     "their original ones; the StatefulSet template is unchanged");
+		return;
+	}
+	action_event(c->a, "Normal", "ResizeCompleted",
+		     "volumes moved by copy; the StatefulSet carries the new template and owns its pods");
+	action_count(c->a, "stateful_operator_resizes_completed_total", 1);
 }
 
-void copy_plan_start(const struct resize_inputs *in, const char *now, const struct resize_request *req,
-		     json_t *targets, json_t *classes, struct resize_action *a)
+void copy_plan_start(const struct resize_inputs *in, long long now_ms, const struct resize_request *req,
+		     const json_t *targets, const json_t *classes, struct action *a)
 {
 	if (!in->pvs) {
-		a->step = RESIZE_REFUSE;
-		plan_event(a, "Warning", "ResizeCopyNotAvailable",
-			   "the copy strategy rebinds PersistentVolumes, which this operator cannot read "
-			   "(namespace scope); run it with cluster RBAC");
+		plan_refuse(a, "ResizeCopyNotAvailable",
+			    xstrdup("the copy strategy rebinds PersistentVolumes, which this operator cannot read "
+				    "(namespace scope); run it with cluster RBAC"));
 		return;
 	}
 	const char *name = kube_obj_str(in->sts, "metadata.name");
 	const char *ns = kube_obj_str(in->sts, "metadata.namespace");
-	long long replicas = plan_int_field(in->sts, "spec", "replicas", 1);
-	long long start = plan_int_field(json_object_get(in->sts, "spec"), "ordinals", "start", 0);
+	long long start, replicas = plan_replicas(in->sts, &start);
 	/* The replicas that have a claim to move, highest ordinal first. */
 	json_t *ords = json_array();
 	for (long long ord = start + replicas - 1; ord >= start; ord--) {
 		const char *tmpl;
 		json_t *v;
 		bool any = false;
-		json_object_foreach(targets, tmpl, v) {
-			char *x = xasprintf("%s-%s-%lld", tmpl, name, ord);
-			any |= plan_find(in->pvcs, ns, x) != NULL;
+		json_object_foreach((json_t *)targets, tmpl, v) {
+			char *x = resize_claim_name(tmpl, name, ord);
+			any |= kube_list_find(in->pvcs, ns, x) != NULL;
 			free(x);
 		}
 		if (any)
 			json_array_append_new(ords, json_integer(ord));
 	}
-	json_t *st = json_pack("{s:s, s:s, s:O, s:O, s:s, s:s, s:s, s:s, s:b, s:b, s:s, s:I, s:I, s:o}", "phase",
-			       PHASE_COPYING, "strategy", "copy", "targets", targets, "classes", classes,
-			       "statefulSetUID", kube_obj_str(in->sts, "metadata.uid"), "started", now, "updated", now,
-			       "image", str_or(req->copy_image, str_or(in->copy_image, "")), "offline", req->offline,
-			       "precopy", req->precopy, "mode", req->offline ? "offline" : "rolling", "timeoutSeconds",
+	json_t *now = resize_state_time(now_ms);
+	json_t *st = json_pack("{s:s, s:O, s:O, s:s, s:O, s:O, s:s, s:b, s:b, s:s, s:I, s:I, s:o}", "strategy", "copy",
+			       "targets", targets, "classes", classes, "statefulSetUID",
+			       kube_obj_str(in->sts, "metadata.uid"), "started", now, "updated", now, "image",
+			       str_or(req->copy_image, str_or(in->copy_image, "")), "offline", req->offline, "precopy",
+			       req->precopy, "mode", req->offline ? "offline" : "rolling", "timeoutSeconds",
 			       (json_int_t)((req->copy_timeout_ms + 999) / 1000), "keepOldSeconds",
 			       (json_int_t)(req->keep_old_ms / 1000), "ordinals", ords);
+	json_decref(now);
+	resize_state_set_phase(st, RESIZE_PHASE_COPYING);
 	if (req->copy_resources)
 		json_object_set_new(st, "resources", json_loads(req->copy_resources, 0, NULL));
 	if (req->copy_pod_annotations)
@@ -1103,73 +898,84 @@ void copy_plan_start(const struct resize_inputs *in, const char *now, const stru
 		json_object_get(json_object_get(json_object_get(in->sts, "spec"), "template"), "spec"), "tolerations");
 	if (json_is_array(tolerations) && json_array_size(tolerations))
 		json_object_set(st, "tolerations", (json_t *)tolerations);
-	plan_set_state(a, st);
+	plan_set_state(in, a, st);
 	char *list = json_dumps(targets, JSON_COMPACT);
 	char *cls = json_dumps(classes, JSON_COMPACT);
-	plan_event(a, "Normal", "ResizeStarted", "resizing volumes by copy (%s%s): %s, StorageClass %s",
-		   req->offline ? "offline" : "rolling", req->precopy ? ", precopy" : "", list, cls);
-	plan_status(a, "Copying");
+	action_event(a, "Normal", "ResizeStarted", "resizing volumes by copy (%s%s): %s, StorageClass %s",
+		     req->offline ? "offline" : "rolling", req->precopy ? ", precopy" : "", list, cls);
+	action_count(a, "stateful_operator_resizes_started_total", 1);
+	action_status(a, "Copying");
 	free(cls);
 	free(list);
 }
 
-void copy_plan(const struct resize_inputs *in, const char *now, bool abort_asked, const json_t *st,
-	       struct resize_action *a)
+/* A batch in flight at stage: its step (only once the StatefulSet is down may a copy run). */
+static void step_batch(struct ctx *c)
 {
-	const json_t *meta_of = in->sts ? in->sts : NULL;
-	json_t *saved = NULL;
-	if (!meta_of && in->backup)
-		meta_of = saved = plan_saved_statefulset(in->backup);
+	switch (c->state->stage) {
+	case COPY_STAGE_PREPARE:
+		step_prepare(c);
+		break;
+	case COPY_STAGE_PRECOPY:
+		step_precopy(c);
+		break;
+	case COPY_STAGE_STOP:
+		step_stop(c);
+		break;
+	case COPY_STAGE_COPY:
+		step_copy(c);
+		break;
+	case COPY_STAGE_SWAP:
+		step_swap(c);
+		break;
+	case COPY_STAGE_RESTART:
+		step_restart(c);
+		break;
+	case COPY_STAGE_READY:
+		step_ready(c);
+		break;
+	case COPY_STAGE_NONE:
+	case COPY_STAGE_UNKNOWN:
+		break;
+	}
+}
+
+void copy_plan(const struct resize_inputs *in, long long now_ms, bool abort_asked, const struct resize_state *st,
+	       struct action *a)
+{
+	json_t *saved = in->sts ? NULL : plan_saved_statefulset(in->backup);
+	const json_t *meta_of = in->sts ? in->sts : saved;
 	struct ctx c = {
 		.in = in,
-		.now = now,
-		.st = st,
-		.ns = meta_of ? kube_obj_str(meta_of, "metadata.namespace") : NULL,
-		.name = meta_of ? kube_obj_str(meta_of, "metadata.name") : NULL,
-		.total = (long long)json_array_size(json_object_get(st, "ordinals")),
-		.done = (long long)json_array_size(json_object_get(st, "done")),
+		.now_ms = now_ms,
+		.state = st,
+		.st = st->json,
+		.ns = kube_obj_str(meta_of, "metadata.namespace"),
+		.name = kube_obj_str(meta_of, "metadata.name"),
+		.total = (long long)json_array_size(st->ordinals),
+		.done = (long long)json_array_size(st->done),
 		.abort_asked = abort_asked,
 		.a = a,
 	};
-	const char *phase = plan_state_str(st, "phase");
-	const char *step = batch_step(st);
-	const json_t *batch = batch_of(st);
 	if (!c.ns || !c.name) {
 		/* Nothing to act on. */
-	} else if (streq(phase, PHASE_CLEANING)) {
+	} else if (st->phase == RESIZE_PHASE_CLEANING) {
 		if (in->sts)
 			step_cleaning(&c);
-	} else if (!streq(phase, PHASE_COPYING)) {
+	} else if (st->phase != RESIZE_PHASE_COPYING) {
 		/* Failed: handled by the caller. */
-	} else if (!batch) {
-		if (abort_asked && in->sts) {
-			json_t *n = plan_state_with(st, now, "phase", json_string(PHASE_CLEANING));
-			json_object_set_new(n, "completed", json_string(now));
-			json_object_set_new(n, "aborted", json_true());
-			plan_set_state(a, n);
-			plan_status(a, "Aborted; deleting the old volumes of replicas already copied");
-		} else {
+	} else if (!st->batch) {
+		if (abort_asked && in->sts)
+			aborted(&c, next(&c, RESIZE_PHASE_CLEANING));
+		else
 			choose_batch(&c);
-		}
-	} else if (json_object_get(batch, "restore") && !streq(step, STEP_READY)) {
+	} else if (json_object_get(st->batch, "restore") && st->stage != COPY_STAGE_READY) {
 		step_restore(&c);
-	} else if (abort_asked && !json_object_get(batch, "restore") && !streq(step, STEP_RESTART) &&
-		   !streq(step, STEP_READY)) {
-		start_restore(st, now, "aborted on request", false, a);
-	} else if (streq(step, STEP_PREPARE)) {
-		step_prepare(&c);
-	} else if (streq(step, STEP_PRECOPY)) {
-		step_precopy(&c);
-	} else if (streq(step, STEP_STOP)) {
-		step_stop(&c);
-	} else if (streq(step, STEP_COPY)) {
-		step_copy(&c);
-	} else if (streq(step, STEP_SWAP)) {
-		step_swap(&c);
-	} else if (streq(step, STEP_RESTART)) {
-		step_restart(&c);
-	} else if (streq(step, STEP_READY)) {
-		step_ready(&c);
+	} else if (abort_asked && !json_object_get(st->batch, "restore") && st->stage != COPY_STAGE_RESTART &&
+		   st->stage != COPY_STAGE_READY) {
+		start_restore(&c, "aborted on request", false);
+	} else {
+		step_batch(&c);
 	}
 	json_decref(saved);
 }

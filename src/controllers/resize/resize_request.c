@@ -11,17 +11,6 @@
 #include "util/yaml_json.h"
 #include "client/kube_object.h"
 
-const char *resize_strategy_name(enum resize_strategy s)
-{
-	return s == RESIZE_EXPAND ? "expand" : s == RESIZE_COPY ? "copy" : "auto";
-}
-
-static bool annotation_true(const json_t *annotations, const char *key)
-{
-	const char *v = json_string_value(json_object_get(annotations, key));
-	return v && !strcmp(v, "true");
-}
-
 static const json_t *templates_of(const json_t *sts)
 {
 	return json_object_get(json_object_get(sts, "spec"), "volumeClaimTemplates");
@@ -29,14 +18,7 @@ static const json_t *templates_of(const json_t *sts)
 
 const json_t *resize_template(const json_t *sts, const char *name)
 {
-	size_t i;
-	json_t *t;
-	json_array_foreach(templates_of(sts), i, t) {
-		const char *n = kube_obj_str(t, "metadata.name");
-		if (n && name && !strcmp(n, name))
-			return t;
-	}
-	return NULL;
+	return kube_list_find(templates_of(sts), NULL, name);
 }
 
 const char *resize_template_size(const json_t *sts, const char *name)
@@ -57,6 +39,18 @@ static char *template_names(const json_t *sts)
 			abort();
 	}
 	return strbuf_detach(&sb);
+}
+
+/* Refuses annotation key, which names template tmpl that sts does not have. */
+static int refuse_unknown_template(struct refusal *refusal, const json_t *sts, const char *key, const char *tmpl)
+{
+	char *names = template_names(sts);
+	int rc = refuse(refusal, "ResizeUnknownTemplate",
+			"annotation %s names volumeClaimTemplate \"%s\", which the StatefulSet does not have; its "
+			"templates are %s",
+			key, tmpl, names[0] ? names : "none");
+	free(names);
+	return rc;
 }
 
 static int parse_duration(const json_t *ann, const char *key, long long dflt, long long *out,
@@ -157,15 +151,8 @@ static int parse_class_changes(const json_t *sts, const json_t *ann, struct resi
 		const char *tmpl = key + plen;
 		const char *cls = json_string_value(value);
 		const char *current = resize_template_size(sts, tmpl);
-		if (!current) {
-			char *names = template_names(sts);
-			int rc = refuse(refusal, "ResizeUnknownTemplate",
-					"annotation %s names volumeClaimTemplate \"%s\", which the StatefulSet "
-					"does not have; its templates are %s",
-					key, tmpl, names[0] ? names : "none");
-			free(names);
-			return rc;
-		}
+		if (!current)
+			return refuse_unknown_template(refusal, sts, key, tmpl);
 		if (!cls || !*cls || strlen(cls) >= RESIZE_NAME_MAX)
 			return refuse(refusal, "ResizeInvalidAnnotation",
 				      "annotation %s must name a StorageClass", key);
@@ -209,10 +196,10 @@ int resize_request_parse(const json_t *sts, struct resize_request *req, struct r
 	memset(req, 0, sizeof(*req));
 	refusal->reason = NULL;
 	refusal->message = NULL;
-	const json_t *ann = json_object_get(json_object_get(sts, "metadata"), "annotations");
-	req->ignore = annotation_true(ann, ANNOTATION_IGNORE);
-	req->abort = annotation_true(ann, ANNOTATION_ABORT);
-	req->allow_shrink = annotation_true(ann, ANNOTATION_ALLOW_SHRINK);
+	const json_t *ann = kube_obj_annotations(sts);
+	req->ignore = kube_obj_annotation_true(sts, ANNOTATION_IGNORE);
+	req->abort = kube_obj_annotation_true(sts, ANNOTATION_ABORT);
+	req->allow_shrink = kube_obj_annotation_true(sts, ANNOTATION_ALLOW_SHRINK);
 
 	const char *strategy = json_string_value(json_object_get(ann, ANNOTATION_STRATEGY));
 	if (!strategy || !strcmp(strategy, "auto"))
@@ -243,15 +230,8 @@ int resize_request_parse(const json_t *sts, struct resize_request *req, struct r
 				      "volumeClaimTemplates; remove the annotation",
 				      key);
 		const char *current = resize_template_size(sts, tmpl);
-		if (!current) {
-			char *names = template_names(sts);
-			int rc = refuse(refusal, "ResizeUnknownTemplate",
-					"annotation %s names volumeClaimTemplate \"%s\", which the StatefulSet "
-					"does not have; its templates are %s",
-					key, tmpl, names);
-			free(names);
-			return rc;
-		}
+		if (!current)
+			return refuse_unknown_template(refusal, sts, key, tmpl);
 		struct resize_target t;
 		memset(&t, 0, sizeof(t));
 		char *perr = NULL;

@@ -67,8 +67,6 @@ struct resize_request {
 int resize_request_parse(const json_t *sts, struct resize_request *req, struct refusal *refusal)
 	__attribute__((warn_unused_result));
 
-const char *resize_strategy_name(enum resize_strategy s);
-
 /* The volumeClaimTemplate named name, or NULL. Borrowed. */
 const json_t *resize_template(const json_t *sts, const char *name);
 

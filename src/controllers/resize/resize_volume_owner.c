@@ -5,10 +5,8 @@
 
 #include "client/kube_client.h"
 #include "controllers/claim_names.h"
-#include "controllers/resize/resize_plan.h"
+#include "controllers/contract.h"
 #include "client/kube_object.h"
-
-#define COPY_CLAIM_SUFFIX "-copy"
 
 static bool streq(const char *a, const char *b)
 {
@@ -33,11 +31,11 @@ const char *resize_volume_claim_of_set(const json_t *pv, const char *ns, const c
 		return NULL;
 	char name[512];
 	size_t len = strlen(claim);
-	size_t suffix = strlen(COPY_CLAIM_SUFFIX);
+	size_t suffix = strlen(TEMP_SUFFIX);
 	if (len >= sizeof(name))
 		return NULL;
 	memcpy(name, claim, len + 1);
-	if (len > suffix && !strcmp(name + len - suffix, COPY_CLAIM_SUFFIX))
+	if (len > suffix && !strcmp(name + len - suffix, TEMP_SUFFIX))
 		name[len - suffix] = '\0';
 	struct candidate_match m = {sts, false};
 	claim_statefulset_candidates(name, match_candidate, &m);
@@ -48,8 +46,7 @@ bool resize_volume_owned(const json_t *pv, const json_t *claim, const char *ns, 
 {
 	char owner[600];
 	snprintf(owner, sizeof(owner), "%s/%s", ns, sts);
-	const json_t *ann = json_object_get(json_object_get(pv, "metadata"), "annotations");
-	if (streq(json_string_value(json_object_get(ann, ANNOTATION_TAKEN_FOR)), owner))
+	if (streq(kube_obj_annotation(pv, ANNOTATION_TAKEN_FOR), owner))
 		return true;
 	const char *name = resize_volume_claim_of_set(pv, ns, sts);
 	const char *ref_uid = kube_obj_str(pv, "spec.claimRef.uid");

@@ -1,0 +1,218 @@
+#include "controllers/resize/resize_steps.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/kube_client.h"
+#include "client/kube_object.h"
+#include "controllers/contract.h"
+#include "controllers/resize/resize_names.h"
+#include "controllers/resize/resize_state.h"
+#include "util/xalloc.h"
+
+/* ---- reading the cluster's objects ---- */
+
+int plan_cmp_size(const char *text, const struct quantity *q)
+{
+	struct quantity v;
+	if (!text || quantity_parse(text, &v, NULL) < 0)
+		return -1;
+	return quantity_cmp(&v, q);
+}
+
+const json_t *plan_storage_class(const struct resize_inputs *in, const char *name)
+{
+	if (name)
+		return kube_list_find(in->storage_classes, NULL, name);
+	size_t i;
+	json_t *sc;
+	json_array_foreach(in->storage_classes, i, sc) {
+		if (kube_obj_annotation_true(sc, "storageclass.kubernetes.io/is-default-class"))
+			return sc;
+	}
+	return NULL;
+}
+
+json_t *plan_saved_statefulset(const json_t *backup)
+{
+	/* The key has a dot in it: not a path for kube_obj_str. */
+	const char *text = json_string_value(json_object_get(json_object_get(backup, "data"), BACKUP_KEY));
+	json_t *sts = text ? json_loads(text, 0, NULL) : NULL;
+	if (!json_is_object(sts)) {
+		json_decref(sts);
+		return NULL;
+	}
+	return sts;
+}
+
+long long plan_replicas(const json_t *sts, long long *start)
+{
+	*start = kube_obj_int(json_object_get(sts, "spec"), "ordinals", "start", 0);
+	return kube_obj_int(sts, "spec", "replicas", 1);
+}
+
+bool plan_pods_adopted(const struct resize_inputs *in, const char *ns, const char *sts, const json_t *ordinals,
+		       long long start, long long count, const char *uid, char **missing)
+{
+	size_t n = ordinals ? json_array_size(ordinals) : (size_t)count;
+	for (size_t i = 0; i < n; i++) {
+		long long ord = ordinals ? json_integer_value(json_array_get(ordinals, i)) : start + (long long)i;
+		char *pod_name = resize_pod_name(sts, ord);
+		const json_t *pod = kube_list_find(in->pods, ns, pod_name);
+		/* Adopting: a pod that is not there yet is none to wait for; a batch's pod must be Ready too. */
+		bool ok = ordinals ? kube_obj_owned_by(pod, uid) && kube_pod_ready(pod)
+				   : !pod || kube_obj_owned_by(pod, uid);
+		if (!ok) {
+			*missing = pod_name;
+			return false;
+		}
+		free(pod_name);
+	}
+	return true;
+}
+
+bool plan_saved_for(const struct resize_inputs *in, const char *uid)
+{
+	json_t *saved = plan_saved_statefulset(in->backup);
+	struct resize_state st;
+	resize_state_read(saved, &st);
+	bool yes = st.uid && uid && !strcmp(st.uid, uid);
+	resize_state_release(&st);
+	json_decref(saved);
+	return yes;
+}
+
+/* ---- the steps on the StatefulSet ---- */
+
+void plan_refuse(struct action *a, const char *reason, char *message)
+{
+	a->verb = ACTION_REFUSE;
+	action_event(a, "Warning", reason, "%s", message);
+	free(message);
+}
+
+void plan_set_state(const struct resize_inputs *in, struct action *a, json_t *st)
+{
+	const json_t *on = in->sts ? in->sts : in->backup;
+	action_patch(a, "SetState", in->sts ? &KUBE_STATEFULSETS : &KUBE_CONFIGMAPS, kube_obj_str(on, "metadata.name"),
+		     NULL);
+	json_decref(a->state);
+	a->state = st;
+}
+
+void plan_finish(const struct resize_inputs *in, struct action *a)
+{
+	plan_set_state(in, a, NULL);
+	a->what = "Finish";
+}
+
+void plan_save(struct action *a, json_t *st)
+{
+	a->verb = ACTION_OWN;
+	a->what = "Save";
+	a->resource = &KUBE_CONFIGMAPS;
+	json_decref(a->state);
+	a->state = st;
+}
+
+void plan_orphan_delete(const struct resize_inputs *in, struct action *a)
+{
+	action_delete(a, "OrphanDelete", &KUBE_STATEFULSETS, in->sts);
+	a->propagation = "Orphan";
+	a->answers = ACTION_OK_404;
+}
+
+bool plan_recreate(const struct resize_inputs *in, struct action *a, json_t *st, bool new_template,
+		   bool keep_abort)
+{
+	json_t *saved = plan_saved_statefulset(in->backup);
+	if (!saved) {
+		json_decref(st);
+		return false;
+	}
+	json_t *sts = new_template ? resize_with_new_sizes(saved, st) : json_incref(saved);
+	json_decref(saved);
+	json_t *meta = json_object_get(sts, "metadata");
+	if (!json_is_object(json_object_get(meta, "annotations")))
+		json_object_set_new(meta, "annotations", json_object());
+	json_t *ann = json_object_get(meta, "annotations");
+	char *text = resize_state_text(st);
+	json_object_set_new(ann, ANNOTATION_RESIZE_STATE, json_string(text));
+	free(text);
+	/* An abort asked on the ConfigMap while the StatefulSet was gone stays asked. */
+	if (keep_abort)
+		json_object_set_new(ann, ANNOTATION_ABORT, json_string("true"));
+	action_create(a, "Recreate", &KUBE_STATEFULSETS, sts);
+	a->answers = ACTION_OK_409; /* created before a crash */
+	json_decref(a->state);
+	a->state = st;
+	return true;
+}
+
+void plan_delete_backup(const struct resize_inputs *in, struct action *a)
+{
+	action_delete(a, "DeleteBackup", &KUBE_CONFIGMAPS, in->backup);
+	a->uid[0] = '\0'; /* whichever copy is there goes */
+	a->answers = ACTION_OK_404;
+}
+
+void plan_delete(struct action *a, const char *what, const struct kube_resource *r, const json_t *obj)
+{
+	action_delete(a, what, r, obj);
+	a->answers = ACTION_OK_404 | ACTION_OK_409;
+	if (r == &KUBE_JOBS)
+		a->propagation = "Background"; /* its pods go too */
+}
+
+void plan_patch_pv(struct action *a, const char *what, const json_t *pv, json_t *body)
+{
+	action_patch(a, what, &KUBE_PVS, kube_obj_str(pv, "metadata.name"), body);
+	action_patch_precondition(a, kube_obj_str(pv, "metadata.resourceVersion"), NULL);
+}
+
+const char *plan_reclaim_policy(const json_t *pv)
+{
+	return kube_obj_str(pv, "spec.persistentVolumeReclaimPolicy");
+}
+
+const char *plan_original_policy(const json_t *pv)
+{
+	return kube_obj_annotation(pv, ANNOTATION_RECLAIM_POLICY);
+}
+
+/* ---- the StatefulSet as saved and re-created ---- */
+
+json_t *resize_saved_copy(const json_t *sts)
+{
+	json_t *copy = json_deep_copy(sts);
+	json_object_del(copy, "status");
+	json_t *meta = json_object_get(copy, "metadata");
+	static const char *const server_set[] = {"uid", "resourceVersion", "generation", "creationTimestamp",
+						 "managedFields", "deletionTimestamp",
+						 "deletionGracePeriodSeconds", "selfLink"};
+	for (size_t i = 0; i < sizeof(server_set) / sizeof(server_set[0]); i++)
+		json_object_del(meta, server_set[i]);
+	return copy;
+}
+
+json_t *resize_with_new_sizes(const json_t *saved, const json_t *state)
+{
+	json_t *sts = json_deep_copy(saved);
+	const json_t *targets = json_object_get(state, "targets");
+	size_t i;
+	json_t *t;
+	json_array_foreach(json_object_get(json_object_get(sts, "spec"), "volumeClaimTemplates"), i, t) {
+		const char *name = kube_obj_str(t, "metadata.name");
+		const char *size = name ? json_string_value(json_object_get(targets, name)) : NULL;
+		json_t *requests = json_object_get(json_object_get(json_object_get(t, "spec"), "resources"),
+						   "requests");
+		if (size && json_is_object(requests))
+			json_object_set_new(requests, "storage", json_string(size));
+		const char *cls = name ? json_string_value(json_object_get(json_object_get(state, "classes"), name))
+				       : NULL;
+		if (cls)
+			json_object_set_new(json_object_get(t, "spec"), "storageClassName", json_string(cls));
+	}
+	return sts;
+}

@@ -1,0 +1,115 @@
+/*
+ * The resize-state annotation: read once into enums, written back as the
+ * same JSON, keys this version does not know kept (the integration tests
+ * and older operators read it).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/kube_object.h"
+#include "controllers/contract.h"
+#include "controllers/resize/resize_state.h"
+
+#define NOW_MS 1795262400000LL /* 2026-11-21T12:00:00Z */
+
+/* A StatefulSet with uid "u1" carrying state (NULL: none). New reference. */
+static json_t *sts_with(const char *state)
+{
+	json_t *s = json_pack("{s:{s:s, s:s, s:{}}}", "metadata", "name", "web", "uid", "u1", "annotations");
+	if (state)
+		json_object_set_new(json_object_get(json_object_get(s, "metadata"), "annotations"),
+				    ANNOTATION_RESIZE_STATE, json_string(state));
+	return s;
+}
+
+static void expect_read(const char *state, bool present, enum resize_phase phase, enum copy_stage stage)
+{
+	json_t *s = sts_with(state);
+	struct resize_state st;
+	assert_int_equal(resize_state_read(s, &st), present);
+	if (st.phase != phase || st.stage != stage)
+		fail_msg("%s: phase %d stage %d, want %d %d", state ? state : "(none)", st.phase, st.stage, phase,
+			 stage);
+	resize_state_release(&st);
+	json_decref(s);
+}
+
+static void test_read(void **state)
+{
+	(void)state;
+	expect_read(NULL, false, RESIZE_PHASE_NONE, COPY_STAGE_NONE);
+	expect_read("not json", false, RESIZE_PHASE_NONE, COPY_STAGE_NONE);
+	expect_read("[1]", false, RESIZE_PHASE_NONE, COPY_STAGE_NONE);
+	expect_read("{}", true, RESIZE_PHASE_NONE, COPY_STAGE_NONE);
+	expect_read("{\"phase\":\"Expanding\"}", true, RESIZE_PHASE_EXPANDING, COPY_STAGE_NONE);
+	expect_read("{\"phase\":\"Adopting\"}", true, RESIZE_PHASE_ADOPTING, COPY_STAGE_NONE);
+	expect_read("{\"phase\":\"Cleaning\"}", true, RESIZE_PHASE_CLEANING, COPY_STAGE_NONE);
+	expect_read("{\"phase\":\"Shrinking\"}", true, RESIZE_PHASE_UNKNOWN, COPY_STAGE_NONE);
+	expect_read("{\"phase\":7}", true, RESIZE_PHASE_NONE, COPY_STAGE_NONE);
+	expect_read("{\"phase\":\"Copying\",\"batch\":{\"step\":\"Swap\"}}", true, RESIZE_PHASE_COPYING,
+		    COPY_STAGE_SWAP);
+	expect_read("{\"phase\":\"Copying\",\"batch\":{\"step\":\"Ready\"}}", true, RESIZE_PHASE_COPYING,
+		    COPY_STAGE_READY);
+	expect_read("{\"phase\":\"Copying\",\"batch\":{}}", true, RESIZE_PHASE_COPYING, COPY_STAGE_UNKNOWN);
+}
+
+static void test_written_back_with_unknown_keys(void **state)
+{
+	(void)state;
+	json_t *s = sts_with("{\"phase\":\"Copying\",\"strategy\":\"copy\",\"future\":{\"x\":1},"
+			     "\"batch\":{\"step\":\"Stop\",\"ordinals\":[1]}}");
+	struct resize_state st;
+	assert_true(resize_state_read(s, &st));
+	assert_true(st.copy);
+	json_t *n = resize_state_next_stage(&st, NOW_MS, COPY_STAGE_COPY);
+	char *text = resize_state_text(n);
+	assert_string_equal(text, "{\"batch\":{\"ordinals\":[1],\"step\":\"Copy\"},\"future\":{\"x\":1},"
+				  "\"phase\":\"Copying\",\"strategy\":\"copy\",\"updated\":\"2026-11-21T12:00:00Z\"}");
+	free(text);
+	json_decref(n);
+	n = resize_state_next(&st, NOW_MS, RESIZE_PHASE_CLEANING);
+	assert_string_equal(kube_obj_str(n, "phase"), "Cleaning");
+	assert_non_null(json_object_get(n, "future"));
+	json_decref(n);
+	resize_state_release(&st);
+	json_decref(s);
+}
+
+static void test_recreating(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *state;
+		bool yes;
+	} cases[] = {
+		{"{\"phase\":\"Recreating\",\"statefulSetUID\":\"u1\"}", true},
+		{"{\"phase\":\"Saving\",\"statefulSetUID\":\"u1\"}", true},
+		{"{\"phase\":\"Copying\",\"statefulSetUID\":\"u1\"}", true},
+		{"{\"phase\":\"Recreating\",\"statefulSetUID\":\"u0\"}", false}, /* an earlier set's */
+		{"{\"phase\":\"Recreating\"}", false},
+		{"{\"phase\":\"Adopting\",\"statefulSetUID\":\"u1\"}", false},
+		{NULL, false},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *s = sts_with(cases[i].state);
+		if (resize_state_recreating(s) != cases[i].yes)
+			fail_msg("%s: want %d", cases[i].state ? cases[i].state : "(none)", cases[i].yes);
+		json_decref(s);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_read),
+		cmocka_unit_test(test_written_back_with_unknown_keys),
+		cmocka_unit_test(test_recreating),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
