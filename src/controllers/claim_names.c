@@ -6,6 +6,21 @@
 
 #include "util/xalloc.h"
 
+char *set_pod_name(const char *set, long long n)
+{
+	return xasprintf("%s-%lld", set, n);
+}
+
+char *set_claim_name(const char *tmpl, const char *set, long long n)
+{
+	return xasprintf("%s-%s-%lld", tmpl, set, n);
+}
+
+char *set_name_prefix(const char *tmpl, const char *set)
+{
+	return tmpl ? xasprintf("%s-%s-", tmpl, set) : xasprintf("%s-", set);
+}
+
 void claim_statefulset_candidates(const char *claim, void (*fn)(void *ctx, const char *sts), void *ctx)
 {
 	const char *dash = claim ? strrchr(claim, '-') : NULL;

@@ -6,12 +6,10 @@
 #include <string.h>
 
 #include "client/kube_client.h"
-#include "controllers/claim_names.h"
-#include "util/xalloc.h"
 #include "client/kube_object.h"
-
-#define COPY_OF_LABEL "stateful-operator.io/resize-copy-of"
-#define COPY_SUFFIX "-copy"
+#include "controllers/claim_names.h"
+#include "controllers/contract.h"
+#include "util/xalloc.h"
 
 struct values {
 	const char *ns;
@@ -35,8 +33,7 @@ static void add(void *ctx, const char *name)
 
 static void add_copy_of(struct values *vs, const json_t *obj)
 {
-	const json_t *labels = json_object_get(json_object_get(obj, "metadata"), "labels");
-	const char *of = json_string_value(json_object_get(labels, COPY_OF_LABEL));
+	const char *of = kube_obj_label(obj, LABEL_COPY_OF);
 	if (of)
 		add(vs, of);
 }
@@ -47,8 +44,8 @@ static void add_claim(struct values *vs, const char *claim)
 	if (!claim)
 		return;
 	claim_statefulset_candidates(claim, add, vs);
-	size_t len = strlen(claim), suffix = strlen(COPY_SUFFIX);
-	if (len > suffix && !strcmp(claim + len - suffix, COPY_SUFFIX)) {
+	size_t len = strlen(claim), suffix = strlen(TEMP_SUFFIX);
+	if (len > suffix && !strcmp(claim + len - suffix, TEMP_SUFFIX)) {
 		char *base = xstrndup(claim, len - suffix);
 		claim_statefulset_candidates(base, add, vs);
 		free(base);

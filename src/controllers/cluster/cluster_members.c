@@ -141,7 +141,7 @@ bool cluster_start_members(struct plan *p, struct action *a)
 		bool claims_ready = true;
 		json_array_foreach(p->s.vcts, t, vct) {
 			const char *tname = kube_obj_str(vct, "metadata.name");
-			char *claim = cluster_claim_name(tname, p->name, id->n);
+			char *claim = set_claim_name(tname, p->name, id->n);
 			const json_t *found = NULL;
 			for (int c = 0; c < id->nclaims; c++)
 				if (!strcmp(kube_obj_str(id->claims[c], "metadata.name"), claim))

@@ -11,16 +11,6 @@
 
 #define MAX_IDENTITY_DIGITS 18 /* fits a 64-bit long */
 
-char *cluster_member_name(const char *cluster, long long n)
-{
-	return xasprintf("%s-%lld", cluster, n);
-}
-
-char *cluster_claim_name(const char *tmpl, const char *cluster, long long n)
-{
-	return xasprintf("%s-%s-%lld", tmpl, cluster, n);
-}
-
 char *cluster_revision_name(const char *cluster, const char *hash)
 {
 	return xasprintf("%s-%s", cluster, hash);
@@ -32,18 +22,15 @@ long cluster_identity_after(const char *name, const char *prefix)
 	if (!name || strncmp(name, prefix, n))
 		return -1;
 	const char *d = name + n;
-	size_t len = strlen(d);
-	if (len == 0 || len > MAX_IDENTITY_DIGITS || (d[0] == '0' && len > 1))
+	size_t len = strspn(d, "0123456789");
+	if (len == 0 || d[len] || len > MAX_IDENTITY_DIGITS || (d[0] == '0' && len > 1))
 		return -1;
-	for (const char *p = d; *p; p++)
-		if (*p < '0' || *p > '9')
-			return -1;
 	return strtol(d, NULL, 10); /* long is 64 bits on the Linux targets */
 }
 
 long cluster_identity_of(const char *name, const char *tmpl, const char *cluster)
 {
-	char *prefix = tmpl ? xasprintf("%s-%s-", tmpl, cluster) : xasprintf("%s-", cluster);
+	char *prefix = set_name_prefix(tmpl, cluster);
 	long n = cluster_identity_after(name, prefix);
 	free(prefix);
 	return n;
@@ -121,7 +108,7 @@ static bool has_volume(const json_t *volumes, const char *name)
 json_t *cluster_member_pod(const json_t *cluster, const json_t *tmpl, long n, const char *revision)
 {
 	const char *name = kube_obj_str(cluster, "metadata.name");
-	char *pod_name = cluster_member_name(name, n);
+	char *pod_name = set_pod_name(name, n);
 	json_t *labels = cluster_pod_labels(cluster, tmpl, pod_name);
 	json_object_set_new(labels, LABEL_REVISION_HASH, json_string(revision));
 	json_t *annotations = object_or_new(kube_obj_annotations(tmpl));
@@ -141,7 +128,7 @@ json_t *cluster_member_pod(const json_t *cluster, const json_t *tmpl, long n, co
 		const char *t = kube_obj_str(vct, "metadata.name");
 		if (!t || has_volume(volumes, t))
 			continue; /* a user volume of that name wins, as in a StatefulSet */
-		char *claim = cluster_claim_name(t, name, n);
+		char *claim = set_claim_name(t, name, n);
 		json_t *volume = json_pack("{s:s, s:{s:s}}", "name", t, "persistentVolumeClaim", "claimName", claim);
 		json_array_append_new(volumes, volume);
 		free(claim);
@@ -157,8 +144,8 @@ json_t *cluster_member_pod(const json_t *cluster, const json_t *tmpl, long n, co
 json_t *cluster_member_claim(const json_t *cluster, const json_t *vct, long n, bool owned)
 {
 	const char *name = kube_obj_str(cluster, "metadata.name");
-	char *member = cluster_member_name(name, n);
-	char *claim = cluster_claim_name(kube_obj_str(vct, "metadata.name"), name, n);
+	char *member = set_pod_name(name, n);
+	char *claim = set_claim_name(kube_obj_str(vct, "metadata.name"), name, n);
 	/* The selector's labels too, as a StatefulSet gives its claims. */
 	json_t *labels = cluster_pod_labels(cluster, vct, member);
 	json_t *meta = json_pack("{s:s, s:s, s:o}", "name", claim, "namespace",

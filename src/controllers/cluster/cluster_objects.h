@@ -9,12 +9,10 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-/* ---- names: every name the cluster gives, here only ---- */
+#include "controllers/claim_names.h"
 
-/* Member n of cluster: "<cluster>-<n>", its pod's name and hostname. New string. */
-char *cluster_member_name(const char *cluster, long long n);
-/* Member n's claim of claim template tmpl: "<tmpl>-<cluster>-<n>". New string. */
-char *cluster_claim_name(const char *tmpl, const char *cluster, long long n);
+/* ---- names: the members' pods and claims are named as a StatefulSet's (claim_names.h) ---- */
+
 /* The ControllerRevision of a template hash: "<cluster>-<hash>". New string. */
 char *cluster_revision_name(const char *cluster, const char *hash);
 

@@ -90,7 +90,7 @@ static struct identity *identity_get(struct plan *p, long n)
 	struct identity *id = &p->ids[p->nids++];
 	memset(id, 0, sizeof(*id));
 	id->n = n;
-	id->name = cluster_member_name(p->name, n);
+	id->name = set_pod_name(p->name, n);
 	id->claims = xcalloc(json_array_size(p->s.vcts) + 1, sizeof(*id->claims));
 	return id;
 }
@@ -337,7 +337,7 @@ json_t *cluster_state_change(const struct plan *p, long drop, const char *why, i
 		json_array_append_new(members, json_integer(next));
 		if (!added || off >= len)
 			continue;
-		char *name = cluster_member_name(p->name, next);
+		char *name = set_pod_name(p->name, next);
 		off += (size_t)snprintf(added + off, len - off, "%s%s", k ? ", " : "", name);
 		free(name);
 	}

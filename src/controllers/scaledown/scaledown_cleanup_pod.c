@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "client/kube_object.h"
-#include "controllers/scaledown/scaledown_names.h"
+#include "controllers/claim_names.h"
 #include "controllers/scaledown/scaledown_plan_internal.h"
 #include "util/duration.h"
 #include "util/strbuf.h"
@@ -229,7 +229,7 @@ static json_t *cleanup_pod(const struct plan *p, const struct ordinal *o)
 	const json_t *t;
 	json_array_foreach(templates, i, t) {
 		const char *tmpl = kube_obj_str(t, "metadata.name");
-		char *claim = tmpl ? scaledown_claim_name(tmpl, p->name, o->k) : NULL;
+		char *claim = tmpl ? set_claim_name(tmpl, p->name, o->k) : NULL;
 		for (int c = 0; claim && c < o->nclaims; c++) {
 			if (!strcmp(o->claims[c].name, claim) && !o->claims[c].terminating && o->claims[c].uid) {
 				json_array_append_new(volumes, json_pack("{s:s, s:{s:s}}", "name", tmpl,
@@ -244,7 +244,7 @@ static json_t *cleanup_pod(const struct plan *p, const struct ordinal *o)
 	free(claims_text);
 	json_decref(claims);
 
-	char *pod_name = scaledown_pod_name(p->name, o->k);
+	char *pod_name = set_pod_name(p->name, o->k);
 	json_t *pod = json_pack("{s:s, s:s, s:{s:s, s:s, s:o, s:o}, s:o}", "apiVersion", "v1", "kind", "Pod",
 				"metadata", "name", pod_name, "namespace", p->ns, "labels", labels, "annotations",
 				annotations, "spec", spec);

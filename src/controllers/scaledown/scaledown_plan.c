@@ -11,7 +11,7 @@
 #include "client/kube_object.h"
 #include "client/label_selector.h"
 #include "controllers/resize/resize_state.h"
-#include "controllers/scaledown/scaledown_names.h"
+#include "controllers/claim_names.h"
 #include "controllers/scaledown/scaledown_plan_internal.h"
 #include "util/duration.h"
 #include "util/strbuf.h"
@@ -75,7 +75,7 @@ static void collect(struct plan *p)
 		const char *tmpl = kube_obj_str(t, "metadata.name");
 		if (!tmpl)
 			continue;
-		char *prefix = scaledown_claim_prefix(tmpl, p->name);
+		char *prefix = set_name_prefix(tmpl, p->name);
 		json_array_foreach(p->in->pvcs, i, o) {
 			const char *ns = kube_obj_str(o, "metadata.namespace");
 			long k = (long)kube_name_ordinal(kube_obj_str(o, "metadata.name"), prefix);
@@ -93,7 +93,7 @@ static void collect(struct plan *p)
 		free(prefix);
 	}
 	json_decref(claim_selector);
-	char *pod_prefix = scaledown_pod_prefix(p->name);
+	char *pod_prefix = set_name_prefix(NULL, p->name);
 	json_array_foreach(p->in->pods, i, o) {
 		const char *ns = kube_obj_str(o, "metadata.namespace");
 		long k = (long)kube_name_ordinal(kube_obj_str(o, "metadata.name"), pod_prefix);
@@ -355,7 +355,7 @@ bool scaledown_plan_orphaning(const json_t *sts, const json_t *pods)
 	const char *name = kube_obj_str(sts, "metadata.name");
 	if (!selector || !name)
 		return false;
-	char *prefix = scaledown_pod_prefix(name);
+	char *prefix = set_name_prefix(NULL, name);
 	bool orphaned = false;
 	size_t i;
 	const json_t *pod;
