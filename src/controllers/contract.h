@@ -63,7 +63,6 @@
 #define ANNOTATION_CLEANUP_CLAIMS "stateful-operator.io/cleanup-claims" /* {"claim": "uid", ...} */
 
 /* ---- StatefulCluster ---- */
-#define CLUSTER_GROUP "stateful-operator.io"
 #define CLUSTER_API_VERSION "stateful-operator.io/v1alpha1"
 #define CLUSTER_KIND "StatefulCluster"
 #define ANNOTATION_CLUSTER_STATE "stateful-operator.io/cluster-state"

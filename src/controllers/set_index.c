@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/kube_client.h"
 #include "client/kube_object.h"
 #include "controllers/claim_names.h"
 #include "controllers/contract.h"

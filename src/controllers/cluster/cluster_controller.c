@@ -5,8 +5,7 @@
 #include <string.h>
 
 #include "client/kube_object.h"
-#include "controllers/cluster/cluster_objects.h"
-#include "controllers/cluster/cluster_plan.h"
+#include "controllers/cluster/cluster_plan_internal.h"
 #include "controllers/set_index.h"
 #include "controllers/state_seal.h"
 #include "runtime/reconciler.h"

@@ -9,9 +9,7 @@
 #include <string.h>
 
 #include "client/kube_object.h"
-#include "controllers/cluster/cluster_objects.h"
 #include "controllers/cluster/cluster_plan_internal.h"
-#include "util/xalloc.h"
 
 /* What a retention policy does to a leaving member's claims, for the Events. */
 static const char *claims_fate(const char *policy)

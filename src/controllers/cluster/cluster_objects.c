@@ -1,4 +1,4 @@
-#include "controllers/cluster/cluster_objects.h"
+#include "controllers/cluster/cluster_plan_internal.h"
 
 #include <openssl/evp.h>
 #include <stdio.h>

@@ -8,7 +8,6 @@
 #include "client/kube_client.h"
 #include "client/kube_object.h"
 #include "client/label_selector.h"
-#include "controllers/cluster/cluster_objects.h"
 #include "controllers/cluster/cluster_plan_internal.h"
 #include "util/duration.h"
 #include "util/xalloc.h"

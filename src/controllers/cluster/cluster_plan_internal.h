@@ -1,7 +1,7 @@
 /*
- * What the StatefulCluster planner (cluster_plan.c) and its status
- * (cluster_status.c) share: the spec as read, the identities as the cluster
- * shows them, the plan under way. Private to src/controllers/cluster.
+ * What the StatefulCluster planner's files share: the spec as read, the
+ * identities as the cluster shows them, the plan under way, the objects
+ * it creates. Pure. Private to src/controllers/cluster.
  */
 #ifndef SOP_CLUSTER_PLAN_INTERNAL_H
 #define SOP_CLUSTER_PLAN_INTERNAL_H
@@ -9,6 +9,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "controllers/claim_names.h"
 #include "controllers/cluster/cluster_plan.h"
 #include "runtime/action.h"
 
@@ -112,5 +113,53 @@ json_t *cluster_desired_status(const struct plan *p);
 
 /* True when have differs from want in anything want sets. */
 bool cluster_status_differs(const json_t *have, const json_t *want);
+
+/*
+ * ---- cluster_objects.c: the objects a StatefulCluster creates (its
+ * members' pods and claims, named as a StatefulSet's in claim_names.h, and
+ * its ControllerRevisions) and how to read their names back ----
+ */
+
+/* The ControllerRevision of a template hash: "<cluster>-<hash>". New string. */
+char *cluster_revision_name(const char *cluster, const char *hash);
+
+/*
+ * The identity n of a name "<prefix><n>" (canonical decimal), or -1. Not
+ * kube_name_ordinal: identities come from a counter that only grows, so
+ * they may pass the 9 digits of an int32 ordinal (up to 18 here).
+ */
+long cluster_identity_after(const char *name, const char *prefix);
+/* The identity of a pod name "<cluster>-<n>" (tmpl NULL) or claim name "<tmpl>-<cluster>-<n>", or -1. */
+long cluster_identity_of(const char *name, const char *tmpl, const char *cluster);
+
+/* The condition of type in obj's status.conditions (borrowed), or NULL: kube_obj_condition gives no times. */
+const json_t *cluster_condition(const json_t *obj, const char *type);
+
+/* The revision hash of a pod template: 10 hex digits of SHA-256 of its canonical JSON. */
+void cluster_template_hash(const json_t *tmpl, char out[11]);
+
+/*
+ * The labels every member pod (or claim) carries: tmpl's (its template's,
+ * or claim template's), the selector's matchLabels (tmpl may leave them
+ * out), the cluster and member labels (member may be NULL). New object.
+ */
+json_t *cluster_pod_labels(const json_t *cluster, const json_t *tmpl, const char *member);
+
+/*
+ * Member n's pod at revision (name <cluster>-<hash>) from tmpl (the
+ * revision's spec.template): hostname and subdomain, the claims of every
+ * volumeClaimTemplate mounted under the template's name, the user's own
+ * volumes kept, controlled by the StatefulCluster. New object.
+ */
+json_t *cluster_member_pod(const json_t *cluster, const json_t *tmpl, long n, const char *revision);
+
+/* Claim <template>-<cluster>-<n> from volumeClaimTemplate vct; owned by the cluster when owned. New object. */
+json_t *cluster_member_claim(const json_t *cluster, const json_t *vct, long n, bool owned);
+
+/* The ControllerRevision <cluster>-<hash> holding spec.template, numbered number. New object. */
+json_t *cluster_revision(const json_t *cluster, const char *hash, long long number);
+
+/* An owner reference to the cluster (controller or not). New object. */
+json_t *cluster_owner_ref(const json_t *cluster, bool controller);
 
 #endif

@@ -7,7 +7,6 @@
 
 #include "client/kube_object.h"
 #include "client/label_selector.h"
-#include "controllers/cluster/cluster_objects.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 

@@ -4,14 +4,10 @@
  * revision each member should run, outdated pods re-created within
  * maxUnavailable, old revisions pruned.
  */
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "client/kube_object.h"
-#include "controllers/cluster/cluster_objects.h"
 #include "controllers/cluster/cluster_plan_internal.h"
-#include "util/xalloc.h"
 
 const json_t *cluster_find_revision(const struct plan *p, const char *name)
 {
