@@ -51,12 +51,6 @@ static void add_claim(struct values *vs, const char *claim)
 	}
 }
 
-static size_t done(struct values *vs, char ***values)
-{
-	*values = vs->v;
-	return vs->n;
-}
-
 size_t set_index_pod(const json_t *obj, char ***values)
 {
 	struct values vs = {kube_obj_str(obj, "metadata.namespace"), NULL, 0};
@@ -73,7 +67,8 @@ size_t set_index_pod(const json_t *obj, char ***values)
 		free(workload);
 	}
 	add_copy_of(&vs, obj);
-	return done(&vs, values);
+	*values = vs.v;
+	return vs.n;
 }
 
 size_t set_index_claim(const json_t *obj, char ***values)
@@ -83,7 +78,8 @@ size_t set_index_claim(const json_t *obj, char ***values)
 		return 0;
 	add_claim(&vs, kube_obj_str(obj, "metadata.name"));
 	add_copy_of(&vs, obj);
-	return done(&vs, values);
+	*values = vs.v;
+	return vs.n;
 }
 
 size_t set_index_volume(const json_t *obj, char ***values)
@@ -92,7 +88,8 @@ size_t set_index_volume(const json_t *obj, char ***values)
 	if (!vs.ns)
 		return 0;
 	add_claim(&vs, kube_obj_str(obj, "spec.claimRef.name"));
-	return done(&vs, values);
+	*values = vs.v;
+	return vs.n;
 }
 
 void set_index_ensure(struct store *s, store_index_fn fn)

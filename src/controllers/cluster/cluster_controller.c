@@ -233,28 +233,18 @@ static void free_ctx(void *ctx)
 	free(cc);
 }
 
-static const struct reconciler_ops ops = {
-	.name = "cluster",
-	.read = read_snapshot,
-	.release = release_snapshot,
-	.plan = plan,
-	.about = about,
-	.prepare = prepare,
-	.performed = performed,
-};
-
 struct controller *cluster_controller_new(const struct cluster_deps *deps)
 {
+	static const struct reconciler_ops ops = {.name = "cluster", .read = read_snapshot, .release = release_snapshot,
+						  .plan = plan, .about = about, .prepare = prepare,
+						  .performed = performed};
 	struct cluster_ctx *cc = xcalloc(1, sizeof(*cc));
 	cc->deps = *deps;
 	pthread_mutex_init(&cc->lock, NULL);
 	hashmap_init(&cc->deleted);
 	hashmap_init(&cc->create_error);
-	struct reconciler_deps rd = {.client = deps->client,
-				     .events = deps->events,
-				     .count = deps->obs ? observability_count : NULL,
-				     .counter = deps->obs,
-				     .workers = deps->workers};
+	struct reconciler_deps rd = {deps->client, deps->events, deps->obs ? observability_count : NULL, deps->obs,
+				     deps->workers};
 	struct controller *c = reconciler_new(&ops, cc, free_ctx, &rd);
 	cc->controller = c;
 
@@ -266,10 +256,8 @@ struct controller *cluster_controller_new(const struct cluster_deps *deps)
 		/* Ours only: every StatefulSet has revisions too, each holding its pod template. */
 		manager_informer_selected(m, &KUBE_CONTROLLERREVISIONS, LABEL_CLUSTER),
 	};
-	cc->caches.clusters = informer_store(clusters);
-	cc->caches.pods = informer_store(members[0]);
-	cc->caches.pvcs = informer_store(members[1]);
-	cc->caches.revisions = informer_store(members[2]);
+	cc->caches = (struct cluster_caches){informer_store(clusters), informer_store(members[0]),
+					     informer_store(members[1]), informer_store(members[2]), NULL};
 	cluster_caches_index(&cc->caches);
 
 	struct informer_handlers own = controller_object_handlers(c);

@@ -82,10 +82,7 @@ static struct identity *identity_get(struct plan *p, long n)
 	for (size_t i = 0; i < p->nids; i++)
 		if (p->ids[i].n == n)
 			return &p->ids[i];
-	if (p->nids == p->cap) {
-		p->cap = p->cap ? p->cap * 2 : 16;
-		p->ids = xrealloc(p->ids, p->cap * sizeof(*p->ids));
-	}
+	p->ids = xrealloc(p->ids, (p->nids + 1) * sizeof(*p->ids));
 	struct identity *id = &p->ids[p->nids++];
 	memset(id, 0, sizeof(*id));
 	id->n = n;

@@ -56,7 +56,7 @@ struct plan {
 	json_t *state; /* the state as it should be read (new reference) */
 	bool state_rebuilt;
 	struct identity *ids;
-	size_t nids, cap;
+	size_t nids;
 	long long due_ms; /* the nearest time something falls due */
 	long foreign_max; /* the highest identity in a claim name that is not ours, or -1 */
 	char hash[11];

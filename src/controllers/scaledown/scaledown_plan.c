@@ -29,16 +29,15 @@ long scaledown_backoff_ms(int failures)
 /* "1h", "90s", "1500ms": a timeout as the user wrote it, near enough. */
 static void format_duration(long long ms, char *buf, size_t len)
 {
-	if (ms % 3600000 == 0)
-		snprintf(buf, len, "%lldh", ms / 3600000);
-	else if (ms % 60000 == 0)
-		snprintf(buf, len, "%lldm", ms / 60000);
-	else if (ms % 1000 == 0)
-		snprintf(buf, len, "%llds", ms / 1000);
-	else
-		snprintf(buf, len, "%lldms", ms);
+	static const struct {
+		long long ms;
+		const char *unit;
+	} units[] = {{3600000, "h"}, {60000, "m"}, {1000, "s"}, {1, "ms"}};
+	size_t i = 0;
+	while (ms % units[i].ms)
+		i++;
+	snprintf(buf, len, "%lld%s", ms / units[i].ms, units[i].unit);
 }
-
 
 static struct ordinal *ordinal_get(struct plan *p, long k, int ntemplates)
 {
@@ -160,7 +159,6 @@ static void classify(struct plan *p, struct ordinal *o)
 		scaledown_due_at(p, retry_at_ms(o->entry));
 }
 
-/* "data-web-2, logs-web-2": the claims of a set, for messages. New string. */
 char *scaledown_claim_list(const struct ordinal *o)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -177,7 +175,6 @@ static void patch_sts(const struct plan *p, struct action *a, const char *what, 
 	a->answers = ACTION_STALE_409;
 }
 
-/* Writes state (stolen; NULL: removes it) as scaledown-state, unsealed, and status (stolen) as -status. */
 void scaledown_record_state(const struct plan *p, struct action *a, const char *what, json_t *state, char *status)
 {
 	char *text = state ? json_dumps(state, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
@@ -251,7 +248,6 @@ static json_t *desired_state(struct plan *p)
 	return st;
 }
 
-/* What scaledown-status says for state: one clause per claim set with something to report. NULL: nothing. */
 char *scaledown_status_text(struct plan *p, const json_t *state)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -300,11 +296,6 @@ char *scaledown_status_text(struct plan *p, const json_t *state)
 	return sb.len ? strbuf_detach(&sb) : (strbuf_release(&sb), NULL);
 }
 
-static bool same_text(const char *a, const char *b)
-{
-	return (!a && !b) || (a && b && !strcmp(a, b));
-}
-
 static bool write_state(struct plan *p, struct action *a)
 {
 	json_t *want = desired_state(p);
@@ -312,7 +303,8 @@ static bool write_state(struct plan *p, struct action *a)
 	bool empty = json_object_size(json_object_get(want, "ordinals")) == 0 && json_object_size(want) == 1;
 	const char *have_text = kube_obj_annotation(p->in->sts, ANNOTATION_SCALEDOWN_STATE);
 	bool state_same = empty ? have_text == NULL : (have_text && json_equal(want, p->state));
-	if (state_same && same_text(status, kube_obj_annotation(p->in->sts, ANNOTATION_SCALEDOWN_STATUS))) {
+	const char *have_status = kube_obj_annotation(p->in->sts, ANNOTATION_SCALEDOWN_STATUS);
+	if (state_same && (status ? have_status && !strcmp(status, have_status) : !have_status)) {
 		json_decref(want);
 		free(status);
 		return false;

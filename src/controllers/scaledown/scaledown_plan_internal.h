@@ -67,9 +67,9 @@ char *scaledown_claim_list(const struct ordinal *o);
 const char *scaledown_pod_phase(const json_t *pod);
 /* The attempt a cleanup pod says it is, 0 when it does not. */
 int scaledown_pod_attempt(const json_t *pod);
-/* The scaledown-status text for state (borrowed). New string. */
+/* What scaledown-status says for state (borrowed): a clause per claim set with news. New string, or NULL. */
 char *scaledown_status_text(struct plan *p, const json_t *state);
-/* Writes state (stolen; NULL: removes it) as scaledown-state and status (stolen) as -status. */
+/* Writes state (stolen; NULL: removes it) as scaledown-state, unsealed, and status (stolen) as -status. */
 void scaledown_record_state(const struct plan *p, struct action *a, const char *what, json_t *state, char *status);
 
 /* scaledown_cleanup_pod.c: o's cleanup pod under way; true when a step was chosen. */

@@ -50,6 +50,16 @@ static const char *echo(const json_t *v, char buf[ECHO_MAX + 3])
 	return buf;
 }
 
+/* A field of the template that is there (not null) must be of type t: "<path> is <what it is>; <must>". */
+static int check_type(const char *key, const char *path, const json_t *v, json_type t, const char *must,
+		      struct refusal *refusal)
+{
+	if (!v || json_typeof(v) == t)
+		return 0;
+	return refuse(refusal, "ScaledownTemplateInvalid", "annotation %s: %s is %s; %s", key, path, type_phrase(v),
+		      must);
+}
+
 /*
  * The template annotation's key and text (both borrowed), or NULL key when
  * neither is present. When both are present ours wins: a user moving off
@@ -127,10 +137,9 @@ static int check_kind(const char *key, const json_t *doc, struct refusal *refusa
 static int check_containers(const char *key, const json_t *spec, struct refusal *refusal)
 {
 	const json_t *containers = field(spec, "containers");
-	if (containers && !json_is_array(containers))
-		return refuse(refusal, "ScaledownTemplateInvalid",
-			      "annotation %s: spec.containers is %s; it must be a list of containers, e.g. %s",
-			      key, type_phrase(containers), TEMPLATE_EXAMPLE);
+	if (check_type(key, "spec.containers", containers, JSON_ARRAY,
+		       "it must be a list of containers, e.g. " TEMPLATE_EXAMPLE, refusal) < 0)
+		return -1;
 	if (!json_array_size(containers))
 		return refuse(refusal, "ScaledownTemplateNoContainers",
 			      "annotation %s: the Pod template has no spec.containers; add at least one container "
@@ -173,10 +182,9 @@ static int check_volumes(const char *key, const json_t *sts, const json_t *spec,
 {
 	const json_t *templates = json_object_get(json_object_get(sts, "spec"), "volumeClaimTemplates");
 	const json_t *volumes = field(spec, "volumes");
-	if (volumes && !json_is_array(volumes))
-		return refuse(refusal, "ScaledownTemplateInvalid",
-			      "annotation %s: spec.volumes is %s; it must be a list of volumes, or left out",
-			      key, type_phrase(volumes));
+	if (check_type(key, "spec.volumes", volumes, JSON_ARRAY, "it must be a list of volumes, or left out",
+		       refusal) < 0)
+		return -1;
 	size_t i;
 	const json_t *v;
 	json_array_foreach(volumes, i, v) {
@@ -198,10 +206,8 @@ static int check_volumes(const char *key, const json_t *sts, const json_t *spec,
 static int check_labels(const char *key, const json_t *sts, const json_t *metadata, struct refusal *refusal)
 {
 	const json_t *labels = field(metadata, "labels");
-	if (labels && !json_is_object(labels))
-		return refuse(refusal, "ScaledownTemplateInvalid",
-			      "annotation %s: metadata.labels is %s; it must be an object of strings", key,
-			      type_phrase(labels));
+	if (check_type(key, "metadata.labels", labels, JSON_OBJECT, "it must be an object of strings", refusal) < 0)
+		return -1;
 	const char *k;
 	const json_t *v;
 	json_object_foreach((json_t *)labels, k, v) {
@@ -232,16 +238,12 @@ static int build_template(const char *key, const json_t *sts, json_t *doc, json_
 			      key, type_phrase(doc), TEMPLATE_EXAMPLE);
 	if (check_kind(key, doc, refusal) < 0)
 		return -1;
-	json_t *metadata = field(doc, "metadata");
-	if (metadata && !json_is_object(metadata))
-		return refuse(refusal, "ScaledownTemplateInvalid",
-			      "annotation %s: metadata is %s; it must be an object (labels, annotations), or left out",
-			      key, type_phrase(metadata));
-	json_t *spec = field(doc, "spec");
-	if (spec && !json_is_object(spec))
-		return refuse(refusal, "ScaledownTemplateInvalid",
-			      "annotation %s: spec is %s; it must be a Pod spec object, e.g. %s", key,
-			      type_phrase(spec), TEMPLATE_EXAMPLE);
+	json_t *metadata = field(doc, "metadata"), *spec = field(doc, "spec");
+	if (check_type(key, "metadata", metadata, JSON_OBJECT,
+		       "it must be an object (labels, annotations), or left out", refusal) < 0 ||
+	    check_type(key, "spec", spec, JSON_OBJECT, "it must be a Pod spec object, e.g. " TEMPLATE_EXAMPLE,
+		       refusal) < 0)
+		return -1;
 	if (check_containers(key, spec, refusal) < 0 || check_restart_policy(key, spec, refusal) < 0 ||
 	    check_volumes(key, sts, spec, refusal) < 0 || check_labels(key, sts, metadata, refusal) < 0)
 		return -1;
