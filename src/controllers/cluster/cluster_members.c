@@ -1,9 +1,4 @@
-/*
- * The StatefulCluster's members (a part of the planner, cluster_plan.c):
- * a failed member replaced by a new identity, scaling up and down, former
- * members' pods and claims released as the policies say, and each member's
- * claims and pod created. Each function takes one step when it has one.
- */
+/* The StatefulCluster's members, replaced, scaled, released and started: a part of the planner (cluster_plan.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

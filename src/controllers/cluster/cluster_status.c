@@ -125,7 +125,6 @@ json_t *cluster_desired_status(const struct plan *p)
 	return st;
 }
 
-/* True when the status differs from want in anything but the time conditions were written. */
 bool cluster_status_differs(const json_t *have, const json_t *want)
 {
 	if (!have)

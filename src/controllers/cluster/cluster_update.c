@@ -1,9 +1,4 @@
-/*
- * The StatefulCluster's revisions and rolling update (a part of the
- * planner, cluster_plan.c): ControllerRevisions of the pod template, the
- * revision each member should run, outdated pods re-created within
- * maxUnavailable, old revisions pruned.
- */
+/* The StatefulCluster's revisions and rolling update: a part of the planner (cluster_plan.h). */
 #include <string.h>
 
 #include "client/kube_object.h"

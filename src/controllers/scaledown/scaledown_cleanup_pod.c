@@ -1,11 +1,4 @@
-/*
- * One claim set's cleanup pod (a part of the planner, scaledown_plan.c):
- * the pod made from the user's template with the claims mounted, started;
- * then its outcome. Succeeded: each claim it mounted is deleted (by UID),
- * then the pod (CleanupSucceeded). Failed or timed out: the failure is
- * recorded on the StatefulSet first (CleanupFailed, the retry time), then
- * the pod goes.
- */
+/* One claim set's cleanup pod, started and then acted on as it ends: a part of the planner (scaledown_plan.h). */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>

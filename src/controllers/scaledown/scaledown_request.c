@@ -314,20 +314,17 @@ int scaledown_request_parse(const json_t *sts, struct scaledown_request *req, st
 	json_t *doc = NULL;
 	int rc = -1;
 	memset(req, 0, sizeof(*req));
-	refusal->reason = NULL;
-	refusal->message = NULL;
+	*refusal = (struct refusal){NULL, NULL};
 
 	const json_t *ann = kube_obj_annotations(sts);
 	const char *key = template_key(ann);
 	if (!key)
 		return 0;
 	const char *text = json_string_value(json_object_get(ann, key));
-	if (!text) {
-		refuse(refusal, "ScaledownTemplateInvalid",
-		       "annotation %s must be a string holding a Pod template as JSON or YAML, e.g. %s", key,
-		       TEMPLATE_EXAMPLE);
-		goto out;
-	}
+	if (!text)
+		return refuse(refusal, "ScaledownTemplateInvalid",
+			      "annotation %s must be a string holding a Pod template as JSON or YAML, e.g. %s", key,
+			      TEMPLATE_EXAMPLE);
 	if (decode_template(key, text, &doc, refusal) < 0 ||
 	    build_template(key, sts, doc, &req->pod_template, refusal) < 0)
 		goto out;
