@@ -203,9 +203,8 @@ static json_t *object_copy(const json_t *v)
 /* The cleanup pod of o: the template, with its claims mounted and named in cleanup-claims. New reference. */
 static json_t *cleanup_pod(const struct plan *p, const struct ordinal *o)
 {
-	const json_t *tmeta = json_object_get(p->req.pod_template, "metadata");
-	json_t *labels = object_copy(json_object_get(tmeta, "labels"));
-	json_t *annotations = object_copy(json_object_get(tmeta, "annotations"));
+	json_t *labels = object_copy(kube_obj_labels(p->req.pod_template));
+	json_t *annotations = object_copy(kube_obj_annotations(p->req.pod_template));
 	json_object_set_new(labels, LABEL_CLEANUP_FOR, json_string(p->name));
 	json_object_set_new(annotations, ANNOTATION_CLEANUP_ORDINAL, json_sprintf("%ld", o->k));
 	json_object_set_new(annotations, ANNOTATION_CLEANUP_ATTEMPT, json_sprintf("%d", o->failures + 1));
