@@ -41,11 +41,6 @@ bool cluster_replace_failed(struct plan *p, struct action *a)
 	return false;
 }
 
-bool cluster_goes_before(const struct identity *id, const struct identity *than)
-{
-	return !than || (!id->ready && than->ready) || (id->ready == than->ready && id->n > than->n);
-}
-
 bool cluster_scale(struct plan *p, struct action *a)
 {
 	long long members = (long long)json_array_size(json_object_get(p->state, "members"));

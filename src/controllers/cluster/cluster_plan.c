@@ -97,17 +97,6 @@ static int by_identity(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-bool cluster_in_array(const json_t *array, const char *s)
-{
-	size_t i;
-	const json_t *v;
-	json_array_foreach(array, i, v) {
-		if (s && json_string_value(v) && !strcmp(json_string_value(v), s))
-			return true;
-	}
-	return false;
-}
-
 static void collect(struct plan *p)
 {
 	size_t i, j;
@@ -290,60 +279,6 @@ static void apply_state(struct plan *p)
 			p->ids[i].rank = rank++;
 }
 
-/*
- * A merge patch (stolen) of the cluster, with its resourceVersion as
- * precondition: a decision on a stale cache, or a status computed from an
- * older object, conflicts.
- */
-static void patch_cluster(const struct plan *p, struct action *a, const char *what, json_t *patch)
-{
-	action_patch(a, what, &KUBE_STATEFULCLUSTERS, p->name, patch);
-	action_patch_precondition(a, kube_obj_str(p->c, "metadata.resourceVersion"), NULL);
-}
-
-void cluster_set_state(const struct plan *p, struct action *a, const char *what, json_t *st)
-{
-	char *text = json_dumps(st, JSON_COMPACT | JSON_SORT_KEYS);
-	json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", ANNOTATION_CLUSTER_STATE, text);
-	patch_cluster(p, a, what, patch);
-	a->state = st;
-	free(text);
-}
-
-json_t *cluster_state_change(const struct plan *p, long drop, const char *why, int add, char *added, size_t len)
-{
-	long long next = json_integer_value(json_object_get(p->state, "next"));
-	json_t *members = json_array();
-	size_t i;
-	const json_t *v;
-	json_array_foreach(json_object_get(p->state, "members"), i, v) {
-		if (json_integer_value(v) != drop)
-			json_array_append(members, (json_t *)v);
-	}
-	json_t *released = json_deep_copy(json_object_get(p->state, "released"));
-	if (drop >= 0) {
-		char key[24];
-		snprintf(key, sizeof(key), "%ld", drop);
-		json_object_set_new(released, key, json_string(why));
-	}
-	size_t off = 0;
-	if (added && len)
-		added[0] = '\0';
-	for (int k = 0; k < add; k++, next++) {
-		json_array_append_new(members, json_integer(next));
-		if (!added || off >= len)
-			continue;
-		char *name = set_pod_name(p->name, next);
-		off += (size_t)snprintf(added + off, len - off, "%s%s", k ? ", " : "", name);
-		free(name);
-	}
-	json_t *st = json_deep_copy(p->state); /* what else it records stays */
-	json_object_set_new(st, "next", json_integer(next));
-	json_object_set_new(st, "members", members);
-	json_object_set_new(st, "released", released);
-	return st;
-}
-
 /* ---- the plan ---- */
 
 static bool refuse(struct plan *p, struct action *a)
@@ -407,7 +342,7 @@ void cluster_plan(const struct cluster_inputs *in, struct action *a)
 		     cluster_fix_claim_owners(&p, a) || cluster_prune_revisions(&p, a))) {
 		json_t *st = cluster_desired_status(&p);
 		if (cluster_status_differs(json_object_get(in->cluster, "status"), st)) {
-			patch_cluster(&p, a, "UpdateStatus", json_pack("{s:o}", "status", st));
+			cluster_patch(&p, a, "UpdateStatus", json_pack("{s:o}", "status", st));
 			a->subresource = "status";
 		} else {
 			json_decref(st);

@@ -42,8 +42,10 @@
  * picks the step in order; cluster_members.c replaces failed members,
  * scales, releases former members and starts members; cluster_update.c
  * keeps the revisions and rolls the update; cluster_status.c computes the
- * status; cluster_objects.c builds the pods, claims and revisions, and
- * names them.
+ * status; cluster_state.c is what every step writes with (patches, the
+ * state changed, who goes first); cluster_objects.c builds the pods,
+ * claims and revisions (their names: claim_names.c). No file calls back
+ * into one that calls it.
  */
 #ifndef SOP_CLUSTER_PLAN_H
 #define SOP_CLUSTER_PLAN_H

@@ -65,8 +65,14 @@ struct plan {
 	const char *current_rev;  /* status.currentRevision when that revision still exists, else update_rev */
 };
 
-/* ---- the state (cluster_plan.c) ---- */
+/* ---- cluster_state.c: what every step shares (a leaf) ---- */
 
+/*
+ * A merge patch (stolen) of the cluster, with its resourceVersion as
+ * precondition: a decision on a stale cache, or a status computed from an
+ * older object, conflicts.
+ */
+void cluster_patch(const struct plan *p, struct action *a, const char *what, json_t *patch);
 /* A SetState step named what, writing st (stolen) into the state annotation (the controller seals it). */
 void cluster_set_state(const struct plan *p, struct action *a, const char *what, json_t *st);
 /*
@@ -76,6 +82,10 @@ void cluster_set_state(const struct plan *p, struct action *a, const char *what,
 json_t *cluster_state_change(const struct plan *p, long drop, const char *why, int add, char *added, size_t len);
 /* s is one of array's strings. */
 bool cluster_in_array(const json_t *array, const char *s);
+/* Who goes first (scale-down, rolling update): members not Ready (they serve nothing), then the newest. */
+bool cluster_goes_before(const struct identity *id, const struct identity *than);
+/* True when the member's pod runs revision rev (its controller-revision-hash label). */
+bool cluster_at_revision(const struct identity *id, const char *rev);
 
 /*
  * ---- the steps: each returns true when it chose a, false when it has
@@ -91,8 +101,6 @@ bool cluster_release(struct plan *p, struct action *a);
 bool cluster_start_members(struct plan *p, struct action *a);
 /* Claims carry an owner reference to the cluster exactly when whenDeleted is Delete. */
 bool cluster_fix_claim_owners(struct plan *p, struct action *a);
-/* Who goes first (scale-down, rolling update): members not Ready (they serve nothing), then the newest. */
-bool cluster_goes_before(const struct identity *id, const struct identity *than);
 
 /* cluster_update.c */
 bool cluster_ensure_revision(struct plan *p, struct action *a);
@@ -105,8 +113,6 @@ bool cluster_prune_revisions(struct plan *p, struct action *a);
 const json_t *cluster_find_revision(const struct plan *p, const char *name);
 /* The revision member id runs at (or should): rank below partition keeps the current one. */
 const char *cluster_target_revision(const struct plan *p, const struct identity *id);
-/* True when the member's pod runs revision rev (its controller-revision-hash label). */
-bool cluster_at_revision(const struct identity *id, const char *rev);
 
 /* The status the cluster should show (new reference). */
 json_t *cluster_desired_status(const struct plan *p);

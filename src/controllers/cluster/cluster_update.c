@@ -15,12 +15,6 @@ const char *cluster_target_revision(const struct plan *p, const struct identity 
 	return !p->s.on_delete && id->rank < p->s.partition ? p->current_rev : p->update_rev;
 }
 
-bool cluster_at_revision(const struct identity *id, const char *rev)
-{
-	/* Pods carry the revision's name in controller-revision-hash, as StatefulSet pods do. */
-	return id->revision && rev && !strcmp(id->revision, rev);
-}
-
 bool cluster_roll(struct plan *p, struct action *a)
 {
 	if (p->s.on_delete)

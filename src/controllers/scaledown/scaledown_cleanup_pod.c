@@ -36,12 +36,6 @@ static char *failure_message(const json_t *pod)
 	return xstrdup("the pod failed without a message");
 }
 
-const char *scaledown_pod_phase(const json_t *pod)
-{
-	const char *phase = kube_obj_str(pod, "status.phase");
-	return phase ? phase : "Pending";
-}
-
 /*
  * Succeeded, and on its own: a pod deleted while it ran gets SIGTERM, and
  * a cleanup that exits 0 on it ends Succeeded half-way. So a pod being
@@ -88,12 +82,6 @@ static char *why_failed(struct plan *p, const struct ordinal *o)
 				 ANNOTATION_SCALEDOWN_TIMEOUT);
 	scaledown_due_at(p, deadline);
 	return NULL;
-}
-
-int scaledown_pod_attempt(const json_t *pod)
-{
-	const char *a = kube_obj_annotation(pod, ANNOTATION_CLEANUP_ATTEMPT);
-	return a ? atoi(a) : 0;
 }
 
 static json_t *state_with_failure(struct plan *p, const struct ordinal *o, const char *message)

@@ -16,14 +16,6 @@
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
-long scaledown_backoff_ms(int failures)
-{
-	long ms = SCALEDOWN_BACKOFF_BASE_MS;
-	for (int i = 1; i < failures && ms < SCALEDOWN_BACKOFF_MAX_MS; i++)
-		ms *= 2;
-	return ms < SCALEDOWN_BACKOFF_MAX_MS ? ms : SCALEDOWN_BACKOFF_MAX_MS;
-}
-
 /* ---- reading the cluster ---- */
 
 /* "1h", "90s", "1500ms": a timeout as the user wrote it, near enough. */
@@ -124,12 +116,6 @@ static void collect(struct plan *p)
 		qsort(p->ords, p->nords, sizeof(*p->ords), by_ordinal_desc);
 }
 
-void scaledown_due_at(struct plan *p, long long ms)
-{
-	if (ms < p->deadline_ms)
-		p->deadline_ms = ms;
-}
-
 static long long retry_at_ms(const json_t *entry)
 {
 	int64_t s = rfc3339_seconds(kube_obj_str(entry, "retryAt"));
@@ -157,33 +143,6 @@ static void classify(struct plan *p, struct ordinal *o)
 		o->state = SET_READY;
 	if (o->state == SET_RETRY_WAIT)
 		scaledown_due_at(p, retry_at_ms(o->entry));
-}
-
-char *scaledown_claim_list(const struct ordinal *o)
-{
-	struct strbuf sb = STRBUF_INIT;
-	for (int i = 0; i < o->nclaims; i++)
-		strbuf_appendf(&sb, "%s%s", i ? ", " : "", o->claims[i].name);
-	return strbuf_detach(&sb);
-}
-
-/* A merge patch (body stolen) of the StatefulSet as the planner saw it: on a newer one it conflicts. */
-static void patch_sts(const struct plan *p, struct action *a, const char *what, json_t *body)
-{
-	action_patch(a, what, &KUBE_STATEFULSETS, p->name, body);
-	action_patch_precondition(a, kube_obj_str(p->in->sts, "metadata.resourceVersion"), NULL);
-	a->answers = ACTION_STALE_409;
-}
-
-void scaledown_record_state(const struct plan *p, struct action *a, const char *what, json_t *state, char *status)
-{
-	char *text = state ? json_dumps(state, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-	patch_sts(p, a, what,
-		  json_pack("{s:{s:{s:s?, s:s?}}}", "metadata", "annotations", ANNOTATION_SCALEDOWN_STATE, text,
-			    ANNOTATION_SCALEDOWN_STATUS, status));
-	free(text);
-	free(status);
-	json_decref(state);
 }
 
 /* The controller checks live that the set still controls the pod; one already gone (404) is done. */
@@ -248,54 +207,6 @@ static json_t *desired_state(struct plan *p)
 	return st;
 }
 
-char *scaledown_status_text(struct plan *p, const json_t *state)
-{
-	struct strbuf sb = STRBUF_INIT;
-	int max = p->req.max_attempts > 0 ? p->req.max_attempts : SCALEDOWN_MAX_ATTEMPTS_DEFAULT;
-	for (size_t i = 0; i < p->nords; i++) {
-		const struct ordinal *o = &p->ords[i];
-		const json_t *entry = json_object_get(json_object_get(state, "ordinals"), o->key);
-		int failures = (int)kube_obj_int(entry, "failures", NULL, 0);
-		const char *msg = kube_obj_str(entry, "message") ? kube_obj_str(entry, "message") : "";
-		const char *last = kube_obj_str(entry, "lastPod");
-		const char *other = kube_obj_str(o->other, "metadata.name");
-		char *claims = scaledown_claim_list(o), *clause = NULL;
-		if (o->cleanup) {
-			const char *uid = kube_obj_str(o->cleanup, "metadata.uid");
-			const char *phase = scaledown_pod_phase(o->cleanup);
-			if (last && uid && !strcmp(last, uid))
-				clause = xasprintf("cleanup attempt %d of %d failed: %s", failures, max, msg);
-			else if (!strcmp(phase, "Succeeded"))
-				clause = xasprintf("cleanup succeeded, deleting claims %s", claims);
-			else
-				clause = xasprintf("cleanup pod %s %s (attempt %d of %d)",
-						   kube_obj_str(o->cleanup, "metadata.name"), phase,
-						   scaledown_pod_attempt(o->cleanup), max);
-		} else if (o->in_range || o->nlive == 0) {
-			/* nothing to say */
-		} else if (failures >= max && p->may_start) {
-			clause = xasprintf("Failed: cleanup failed %d times, claims %s kept: %s", failures, claims,
-					   msg);
-		} else if (o->state == SET_RETRY_WAIT) {
-			clause = xasprintf("attempt %d of %d failed: %s; retrying after %s", failures, max, msg,
-					   kube_obj_str(entry, "retryAt"));
-		} else if (o->state == SET_STOP || o->state == SET_STOPPING) {
-			clause = xasprintf("stopping pod %s before its cleanup", other);
-		} else if (o->state == SET_LEFT_ALONE) {
-			clause = xasprintf("pod %s is not the StatefulSet's; claims %s left alone", other, claims);
-		} else if (o->state == SET_POD_LEFT && p->may_start) {
-			clause = xasprintf("waiting for pod %s to go", other);
-		} else if (o->queued && p->may_start) {
-			clause = xasprintf("waiting for its turn");
-		}
-		if (clause)
-			strbuf_appendf(&sb, "%sordinal %ld: %s", sb.len ? "; " : "", o->k, clause);
-		free(clause);
-		free(claims);
-	}
-	return sb.len ? strbuf_detach(&sb) : (strbuf_release(&sb), NULL);
-}
-
 static bool write_state(struct plan *p, struct action *a)
 {
 	json_t *want = desired_state(p);
@@ -327,7 +238,7 @@ static void set_finalizer(const struct plan *p, bool ours, struct action *a)
 	}
 	if (ours)
 		json_array_append_new(fins, json_string(FINALIZER_SCALEDOWN));
-	patch_sts(p, a, ours ? SCALEDOWN_ADD_FINALIZER : SCALEDOWN_REMOVE_FINALIZER,
+	scaledown_patch_sts(p, a, ours ? SCALEDOWN_ADD_FINALIZER : SCALEDOWN_REMOVE_FINALIZER,
 		  json_pack("{s:{s:o}}", "metadata", "finalizers", fins));
 }
 

@@ -61,7 +61,9 @@
  * Where: scaledown_plan.c finds the orphaned claim sets, schedules them
  * and keeps the state and the finalizer; scaledown_cleanup_pod.c builds
  * and starts one cleanup pod and acts on its outcome (success deletes its
- * claims; failure is recorded for a retry).
+ * claims; failure is recorded for a retry); scaledown_state.c is what
+ * both write with (state, status, backoff). No file calls back into one
+ * that calls it.
  */
 #ifndef SOP_SCALEDOWN_PLAN_H
 #define SOP_SCALEDOWN_PLAN_H

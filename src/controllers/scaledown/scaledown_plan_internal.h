@@ -59,6 +59,8 @@ struct plan {
 	char timeout_text[32];
 };
 
+/* ---- scaledown_state.c (a leaf) ---- */
+
 /* Something falls due at ms: the plan asks to look again then at the latest. */
 void scaledown_due_at(struct plan *p, long long ms);
 /* "data-web-2, logs-web-2": the claims of a set, for messages. New string. */
@@ -69,6 +71,8 @@ const char *scaledown_pod_phase(const json_t *pod);
 int scaledown_pod_attempt(const json_t *pod);
 /* What scaledown-status says for state (borrowed): a clause per claim set with news. New string, or NULL. */
 char *scaledown_status_text(struct plan *p, const json_t *state);
+/* A merge patch (body stolen) of the StatefulSet as the planner saw it: on a newer one it conflicts. */
+void scaledown_patch_sts(const struct plan *p, struct action *a, const char *what, json_t *body);
 /* Writes state (stolen; NULL: removes it) as scaledown-state, unsealed, and status (stolen) as -status. */
 void scaledown_record_state(const struct plan *p, struct action *a, const char *what, json_t *state, char *status);
 
