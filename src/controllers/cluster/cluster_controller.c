@@ -243,8 +243,9 @@ struct controller *cluster_controller_new(const struct cluster_deps *deps)
 	pthread_mutex_init(&cc->lock, NULL);
 	hashmap_init(&cc->deleted);
 	hashmap_init(&cc->create_error);
-	struct reconciler_deps rd = {deps->client, deps->events, deps->obs ? observability_count : NULL, deps->obs,
-				     deps->workers};
+	struct reconciler_deps rd = {.client = deps->client, .events = deps->events,
+				     .count = deps->obs ? observability_count : NULL, .counter = deps->obs,
+				     .workers = deps->workers};
 	struct controller *c = reconciler_new(&ops, cc, free_ctx, &rd);
 	cc->controller = c;
 

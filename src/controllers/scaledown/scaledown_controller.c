@@ -267,8 +267,9 @@ struct controller *scaledown_controller_new(const struct scaledown_deps *deps)
 	struct informer *pods = manager_informer(deps->manager, &KUBE_PODS);
 	sc->caches = (struct scaledown_caches){informer_store(sts), informer_store(pvcs), informer_store(pods)};
 	scaledown_caches_index(&sc->caches);
-	struct reconciler_deps rd = {deps->client, deps->events, deps->obs ? observability_count : NULL, deps->obs,
-				     deps->workers};
+	struct reconciler_deps rd = {.client = deps->client, .events = deps->events,
+				     .count = deps->obs ? observability_count : NULL, .counter = deps->obs,
+				     .workers = deps->workers};
 	struct controller *c = reconciler_new(&ops, sc, free, &rd);
 
 	struct informer_handlers h = controller_object_handlers(c);
