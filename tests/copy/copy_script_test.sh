@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The copy script (src/controllers/resize/copy_script.c) on real files, as
+# The copy script (src/controllers/resize/copy_script.sh) on real files, as
 # root:
 #
 #   tests/copy/copy_script_test.sh build/stateful-operator

@@ -1,0 +1,428 @@
+#!/bin/sh
+# stateful-operator's copy script: the command of a resize-by-copy Job, and
+# runnable by hand (`stateful-operator copy-script > copy.sh`).
+#
+#   sh copy.sh PASS TARGET-BYTES SRC DST [SRC DST]...
+#
+# PASS          full: copy, then verify; precopy: copy only (the workload may
+#               still be running); delta: copy again once the workload has
+#               stopped, then verify.
+# TARGET-BYTES  capacity of the target volume in bytes (the new claim's size),
+#               0 if unknown: then the target filesystem alone decides.
+# SRC DST       the contents of SRC go into DST (SRC/ -> DST/); both must be
+#               existing directories, neither inside the other. DST ends up
+#               identical to SRC: whatever else it holds is deleted.
+#
+# Before it writes anything, every pass checks that the data fits: the
+# allocated size of each SRC (du -k: sparse files count what they hold) must
+# not exceed TARGET-BYTES, nor what DST's filesystem can hold (free space plus
+# what DST already holds, which the copy replaces); sources whose targets
+# share a filesystem are added up. Inodes are checked the same way where the
+# filesystem counts them. Each SRC is one volume: the copy stays on SRC's
+# filesystem (rsync -x, du -x), so nothing mounted below SRC is copied.
+#
+# The copy keeps hard links, ACLs, xattrs, holes, numeric owners, mtimes to
+# the nanosecond (--modify-window=-1, also when comparing), and deletes what
+# SRC no longer has. The verify pass compares content by checksum, so a
+# difference with the same size and mtime is found; a copy counts only once
+# it passed. In a delta pass a difference (a file rewritten within one
+# timestamp tick during the precopy) is copied again by checksum, once, and
+# verified again.
+#
+# Output: "SOP-PROGRESS bytes=N files=N totalBytes=N totalFiles=N" while
+# copying, at most about every 2 s, and once more at the end (totals: the
+# regular files' and symlinks' sizes, every name of a hard link counted, and
+# all entries, from rsync's own count before the copy; summed over all
+# pairs). The last line is "SOP-RESULT ok" or "SOP-RESULT fail REASON".
+# Exit status: 0 ok, 2 usage, 3 the data does not fit, 4 verification found
+# differences, 5 rsync (or the environment) failed.
+#
+# Needs a POSIX sh, awk, du, df, tr (busybox or GNU), rsync >= 3.1.3 built with
+# ACL and xattr support, and a writable $TMPDIR (a few small files). Run as
+# root to keep owners, setuid bits and trusted.* xattrs.
+
+set -u
+LC_ALL=C
+export LC_ALL
+
+tmp=""
+rsync_pid=""
+stream=""
+
+say() {
+	printf 'copy: %s\n' "$*"
+}
+
+cleanup() {
+	if [ -n "$tmp" ]; then
+		rm -rf "$tmp"
+		tmp=""
+	fi
+}
+
+# Stops a copy in flight, and waits until its output is read.
+stop_rsync() {
+	if [ -n "$tmp" ] && [ -s "$tmp/pid" ]; then
+		read -r rsync_pid <"$tmp/pid" && kill "$rsync_pid" 2>/dev/null
+	fi
+	if [ -n "$stream" ]; then
+		wait "$stream" 2>/dev/null
+		stream=""
+	fi
+}
+
+# finish CODE [REASON...]: prints the result line, the last one, and exits.
+finish() {
+	code=$1
+	shift
+	stop_rsync
+	cleanup
+	if [ "$code" -eq 0 ]; then
+		result="SOP-RESULT ok"
+	else
+		result="SOP-RESULT fail $(printf '%s' "$*" | tr '\n\r\t' '   ' | cut -c1-200)"
+	fi
+	echo "$result"
+	# In a pod, the totals and the result go to the termination message too,
+	# which the operator reads from the pod's status (no log access needed).
+	term=${SOP_TERMINATION_LOG-/dev/termination-log}
+	if [ -n "$term" ] && [ -w "$term" ]; then
+		printf 'SOP-PROGRESS bytes=%s files=%s totalBytes=%s totalFiles=%s\n%s\n' \
+			"${done_bytes:-0}" "${done_files:-0}" "${total_bytes:-0}" "${total_files:-0}" "$result" >"$term" 2>/dev/null
+	fi
+	exit "$code"
+}
+
+usage() {
+	say "usage: sh copy.sh full|precopy|delta TARGET-BYTES SRC DST [SRC DST]..."
+	say "$1"
+	finish 2 "usage: $1"
+}
+
+trap 'finish 5 "interrupted by a signal"' HUP INT TERM
+trap cleanup EXIT
+
+# physical PATH: prints the absolute physical path of directory PATH (also
+# when it ends in a newline); empty if it cannot be entered.
+physical() {
+	case $1 in
+	/*) p=$1 ;;
+	*) p=./$1 ;;
+	esac
+	p=$(cd "$p" 2>/dev/null && pwd -P && echo .) || return 0
+	printf '%s' "${p%??}"
+}
+
+if [ $# -lt 4 ] || [ $(($# % 2)) -ne 0 ]; then
+	usage "expected a pass, the target size in bytes and pairs of directories"
+fi
+pass=$1
+target=$2
+shift 2
+case $pass in
+full | precopy | delta) ;;
+*) usage "unknown pass '$pass' (full, precopy or delta)" ;;
+esac
+case $target in
+'' | *[!0-9]*) usage "target-bytes must be a whole number of bytes (0: unknown)" ;;
+esac
+[ ${#target} -le 18 ] || usage "target-bytes is too large"
+
+npairs=0
+while [ $# -gt 0 ]; do
+	npairs=$((npairs + 1))
+	[ -d "$1" ] || usage "source $1 is not a directory"
+	[ -d "$2" ] || usage "target $2 is not a directory"
+	s=$(physical "$1")
+	d=$(physical "$2")
+	[ -n "$s" ] || usage "cannot enter source $1"
+	[ -n "$d" ] || usage "cannot enter target $2"
+	case "$d/" in "$s/"*) usage "target $2 is the source $1 or inside it" ;; esac
+	case "$s/" in "$d/"*) usage "source $1 is inside target $2" ;; esac
+	eval "src_$npairs=\$s; dst_$npairs=\$d"
+	shift 2
+done
+
+command -v rsync >/dev/null 2>&1 || finish 5 "rsync not found"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/sop-copy.XXXXXX" 2>/dev/null) || tmp=""
+if [ -z "$tmp" ]; then
+	tmp=${TMPDIR:-/tmp}/sop-copy.$$
+	rm -rf "$tmp" # ours: no live process has our pid
+	mkdir -m 700 "$tmp" 2>/dev/null || {
+		tmp=""
+		finish 5 "cannot create a temporary directory in ${TMPDIR:-/tmp}"
+	}
+fi
+
+# Lines must reach awk as rsync writes them: progress lines end in \r, and
+# GNU tr buffers its output unless stdbuf says otherwise; mawk reads ahead
+# unless interactive. busybox tr and awk, and gawk, pass lines on at once.
+unbuffer=""
+if command -v stdbuf >/dev/null 2>&1 && stdbuf -o0 true 2>/dev/null; then
+	unbuffer=stdbuf
+fi
+case $(awk -W version 2>&1 </dev/null) in
+*mawk*) awk_interactive=1 ;;
+*) awk_interactive=0 ;;
+esac
+split_lines() {
+	if [ -n "$unbuffer" ]; then
+		stdbuf -o0 tr '\r' '\n'
+	else
+		tr '\r' '\n'
+	fi
+}
+stream_awk() {
+	if [ "$awk_interactive" = 1 ]; then
+		awk -W interactive "$@"
+	else
+		awk "$@"
+	fi
+}
+
+pair() { # pair I: sets $s and $d to pair I's source and target
+	eval "s=\$src_$1; d=\$dst_$1"
+}
+
+# --- Totals and the fit check: read only, before anything is written. ---
+
+total_bytes=0
+total_files=0
+: >"$tmp/fit"
+i=1
+while [ $i -le $npairs ]; do
+	pair $i
+	# rsync's own count: the same entries and sizes the copy reports.
+	if ! rsync -aHAXSx --numeric-ids --modify-window=-1 --delete --dry-run --stats --no-h "$s/" "$d/" >"$tmp/stats" 2>"$tmp/stats.err"; then
+		cat "$tmp/stats.err"
+		finish 5 "rsync failed listing pair $i: $(head -n 1 "$tmp/stats.err")"
+	fi
+	read -r files bytes created deleted <<EOF
+$(awk -F': ' '
+		function num(v) { sub(/ .*/, "", v); gsub(/,/, "", v); return v + 0 }
+		/^Number of files:/ { files = num($2) }
+		/^Number of created files:/ { created = num($2) }
+		/^Number of deleted files:/ { deleted = num($2) }
+		/^Total file size:/ { bytes = num($2) }
+		END { printf "%.0f %.0f %.0f %.0f\n", files, bytes, created, deleted }' "$tmp/stats")
+EOF
+	total_files=$((total_files + files))
+	total_bytes=$((total_bytes + bytes))
+	need=$(du -skx "$s" | awk 'NR == 1 { print $1 }')
+	held=$(du -skx "$d" | awk 'NR == 1 { print $1 }')
+	# The filesystem's line: device and mount point name it, the rest is numbers.
+	space=$(df -Pk "$d" | awk 'NR == 2 { avail = $4; k = $0; sub(/ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+% +/, " ", k); print avail "\t" k }')
+	[ -n "$space" ] || finish 5 "cannot read the free space of the target of pair $i (df)"
+	inodes=$(df -Pi "$d" 2>/dev/null | awk 'NR == 2 { print $2 "\t" $4 }')
+	[ -n "$inodes" ] || inodes="0	0"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$i" "${need:-0}" "${held:-0}" "$created" "$deleted" "$inodes" "$space" >>"$tmp/fit"
+	i=$((i + 1))
+done
+
+# Per target filesystem: fields i, need KiB, held KiB, created, deleted,
+# inodes, free inodes, available KiB, filesystem.
+awk -F '\t' -v target="$target" '
+	{
+		k = $9
+		if (!(k in need)) { order[++n] = k; pairs[k] = $1 } else pairs[k] = pairs[k] "," $1
+		need[k] += $2; held[k] += $3; newi[k] += $4 - $5
+		inodes[k] = $6; ifree[k] = $7; avail[k] = $8
+	}
+	END {
+		for (j = 1; j <= n; j++) {
+			k = order[j]
+			room = (avail[k] + held[k]) * 1024
+			limit = room
+			if (target + 0 > 0 && target + 0 < limit)
+				limit = target + 0
+			if (need[k] * 1024 > limit)
+				printf "pair %s needs %.0f bytes (allocated), the target can take %.0f bytes (target-bytes %.0f, filesystem: %.0f bytes free + %.0f bytes already in the target)\n", pairs[k], need[k] * 1024, limit, target, avail[k] * 1024, held[k] * 1024
+			else if (inodes[k] > 0 && newi[k] > ifree[k])
+				printf "pair %s needs %.0f more inodes, the target filesystem has %.0f free\n", pairs[k], newi[k], ifree[k]
+		}
+	}' "$tmp/fit" >"$tmp/nofit"
+if [ -s "$tmp/nofit" ]; then
+	while IFS= read -r line; do
+		say "does not fit: $line"
+	done <"$tmp/nofit"
+	finish 3 "does not fit: $(head -n 1 "$tmp/nofit")"
+fi
+
+# --- Copy ---
+
+done_bytes=0
+done_files=0
+cur_bytes=0
+cur_files=0
+
+progress() {
+	if [ -s "$tmp/state" ] && read -r b f <"$tmp/state" 2>/dev/null; then
+		case "$b.$f" in
+		*[!0-9.]* | .* | *.) ;;
+		*)
+			cur_bytes=$b
+			cur_files=$f
+			;;
+		esac
+	fi
+	echo "SOP-PROGRESS bytes=$((done_bytes + cur_bytes)) files=$((done_files + cur_files)) totalBytes=$total_bytes totalFiles=$total_files"
+}
+
+if sleep 0.2 2>/dev/null; then
+	tick=0.2 ticks_per_report=10
+else
+	tick=1 ticks_per_report=2
+fi
+ticks=0
+
+# copy_pair I: one rsync of pair I with progress; sets rc and rsync_error.
+# Per entry rsync logs "SOP-ITEM <itemize> <size>" (name2: unchanged ones
+# too) and, while moving data, "<bytes moved> <pct>% ..." (progress2). Done
+# bytes: the sizes of entries that needed no data plus the bytes moved; awk
+# keeps them in $tmp/state for the reports.
+copy_pair() {
+	pair "$1"
+	rm -f "$tmp/rc" "$tmp/pid" "$tmp/error" "$tmp/done"
+	: >"$tmp/state"
+	cur_bytes=0
+	cur_files=0
+	{
+		rsync -aHAXSx --numeric-ids --modify-window=-1 --delete --whole-file --no-h --info=progress2,name2 \
+			--out-format='SOP-ITEM %i %l' "$s/" "$d/" 2>&1 &
+		echo $! >"$tmp/pid"
+		wait $!
+		echo $? >"$tmp/rc"
+	} | split_lines | stream_awk -v state="$tmp/state" -v errfile="$tmp/error" -v donefile="$tmp/done" '
+		function save() {
+			printf "%.0f %.0f\n", unmoved + moved, files > state
+			close(state)
+			pending = 0
+			saved = unmoved + moved
+		}
+		/^SOP-ITEM / {
+			y = substr($0, 10, 1)
+			if (y == "*")
+				next
+			files++
+			pending++
+			x = substr($0, 11, 1)
+			if (y != ">" && (x == "f" || x == "L"))
+				unmoved += $NF
+			if (pending >= 100)
+				save()
+			next
+		}
+		/^ *[0-9]+ +[0-9]+% / {
+			moved = $1 + 0
+			if (index($0, "xfr#") == 0 || unmoved + moved - saved >= 8388608)
+				save()
+			next
+		}
+		/[^ ]/ {
+			print
+			fflush()
+			if (first == "" && $0 ~ /^rsync: /)
+				first = $0
+			last = $0
+		}
+		END {
+			save()
+			if (first == "")
+				first = last
+			if (first != "")
+				print first > errfile
+			print "" > donefile
+		}' &
+	stream=$!
+	while [ ! -e "$tmp/done" ] && kill -0 "$stream" 2>/dev/null; do
+		sleep $tick
+		ticks=$((ticks + 1))
+		if [ $ticks -ge $ticks_per_report ]; then
+			ticks=0
+			progress
+		fi
+	done
+	wait "$stream"
+	stream=""
+	rc=99
+	[ -s "$tmp/rc" ] && read -r rc <"$tmp/rc"
+	rm -f "$tmp/pid"
+	rsync_error=""
+	[ -s "$tmp/error" ] && IFS= read -r rsync_error <"$tmp/error"
+	progress >/dev/null # take the final state
+	rm -f "$tmp/state"
+	done_bytes=$((done_bytes + cur_bytes))
+	done_files=$((done_files + cur_files))
+	cur_bytes=0
+	cur_files=0
+}
+
+# verify_pair I: a checksum dry-run that must list nothing: content is
+# compared by checksum, not by size and mtime. Prints what it lists (the
+# first 100 lines) and sets ndiff.
+verify_pair() {
+	pair "$1"
+	rm -f "$tmp/rc" "$tmp/ndiff"
+	{
+		rsync -aHAXSx --numeric-ids --modify-window=-1 --delete --dry-run --checksum --itemize-changes --no-h "$s/" "$d/"
+		echo $? >"$tmp/rc"
+	} | awk -v out="$tmp/ndiff" '
+		{ n++; if (n <= 100) print "copy: difference: " $0 }
+		END {
+			if (n > 100)
+				printf "copy: ... and %d more differences\n", n - 100
+			printf "%d\n", n > out
+		}'
+	rc=99
+	[ -s "$tmp/rc" ] && read -r rc <"$tmp/rc"
+	ndiff=0
+	[ -s "$tmp/ndiff" ] && read -r ndiff <"$tmp/ndiff"
+	[ "$rc" -eq 0 ] || finish 5 "rsync failed verifying pair $1 (exit $rc)"
+}
+
+# repair_pair I: copies again what differs by content (checksums both trees).
+repair_pair() {
+	pair "$1"
+	rm -f "$tmp/rc"
+	{
+		rsync -aHAXSx --numeric-ids --modify-window=-1 --delete --whole-file --checksum --itemize-changes --no-h "$s/" "$d/"
+		echo $? >"$tmp/rc"
+	} | awk '{ n++; if (n <= 100) print "copy: copied again: " $0 }'
+	rc=99
+	[ -s "$tmp/rc" ] && read -r rc <"$tmp/rc"
+	[ "$rc" -eq 0 ] || finish 5 "rsync failed copying pair $1 again (exit $rc)"
+}
+
+say "$pass pass: $npairs pair(s), $total_files entries, $total_bytes bytes"
+progress
+i=1
+while [ $i -le $npairs ]; do
+	copy_pair $i
+	case $rc in
+	0) ;;
+	24)
+		# Files vanished during the copy: expected while the workload runs.
+		[ "$pass" = precopy ] || finish 5 "files vanished while copying pair $i: is the source still in use?"
+		say "pair $i: some files vanished during the precopy; the delta pass copies what is left"
+		;;
+	*) finish 5 "rsync failed copying pair $i (exit $rc): $rsync_error" ;;
+	esac
+	i=$((i + 1))
+done
+progress
+
+if [ "$pass" != precopy ]; then
+	i=1
+	while [ $i -le $npairs ]; do
+		verify_pair $i
+		if [ "$ndiff" -gt 0 ] && [ "$pass" = delta ]; then
+			say "pair $i: $ndiff difference(s) after the delta copy; copying them again by checksum"
+			repair_pair $i
+			verify_pair $i
+		fi
+		[ "$ndiff" -eq 0 ] || finish 4 "verification found $ndiff difference(s) in pair $i"
+		i=$((i + 1))
+	done
+	say "verified: the target is identical to the source"
+fi
+finish 0
