@@ -3,14 +3,10 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "client/kube_object.h"
 #include "controllers/claim_names.h"
-#include "controllers/resize/resize_names.h"
-#include "controllers/resize/resize_plan.h"
-#include "controllers/resize/resize_state.h"
-#include "controllers/resize/resize_volume_owner.h"
+#include "controllers/resize/resize_internal.h"
 #include "controllers/set_index.h"
 #include "controllers/state_seal.h"
 #include "runtime/reconciler.h"

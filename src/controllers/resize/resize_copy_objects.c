@@ -1,16 +1,10 @@
-#include "controllers/resize/resize_copy_objects.h"
+#include "controllers/resize/resize_internal.h"
 
-#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "client/kube_client.h"
-#include "client/quantity.h"
 #include "controllers/resize/copy_script.h"
-#include "controllers/resize/resize_names.h"
-#include "controllers/resize/resize_steps.h"
 #include "util/xalloc.h"
 #include "client/kube_object.h"
 

@@ -35,20 +35,14 @@
  * Every step checks what the cluster shows first, so repeating one after a
  * crash is harmless.
  */
-#include "controllers/resize/resize_copy_plan.h"
+#include "controllers/resize/resize_internal.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "client/kube_client.h"
 #include "client/kube_object.h"
 #include "controllers/resize/copy_script.h"
-#include "controllers/resize/resize_copy_objects.h"
-#include "controllers/resize/resize_names.h"
-#include "controllers/resize/resize_steps.h"
-#include "controllers/resize/resize_swap.h"
 #include "util/duration.h"
 #include "util/xalloc.h"
 

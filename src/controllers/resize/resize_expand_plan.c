@@ -1,14 +1,9 @@
-#include "controllers/resize/resize_expand_plan.h"
+#include "controllers/resize/resize_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "client/kube_client.h"
 #include "client/kube_object.h"
-#include "client/quantity.h"
-#include "controllers/resize/resize_names.h"
-#include "controllers/resize/resize_steps.h"
 #include "util/xalloc.h"
 
 void expand_start(const struct resize_inputs *in, long long now_ms, const json_t *targets, struct action *a)
@@ -195,9 +190,8 @@ void expand_recreating(const struct resize_inputs *in, long long now_ms, const s
 	}
 }
 
-void expand_adopting(const struct resize_inputs *in, const struct resize_state *st, struct action *a)
+void expand_adopting(const struct resize_inputs *in, struct action *a)
 {
-	(void)st;
 	long long start, replicas = plan_replicas(in->sts, &start);
 	char *pod_name = NULL;
 	if (!plan_pods_adopted(in, kube_obj_str(in->sts, "metadata.namespace"), kube_obj_str(in->sts, "metadata.name"),

@@ -1,14 +1,9 @@
-#include "controllers/resize/resize_swap.h"
+#include "controllers/resize/resize_internal.h"
 
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "client/kube_client.h"
 #include "client/kube_object.h"
-#include "controllers/resize/resize_copy_objects.h"
-#include "controllers/resize/resize_state.h"
-#include "controllers/resize/resize_steps.h"
 #include "util/duration.h"
 #include "util/xalloc.h"
 
