@@ -151,11 +151,8 @@ static void *read_snapshot(void *ctx, const struct reconcile_key *k)
 		resize_read(&rc->caches, k->key, true, &s->reads);
 	}
 	s->untrusted = untrusted_state(rc, k->ns, k->name, s->reads.sts, s->reads.backup);
-	if (!s->reads.sts && s->reads.backup) {
-		const json_t *data = json_object_get(s->reads.backup, "data");
-		const char *text = json_string_value(json_object_get(data, BACKUP_KEY));
-		s->saved = text ? json_loads(text, 0, NULL) : NULL;
-	}
+	if (!s->reads.sts)
+		s->saved = plan_saved_statefulset(s->reads.backup);
 	pthread_mutex_lock(&rc->lock);
 	s->refusals = json_deep_copy(json_object_get(rc->refusals, k->key));
 	pthread_mutex_unlock(&rc->lock);
@@ -433,11 +430,6 @@ void resize_reads_release(struct resize_reads *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static void count(void *counter, const char *family, double by)
-{
-	observability_count(counter, family, by);
-}
-
 static void free_ctx(void *ctx)
 {
 	struct resize_ctx *rc = ctx;
@@ -463,10 +455,11 @@ struct controller *resize_controller_new(const struct resize_deps *deps)
 	pthread_mutex_init(&rc->lock, NULL);
 	struct reconciler_deps rd = {.client = deps->client,
 				     .events = deps->events,
-				     .count = deps->obs ? count : NULL,
+				     .count = deps->obs ? observability_count : NULL,
 				     .counter = deps->obs,
 				     .workers = deps->workers};
 	struct controller *c = rc->controller = reconciler_new(&ops, rc, free_ctx, &rd);
+	struct informer_handlers h;
 
 	struct manager *m = deps->manager;
 	struct informer *sts = manager_informer(m, &KUBE_STATEFULSETS);
@@ -484,19 +477,19 @@ struct controller *resize_controller_new(const struct resize_deps *deps)
 		struct informer *jobs = manager_informer_selected(m, &KUBE_JOBS, LABEL_COPY_OF);
 		rc->caches.pvs = informer_store(pvs);
 		rc->caches.jobs = informer_store(jobs);
-		struct informer_handlers hj = controller_label_handlers(c, LABEL_COPY_OF);
-		informer_add_handlers(jobs, &hj);
-		struct informer_handlers hv = controller_mapped_handlers(c, map_volume, rc);
-		informer_add_handlers(pvs, &hv);
+		h = controller_label_handlers(c, LABEL_COPY_OF);
+		informer_add_handlers(jobs, &h);
+		h = controller_mapped_handlers(c, map_volume, rc);
+		informer_add_handlers(pvs, &h);
 	}
 	resize_caches_index(&rc->caches);
-	struct informer_handlers own = controller_object_handlers(c);
-	informer_add_handlers(sts, &own);
-	struct informer_handlers hp = controller_mapped_handlers(c, map_claim, rc);
-	informer_add_handlers(pvcs, &hp);
-	struct informer_handlers hpod = controller_owner_handlers(c, "StatefulSet");
-	informer_add_handlers(pods, &hpod);
-	struct informer_handlers hb = controller_label_handlers(c, LABEL_SAVED_STATEFULSET);
-	informer_add_handlers(backups, &hb);
+	h = controller_object_handlers(c);
+	informer_add_handlers(sts, &h);
+	h = controller_mapped_handlers(c, map_claim, rc);
+	informer_add_handlers(pvcs, &h);
+	h = controller_owner_handlers(c, "StatefulSet");
+	informer_add_handlers(pods, &h);
+	h = controller_label_handlers(c, LABEL_SAVED_STATEFULSET);
+	informer_add_handlers(backups, &h);
 	return c;
 }

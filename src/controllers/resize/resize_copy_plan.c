@@ -288,10 +288,7 @@ static void step_prepare(struct ctx *c)
 			free(why);
 		} else if (!streq(started, c->state->started)) {
 			/* Left by an earlier resize: it holds nothing of ours. */
-			if (kube_obj_terminating(pvc))
-				action_wait(c->a, POLL_MS);
-			else
-				plan_delete(c->a, "DeleteStaleClaim", &KUBE_PVCS, pvc);
+			plan_delete_or_wait(c->a, "DeleteStaleClaim", &KUBE_PVCS, pvc);
 		} else {
 			free(y);
 			continue;
@@ -500,10 +497,7 @@ static bool jobs_cleared(struct ctx *c)
 	json_array_foreach(c->in->jobs, i, o) {
 		if (!streq(kube_obj_label(o, LABEL_COPY_OF), c->name))
 			continue;
-		if (kube_obj_terminating(o))
-			action_wait(c->a, POLL_MS);
-		else
-			plan_delete(c->a, "DeleteCopyJob", &KUBE_JOBS, o);
+		plan_delete_or_wait(c->a, "DeleteCopyJob", &KUBE_JOBS, o);
 		return false;
 	}
 	json_array_foreach(c->in->pods, i, o) {
@@ -750,11 +744,7 @@ static void step_restore(struct ctx *c)
 		free(y);
 		const char *orig = plan_original_policy(new_pv);
 		if (new_pv && orig && !streq(plan_reclaim_policy(new_pv), orig)) {
-			/* Its last write: the mark goes with it. */
-			json_t *p = json_pack("{s:{s:{s:n, s:n}}, s:{s:s}}", "metadata", "annotations",
-					      ANNOTATION_RECLAIM_POLICY, ANNOTATION_TAKEN_FOR, "spec",
-					      "persistentVolumeReclaimPolicy", orig);
-			plan_patch_pv(c->a, "RestoreReclaimPolicy", new_pv, p);
+			plan_restore_policy(c->a, "RestoreReclaimPolicy", new_pv, orig);
 			return;
 		}
 		if (kube_obj_label(temp, LABEL_COPY_OF) && !kube_obj_terminating(temp)) {
@@ -809,22 +799,15 @@ static void step_cleaning(struct ctx *c)
 			continue; /* bound again (a restore): not old any more */
 		}
 		if (orig && !streq(orig, "Retain") && streq(plan_reclaim_policy(pv), "Retain")) {
-			/* Its own policy back (the last write, so the mark goes): the PV controller reclaims it. */
-			json_t *p = json_pack("{s:{s:{s:n, s:n}}, s:{s:s}}", "metadata", "annotations",
-					      ANNOTATION_RECLAIM_POLICY, ANNOTATION_TAKEN_FOR, "spec",
-					      "persistentVolumeReclaimPolicy", orig);
-			plan_patch_pv(c->a, "DeleteOldVolume", pv, p);
+			/* Its own policy back: the PV controller reclaims it. */
+			plan_restore_policy(c->a, "DeleteOldVolume", pv, orig);
 			action_event(c->a, "Normal", "DeletingOldVolume",
 				   "old volume %s: reclaim policy %s restored, so it is deleted", json_string_value(o), orig);
 			return;
 		}
 		if (streq(plan_reclaim_policy(pv), "Retain")) {
 			/* Retain was the user's own policy: the PV object goes, the storage stays. */
-			if (kube_obj_terminating(pv)) {
-				action_wait(c->a, POLL_MS);
-				return;
-			}
-			plan_delete(c->a, "DeleteOldVolume", &KUBE_PVS, pv);
+			plan_delete_or_wait(c->a, "DeleteOldVolume", &KUBE_PVS, pv);
 			return;
 		}
 		action_status(c->a, "Waiting for old volume %s to be reclaimed", json_string_value(o));
@@ -904,35 +887,11 @@ void copy_plan_start(const struct resize_inputs *in, long long now_ms, const str
 }
 
 /* A batch in flight at stage: its step (only once the StatefulSet is down may a copy run). */
-static void step_batch(struct ctx *c)
-{
-	switch (c->state->stage) {
-	case COPY_STAGE_PREPARE:
-		step_prepare(c);
-		break;
-	case COPY_STAGE_PRECOPY:
-		step_precopy(c);
-		break;
-	case COPY_STAGE_STOP:
-		step_stop(c);
-		break;
-	case COPY_STAGE_COPY:
-		step_copy(c);
-		break;
-	case COPY_STAGE_SWAP:
-		step_swap(c);
-		break;
-	case COPY_STAGE_RESTART:
-		step_restart(c);
-		break;
-	case COPY_STAGE_READY:
-		step_ready(c);
-		break;
-	case COPY_STAGE_NONE:
-	case COPY_STAGE_UNKNOWN:
-		break;
-	}
-}
+static void (*const step_of[COPY_STAGE_UNKNOWN + 1])(struct ctx *c) = {
+	[COPY_STAGE_PREPARE] = step_prepare, [COPY_STAGE_PRECOPY] = step_precopy, [COPY_STAGE_STOP] = step_stop,
+	[COPY_STAGE_COPY] = step_copy,       [COPY_STAGE_SWAP] = step_swap,       [COPY_STAGE_RESTART] = step_restart,
+	[COPY_STAGE_READY] = step_ready,
+};
 
 void copy_plan(const struct resize_inputs *in, long long now_ms, bool abort_asked, const struct resize_state *st,
 	       struct action *a)
@@ -968,8 +927,8 @@ void copy_plan(const struct resize_inputs *in, long long now_ms, bool abort_aske
 	} else if (abort_asked && !json_object_get(st->batch, "restore") && st->stage != COPY_STAGE_RESTART &&
 		   st->stage != COPY_STAGE_READY) {
 		start_restore(&c, "aborted on request", false);
-	} else {
-		step_batch(&c);
+	} else if (step_of[st->stage]) {
+		step_of[st->stage](&c);
 	}
 	json_decref(saved);
 }

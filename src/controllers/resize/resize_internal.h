@@ -107,6 +107,8 @@ bool plan_recreate(const struct resize_inputs *in, struct action *a, json_t *st,
 void plan_delete_backup(const struct resize_inputs *in, struct action *a);
 /* A delete of obj (borrowed; UID precondition): gone or replaced already is done (seen next time). */
 void plan_delete(struct action *a, const char *what, const struct kube_resource *r, const json_t *obj);
+/* plan_delete, or a wait while obj is being deleted already. True when the delete was chosen. */
+bool plan_delete_or_wait(struct action *a, const char *what, const struct kube_resource *r, const json_t *obj);
 /*
  * A merge patch (body stolen) of PV pv, decided on its cached state: the
  * cached resourceVersion is a precondition, so a stale decision conflicts
@@ -114,6 +116,8 @@ void plan_delete(struct action *a, const char *what, const struct kube_resource 
  * just did, e.g. a pre-binding written over a binding.
  */
 void plan_patch_pv(struct action *a, const char *what, const json_t *pv, json_t *body);
+/* pv gets reclaim policy back, and the copy cycle's marks go: its last write to pv. */
+void plan_restore_policy(struct action *a, const char *what, const json_t *pv, const char *policy);
 
 /* ---- in place (resize_expand_plan.c); the StatefulSet in->sts exists unless said otherwise ---- */
 

@@ -202,10 +202,27 @@ void plan_delete(struct action *a, const char *what, const struct kube_resource 
 		a->propagation = "Background"; /* its pods go too */
 }
 
+bool plan_delete_or_wait(struct action *a, const char *what, const struct kube_resource *r, const json_t *obj)
+{
+	if (kube_obj_terminating(obj)) {
+		action_wait(a, POLL_MS);
+		return false;
+	}
+	plan_delete(a, what, r, obj);
+	return true;
+}
+
 void plan_patch_pv(struct action *a, const char *what, const json_t *pv, json_t *body)
 {
 	action_patch(a, what, &KUBE_PVS, kube_obj_str(pv, "metadata.name"), body);
 	action_patch_precondition(a, kube_obj_str(pv, "metadata.resourceVersion"), NULL);
+}
+
+void plan_restore_policy(struct action *a, const char *what, const json_t *pv, const char *policy)
+{
+	plan_patch_pv(a, what, pv,
+		      json_pack("{s:{s:{s:n, s:n}}, s:{s:s}}", "metadata", "annotations", ANNOTATION_RECLAIM_POLICY,
+				ANNOTATION_TAKEN_FOR, "spec", "persistentVolumeReclaimPolicy", policy));
 }
 
 const char *plan_reclaim_policy(const json_t *pv)
