@@ -99,15 +99,11 @@ static bool expand_claim(const struct resize_inputs *in, long long now_ms, const
 		return true;
 	}
 	if (pod && streq(kube_obj_str(pod, "metadata.uid"), kube_obj_str(restart, "uid"))) {
-		if (kube_obj_terminating(pod)) {
-			action_wait(a, POLL_MS);
-			return true;
+		if (plan_delete_or_wait(a, "DeletePod", &KUBE_PODS, pod)) {
+			action_event(a, "Normal", "RestartingPod", "restarting %s: %s reports FileSystemResizePending",
+				     pod_name, pvc_name);
+			action_status(a, "Restarting %s", pod_name);
 		}
-		action_delete(a, "DeletePod", &KUBE_PODS, pod);
-		a->answers = ACTION_OK_404 | ACTION_OK_409; /* already gone or replaced: seen next time */
-		action_event(a, "Normal", "RestartingPod", "restarting %s: %s reports FileSystemResizePending", pod_name,
-			     pvc_name);
-		action_status(a, "Restarting %s", pod_name);
 		return true;
 	}
 	action_status(a, "Waiting for %s to come back and finish the file system resize", pod_name);

@@ -25,7 +25,6 @@
 #include "controllers/contract.h"
 #include "controllers/refusal.h"
 
-
 #define COPY_TIMEOUT_DEFAULT_MS (6LL * 3600 * 1000)
 
 #define RESIZE_MAX_TEMPLATES 16
@@ -38,7 +37,6 @@ struct resize_target {
 	struct quantity size;       /* what the volumes should become */
 	struct quantity template_size; /* what the template says now */
 	char storage_class[RESIZE_NAME_MAX]; /* the class to move to; "" = the template's own */
-	bool from_annotation;       /* false: the template is already this big (vshn-style trigger) */
 };
 
 struct resize_request {
@@ -69,8 +67,5 @@ int resize_request_parse(const json_t *sts, struct resize_request *req, struct r
 
 /* The volumeClaimTemplate named name, or NULL. Borrowed. */
 const json_t *resize_template(const json_t *sts, const char *name);
-
-/* The storage request of the volumeClaimTemplate named name, or NULL. Borrowed. */
-const char *resize_template_size(const json_t *sts, const char *name);
 
 #endif
