@@ -118,8 +118,6 @@ struct ctx {
 	struct action *a;
 };
 
-static bool jobs_cleared(struct ctx *c);
-
 /* A copy of the state in phase (the batch at stage), updated now. New reference. */
 static json_t *next(const struct ctx *c, enum resize_phase phase)
 {

@@ -44,7 +44,6 @@
 #include <jansson.h>
 
 #include "controllers/contract.h"
-#include "controllers/resize/resize_request.h"
 #include "runtime/action.h"
 
 struct resize_inputs {

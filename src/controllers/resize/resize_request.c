@@ -1,4 +1,4 @@
-#include "controllers/resize/resize_request.h"
+#include "controllers/resize/resize_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
