@@ -27,7 +27,6 @@ json_t *copy_new_claim(const json_t *st, const char *ns, const char *sts_name, c
 	return pvc;
 }
 
-/* The claim name under which PV pv must end up, with the given size, taking labels from vol. */
 json_t *copy_rebound_claim(const char *ns, const json_t *vol, const json_t *pv, const char *size)
 {
 	json_t *labels = json_deep_copy(json_object_get(vol, "labels"));
@@ -81,8 +80,6 @@ json_t *copy_job(const struct resize_inputs *in, const json_t *st, const char *n
 			long long ord, const char *pass, const json_t *vols)
 {
 	char *name = resize_job_name(sts_name, ord, streq(pass, "precopy") ? "precopy" : "copy");
-	char ordinal[32];
-	snprintf(ordinal, sizeof(ordinal), "%lld", ord);
 	json_t *mounts = json_array();
 	json_t *volumes = json_array();
 	char *script = copy_script_text();
@@ -100,10 +97,7 @@ json_t *copy_job(const struct resize_inputs *in, const json_t *st, const char *n
 		int64_t b = size_bytes(json_string_value(json_object_get(json_object_get(st, "targets"), tmpl)));
 		target = target < 0 || target == b ? b : 0;
 	}
-	char bytes[32];
-	snprintf(bytes, sizeof(bytes), "%lld", (long long)(target < 0 ? 0 : target));
-	json_array_append_new(args, json_string(bytes));
-	const json_t *pod = NULL;
+	json_array_append_new(args, json_sprintf("%lld", (long long)(target < 0 ? 0 : target)));
 	json_array_foreach(vols, i, vol) {
 		const char *tmpl = kube_obj_str(vol, "template");
 		char *src = xasprintf("/stateful-operator/source/%s", tmpl);
@@ -127,9 +121,6 @@ json_t *copy_job(const struct resize_inputs *in, const json_t *st, const char *n
 		free(dst);
 		free(src);
 	}
-	char *pod_name = resize_pod_name(sts_name, ord);
-	pod = kube_list_find(in->pods, ns, pod_name);
-	free(pod_name);
 	/* The script keeps a few small files in $TMPDIR: writable even on a read-only root. */
 	json_array_append_new(mounts, json_pack("{s:s, s:s}", "name", "tmp", "mountPath", "/tmp"));
 	json_array_append_new(volumes, json_pack("{s:s, s:{}}", "name", "tmp", "emptyDir"));
@@ -146,8 +137,8 @@ json_t *copy_job(const struct resize_inputs *in, const json_t *st, const char *n
 	 * operator's own, runs as 65532).
 	 */
 	json_object_set_new(container, "securityContext", json_pack("{s:i, s:i}", "runAsUser", 0, "runAsGroup", 0));
-	json_t *labels =
-		json_pack("{s:s, s:s}", LABEL_COPY_OF, sts_name, "stateful-operator.io/resize-ordinal", ordinal);
+	json_t *labels = json_pack("{s:s, s:o}", LABEL_COPY_OF, sts_name, "stateful-operator.io/resize-ordinal",
+				   json_sprintf("%lld", ord));
 	json_t *pod_annotations = json_deep_copy(json_object_get(st, "podAnnotations"));
 	if (!json_is_object(pod_annotations)) {
 		json_decref(pod_annotations);
@@ -155,7 +146,9 @@ json_t *copy_job(const struct resize_inputs *in, const json_t *st, const char *n
 	}
 	json_t *pod_spec = json_pack("{s:s, s:[o], s:o}", "restartPolicy", "Never", "containers", container,
 				     "volumes", volumes);
-	json_t *affinity = job_affinity(in, vols, pod, streq(pass, "precopy"));
+	char *pod_name = resize_pod_name(sts_name, ord);
+	json_t *affinity = job_affinity(in, vols, kube_list_find(in->pods, ns, pod_name), streq(pass, "precopy"));
+	free(pod_name);
 	if (affinity)
 		json_object_set_new(pod_spec, "affinity", affinity);
 	/* The workload's tolerations, saved when the resize started (resize_copy_plan.c). */

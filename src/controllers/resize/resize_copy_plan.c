@@ -529,7 +529,8 @@ static void step_swap(struct ctx *c)
 		action_init(&one);
 		int r = pv ? resize_bind_claim(c->in, c->ns, c->name, c->now_ms, vol, pv, str_or(size, "0"), &one, &why)
 			   : -1;
-		if (r == 1) {
+		/* Bound, or a wait while another volume waits already. */
+		if (r == 1 || (r == 0 && one.verb == ACTION_WAIT && waiting.verb == ACTION_WAIT)) {
 			action_release(&one);
 			continue;
 		}
@@ -543,10 +544,7 @@ static void step_swap(struct ctx *c)
 			return;
 		}
 		if (one.verb == ACTION_WAIT) {
-			if (waiting.verb == ACTION_WAIT)
-				action_release(&one);
-			else
-				waiting = one;
+			waiting = one;
 			continue;
 		}
 		action_release(&waiting);

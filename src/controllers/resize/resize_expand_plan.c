@@ -45,7 +45,6 @@ static bool expand_claim(const struct resize_inputs *in, long long now_ms, const
 	const char *ns = kube_obj_str(in->sts, "metadata.namespace");
 	const json_t *pvc = kube_list_find(in->pvcs, ns, pvc_name);
 	const json_t *pod = kube_list_find(in->pods, ns, pod_name);
-	const json_t *restart = st->restart;
 	struct quantity want;
 	if (!pvc || quantity_parse(size, &want, NULL) < 0)
 		return false; /* this replica has no such claim (yet) */
@@ -84,7 +83,7 @@ static bool expand_claim(const struct resize_inputs *in, long long now_ms, const
 		return true;
 	}
 	/* The file system grows when a pod mounts the volume anew: restart the pod. */
-	if (!restart || !streq(kube_obj_str(restart, "pod"), pod_name)) {
+	if (!streq(kube_obj_str(st->restart, "pod"), pod_name)) {
 		if (!kube_pod_ready(pod)) {
 			action_status(a, "Expanding %lld/%lld: waiting for pod %s", done + 1, replicas, pod_name);
 			action_wait(a, POLL_MS);
@@ -98,7 +97,7 @@ static bool expand_claim(const struct resize_inputs *in, long long now_ms, const
 		action_status(a, "Restarting %s to grow the file system of %s", pod_name, pvc_name);
 		return true;
 	}
-	if (pod && streq(kube_obj_str(pod, "metadata.uid"), kube_obj_str(restart, "uid"))) {
+	if (pod && streq(kube_obj_str(pod, "metadata.uid"), kube_obj_str(st->restart, "uid"))) {
 		if (plan_delete_or_wait(a, "DeletePod", &KUBE_PODS, pod)) {
 			action_event(a, "Normal", "RestartingPod", "restarting %s: %s reports FileSystemResizePending",
 				     pod_name, pvc_name);
@@ -116,7 +115,6 @@ void expand_expanding(const struct resize_inputs *in, long long now_ms, const st
 {
 	const char *name = kube_obj_str(in->sts, "metadata.name");
 	long long start, replicas = plan_replicas(in->sts, &start);
-	const json_t *restart = st->restart;
 	long long done = 0;
 	for (long long ord = start + replicas - 1; ord >= start; ord--, done++) {
 		char *pod_name = resize_pod_name(name, ord);
@@ -133,7 +131,7 @@ void expand_expanding(const struct resize_inputs *in, long long now_ms, const st
 		}
 		/* A restarted pod must be Ready again before the next replica is touched. */
 		const json_t *pod = kube_list_find(in->pods, kube_obj_str(in->sts, "metadata.namespace"), pod_name);
-		if (!acted && restart && streq(kube_obj_str(restart, "pod"), pod_name) && !kube_pod_ready(pod)) {
+		if (!acted && streq(kube_obj_str(st->restart, "pod"), pod_name) && !kube_pod_ready(pod)) {
 			action_status(a, "Waiting for %s to be Ready", pod_name);
 			action_wait(a, POLL_MS);
 			acted = true;
