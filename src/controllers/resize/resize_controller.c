@@ -21,17 +21,13 @@ struct resize_ctx {
 	json_t *refusals; /* under lock: key -> {claim: message} of LowerRequest patches refused, until recorded */
 };
 
-/* What a reconcile would act on that this operator did not seal, and what the user can do about it. */
-struct untrusted {
-	const char *what;   /* static text, or NULL: everything is sealed */
-	const char *remedy; /* static text */
-};
-
 struct snapshot {
 	struct resize_reads reads;
 	json_t *saved;     /* the saved StatefulSet while the set is gone: Events name it */
 	json_t *refusals;  /* this key's LowerRequest refusals (new reference), or NULL */
-	struct untrusted untrusted;
+	/* What a reconcile would act on that this operator did not seal (static text, or NULL: all is sealed). */
+	const char *untrusted;
+	const char *remedy; /* what the user can do about it (static text) */
 };
 
 /* ---- which StatefulSet an event concerns ---- */
@@ -81,24 +77,24 @@ static void map_volume(void *ctx, struct controller *c, const json_t *pv)
 /*
  * Whether the state this reconcile would act on was sealed by this
  * operator for StatefulSet ns/name: the annotation on the StatefulSet, the
- * one on its backup ConfigMap, and the StatefulSet saved there. A backup
- * that is not sealed while the StatefulSet has no resize state is only a
- * leftover (of an older version, or someone's): the planner deletes it, as
- * it deletes any stale copy, and never reads it.
+ * one on its backup ConfigMap, and the StatefulSet saved there; sets
+ * s->untrusted and s->remedy when not. A backup that is not sealed while
+ * the StatefulSet has no resize state is only a leftover (of an older
+ * version, or someone's): the planner deletes it, as it deletes any stale
+ * copy, and never reads it.
  */
-static struct untrusted untrusted_state(const struct resize_ctx *rc, const char *ns, const char *name,
-					const json_t *sts, const json_t *backup)
+static void check_seals(const struct resize_ctx *rc, const char *ns, const char *name, struct snapshot *s)
 {
-	struct untrusted u = {NULL, NULL};
+	const json_t *sts = s->reads.sts, *backup = s->reads.backup;
 	const json_t *ann = kube_obj_annotations(sts);
 	if (sts && !state_seal_annotation_ok(rc->deps.seal, ann, ns, name, ANNOTATION_RESIZE_STATE)) {
-		u.what = "the annotation " ANNOTATION_RESIZE_STATE " on the StatefulSet";
-		u.remedy = "Undo the edit, or remove the annotation to start over; a resize in flight is then left "
-			   "where it stands";
-		return u;
+		s->untrusted = "the annotation " ANNOTATION_RESIZE_STATE " on the StatefulSet";
+		s->remedy = "Undo the edit, or remove the annotation to start over; a resize in flight is then left "
+			    "where it stands";
+		return;
 	}
 	if (!backup)
-		return u;
+		return;
 	const char *text = json_string_value(json_object_get(json_object_get(backup, "data"), BACKUP_KEY));
 	const char *seal = json_string_value(
 		json_object_get(kube_obj_annotations(backup), SEALED_SAVED_STATEFULSET STATE_SEAL_SUFFIX));
@@ -106,14 +102,13 @@ static struct untrusted untrusted_state(const struct resize_ctx *rc, const char 
 					       ANNOTATION_RESIZE_STATE) &&
 		      (!text || state_seal_verify(rc->deps.seal, ns, name, SEALED_SAVED_STATEFULSET, text, seal));
 	if (sealed || (sts && !json_object_get(ann, ANNOTATION_RESIZE_STATE)))
-		return u;
-	u.what = "ConfigMap <sts>" BACKUP_SUFFIX " (the saved StatefulSet or its state)";
-	u.remedy = sts ? "A resize is in flight and its saved copy cannot be trusted: restore the ConfigMap as the "
-			 "operator wrote it, or remove the StatefulSet's resize-state annotation and delete the "
-			 "ConfigMap to start over"
-		       : "The StatefulSet is gone and the operator will not re-create it from this copy: re-create "
-			 "the StatefulSet yourself from your manifest, then delete the ConfigMap";
-	return u;
+		return;
+	s->untrusted = "ConfigMap <sts>" BACKUP_SUFFIX " (the saved StatefulSet or its state)";
+	s->remedy = sts ? "A resize is in flight and its saved copy cannot be trusted: restore the ConfigMap as the "
+			  "operator wrote it, or remove the StatefulSet's resize-state annotation and delete the "
+			  "ConfigMap to start over"
+			: "The StatefulSet is gone and the operator will not re-create it from this copy: re-create "
+			  "the StatefulSet yourself from your manifest, then delete the ConfigMap";
 }
 
 static void plan_on(const struct resize_ctx *rc, const struct snapshot *s, long long now_ms, struct action *a)
@@ -150,7 +145,7 @@ static void *read_snapshot(void *ctx, const struct reconcile_key *k)
 		/* The template outgrew a claim: decide again on everything the set has. */
 		resize_read(&rc->caches, k->key, true, &s->reads);
 	}
-	s->untrusted = untrusted_state(rc, k->ns, k->name, s->reads.sts, s->reads.backup);
+	check_seals(rc, k->ns, k->name, s);
 	if (!s->reads.sts)
 		s->saved = plan_saved_statefulset(s->reads.backup);
 	pthread_mutex_lock(&rc->lock);
@@ -173,17 +168,16 @@ static void release_snapshot(void *ctx, void *snapshot)
 static void plan(void *ctx, const struct reconcile_key *k, void *snapshot, long long now_ms, struct action *a)
 {
 	struct snapshot *s = snapshot;
-	const struct untrusted *u = &s->untrusted;
-	if (!u->what) {
+	if (!s->untrusted) {
 		plan_on(ctx, s, now_ms, a);
 		return;
 	}
-	log_warn("resize", "%s: %s is not sealed by this operator; nothing done", k->key, u->what);
+	log_warn("resize", "%s: %s is not sealed by this operator; nothing done", k->key, s->untrusted);
 	a->verb = ACTION_REFUSE;
 	action_event(a, "Warning", "ResizeStateUntrusted",
 		     "%s was not written by this operator (its seal is missing or does not match), so the "
 		     "operator does nothing with it. %s",
-		     u->what, u->remedy);
+		     s->untrusted, s->remedy);
 }
 
 /* Events go to the StatefulSet; while it is re-created, to its saved copy (or, refused, to the backup). */
@@ -193,7 +187,7 @@ static const json_t *about(void *ctx, void *snapshot)
 	struct snapshot *s = snapshot;
 	if (s->reads.sts)
 		return s->reads.sts;
-	return s->untrusted.what ? s->reads.backup : s->saved;
+	return s->untrusted ? s->reads.backup : s->saved;
 }
 
 /* ---- the steps that are the controller's own ---- */

@@ -63,6 +63,14 @@ static bool in_int_array(const json_t *arr, long long v)
 	return false;
 }
 
+/* obj's array key (borrowed), made when it is not one. */
+static json_t *array_in(json_t *obj, const char *key)
+{
+	if (!json_is_array(json_object_get(obj, key)))
+		json_object_set_new(obj, key, json_array());
+	return json_object_get(obj, key);
+}
+
 /* ---- the volumes of a batch ---- */
 
 /* The batch's volumes that belong to replica ord. New reference. */
@@ -563,19 +571,14 @@ static void step_swap(struct ctx *c)
 		const json_t *pv = kube_list_find(c->in->pvs, NULL, kube_obj_str(vol, "oldPV"));
 		if (!pv || streq(kube_obj_label(pv, LABEL_OLD_VOLUME), c->name))
 			continue;
-		char *claim = xasprintf("%s/%s", c->ns, kube_obj_str(vol, "claim"));
-		json_t *p = json_pack("{s:{s:{s:s}, s:{s:s}}}", "metadata", "labels", LABEL_OLD_VOLUME, c->name,
-				      "annotations", ANNOTATION_OLD_CLAIM, claim);
-		free(claim);
+		json_t *p = json_pack("{s:{s:{s:s}, s:{s:o}}}", "metadata", "labels", LABEL_OLD_VOLUME, c->name,
+				      "annotations", ANNOTATION_OLD_CLAIM,
+				      json_sprintf("%s/%s", c->ns, kube_obj_str(vol, "claim")));
 		plan_patch_pv(c->a, "LabelOldVolume", pv, p);
 		return;
 	}
 	json_t *n = next_stage(c, COPY_STAGE_RESTART);
-	json_t *old = json_object_get(n, "oldVolumes");
-	if (!json_is_array(old)) {
-		old = json_array();
-		json_object_set_new(n, "oldVolumes", old);
-	}
+	json_t *old = array_in(n, "oldVolumes");
 	json_array_foreach(json_object_get(batch_of(c->st), "volumes"), i, vol)
 		json_array_append(old, json_object_get(vol, "oldPV"));
 	plan_set_state(c->in, c->a, n);
@@ -666,14 +669,7 @@ static void step_ready(struct ctx *c)
 		aborted(c, n);
 		return;
 	}
-	json_t *done = json_object_get(n, "done");
-	if (!json_is_array(done)) {
-		done = json_array();
-		json_object_set_new(n, "done", done);
-	}
-	size_t i;
-	json_t *o;
-	json_array_foreach(json_object_get(batch, "ordinals"), i, o) json_array_append(done, o);
+	json_array_extend(array_in(n, "done"), json_object_get(batch, "ordinals"));
 	plan_set_state(c->in, c->a, n);
 	char *list = json_dumps(json_object_get(batch, "ordinals"), JSON_COMPACT);
 	action_event(c->a, "Normal", "ReplicaCopied", "replica(s) %s of %s run on their new volumes", list, c->name);
