@@ -46,18 +46,8 @@ static inline const char *str_or(const char *s, const char *dflt)
  * ---- what the user asked (resize_request.c) ----
  *
  * What the user asked a StatefulSet's volumes to become, read from its
- * annotations (SPEC section "resize"):
- *
- *   resize.stateful-operator.io/<template>: <quantity>
- *   stateful-operator.io/resize-strategy: auto | expand | copy
- *   stateful-operator.io/allow-shrink: "true"
- *   stateful-operator.io/ignore: "true"
- *   stateful-operator.io/resize-abort: "true"
- *   storage-class.stateful-operator.io/<template>: <StorageClass>   (copy only)
- *   stateful-operator.io/copy-mode: rolling | offline
- *   stateful-operator.io/precopy: "true"
- *   stateful-operator.io/copy-image, copy-timeout, copy-resources,
- *     copy-pod-annotations, keep-old-volumes
+ * annotations: README.md lists them with their values, contract.h spells
+ * them.
  */
 
 #define COPY_TIMEOUT_DEFAULT_MS (6LL * 3600 * 1000)
