@@ -52,6 +52,17 @@ static int refuse_unknown_template(struct refusal *refusal, const json_t *sts, c
 	return rc;
 }
 
+/* Parses current, the storage request of template tmpl, into *q; refused when it is no quantity. */
+static int parse_template_size(const char *tmpl, const char *current, struct quantity *q, struct refusal *refusal)
+{
+	char *perr = NULL;
+	if (quantity_parse(current, q, &perr) == 0)
+		return 0;
+	int rc = refuse(refusal, "ResizeInvalidSize", "volumeClaimTemplate %s: its storage request: %s", tmpl, perr);
+	free(perr);
+	return rc;
+}
+
 static int parse_duration(const json_t *ann, const char *key, long long dflt, long long *out,
 			  struct refusal *refusal)
 {
@@ -174,13 +185,9 @@ static int parse_class_changes(const json_t *sts, const json_t *ann, struct resi
 			t = &req->targets[req->ntargets++];
 			memset(t, 0, sizeof(*t));
 			snprintf(t->template_name, sizeof(t->template_name), "%s", tmpl);
-			char *perr = NULL;
-			if (quantity_parse(current, &t->template_size, &perr) < 0) {
+			if (parse_template_size(tmpl, current, &t->template_size, refusal) < 0) {
 				req->ntargets--;
-				int rc = refuse(refusal, "ResizeInvalidSize",
-						"volumeClaimTemplate %s: its storage request: %s", tmpl, perr);
-				free(perr);
-				return rc;
+				return -1;
 			}
 			t->size = t->template_size;
 		}
@@ -241,12 +248,8 @@ int resize_request_parse(const json_t *sts, struct resize_request *req, struct r
 		if (quantity_sign(&t.size) <= 0)
 			return refuse(refusal, "ResizeInvalidSize",
 				      "annotation %s: size %s must be larger than zero", key, text);
-		if (quantity_parse(current, &t.template_size, &perr) < 0) {
-			int rc = refuse(refusal, "ResizeInvalidSize",
-					"volumeClaimTemplate %s: its storage request: %s", tmpl, perr);
-			free(perr);
-			return rc;
-		}
+		if (parse_template_size(tmpl, current, &t.template_size, refusal) < 0)
+			return -1;
 		int cmp = quantity_cmp(&t.size, &t.template_size);
 		if (cmp == 0)
 			continue; /* already so: nothing asked of this template */
