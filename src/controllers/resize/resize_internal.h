@@ -1,17 +1,8 @@
 /*
- * What the files of src/controllers/resize share; private to it. All pure
- * (no I/O) and safe from any thread. Where each part is:
- *
- *   resize_request.c       what the user asked
- *   resize_steps.c         the names of the objects, reading them, and the
- *                          steps on the StatefulSet every phase takes
- *   resize_expand_plan.c   the in-place phases (the map is in resize_plan.h)
- *   resize_copy_plan.c     the copy cycle (the map is there)
- *   resize_swap.c          PV rebinding, the copy cycle's central move
- *   resize_copy_objects.c  the claims and Jobs the copy cycle creates
- *   resize_volume_owner.c  whether a PV is a StatefulSet's
- *
- * Planners take in and st borrowed; now_ms dates what the state records.
+ * What the files of src/controllers/resize share; private to it. Each
+ * section names the file it is in. All pure (no I/O) and safe from any
+ * thread; planners take in and st borrowed, and now_ms dates what the
+ * state records.
  */
 #ifndef SOP_RESIZE_INTERNAL_H
 #define SOP_RESIZE_INTERNAL_H
@@ -172,7 +163,7 @@ void plan_patch_pv(struct action *a, const char *what, const json_t *pv, json_t 
 /* pv gets reclaim policy back, and the copy cycle's marks go: its last write to pv. */
 void plan_restore_policy(struct action *a, const char *what, const json_t *pv, const char *policy);
 
-/* ---- in place (resize_expand_plan.c); the StatefulSet in->sts exists unless said otherwise ---- */
+/* ---- in place (resize_expand_plan.c; the map is in resize_plan.h): in->sts exists unless said otherwise ---- */
 
 /* (none) -> Expanding with targets {template: size} (borrowed). */
 void expand_start(const struct resize_inputs *in, long long now_ms, const json_t *targets, struct action *a);
@@ -192,7 +183,7 @@ void expand_adopting(const struct resize_inputs *in, struct action *a);
 void resize_failed(const struct resize_inputs *in, const struct resize_state *st, const struct resize_request *req,
 		   int parsed, struct action *a);
 
-/* ---- by copy (resize_copy_plan.c), while the state says "strategy": "copy" ---- */
+/* ---- by copy (resize_copy_plan.c, its map at its top), while the state says "strategy": "copy" ---- */
 
 /* Starts copying to targets {template: size} in classes {template: class} (both borrowed). */
 void copy_plan_start(const struct resize_inputs *in, long long now_ms, const struct resize_request *req,
