@@ -29,11 +29,8 @@ json_t *copy_new_claim(const json_t *st, const char *ns, const char *sts_name, c
 
 json_t *copy_rebound_claim(const char *ns, const json_t *vol, const json_t *pv, const char *size)
 {
-	json_t *labels = json_deep_copy(json_object_get(vol, "labels"));
-	if (!json_is_object(labels)) {
-		json_decref(labels);
-		labels = json_object();
-	}
+	const json_t *vol_labels = json_object_get(vol, "labels");
+	json_t *labels = json_is_object(vol_labels) ? json_deep_copy(vol_labels) : json_object();
 	json_t *pvc = json_pack("{s:s, s:s, s:{s:s, s:s, s:o}, s:{s:O, s:s, s:s, s:{s:{s:s}}}}", "apiVersion",
 				"v1", "kind", "PersistentVolumeClaim", "metadata", "name", kube_obj_str(vol, "claim"),
 				"namespace", ns, "labels", labels, "spec", "accessModes",
@@ -139,11 +136,8 @@ json_t *copy_job(const struct resize_inputs *in, const json_t *st, const char *n
 	json_object_set_new(container, "securityContext", json_pack("{s:i, s:i}", "runAsUser", 0, "runAsGroup", 0));
 	json_t *labels = json_pack("{s:s, s:o}", LABEL_COPY_OF, sts_name, "stateful-operator.io/resize-ordinal",
 				   json_sprintf("%lld", ord));
-	json_t *pod_annotations = json_deep_copy(json_object_get(st, "podAnnotations"));
-	if (!json_is_object(pod_annotations)) {
-		json_decref(pod_annotations);
-		pod_annotations = json_object();
-	}
+	const json_t *asked = json_object_get(st, "podAnnotations");
+	json_t *pod_annotations = json_is_object(asked) ? json_deep_copy(asked) : json_object();
 	json_t *pod_spec = json_pack("{s:s, s:[o], s:o}", "restartPolicy", "Never", "containers", container,
 				     "volumes", volumes);
 	char *pod_name = resize_pod_name(sts_name, ord);
