@@ -14,15 +14,13 @@ json_t *copy_new_claim(const json_t *st, const char *ns, const char *sts_name, c
 	const char *size = json_string_value(json_object_get(json_object_get(st, "targets"), tmpl));
 	const char *cls = json_string_value(json_object_get(json_object_get(st, "classes"), tmpl));
 	char *name = resize_new_claim_name(kube_obj_str(vol, "claim"));
-	json_t *pvc = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:{s:s}}, s:{s:O, s:s, s:{s:{s:s}}}}",
+	json_t *pvc = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:{s:s}}, s:{s:O, s:s, s:{s:{s:s}}, s:s*}}",
 				"apiVersion", "v1", "kind", "PersistentVolumeClaim", "metadata", "name", name,
 				"namespace", ns, "labels", LABEL_COPY_OF, sts_name, "annotations",
 				ANNOTATION_RESIZE_STARTED, str_or(kube_obj_str(st, "started"), ""), "spec",
 				"accessModes", json_object_get(vol, "accessModes"), "storageClassName",
-				str_or(cls, ""), "resources", "requests", "storage", str_or(size, "0"));
-	const char *mode = kube_obj_str(vol, "volumeMode");
-	if (mode)
-		json_object_set_new(json_object_get(pvc, "spec"), "volumeMode", json_string(mode));
+				str_or(cls, ""), "resources", "requests", "storage", str_or(size, "0"), "volumeMode",
+				kube_obj_str(vol, "volumeMode"));
 	free(name);
 	return pvc;
 }
@@ -31,16 +29,12 @@ json_t *copy_rebound_claim(const char *ns, const json_t *vol, const json_t *pv, 
 {
 	const json_t *vol_labels = json_object_get(vol, "labels");
 	json_t *labels = json_is_object(vol_labels) ? json_deep_copy(vol_labels) : json_object();
-	json_t *pvc = json_pack("{s:s, s:s, s:{s:s, s:s, s:o}, s:{s:O, s:s, s:s, s:{s:{s:s}}}}", "apiVersion",
-				"v1", "kind", "PersistentVolumeClaim", "metadata", "name", kube_obj_str(vol, "claim"),
-				"namespace", ns, "labels", labels, "spec", "accessModes",
-				json_object_get(vol, "accessModes"), "storageClassName",
-				str_or(kube_obj_str(pv, "spec.storageClassName"), ""), "volumeName",
-				kube_obj_str(pv, "metadata.name"), "resources", "requests", "storage", size);
-	const char *mode = kube_obj_str(vol, "volumeMode");
-	if (mode)
-		json_object_set_new(json_object_get(pvc, "spec"), "volumeMode", json_string(mode));
-	return pvc;
+	return json_pack("{s:s, s:s, s:{s:s, s:s, s:o}, s:{s:O, s:s, s:s, s:{s:{s:s}}, s:s*}}", "apiVersion", "v1",
+			 "kind", "PersistentVolumeClaim", "metadata", "name", kube_obj_str(vol, "claim"), "namespace",
+			 ns, "labels", labels, "spec", "accessModes", json_object_get(vol, "accessModes"),
+			 "storageClassName", str_or(kube_obj_str(pv, "spec.storageClassName"), ""), "volumeName",
+			 kube_obj_str(pv, "metadata.name"), "resources", "requests", "storage", size, "volumeMode",
+			 kube_obj_str(vol, "volumeMode"));
 }
 
 static int64_t size_bytes(const char *text)

@@ -189,16 +189,12 @@ static bool replicas_ready(struct ctx *c)
 static json_t *volume_record(const json_t *pvc, const char *x, const char *tmpl, json_t *ord)
 {
 	json_t *labels = (json_t *)kube_obj_labels(pvc);
-	json_t *v = json_pack("{s:s, s:s, s:s, s:O, s:s, s:s, s:O, s:O}", "claim", x, "uid",
-			      str_or(kube_obj_str(pvc, "metadata.uid"), ""), "template", tmpl, "ordinal", ord, "oldPV",
-			      kube_obj_str(pvc, "spec.volumeName"), "size",
-			      str_or(kube_obj_str(pvc, "spec.resources.requests.storage"), "0"), "accessModes",
-			      json_object_get(json_object_get(pvc, "spec"), "accessModes"), "labels",
-			      labels ? labels : json_null());
-	const char *mode = kube_obj_str(pvc, "spec.volumeMode");
-	if (mode)
-		json_object_set_new(v, "volumeMode", json_string(mode));
-	return v;
+	return json_pack("{s:s, s:s, s:s, s:O, s:s, s:s, s:O, s:O, s:s*}", "claim", x, "uid",
+			 str_or(kube_obj_str(pvc, "metadata.uid"), ""), "template", tmpl, "ordinal", ord, "oldPV",
+			 kube_obj_str(pvc, "spec.volumeName"), "size",
+			 str_or(kube_obj_str(pvc, "spec.resources.requests.storage"), "0"), "accessModes",
+			 json_object_get(json_object_get(pvc, "spec"), "accessModes"), "labels",
+			 labels ? labels : json_null(), "volumeMode", kube_obj_str(pvc, "spec.volumeMode"));
 }
 
 /* The volumes of replicas ords into vols; false (a wait chosen) while one of their claims is not Bound. */
@@ -465,11 +461,8 @@ static void step_copy(struct ctx *c)
 	json_array_foreach(json_object_get(json_object_get(n, "batch"), "volumes"), i, vol) {
 		char *y = resize_new_claim_name(kube_obj_str(vol, "claim"));
 		const json_t *temp = kube_list_find(c->in->pvcs, c->ns, y);
-		const char *pv = kube_obj_str(temp, "spec.volumeName");
-		if (pv)
-			json_object_set_new(vol, "newPV", json_string(pv));
-		if (kube_obj_str(temp, "metadata.uid"))
-			json_object_set_new(vol, "newClaimUID", json_string(kube_obj_str(temp, "metadata.uid")));
+		json_object_update_new(vol, json_pack("{s:s*, s:s*}", "newPV", kube_obj_str(temp, "spec.volumeName"),
+						      "newClaimUID", kube_obj_str(temp, "metadata.uid")));
 		free(y);
 	}
 	plan_set_state(c->in, c->a, n);
