@@ -330,11 +330,9 @@ static void show_status(struct resize_ctx *rc, const struct reconcile_key *k, co
 	const char *shown = kube_obj_annotation(sts, ANNOTATION_RESIZE_STATUS);
 	if (!sts || !status || (shown && !strcmp(shown, status)))
 		return;
-	json_t *p = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", ANNOTATION_RESIZE_STATUS, status);
 	/* The set's UID: a precondition, so the request may go on a kept-alive connection. */
-	const char *uid = kube_obj_str(sts, "metadata.uid");
-	if (uid)
-		json_object_set_new(json_object_get(p, "metadata"), "uid", json_string(uid));
+	json_t *p = json_pack("{s:{s:{s:s}, s:s*}}", "metadata", "annotations", ANNOTATION_RESIZE_STATUS, status, "uid",
+			      kube_obj_str(sts, "metadata.uid"));
 	struct kube_error perr;
 	if (kube_patch(rc->deps.client, &KUBE_STATEFULSETS, k->ns, k->name, NULL, KUBE_PATCH_MERGE, p, NULL, &perr) < 0)
 		log_debug("resize", "%s: status not updated: %s", k->key, perr.message);

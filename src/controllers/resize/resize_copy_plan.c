@@ -837,29 +837,26 @@ void copy_plan_start(const struct resize_inputs *in, long long now_ms, const str
 		if (any)
 			json_array_append_new(ords, json_integer(ord));
 	}
-	json_t *now = resize_state_time(now_ms);
-	json_t *st = json_pack("{s:s, s:O, s:O, s:s, s:O, s:O, s:s, s:b, s:b, s:s, s:I, s:I, s:o}", "strategy", "copy",
-			       "targets", targets, "classes", classes, "statefulSetUID",
-			       kube_obj_str(in->sts, "metadata.uid"), "started", now, "updated", now, "image",
-			       str_or(req->copy_image, str_or(in->copy_image, "")), "offline", req->offline, "precopy",
-			       req->precopy, "mode", req->offline ? "offline" : "rolling", "timeoutSeconds",
-			       (json_int_t)((req->copy_timeout_ms + 999) / 1000), "keepOldSeconds",
-			       (json_int_t)(req->keep_old_ms / 1000), "ordinals", ords);
-	json_decref(now);
-	resize_state_set_phase(st, RESIZE_PHASE_COPYING);
-	if (req->copy_resources)
-		json_object_set_new(st, "resources", json_loads(req->copy_resources, 0, NULL));
-	if (req->copy_pod_annotations)
-		json_object_set_new(st, "podAnnotations", json_loads(req->copy_pod_annotations, 0, NULL));
 	/*
 	 * The workload's tolerations, for the copy Jobs: a volume bound to a
 	 * tainted (dedicated) node is copied there. Kept in the state because
 	 * the StatefulSet is orphan-deleted while its replicas are copied.
 	 */
-	const json_t *tolerations = json_object_get(
+	json_t *tolerations = json_object_get(
 		json_object_get(json_object_get(json_object_get(in->sts, "spec"), "template"), "spec"), "tolerations");
-	if (json_is_array(tolerations) && json_array_size(tolerations))
-		json_object_set(st, "tolerations", (json_t *)tolerations);
+	json_t *now = resize_state_time(now_ms);
+	json_t *st = json_pack("{s:s, s:O, s:O, s:s, s:O, s:O, s:s, s:b, s:b, s:s, s:I, s:I, s:o, s:o*, s:o*, s:O*}",
+			       "strategy", "copy", "targets", targets, "classes", classes, "statefulSetUID",
+			       kube_obj_str(in->sts, "metadata.uid"), "started", now, "updated", now, "image",
+			       str_or(req->copy_image, str_or(in->copy_image, "")), "offline", req->offline, "precopy",
+			       req->precopy, "mode", req->offline ? "offline" : "rolling", "timeoutSeconds",
+			       (json_int_t)((req->copy_timeout_ms + 999) / 1000), "keepOldSeconds",
+			       (json_int_t)(req->keep_old_ms / 1000), "ordinals", ords, "resources",
+			       req->copy_resources ? json_loads(req->copy_resources, 0, NULL) : NULL, "podAnnotations",
+			       req->copy_pod_annotations ? json_loads(req->copy_pod_annotations, 0, NULL) : NULL,
+			       "tolerations", json_array_size(tolerations) ? tolerations : NULL);
+	json_decref(now);
+	resize_state_set_phase(st, RESIZE_PHASE_COPYING);
 	plan_set_state(in, a, st);
 	char *list = json_dumps(targets, JSON_COMPACT);
 	char *cls = json_dumps(classes, JSON_COMPACT);
