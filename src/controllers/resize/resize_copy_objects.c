@@ -116,33 +116,29 @@ json_t *copy_job(const struct resize_inputs *in, const json_t *st, const char *n
 	json_array_append_new(mounts, json_pack("{s:s, s:s}", "name", "tmp", "mountPath", "/tmp"));
 	json_array_append_new(volumes, json_pack("{s:s, s:{}}", "name", "tmp", "emptyDir"));
 
-	json_t *container = json_pack("{s:s, s:s, s:o, s:o, s:s}", "name", "copy", "image",
-				      str_or(kube_obj_str(st, "image"), ""), "command", args, "volumeMounts",
-				      mounts, "terminationMessagePolicy", "FallbackToLogsOnError");
-	const json_t *resources = json_object_get(st, "resources");
-	if (json_is_object(resources))
-		json_object_set(container, "resources", (json_t *)resources);
+	json_t *resources = json_object_get(st, "resources");
 	/*
 	 * Root, whatever the image's USER: the copy must read every file and
 	 * keep its owner, mode, ACLs and xattrs (the default image, the
 	 * operator's own, runs as 65532).
 	 */
-	json_object_set_new(container, "securityContext", json_pack("{s:i, s:i}", "runAsUser", 0, "runAsGroup", 0));
+	json_t *container = json_pack("{s:s, s:s, s:o, s:o, s:s, s:O*, s:{s:i, s:i}}", "name", "copy", "image",
+				      str_or(kube_obj_str(st, "image"), ""), "command", args, "volumeMounts", mounts,
+				      "terminationMessagePolicy", "FallbackToLogsOnError", "resources",
+				      json_is_object(resources) ? resources : NULL, "securityContext", "runAsUser", 0,
+				      "runAsGroup", 0);
 	json_t *labels = json_pack("{s:s, s:o}", LABEL_COPY_OF, sts_name, "stateful-operator.io/resize-ordinal",
 				   json_sprintf("%lld", ord));
 	const json_t *asked = json_object_get(st, "podAnnotations");
 	json_t *pod_annotations = json_is_object(asked) ? json_deep_copy(asked) : json_object();
-	json_t *pod_spec = json_pack("{s:s, s:[o], s:o}", "restartPolicy", "Never", "containers", container,
-				     "volumes", volumes);
 	char *pod_name = resize_pod_name(sts_name, ord);
 	json_t *affinity = job_affinity(in, vols, kube_list_find(in->pods, ns, pod_name), streq(pass, "precopy"));
 	free(pod_name);
-	if (affinity)
-		json_object_set_new(pod_spec, "affinity", affinity);
 	/* The workload's tolerations, saved when the resize started (resize_copy_plan.c). */
-	const json_t *tolerations = json_object_get(st, "tolerations");
-	if (json_is_array(tolerations))
-		json_object_set(pod_spec, "tolerations", (json_t *)tolerations);
+	json_t *tolerations = json_object_get(st, "tolerations");
+	json_t *pod_spec = json_pack("{s:s, s:[o], s:o, s:o*, s:O*}", "restartPolicy", "Never", "containers",
+				     container, "volumes", volumes, "affinity", affinity, "tolerations",
+				     json_is_array(tolerations) ? tolerations : NULL);
 	json_t *job = json_pack("{s:s, s:s, s:{s:s, s:s, s:O, s:{s:s}}, s:{s:i, s:I, s:{s:{s:O, s:o}, s:o}}}",
 				"apiVersion", "batch/v1", "kind", "Job", "metadata", "name", name, "namespace", ns,
 				"labels", labels, "annotations", ANNOTATION_RESIZE_STARTED,

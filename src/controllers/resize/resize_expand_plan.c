@@ -59,9 +59,7 @@ static bool expand_claim(const struct resize_inputs *in, long long now_ms, const
 	const char *failure = expansion_failure(pvc);
 	if (failure) {
 		plan_set_state(in, a, resize_state_next(st, now_ms, RESIZE_PHASE_FAILED));
-		char *msg = xasprintf("%s: %s", pvc_name, failure);
-		json_object_set_new(a->state, "message", json_string(msg));
-		free(msg);
+		json_object_set_new(a->state, "message", json_sprintf("%s: %s", pvc_name, failure));
 		action_event(a, "Warning", "ResizeFailed", "expanding %s to %s failed: %s", pvc_name, size, failure);
 		action_count(a, "stateful_operator_resizes_failed_total", 1);
 		action_status(a, "Failed: %s: %s", pvc_name, failure);
