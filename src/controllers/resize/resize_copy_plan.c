@@ -142,9 +142,8 @@ static void start_restore(struct ctx *c, const char *reason, bool failed)
 {
 	struct action *a = c->a;
 	json_t *n = next(c, RESIZE_PHASE_COPYING);
-	json_t *batch = json_object_get(n, "batch");
-	json_object_set_new(batch, "restore", json_string(reason));
-	json_object_set_new(batch, "failed", json_boolean(failed));
+	json_object_update_new(json_object_get(n, "batch"),
+			       json_pack("{s:s, s:b}", "restore", reason, "failed", failed));
 	plan_set_state(c->in, a, n);
 	if (failed)
 		action_event(a, "Warning", "CopyFailed", "%s; returning the replica to its original volume", reason);
