@@ -222,7 +222,7 @@ static void prepare(void *ctx, const struct reconcile_key *k, void *snapshot, st
 /*
  * Before any write to PersistentVolume pv_name, or a claim asking for it:
  * a live read shows it is a volume of StatefulSet ns/name (see
- * resize_volume_owner.h). The state that named it is not proof: a forged
+ * resize_volume_owner.c). The state that named it is not proof: a forged
  * state must not turn the operator's PV rights against another tenant's
  * volumes. A volume that is gone passes (the write then finds it gone).
  */
