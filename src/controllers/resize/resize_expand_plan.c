@@ -245,14 +245,12 @@ static json_t *claims_to_lower(const struct resize_inputs *in, const struct resi
 static void lower_requests(const struct resize_inputs *in, const struct resize_state *st, struct action *a)
 {
 	const char *ns = kube_obj_str(in->sts, "metadata.namespace");
-	const char *msg = st->message;
-	const json_t *lowering = st->lowering;
 	json_t *n = json_deep_copy(st->json);
 	json_t *outcome = json_object();
 	bool all_lowered = true;
 	const char *claim;
 	json_t *v;
-	json_object_foreach((json_t *)lowering, claim, v) {
+	json_object_foreach((json_t *)st->lowering, claim, v) {
 		const json_t *pvc = kube_list_find(in->pvcs, ns, claim);
 		const char *refused = json_string_value(json_object_get(in->lower_refusals, claim));
 		if (!streq(json_string_value(v), "pending")) {
@@ -276,7 +274,7 @@ static void lower_requests(const struct resize_inputs *in, const struct resize_s
 			json_object_set_new(outcome, claim, json_string("lowered"));
 		}
 	}
-	if (!lowering) {
+	if (!st->lowering) {
 		json_t *pending = claims_to_lower(in, st);
 		if (json_object_size(pending)) {
 			json_object_set_new(n, "lowering", pending);
@@ -298,7 +296,7 @@ static void lower_requests(const struct resize_inputs *in, const struct resize_s
 	}
 out:
 	if (a->state)
-		action_status(a, "Failed: %s", msg ? msg : "expansion failed");
+		action_status(a, "Failed: %s", str_or(st->message, "expansion failed"));
 	json_decref(outcome);
 	json_decref(n);
 }
