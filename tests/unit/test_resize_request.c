@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controllers/resize/resize_request.h"
+#include "controllers/resize/resize_internal.h"
 #include "util/strbuf.h"
 
 /* A StatefulSet "db" with one volumeClaimTemplate "data" of 1Gi and the annotation key: value. New reference. */

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "controllers/resize/resize_plan.h"
-#include "controllers/resize/resize_volume_owner.h"
+#include "controllers/resize/resize_internal.h"
 
 /* A PV named name, bound (or pre-bound) to ns/claim with uid (each may be NULL), taken-for taken (may be NULL). */
 static json_t *pv(const char *name, const char *ns, const char *claim, const char *uid, const char *taken)

@@ -22,10 +22,9 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "util/xalloc.h"
+#include "util/strbuf.h"
 
 static const char *const script_lines[] = {
 #include "copy_script_lines.inc"
@@ -34,19 +33,18 @@ static const char *const script_lines[] = {
 
 char *copy_script_text(void)
 {
-	size_t len = 0;
+	struct strbuf sb = STRBUF_INIT;
 	for (size_t i = 0; script_lines[i]; i++)
-		len += strlen(script_lines[i]) + 1;
-	char *text = xmalloc(len + 1);
-	char *p = text;
-	for (size_t i = 0; script_lines[i]; i++) {
-		size_t n = strlen(script_lines[i]);
-		memcpy(p, script_lines[i], n);
-		p += n;
-		*p++ = '\n';
-	}
-	*p = '\0';
-	return text;
+		strbuf_appendf(&sb, "%s\n", script_lines[i]);
+	return strbuf_detach(&sb);
+}
+
+/* p past the blanks before end (blank false: past the other characters). */
+static const char *skip(const char *p, const char *end, bool blank)
+{
+	while (p < end && (*p == ' ' || *p == '\t') == blank)
+		p++;
+	return p;
 }
 
 /* Does line (len bytes) start with word followed by a blank or its end? Sets *rest past the blanks. */
@@ -55,10 +53,7 @@ static bool starts_with_word(const char *line, size_t len, const char *word, con
 	size_t n = strlen(word);
 	if (len < n || memcmp(line, word, n) != 0 || (len > n && line[n] != ' ' && line[n] != '\t'))
 		return false;
-	const char *p = line + n;
-	while (p < line + len && (*p == ' ' || *p == '\t'))
-		p++;
-	*rest = p;
+	*rest = skip(line + n, line + len, true);
 	return true;
 }
 
@@ -89,8 +84,7 @@ static bool parse_progress(const char *p, const char *end, struct copy_progress 
 
 	while (p < end) {
 		const char *tok = p;
-		while (p < end && *p != ' ' && *p != '\t')
-			p++;
+		p = skip(p, end, false);
 		const char *eq = memchr(tok, '=', (size_t)(p - tok));
 		if (!eq)
 			return false;
@@ -101,8 +95,7 @@ static bool parse_progress(const char *p, const char *end, struct copy_progress 
 				seen[k] = true;
 			}
 		}
-		while (p < end && (*p == ' ' || *p == '\t'))
-			p++;
+		p = skip(p, end, true);
 	}
 	for (int k = 0; k < 4; k++)
 		if (!seen[k])
@@ -199,12 +192,8 @@ int copy_progress_parse(const char *log_text, struct copy_progress *out)
 			if (parse_progress(rest, end, out))
 				found = true;
 		} else if (starts_with_word(p, len, "SOP-RESULT", &rest)) {
-			const char *word_end = rest;
-			while (word_end < end && *word_end != ' ' && *word_end != '\t')
-				word_end++;
-			const char *after = word_end;
-			while (after < end && (*after == ' ' || *after == '\t'))
-				after++;
+			const char *word_end = skip(rest, end, false);
+			const char *after = skip(word_end, end, true);
 			if (word_end - rest == 2 && memcmp(rest, "ok", 2) == 0 && after == end) {
 				out->result = 1;
 				out->reason[0] = '\0';

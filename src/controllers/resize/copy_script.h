@@ -2,25 +2,10 @@
  * The copy Job's script (SPEC section "resize", "Copy Job") and the reader
  * of what it prints. The script is the one place that moves data; the
  * operator hands it to `sh -c` in the Job, and `stateful-operator
- * copy-script` prints it so it can be run (and tested) on real files:
- *
- *   sh copy.sh PASS TARGET-BYTES SRC DST [SRC DST]...
- *
- *   PASS          full (copy, then verify), precopy (copy only, the pod
- *                 still runs) or delta (copy again after the pod stopped,
- *                 then verify)
- *   TARGET-BYTES  capacity of the target volume in bytes, 0 if unknown
- *   SRC DST       the contents of SRC go into DST (existing directories)
- *
- * Every pass first checks, writing nothing, that the data fits (du of SRC
- * against TARGET-BYTES and DST's filesystem). While copying it prints
- *
- *   SOP-PROGRESS bytes=N files=N totalBytes=N totalFiles=N
- *
- * at most about every 2 s and once at the end, and as its last line
- * exactly one of "SOP-RESULT ok" or "SOP-RESULT fail REASON". Its exit
- * status is one of COPY_EXIT_*. The comment at the top of the script says
- * the rest.
+ * copy-script` prints it so it can be run (and tested) on real files. Its
+ * usage (sh copy.sh PASS TARGET-BYTES SRC DST [SRC DST]...), the lines it
+ * prints (SOP-PROGRESS, SOP-RESULT) and its exit status (COPY_EXIT_*) are
+ * in the comment at its top, in copy_script.c.
  *
  * Pure: no I/O. Thread-safe.
  */

@@ -3,14 +3,10 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "client/kube_object.h"
 #include "controllers/claim_names.h"
-#include "controllers/resize/resize_names.h"
-#include "controllers/resize/resize_plan.h"
-#include "controllers/resize/resize_state.h"
-#include "controllers/resize/resize_volume_owner.h"
+#include "controllers/resize/resize_internal.h"
 #include "controllers/set_index.h"
 #include "controllers/state_seal.h"
 #include "runtime/reconciler.h"
@@ -25,17 +21,13 @@ struct resize_ctx {
 	json_t *refusals; /* under lock: key -> {claim: message} of LowerRequest patches refused, until recorded */
 };
 
-/* What a reconcile would act on that this operator did not seal, and what the user can do about it. */
-struct untrusted {
-	const char *what;   /* static text, or NULL: everything is sealed */
-	const char *remedy; /* static text */
-};
-
 struct snapshot {
 	struct resize_reads reads;
 	json_t *saved;     /* the saved StatefulSet while the set is gone: Events name it */
 	json_t *refusals;  /* this key's LowerRequest refusals (new reference), or NULL */
-	struct untrusted untrusted;
+	/* What a reconcile would act on that this operator did not seal (static text, or NULL: all is sealed). */
+	const char *untrusted;
+	const char *remedy; /* what the user can do about it (static text) */
 };
 
 /* ---- which StatefulSet an event concerns ---- */
@@ -85,24 +77,24 @@ static void map_volume(void *ctx, struct controller *c, const json_t *pv)
 /*
  * Whether the state this reconcile would act on was sealed by this
  * operator for StatefulSet ns/name: the annotation on the StatefulSet, the
- * one on its backup ConfigMap, and the StatefulSet saved there. A backup
- * that is not sealed while the StatefulSet has no resize state is only a
- * leftover (of an older version, or someone's): the planner deletes it, as
- * it deletes any stale copy, and never reads it.
+ * one on its backup ConfigMap, and the StatefulSet saved there; sets
+ * s->untrusted and s->remedy when not. A backup that is not sealed while
+ * the StatefulSet has no resize state is only a leftover (of an older
+ * version, or someone's): the planner deletes it, as it deletes any stale
+ * copy, and never reads it.
  */
-static struct untrusted untrusted_state(const struct resize_ctx *rc, const char *ns, const char *name,
-					const json_t *sts, const json_t *backup)
+static void check_seals(const struct resize_ctx *rc, const char *ns, const char *name, struct snapshot *s)
 {
-	struct untrusted u = {NULL, NULL};
+	const json_t *sts = s->reads.sts, *backup = s->reads.backup;
 	const json_t *ann = kube_obj_annotations(sts);
 	if (sts && !state_seal_annotation_ok(rc->deps.seal, ann, ns, name, ANNOTATION_RESIZE_STATE)) {
-		u.what = "the annotation " ANNOTATION_RESIZE_STATE " on the StatefulSet";
-		u.remedy = "Undo the edit, or remove the annotation to start over; a resize in flight is then left "
-			   "where it stands";
-		return u;
+		s->untrusted = "the annotation " ANNOTATION_RESIZE_STATE " on the StatefulSet";
+		s->remedy = "Undo the edit, or remove the annotation to start over; a resize in flight is then left "
+			    "where it stands";
+		return;
 	}
 	if (!backup)
-		return u;
+		return;
 	const char *text = json_string_value(json_object_get(json_object_get(backup, "data"), BACKUP_KEY));
 	const char *seal = json_string_value(
 		json_object_get(kube_obj_annotations(backup), SEALED_SAVED_STATEFULSET STATE_SEAL_SUFFIX));
@@ -110,14 +102,13 @@ static struct untrusted untrusted_state(const struct resize_ctx *rc, const char 
 					       ANNOTATION_RESIZE_STATE) &&
 		      (!text || state_seal_verify(rc->deps.seal, ns, name, SEALED_SAVED_STATEFULSET, text, seal));
 	if (sealed || (sts && !json_object_get(ann, ANNOTATION_RESIZE_STATE)))
-		return u;
-	u.what = "ConfigMap <sts>" BACKUP_SUFFIX " (the saved StatefulSet or its state)";
-	u.remedy = sts ? "A resize is in flight and its saved copy cannot be trusted: restore the ConfigMap as the "
-			 "operator wrote it, or remove the StatefulSet's resize-state annotation and delete the "
-			 "ConfigMap to start over"
-		       : "The StatefulSet is gone and the operator will not re-create it from this copy: re-create "
-			 "the StatefulSet yourself from your manifest, then delete the ConfigMap";
-	return u;
+		return;
+	s->untrusted = "ConfigMap <sts>" BACKUP_SUFFIX " (the saved StatefulSet or its state)";
+	s->remedy = sts ? "A resize is in flight and its saved copy cannot be trusted: restore the ConfigMap as the "
+			  "operator wrote it, or remove the StatefulSet's resize-state annotation and delete the "
+			  "ConfigMap to start over"
+			: "The StatefulSet is gone and the operator will not re-create it from this copy: re-create "
+			  "the StatefulSet yourself from your manifest, then delete the ConfigMap";
 }
 
 static void plan_on(const struct resize_ctx *rc, const struct snapshot *s, long long now_ms, struct action *a)
@@ -154,12 +145,9 @@ static void *read_snapshot(void *ctx, const struct reconcile_key *k)
 		/* The template outgrew a claim: decide again on everything the set has. */
 		resize_read(&rc->caches, k->key, true, &s->reads);
 	}
-	s->untrusted = untrusted_state(rc, k->ns, k->name, s->reads.sts, s->reads.backup);
-	if (!s->reads.sts && s->reads.backup) {
-		const json_t *data = json_object_get(s->reads.backup, "data");
-		const char *text = json_string_value(json_object_get(data, BACKUP_KEY));
-		s->saved = text ? json_loads(text, 0, NULL) : NULL;
-	}
+	check_seals(rc, k->ns, k->name, s);
+	if (!s->reads.sts)
+		s->saved = plan_saved_statefulset(s->reads.backup);
 	pthread_mutex_lock(&rc->lock);
 	s->refusals = json_deep_copy(json_object_get(rc->refusals, k->key));
 	pthread_mutex_unlock(&rc->lock);
@@ -180,17 +168,16 @@ static void release_snapshot(void *ctx, void *snapshot)
 static void plan(void *ctx, const struct reconcile_key *k, void *snapshot, long long now_ms, struct action *a)
 {
 	struct snapshot *s = snapshot;
-	const struct untrusted *u = &s->untrusted;
-	if (!u->what) {
+	if (!s->untrusted) {
 		plan_on(ctx, s, now_ms, a);
 		return;
 	}
-	log_warn("resize", "%s: %s is not sealed by this operator; nothing done", k->key, u->what);
+	log_warn("resize", "%s: %s is not sealed by this operator; nothing done", k->key, s->untrusted);
 	a->verb = ACTION_REFUSE;
 	action_event(a, "Warning", "ResizeStateUntrusted",
 		     "%s was not written by this operator (its seal is missing or does not match), so the "
 		     "operator does nothing with it. %s",
-		     u->what, u->remedy);
+		     s->untrusted, s->remedy);
 }
 
 /* Events go to the StatefulSet; while it is re-created, to its saved copy (or, refused, to the backup). */
@@ -200,7 +187,7 @@ static const json_t *about(void *ctx, void *snapshot)
 	struct snapshot *s = snapshot;
 	if (s->reads.sts)
 		return s->reads.sts;
-	return s->untrusted.what ? s->reads.backup : s->saved;
+	return s->untrusted ? s->reads.backup : s->saved;
 }
 
 /* ---- the steps that are the controller's own ---- */
@@ -235,7 +222,7 @@ static void prepare(void *ctx, const struct reconcile_key *k, void *snapshot, st
 /*
  * Before any write to PersistentVolume pv_name, or a claim asking for it:
  * a live read shows it is a volume of StatefulSet ns/name (see
- * resize_volume_owner.h). The state that named it is not proof: a forged
+ * resize_volume_owner.c). The state that named it is not proof: a forged
  * state must not turn the operator's PV rights against another tenant's
  * volumes. A volume that is gone passes (the write then finds it gone).
  */
@@ -343,11 +330,9 @@ static void show_status(struct resize_ctx *rc, const struct reconcile_key *k, co
 	const char *shown = kube_obj_annotation(sts, ANNOTATION_RESIZE_STATUS);
 	if (!sts || !status || (shown && !strcmp(shown, status)))
 		return;
-	json_t *p = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", ANNOTATION_RESIZE_STATUS, status);
 	/* The set's UID: a precondition, so the request may go on a kept-alive connection. */
-	const char *uid = kube_obj_str(sts, "metadata.uid");
-	if (uid)
-		json_object_set_new(json_object_get(p, "metadata"), "uid", json_string(uid));
+	json_t *p = json_pack("{s:{s:{s:s}, s:s*}}", "metadata", "annotations", ANNOTATION_RESIZE_STATUS, status, "uid",
+			      kube_obj_str(sts, "metadata.uid"));
 	struct kube_error perr;
 	if (kube_patch(rc->deps.client, &KUBE_STATEFULSETS, k->ns, k->name, NULL, KUBE_PATCH_MERGE, p, NULL, &perr) < 0)
 		log_debug("resize", "%s: status not updated: %s", k->key, perr.message);
@@ -437,11 +422,6 @@ void resize_reads_release(struct resize_reads *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static void count(void *counter, const char *family, double by)
-{
-	observability_count(counter, family, by);
-}
-
 static void free_ctx(void *ctx)
 {
 	struct resize_ctx *rc = ctx;
@@ -467,10 +447,11 @@ struct controller *resize_controller_new(const struct resize_deps *deps)
 	pthread_mutex_init(&rc->lock, NULL);
 	struct reconciler_deps rd = {.client = deps->client,
 				     .events = deps->events,
-				     .count = deps->obs ? count : NULL,
+				     .count = deps->obs ? observability_count : NULL,
 				     .counter = deps->obs,
 				     .workers = deps->workers};
 	struct controller *c = rc->controller = reconciler_new(&ops, rc, free_ctx, &rd);
+	struct informer_handlers h;
 
 	struct manager *m = deps->manager;
 	struct informer *sts = manager_informer(m, &KUBE_STATEFULSETS);
@@ -488,19 +469,19 @@ struct controller *resize_controller_new(const struct resize_deps *deps)
 		struct informer *jobs = manager_informer_selected(m, &KUBE_JOBS, LABEL_COPY_OF);
 		rc->caches.pvs = informer_store(pvs);
 		rc->caches.jobs = informer_store(jobs);
-		struct informer_handlers hj = controller_label_handlers(c, LABEL_COPY_OF);
-		informer_add_handlers(jobs, &hj);
-		struct informer_handlers hv = controller_mapped_handlers(c, map_volume, rc);
-		informer_add_handlers(pvs, &hv);
+		h = controller_label_handlers(c, LABEL_COPY_OF);
+		informer_add_handlers(jobs, &h);
+		h = controller_mapped_handlers(c, map_volume, rc);
+		informer_add_handlers(pvs, &h);
 	}
 	resize_caches_index(&rc->caches);
-	struct informer_handlers own = controller_object_handlers(c);
-	informer_add_handlers(sts, &own);
-	struct informer_handlers hp = controller_mapped_handlers(c, map_claim, rc);
-	informer_add_handlers(pvcs, &hp);
-	struct informer_handlers hpod = controller_owner_handlers(c, "StatefulSet");
-	informer_add_handlers(pods, &hpod);
-	struct informer_handlers hb = controller_label_handlers(c, LABEL_SAVED_STATEFULSET);
-	informer_add_handlers(backups, &hb);
+	h = controller_object_handlers(c);
+	informer_add_handlers(sts, &h);
+	h = controller_mapped_handlers(c, map_claim, rc);
+	informer_add_handlers(pvcs, &h);
+	h = controller_owner_handlers(c, "StatefulSet");
+	informer_add_handlers(pods, &h);
+	h = controller_label_handlers(c, LABEL_SAVED_STATEFULSET);
+	informer_add_handlers(backups, &h);
 	return c;
 }

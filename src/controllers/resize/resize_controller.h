@@ -6,12 +6,8 @@
  * seal on the state it writes, the live check that a PV is the set's
  * before any write to it, saving the StatefulSet from a fresh read, the
  * resize-status line after a step, and which StatefulSet an event on a
- * claim, PV, pod, Job or saved copy concerns.
- *
- * SOP_TEST_CRASH_AFTER=<step>[#<n>] (a step's action_name, e.g.
- * "OrphanDelete" or "SetState#2") makes the process kill itself with
- * SIGKILL right after performing the n-th such step (default the first):
- * the tests use it to prove a crash at every step boundary resumes.
+ * claim, PV, pod, Job or saved copy concerns. The crash tests name its
+ * steps (resize_plan.h) in SOP_TEST_CRASH_AFTER (runtime/crash_hook.h).
  */
 #ifndef SOP_RESIZE_CONTROLLER_H
 #define SOP_RESIZE_CONTROLLER_H

@@ -1,16 +1,10 @@
-#include "controllers/resize/resize_copy_objects.h"
+#include "controllers/resize/resize_internal.h"
 
-#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "client/kube_client.h"
-#include "client/quantity.h"
 #include "controllers/resize/copy_script.h"
-#include "controllers/resize/resize_names.h"
-#include "controllers/resize/resize_steps.h"
 #include "util/xalloc.h"
 #include "client/kube_object.h"
 
@@ -20,37 +14,27 @@ json_t *copy_new_claim(const json_t *st, const char *ns, const char *sts_name, c
 	const char *size = json_string_value(json_object_get(json_object_get(st, "targets"), tmpl));
 	const char *cls = json_string_value(json_object_get(json_object_get(st, "classes"), tmpl));
 	char *name = resize_new_claim_name(kube_obj_str(vol, "claim"));
-	json_t *pvc = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:{s:s}}, s:{s:O, s:s, s:{s:{s:s}}}}",
+	json_t *pvc = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:{s:s}}, s:{s:O, s:s, s:{s:{s:s}}, s:s*}}",
 				"apiVersion", "v1", "kind", "PersistentVolumeClaim", "metadata", "name", name,
 				"namespace", ns, "labels", LABEL_COPY_OF, sts_name, "annotations",
 				ANNOTATION_RESIZE_STARTED, str_or(kube_obj_str(st, "started"), ""), "spec",
 				"accessModes", json_object_get(vol, "accessModes"), "storageClassName",
-				str_or(cls, ""), "resources", "requests", "storage", str_or(size, "0"));
-	const char *mode = kube_obj_str(vol, "volumeMode");
-	if (mode)
-		json_object_set_new(json_object_get(pvc, "spec"), "volumeMode", json_string(mode));
+				str_or(cls, ""), "resources", "requests", "storage", str_or(size, "0"), "volumeMode",
+				kube_obj_str(vol, "volumeMode"));
 	free(name);
 	return pvc;
 }
 
-/* The claim name under which PV pv must end up, with the given size, taking labels from vol. */
 json_t *copy_rebound_claim(const char *ns, const json_t *vol, const json_t *pv, const char *size)
 {
-	json_t *labels = json_deep_copy(json_object_get(vol, "labels"));
-	if (!json_is_object(labels)) {
-		json_decref(labels);
-		labels = json_object();
-	}
-	json_t *pvc = json_pack("{s:s, s:s, s:{s:s, s:s, s:o}, s:{s:O, s:s, s:s, s:{s:{s:s}}}}", "apiVersion",
-				"v1", "kind", "PersistentVolumeClaim", "metadata", "name", kube_obj_str(vol, "claim"),
-				"namespace", ns, "labels", labels, "spec", "accessModes",
-				json_object_get(vol, "accessModes"), "storageClassName",
-				str_or(kube_obj_str(pv, "spec.storageClassName"), ""), "volumeName",
-				kube_obj_str(pv, "metadata.name"), "resources", "requests", "storage", size);
-	const char *mode = kube_obj_str(vol, "volumeMode");
-	if (mode)
-		json_object_set_new(json_object_get(pvc, "spec"), "volumeMode", json_string(mode));
-	return pvc;
+	const json_t *vol_labels = json_object_get(vol, "labels");
+	json_t *labels = json_is_object(vol_labels) ? json_deep_copy(vol_labels) : json_object();
+	return json_pack("{s:s, s:s, s:{s:s, s:s, s:o}, s:{s:O, s:s, s:s, s:{s:{s:s}}, s:s*}}", "apiVersion", "v1",
+			 "kind", "PersistentVolumeClaim", "metadata", "name", kube_obj_str(vol, "claim"), "namespace",
+			 ns, "labels", labels, "spec", "accessModes", json_object_get(vol, "accessModes"),
+			 "storageClassName", str_or(kube_obj_str(pv, "spec.storageClassName"), ""), "volumeName",
+			 kube_obj_str(pv, "metadata.name"), "resources", "requests", "storage", size, "volumeMode",
+			 kube_obj_str(vol, "volumeMode"));
 }
 
 static int64_t size_bytes(const char *text)
@@ -87,8 +71,6 @@ json_t *copy_job(const struct resize_inputs *in, const json_t *st, const char *n
 			long long ord, const char *pass, const json_t *vols)
 {
 	char *name = resize_job_name(sts_name, ord, streq(pass, "precopy") ? "precopy" : "copy");
-	char ordinal[32];
-	snprintf(ordinal, sizeof(ordinal), "%lld", ord);
 	json_t *mounts = json_array();
 	json_t *volumes = json_array();
 	char *script = copy_script_text();
@@ -106,10 +88,7 @@ json_t *copy_job(const struct resize_inputs *in, const json_t *st, const char *n
 		int64_t b = size_bytes(json_string_value(json_object_get(json_object_get(st, "targets"), tmpl)));
 		target = target < 0 || target == b ? b : 0;
 	}
-	char bytes[32];
-	snprintf(bytes, sizeof(bytes), "%lld", (long long)(target < 0 ? 0 : target));
-	json_array_append_new(args, json_string(bytes));
-	const json_t *pod = NULL;
+	json_array_append_new(args, json_sprintf("%lld", (long long)(target < 0 ? 0 : target)));
 	json_array_foreach(vols, i, vol) {
 		const char *tmpl = kube_obj_str(vol, "template");
 		char *src = xasprintf("/stateful-operator/source/%s", tmpl);
@@ -133,41 +112,33 @@ json_t *copy_job(const struct resize_inputs *in, const json_t *st, const char *n
 		free(dst);
 		free(src);
 	}
-	char *pod_name = resize_pod_name(sts_name, ord);
-	pod = kube_list_find(in->pods, ns, pod_name);
-	free(pod_name);
 	/* The script keeps a few small files in $TMPDIR: writable even on a read-only root. */
 	json_array_append_new(mounts, json_pack("{s:s, s:s}", "name", "tmp", "mountPath", "/tmp"));
 	json_array_append_new(volumes, json_pack("{s:s, s:{}}", "name", "tmp", "emptyDir"));
 
-	json_t *container = json_pack("{s:s, s:s, s:o, s:o, s:s}", "name", "copy", "image",
-				      str_or(kube_obj_str(st, "image"), ""), "command", args, "volumeMounts",
-				      mounts, "terminationMessagePolicy", "FallbackToLogsOnError");
-	const json_t *resources = json_object_get(st, "resources");
-	if (json_is_object(resources))
-		json_object_set(container, "resources", (json_t *)resources);
+	json_t *resources = json_object_get(st, "resources");
 	/*
 	 * Root, whatever the image's USER: the copy must read every file and
 	 * keep its owner, mode, ACLs and xattrs (the default image, the
 	 * operator's own, runs as 65532).
 	 */
-	json_object_set_new(container, "securityContext", json_pack("{s:i, s:i}", "runAsUser", 0, "runAsGroup", 0));
-	json_t *labels =
-		json_pack("{s:s, s:s}", LABEL_COPY_OF, sts_name, "stateful-operator.io/resize-ordinal", ordinal);
-	json_t *pod_annotations = json_deep_copy(json_object_get(st, "podAnnotations"));
-	if (!json_is_object(pod_annotations)) {
-		json_decref(pod_annotations);
-		pod_annotations = json_object();
-	}
-	json_t *pod_spec = json_pack("{s:s, s:[o], s:o}", "restartPolicy", "Never", "containers", container,
-				     "volumes", volumes);
-	json_t *affinity = job_affinity(in, vols, pod, streq(pass, "precopy"));
-	if (affinity)
-		json_object_set_new(pod_spec, "affinity", affinity);
+	json_t *container = json_pack("{s:s, s:s, s:o, s:o, s:s, s:O*, s:{s:i, s:i}}", "name", "copy", "image",
+				      str_or(kube_obj_str(st, "image"), ""), "command", args, "volumeMounts", mounts,
+				      "terminationMessagePolicy", "FallbackToLogsOnError", "resources",
+				      json_is_object(resources) ? resources : NULL, "securityContext", "runAsUser", 0,
+				      "runAsGroup", 0);
+	json_t *labels = json_pack("{s:s, s:o}", LABEL_COPY_OF, sts_name, "stateful-operator.io/resize-ordinal",
+				   json_sprintf("%lld", ord));
+	const json_t *asked = json_object_get(st, "podAnnotations");
+	json_t *pod_annotations = json_is_object(asked) ? json_deep_copy(asked) : json_object();
+	char *pod_name = resize_pod_name(sts_name, ord);
+	json_t *affinity = job_affinity(in, vols, kube_list_find(in->pods, ns, pod_name), streq(pass, "precopy"));
+	free(pod_name);
 	/* The workload's tolerations, saved when the resize started (resize_copy_plan.c). */
-	const json_t *tolerations = json_object_get(st, "tolerations");
-	if (json_is_array(tolerations))
-		json_object_set(pod_spec, "tolerations", (json_t *)tolerations);
+	json_t *tolerations = json_object_get(st, "tolerations");
+	json_t *pod_spec = json_pack("{s:s, s:[o], s:o, s:o*, s:O*}", "restartPolicy", "Never", "containers",
+				     container, "volumes", volumes, "affinity", affinity, "tolerations",
+				     json_is_array(tolerations) ? tolerations : NULL);
 	json_t *job = json_pack("{s:s, s:s, s:{s:s, s:s, s:O, s:{s:s}}, s:{s:i, s:I, s:{s:{s:O, s:o}, s:o}}}",
 				"apiVersion", "batch/v1", "kind", "Job", "metadata", "name", name, "namespace", ns,
 				"labels", labels, "annotations", ANNOTATION_RESIZE_STARTED,

@@ -35,20 +35,14 @@
  * Every step checks what the cluster shows first, so repeating one after a
  * crash is harmless.
  */
-#include "controllers/resize/resize_copy_plan.h"
+#include "controllers/resize/resize_internal.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "client/kube_client.h"
 #include "client/kube_object.h"
 #include "controllers/resize/copy_script.h"
-#include "controllers/resize/resize_copy_objects.h"
-#include "controllers/resize/resize_names.h"
-#include "controllers/resize/resize_steps.h"
-#include "controllers/resize/resize_swap.h"
 #include "util/duration.h"
 #include "util/xalloc.h"
 
@@ -67,6 +61,14 @@ static bool in_int_array(const json_t *arr, long long v)
 	json_t *x;
 	json_array_foreach(arr, i, x) if (json_integer_value(x) == v) return true;
 	return false;
+}
+
+/* obj's array key (borrowed), made when it is not one. */
+static json_t *array_in(json_t *obj, const char *key)
+{
+	if (!json_is_array(json_object_get(obj, key)))
+		json_object_set_new(obj, key, json_array());
+	return json_object_get(obj, key);
 }
 
 /* ---- the volumes of a batch ---- */
@@ -124,8 +126,6 @@ struct ctx {
 	struct action *a;
 };
 
-static bool jobs_cleared(struct ctx *c);
-
 /* A copy of the state in phase (the batch at stage), updated now. New reference. */
 static json_t *next(const struct ctx *c, enum resize_phase phase)
 {
@@ -142,9 +142,8 @@ static void start_restore(struct ctx *c, const char *reason, bool failed)
 {
 	struct action *a = c->a;
 	json_t *n = next(c, RESIZE_PHASE_COPYING);
-	json_t *batch = json_object_get(n, "batch");
-	json_object_set_new(batch, "restore", json_string(reason));
-	json_object_set_new(batch, "failed", json_boolean(failed));
+	json_object_update_new(json_object_get(n, "batch"),
+			       json_pack("{s:s, s:b}", "restore", reason, "failed", failed));
 	plan_set_state(c->in, a, n);
 	if (failed)
 		action_event(a, "Warning", "CopyFailed", "%s; returning the replica to its original volume", reason);
@@ -189,16 +188,12 @@ static bool replicas_ready(struct ctx *c)
 static json_t *volume_record(const json_t *pvc, const char *x, const char *tmpl, json_t *ord)
 {
 	json_t *labels = (json_t *)kube_obj_labels(pvc);
-	json_t *v = json_pack("{s:s, s:s, s:s, s:O, s:s, s:s, s:O, s:O}", "claim", x, "uid",
-			      str_or(kube_obj_str(pvc, "metadata.uid"), ""), "template", tmpl, "ordinal", ord, "oldPV",
-			      kube_obj_str(pvc, "spec.volumeName"), "size",
-			      str_or(kube_obj_str(pvc, "spec.resources.requests.storage"), "0"), "accessModes",
-			      json_object_get(json_object_get(pvc, "spec"), "accessModes"), "labels",
-			      labels ? labels : json_null());
-	const char *mode = kube_obj_str(pvc, "spec.volumeMode");
-	if (mode)
-		json_object_set_new(v, "volumeMode", json_string(mode));
-	return v;
+	return json_pack("{s:s, s:s, s:s, s:O, s:s, s:s, s:O, s:O, s:s*}", "claim", x, "uid",
+			 str_or(kube_obj_str(pvc, "metadata.uid"), ""), "template", tmpl, "ordinal", ord, "oldPV",
+			 kube_obj_str(pvc, "spec.volumeName"), "size",
+			 str_or(kube_obj_str(pvc, "spec.resources.requests.storage"), "0"), "accessModes",
+			 json_object_get(json_object_get(pvc, "spec"), "accessModes"), "labels",
+			 labels ? labels : json_null(), "volumeMode", kube_obj_str(pvc, "spec.volumeMode"));
 }
 
 /* The volumes of replicas ords into vols; false (a wait chosen) while one of their claims is not Bound. */
@@ -294,10 +289,7 @@ static void step_prepare(struct ctx *c)
 			free(why);
 		} else if (!streq(started, c->state->started)) {
 			/* Left by an earlier resize: it holds nothing of ours. */
-			if (kube_obj_terminating(pvc))
-				action_wait(c->a, POLL_MS);
-			else
-				plan_delete(c->a, "DeleteStaleClaim", &KUBE_PVCS, pvc);
+			plan_delete_or_wait(c->a, "DeleteStaleClaim", &KUBE_PVCS, pvc);
 		} else {
 			free(y);
 			continue;
@@ -468,11 +460,8 @@ static void step_copy(struct ctx *c)
 	json_array_foreach(json_object_get(json_object_get(n, "batch"), "volumes"), i, vol) {
 		char *y = resize_new_claim_name(kube_obj_str(vol, "claim"));
 		const json_t *temp = kube_list_find(c->in->pvcs, c->ns, y);
-		const char *pv = kube_obj_str(temp, "spec.volumeName");
-		if (pv)
-			json_object_set_new(vol, "newPV", json_string(pv));
-		if (kube_obj_str(temp, "metadata.uid"))
-			json_object_set_new(vol, "newClaimUID", json_string(kube_obj_str(temp, "metadata.uid")));
+		json_object_update_new(vol, json_pack("{s:s*, s:s*}", "newPV", kube_obj_str(temp, "spec.volumeName"),
+						      "newClaimUID", kube_obj_str(temp, "metadata.uid")));
 		free(y);
 	}
 	plan_set_state(c->in, c->a, n);
@@ -506,10 +495,7 @@ static bool jobs_cleared(struct ctx *c)
 	json_array_foreach(c->in->jobs, i, o) {
 		if (!streq(kube_obj_label(o, LABEL_COPY_OF), c->name))
 			continue;
-		if (kube_obj_terminating(o))
-			action_wait(c->a, POLL_MS);
-		else
-			plan_delete(c->a, "DeleteCopyJob", &KUBE_JOBS, o);
+		plan_delete_or_wait(c->a, "DeleteCopyJob", &KUBE_JOBS, o);
 		return false;
 	}
 	json_array_foreach(c->in->pods, i, o) {
@@ -543,7 +529,8 @@ static void step_swap(struct ctx *c)
 		action_init(&one);
 		int r = pv ? resize_bind_claim(c->in, c->ns, c->name, c->now_ms, vol, pv, str_or(size, "0"), &one, &why)
 			   : -1;
-		if (r == 1) {
+		/* Bound, or a wait while another volume waits already. */
+		if (r == 1 || (r == 0 && one.verb == ACTION_WAIT && waiting.verb == ACTION_WAIT)) {
 			action_release(&one);
 			continue;
 		}
@@ -557,10 +544,7 @@ static void step_swap(struct ctx *c)
 			return;
 		}
 		if (one.verb == ACTION_WAIT) {
-			if (waiting.verb == ACTION_WAIT)
-				action_release(&one);
-			else
-				waiting = one;
+			waiting = one;
 			continue;
 		}
 		action_release(&waiting);
@@ -579,19 +563,14 @@ static void step_swap(struct ctx *c)
 		const json_t *pv = kube_list_find(c->in->pvs, NULL, kube_obj_str(vol, "oldPV"));
 		if (!pv || streq(kube_obj_label(pv, LABEL_OLD_VOLUME), c->name))
 			continue;
-		char *claim = xasprintf("%s/%s", c->ns, kube_obj_str(vol, "claim"));
-		json_t *p = json_pack("{s:{s:{s:s}, s:{s:s}}}", "metadata", "labels", LABEL_OLD_VOLUME, c->name,
-				      "annotations", ANNOTATION_OLD_CLAIM, claim);
-		free(claim);
+		json_t *p = json_pack("{s:{s:{s:s}, s:{s:o}}}", "metadata", "labels", LABEL_OLD_VOLUME, c->name,
+				      "annotations", ANNOTATION_OLD_CLAIM,
+				      json_sprintf("%s/%s", c->ns, kube_obj_str(vol, "claim")));
 		plan_patch_pv(c->a, "LabelOldVolume", pv, p);
 		return;
 	}
 	json_t *n = next_stage(c, COPY_STAGE_RESTART);
-	json_t *old = json_object_get(n, "oldVolumes");
-	if (!json_is_array(old)) {
-		old = json_array();
-		json_object_set_new(n, "oldVolumes", old);
-	}
+	json_t *old = array_in(n, "oldVolumes");
 	json_array_foreach(json_object_get(batch_of(c->st), "volumes"), i, vol)
 		json_array_append(old, json_object_get(vol, "oldPV"));
 	plan_set_state(c->in, c->a, n);
@@ -682,14 +661,7 @@ static void step_ready(struct ctx *c)
 		aborted(c, n);
 		return;
 	}
-	json_t *done = json_object_get(n, "done");
-	if (!json_is_array(done)) {
-		done = json_array();
-		json_object_set_new(n, "done", done);
-	}
-	size_t i;
-	json_t *o;
-	json_array_foreach(json_object_get(batch, "ordinals"), i, o) json_array_append(done, o);
+	json_array_extend(array_in(n, "done"), json_object_get(batch, "ordinals"));
 	plan_set_state(c->in, c->a, n);
 	char *list = json_dumps(json_object_get(batch, "ordinals"), JSON_COMPACT);
 	action_event(c->a, "Normal", "ReplicaCopied", "replica(s) %s of %s run on their new volumes", list, c->name);
@@ -756,11 +728,7 @@ static void step_restore(struct ctx *c)
 		free(y);
 		const char *orig = plan_original_policy(new_pv);
 		if (new_pv && orig && !streq(plan_reclaim_policy(new_pv), orig)) {
-			/* Its last write: the mark goes with it. */
-			json_t *p = json_pack("{s:{s:{s:n, s:n}}, s:{s:s}}", "metadata", "annotations",
-					      ANNOTATION_RECLAIM_POLICY, ANNOTATION_TAKEN_FOR, "spec",
-					      "persistentVolumeReclaimPolicy", orig);
-			plan_patch_pv(c->a, "RestoreReclaimPolicy", new_pv, p);
+			plan_restore_policy(c->a, "RestoreReclaimPolicy", new_pv, orig);
 			return;
 		}
 		if (kube_obj_label(temp, LABEL_COPY_OF) && !kube_obj_terminating(temp)) {
@@ -815,22 +783,15 @@ static void step_cleaning(struct ctx *c)
 			continue; /* bound again (a restore): not old any more */
 		}
 		if (orig && !streq(orig, "Retain") && streq(plan_reclaim_policy(pv), "Retain")) {
-			/* Its own policy back (the last write, so the mark goes): the PV controller reclaims it. */
-			json_t *p = json_pack("{s:{s:{s:n, s:n}}, s:{s:s}}", "metadata", "annotations",
-					      ANNOTATION_RECLAIM_POLICY, ANNOTATION_TAKEN_FOR, "spec",
-					      "persistentVolumeReclaimPolicy", orig);
-			plan_patch_pv(c->a, "DeleteOldVolume", pv, p);
+			/* Its own policy back: the PV controller reclaims it. */
+			plan_restore_policy(c->a, "DeleteOldVolume", pv, orig);
 			action_event(c->a, "Normal", "DeletingOldVolume",
 				   "old volume %s: reclaim policy %s restored, so it is deleted", json_string_value(o), orig);
 			return;
 		}
 		if (streq(plan_reclaim_policy(pv), "Retain")) {
 			/* Retain was the user's own policy: the PV object goes, the storage stays. */
-			if (kube_obj_terminating(pv)) {
-				action_wait(c->a, POLL_MS);
-				return;
-			}
-			plan_delete(c->a, "DeleteOldVolume", &KUBE_PVS, pv);
+			plan_delete_or_wait(c->a, "DeleteOldVolume", &KUBE_PVS, pv);
 			return;
 		}
 		action_status(c->a, "Waiting for old volume %s to be reclaimed", json_string_value(o));
@@ -875,29 +836,26 @@ void copy_plan_start(const struct resize_inputs *in, long long now_ms, const str
 		if (any)
 			json_array_append_new(ords, json_integer(ord));
 	}
-	json_t *now = resize_state_time(now_ms);
-	json_t *st = json_pack("{s:s, s:O, s:O, s:s, s:O, s:O, s:s, s:b, s:b, s:s, s:I, s:I, s:o}", "strategy", "copy",
-			       "targets", targets, "classes", classes, "statefulSetUID",
-			       kube_obj_str(in->sts, "metadata.uid"), "started", now, "updated", now, "image",
-			       str_or(req->copy_image, str_or(in->copy_image, "")), "offline", req->offline, "precopy",
-			       req->precopy, "mode", req->offline ? "offline" : "rolling", "timeoutSeconds",
-			       (json_int_t)((req->copy_timeout_ms + 999) / 1000), "keepOldSeconds",
-			       (json_int_t)(req->keep_old_ms / 1000), "ordinals", ords);
-	json_decref(now);
-	resize_state_set_phase(st, RESIZE_PHASE_COPYING);
-	if (req->copy_resources)
-		json_object_set_new(st, "resources", json_loads(req->copy_resources, 0, NULL));
-	if (req->copy_pod_annotations)
-		json_object_set_new(st, "podAnnotations", json_loads(req->copy_pod_annotations, 0, NULL));
 	/*
 	 * The workload's tolerations, for the copy Jobs: a volume bound to a
 	 * tainted (dedicated) node is copied there. Kept in the state because
 	 * the StatefulSet is orphan-deleted while its replicas are copied.
 	 */
-	const json_t *tolerations = json_object_get(
+	json_t *tolerations = json_object_get(
 		json_object_get(json_object_get(json_object_get(in->sts, "spec"), "template"), "spec"), "tolerations");
-	if (json_is_array(tolerations) && json_array_size(tolerations))
-		json_object_set(st, "tolerations", (json_t *)tolerations);
+	json_t *now = resize_state_time(now_ms);
+	json_t *st = json_pack("{s:s, s:O, s:O, s:s, s:O, s:O, s:s, s:b, s:b, s:s, s:I, s:I, s:o, s:o*, s:o*, s:O*}",
+			       "strategy", "copy", "targets", targets, "classes", classes, "statefulSetUID",
+			       kube_obj_str(in->sts, "metadata.uid"), "started", now, "updated", now, "image",
+			       str_or(req->copy_image, str_or(in->copy_image, "")), "offline", req->offline, "precopy",
+			       req->precopy, "mode", req->offline ? "offline" : "rolling", "timeoutSeconds",
+			       (json_int_t)((req->copy_timeout_ms + 999) / 1000), "keepOldSeconds",
+			       (json_int_t)(req->keep_old_ms / 1000), "ordinals", ords, "resources",
+			       req->copy_resources ? json_loads(req->copy_resources, 0, NULL) : NULL, "podAnnotations",
+			       req->copy_pod_annotations ? json_loads(req->copy_pod_annotations, 0, NULL) : NULL,
+			       "tolerations", json_array_size(tolerations) ? tolerations : NULL);
+	json_decref(now);
+	resize_state_set_phase(st, RESIZE_PHASE_COPYING);
 	plan_set_state(in, a, st);
 	char *list = json_dumps(targets, JSON_COMPACT);
 	char *cls = json_dumps(classes, JSON_COMPACT);
@@ -910,35 +868,11 @@ void copy_plan_start(const struct resize_inputs *in, long long now_ms, const str
 }
 
 /* A batch in flight at stage: its step (only once the StatefulSet is down may a copy run). */
-static void step_batch(struct ctx *c)
-{
-	switch (c->state->stage) {
-	case COPY_STAGE_PREPARE:
-		step_prepare(c);
-		break;
-	case COPY_STAGE_PRECOPY:
-		step_precopy(c);
-		break;
-	case COPY_STAGE_STOP:
-		step_stop(c);
-		break;
-	case COPY_STAGE_COPY:
-		step_copy(c);
-		break;
-	case COPY_STAGE_SWAP:
-		step_swap(c);
-		break;
-	case COPY_STAGE_RESTART:
-		step_restart(c);
-		break;
-	case COPY_STAGE_READY:
-		step_ready(c);
-		break;
-	case COPY_STAGE_NONE:
-	case COPY_STAGE_UNKNOWN:
-		break;
-	}
-}
+static void (*const step_of[COPY_STAGE_UNKNOWN + 1])(struct ctx *c) = {
+	[COPY_STAGE_PREPARE] = step_prepare, [COPY_STAGE_PRECOPY] = step_precopy, [COPY_STAGE_STOP] = step_stop,
+	[COPY_STAGE_COPY] = step_copy,       [COPY_STAGE_SWAP] = step_swap,       [COPY_STAGE_RESTART] = step_restart,
+	[COPY_STAGE_READY] = step_ready,
+};
 
 void copy_plan(const struct resize_inputs *in, long long now_ms, bool abort_asked, const struct resize_state *st,
 	       struct action *a)
@@ -974,8 +908,8 @@ void copy_plan(const struct resize_inputs *in, long long now_ms, bool abort_aske
 	} else if (abort_asked && !json_object_get(st->batch, "restore") && st->stage != COPY_STAGE_RESTART &&
 		   st->stage != COPY_STAGE_READY) {
 		start_restore(&c, "aborted on request", false);
-	} else {
-		step_batch(&c);
+	} else if (step_of[st->stage]) {
+		step_of[st->stage](&c);
 	}
 	json_decref(saved);
 }

@@ -1,14 +1,9 @@
-#include "controllers/resize/resize_expand_plan.h"
+#include "controllers/resize/resize_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "client/kube_client.h"
 #include "client/kube_object.h"
-#include "client/quantity.h"
-#include "controllers/resize/resize_names.h"
-#include "controllers/resize/resize_steps.h"
 #include "util/xalloc.h"
 
 void expand_start(const struct resize_inputs *in, long long now_ms, const json_t *targets, struct action *a)
@@ -50,7 +45,6 @@ static bool expand_claim(const struct resize_inputs *in, long long now_ms, const
 	const char *ns = kube_obj_str(in->sts, "metadata.namespace");
 	const json_t *pvc = kube_list_find(in->pvcs, ns, pvc_name);
 	const json_t *pod = kube_list_find(in->pods, ns, pod_name);
-	const json_t *restart = st->restart;
 	struct quantity want;
 	if (!pvc || quantity_parse(size, &want, NULL) < 0)
 		return false; /* this replica has no such claim (yet) */
@@ -65,9 +59,7 @@ static bool expand_claim(const struct resize_inputs *in, long long now_ms, const
 	const char *failure = expansion_failure(pvc);
 	if (failure) {
 		plan_set_state(in, a, resize_state_next(st, now_ms, RESIZE_PHASE_FAILED));
-		char *msg = xasprintf("%s: %s", pvc_name, failure);
-		json_object_set_new(a->state, "message", json_string(msg));
-		free(msg);
+		json_object_set_new(a->state, "message", json_sprintf("%s: %s", pvc_name, failure));
 		action_event(a, "Warning", "ResizeFailed", "expanding %s to %s failed: %s", pvc_name, size, failure);
 		action_count(a, "stateful_operator_resizes_failed_total", 1);
 		action_status(a, "Failed: %s: %s", pvc_name, failure);
@@ -89,7 +81,7 @@ static bool expand_claim(const struct resize_inputs *in, long long now_ms, const
 		return true;
 	}
 	/* The file system grows when a pod mounts the volume anew: restart the pod. */
-	if (!restart || !streq(kube_obj_str(restart, "pod"), pod_name)) {
+	if (!streq(kube_obj_str(st->restart, "pod"), pod_name)) {
 		if (!kube_pod_ready(pod)) {
 			action_status(a, "Expanding %lld/%lld: waiting for pod %s", done + 1, replicas, pod_name);
 			action_wait(a, POLL_MS);
@@ -103,16 +95,12 @@ static bool expand_claim(const struct resize_inputs *in, long long now_ms, const
 		action_status(a, "Restarting %s to grow the file system of %s", pod_name, pvc_name);
 		return true;
 	}
-	if (pod && streq(kube_obj_str(pod, "metadata.uid"), kube_obj_str(restart, "uid"))) {
-		if (kube_obj_terminating(pod)) {
-			action_wait(a, POLL_MS);
-			return true;
+	if (pod && streq(kube_obj_str(pod, "metadata.uid"), kube_obj_str(st->restart, "uid"))) {
+		if (plan_delete_or_wait(a, "DeletePod", &KUBE_PODS, pod)) {
+			action_event(a, "Normal", "RestartingPod", "restarting %s: %s reports FileSystemResizePending",
+				     pod_name, pvc_name);
+			action_status(a, "Restarting %s", pod_name);
 		}
-		action_delete(a, "DeletePod", &KUBE_PODS, pod);
-		a->answers = ACTION_OK_404 | ACTION_OK_409; /* already gone or replaced: seen next time */
-		action_event(a, "Normal", "RestartingPod", "restarting %s: %s reports FileSystemResizePending", pod_name,
-			     pvc_name);
-		action_status(a, "Restarting %s", pod_name);
 		return true;
 	}
 	action_status(a, "Waiting for %s to come back and finish the file system resize", pod_name);
@@ -125,7 +113,6 @@ void expand_expanding(const struct resize_inputs *in, long long now_ms, const st
 {
 	const char *name = kube_obj_str(in->sts, "metadata.name");
 	long long start, replicas = plan_replicas(in->sts, &start);
-	const json_t *restart = st->restart;
 	long long done = 0;
 	for (long long ord = start + replicas - 1; ord >= start; ord--, done++) {
 		char *pod_name = resize_pod_name(name, ord);
@@ -142,7 +129,7 @@ void expand_expanding(const struct resize_inputs *in, long long now_ms, const st
 		}
 		/* A restarted pod must be Ready again before the next replica is touched. */
 		const json_t *pod = kube_list_find(in->pods, kube_obj_str(in->sts, "metadata.namespace"), pod_name);
-		if (!acted && restart && streq(kube_obj_str(restart, "pod"), pod_name) && !kube_pod_ready(pod)) {
+		if (!acted && streq(kube_obj_str(st->restart, "pod"), pod_name) && !kube_pod_ready(pod)) {
 			action_status(a, "Waiting for %s to be Ready", pod_name);
 			action_wait(a, POLL_MS);
 			acted = true;
@@ -195,9 +182,8 @@ void expand_recreating(const struct resize_inputs *in, long long now_ms, const s
 	}
 }
 
-void expand_adopting(const struct resize_inputs *in, const struct resize_state *st, struct action *a)
+void expand_adopting(const struct resize_inputs *in, struct action *a)
 {
-	(void)st;
 	long long start, replicas = plan_replicas(in->sts, &start);
 	char *pod_name = NULL;
 	if (!plan_pods_adopted(in, kube_obj_str(in->sts, "metadata.namespace"), kube_obj_str(in->sts, "metadata.name"),
@@ -259,14 +245,12 @@ static json_t *claims_to_lower(const struct resize_inputs *in, const struct resi
 static void lower_requests(const struct resize_inputs *in, const struct resize_state *st, struct action *a)
 {
 	const char *ns = kube_obj_str(in->sts, "metadata.namespace");
-	const char *msg = st->message;
-	const json_t *lowering = st->lowering;
 	json_t *n = json_deep_copy(st->json);
 	json_t *outcome = json_object();
 	bool all_lowered = true;
 	const char *claim;
 	json_t *v;
-	json_object_foreach((json_t *)lowering, claim, v) {
+	json_object_foreach((json_t *)st->lowering, claim, v) {
 		const json_t *pvc = kube_list_find(in->pvcs, ns, claim);
 		const char *refused = json_string_value(json_object_get(in->lower_refusals, claim));
 		if (!streq(json_string_value(v), "pending")) {
@@ -290,7 +274,7 @@ static void lower_requests(const struct resize_inputs *in, const struct resize_s
 			json_object_set_new(outcome, claim, json_string("lowered"));
 		}
 	}
-	if (!lowering) {
+	if (!st->lowering) {
 		json_t *pending = claims_to_lower(in, st);
 		if (json_object_size(pending)) {
 			json_object_set_new(n, "lowering", pending);
@@ -312,7 +296,7 @@ static void lower_requests(const struct resize_inputs *in, const struct resize_s
 	}
 out:
 	if (a->state)
-		action_status(a, "Failed: %s", msg ? msg : "expansion failed");
+		action_status(a, "Failed: %s", str_or(st->message, "expansion failed"));
 	json_decref(outcome);
 	json_decref(n);
 }

@@ -5,9 +5,10 @@
  * records it on the cluster and asks again; everything needed to resume
  * after a crash is in the cluster: the resize-state annotation
  * (resize_state.h) on the StatefulSet, or on the saved copy while the
- * StatefulSet is gone. resize_plan.c dispatches on the phase; a resize
- * starts in resize_start.c, which checks the request against the
- * StorageClasses and picks the strategy.
+ * StatefulSet is gone. resize_plan.c dispatches on the phase, and starts
+ * a resize: what is asked (the annotations, or a template already bigger
+ * than its claims), checked against the StorageClasses, decides the
+ * strategy (in place, or by copy as soon as one template needs it).
  *
  * The in-place ("expand") cycle (resize_expand_plan.c), one replica at a
  * time from the highest ordinal:
@@ -43,7 +44,6 @@
 #include <jansson.h>
 
 #include "controllers/contract.h"
-#include "controllers/resize/resize_request.h"
 #include "runtime/action.h"
 
 struct resize_inputs {

@@ -1,4 +1,4 @@
-#include "controllers/resize/resize_request.h"
+#include "controllers/resize/resize_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +21,8 @@ const json_t *resize_template(const json_t *sts, const char *name)
 	return kube_list_find(templates_of(sts), NULL, name);
 }
 
-const char *resize_template_size(const json_t *sts, const char *name)
+/* The storage request of the volumeClaimTemplate named name, or NULL. Borrowed. */
+static const char *template_size(const json_t *sts, const char *name)
 {
 	return kube_obj_str(resize_template(sts, name), "spec.resources.requests.storage");
 }
@@ -34,9 +35,7 @@ static char *template_names(const json_t *sts)
 	json_t *t;
 	json_array_foreach(templates_of(sts), i, t) {
 		const char *name = kube_obj_str(t, "metadata.name");
-		if (strbuf_addf(&sb, "%s%s", i == 0 ? "" : i + 1 == n ? " and " : ", ", name ? name : "?") <
-		    0)
-			abort();
+		strbuf_appendf(&sb, "%s%s", i == 0 ? "" : i + 1 == n ? " and " : ", ", name ? name : "?");
 	}
 	return strbuf_detach(&sb);
 }
@@ -50,6 +49,17 @@ static int refuse_unknown_template(struct refusal *refusal, const json_t *sts, c
 			"templates are %s",
 			key, tmpl, names[0] ? names : "none");
 	free(names);
+	return rc;
+}
+
+/* Parses current, the storage request of template tmpl, into *q; refused when it is no quantity. */
+static int parse_template_size(const char *tmpl, const char *current, struct quantity *q, struct refusal *refusal)
+{
+	char *perr = NULL;
+	if (quantity_parse(current, q, &perr) == 0)
+		return 0;
+	int rc = refuse(refusal, "ResizeInvalidSize", "volumeClaimTemplate %s: its storage request: %s", tmpl, perr);
+	free(perr);
 	return rc;
 }
 
@@ -150,7 +160,7 @@ static int parse_class_changes(const json_t *sts, const json_t *ann, struct resi
 			continue;
 		const char *tmpl = key + plen;
 		const char *cls = json_string_value(value);
-		const char *current = resize_template_size(sts, tmpl);
+		const char *current = template_size(sts, tmpl);
 		if (!current)
 			return refuse_unknown_template(refusal, sts, key, tmpl);
 		if (!cls || !*cls || strlen(cls) >= RESIZE_NAME_MAX)
@@ -175,16 +185,11 @@ static int parse_class_changes(const json_t *sts, const json_t *ann, struct resi
 			t = &req->targets[req->ntargets++];
 			memset(t, 0, sizeof(*t));
 			snprintf(t->template_name, sizeof(t->template_name), "%s", tmpl);
-			char *perr = NULL;
-			if (quantity_parse(current, &t->template_size, &perr) < 0) {
+			if (parse_template_size(tmpl, current, &t->template_size, refusal) < 0) {
 				req->ntargets--;
-				int rc = refuse(refusal, "ResizeInvalidSize",
-						"volumeClaimTemplate %s: its storage request: %s", tmpl, perr);
-				free(perr);
-				return rc;
+				return -1;
 			}
 			t->size = t->template_size;
-			t->from_annotation = true;
 		}
 		snprintf(t->storage_class, sizeof(t->storage_class), "%s", cls);
 	}
@@ -229,7 +234,7 @@ int resize_request_parse(const json_t *sts, struct resize_request *req, struct r
 				      "annotation %s asks for a resize, but the StatefulSet has no "
 				      "volumeClaimTemplates; remove the annotation",
 				      key);
-		const char *current = resize_template_size(sts, tmpl);
+		const char *current = template_size(sts, tmpl);
 		if (!current)
 			return refuse_unknown_template(refusal, sts, key, tmpl);
 		struct resize_target t;
@@ -243,12 +248,8 @@ int resize_request_parse(const json_t *sts, struct resize_request *req, struct r
 		if (quantity_sign(&t.size) <= 0)
 			return refuse(refusal, "ResizeInvalidSize",
 				      "annotation %s: size %s must be larger than zero", key, text);
-		if (quantity_parse(current, &t.template_size, &perr) < 0) {
-			int rc = refuse(refusal, "ResizeInvalidSize",
-					"volumeClaimTemplate %s: its storage request: %s", tmpl, perr);
-			free(perr);
-			return rc;
-		}
+		if (parse_template_size(tmpl, current, &t.template_size, refusal) < 0)
+			return -1;
 		int cmp = quantity_cmp(&t.size, &t.template_size);
 		if (cmp == 0)
 			continue; /* already so: nothing asked of this template */
@@ -265,7 +266,6 @@ int resize_request_parse(const json_t *sts, struct resize_request *req, struct r
 			return refuse(refusal, "ResizeTooManyTemplates",
 				      "more than %d templates to resize at once", RESIZE_MAX_TEMPLATES);
 		snprintf(t.template_name, sizeof(t.template_name), "%s", tmpl);
-		t.from_annotation = true;
 		req->targets[req->ntargets++] = t;
 	}
 	return parse_class_changes(sts, ann, req, refusal);

@@ -1,6 +1,5 @@
 #include "controllers/resize/resize_state.h"
 
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 

@@ -1,15 +1,52 @@
-#include "controllers/resize/resize_steps.h"
+#include "controllers/resize/resize_internal.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "client/kube_client.h"
 #include "client/kube_object.h"
-#include "controllers/contract.h"
-#include "controllers/resize/resize_names.h"
-#include "controllers/resize/resize_state.h"
 #include "util/xalloc.h"
+
+/* ---- names ---- */
+
+char *resize_pod_name(const char *sts, long long ord)
+{
+	return xasprintf("%s-%lld", sts, ord);
+}
+
+char *resize_claim_name(const char *tmpl, const char *sts, long long ord)
+{
+	return xasprintf("%s-%s-%lld", tmpl, sts, ord);
+}
+
+char *resize_claim_prefix(const char *tmpl, const char *sts)
+{
+	return xasprintf("%s-%s-", tmpl, sts);
+}
+
+char *resize_new_claim_name(const char *claim)
+{
+	return xasprintf("%s" TEMP_SUFFIX, claim);
+}
+
+char *resize_backup_name(const char *sts)
+{
+	return xasprintf("%s" BACKUP_SUFFIX, sts);
+}
+
+/* Long names get a hash, so truncated names stay apart. */
+char *resize_job_name(const char *sts, long long ord, const char *suffix)
+{
+	char *name = xasprintf("%s-%lld-%s", sts, ord, suffix);
+	if (strlen(name) <= 63)
+		return name;
+	uint32_t h = 2166136261u; /* FNV-1a of the full name */
+	for (const char *p = name; *p; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	char *short_name = xasprintf("%.*s-%08x-%lld-%s", 30, sts, h, ord, suffix);
+	free(name);
+	return short_name;
+}
 
 /* ---- reading the cluster's objects ---- */
 
@@ -165,10 +202,27 @@ void plan_delete(struct action *a, const char *what, const struct kube_resource 
 		a->propagation = "Background"; /* its pods go too */
 }
 
+bool plan_delete_or_wait(struct action *a, const char *what, const struct kube_resource *r, const json_t *obj)
+{
+	if (kube_obj_terminating(obj)) {
+		action_wait(a, POLL_MS);
+		return false;
+	}
+	plan_delete(a, what, r, obj);
+	return true;
+}
+
 void plan_patch_pv(struct action *a, const char *what, const json_t *pv, json_t *body)
 {
 	action_patch(a, what, &KUBE_PVS, kube_obj_str(pv, "metadata.name"), body);
 	action_patch_precondition(a, kube_obj_str(pv, "metadata.resourceVersion"), NULL);
+}
+
+void plan_restore_policy(struct action *a, const char *what, const json_t *pv, const char *policy)
+{
+	plan_patch_pv(a, what, pv,
+		      json_pack("{s:{s:{s:n, s:n}}, s:{s:s}}", "metadata", "annotations", ANNOTATION_RECLAIM_POLICY,
+				ANNOTATION_TAKEN_FOR, "spec", "persistentVolumeReclaimPolicy", policy));
 }
 
 const char *plan_reclaim_policy(const json_t *pv)

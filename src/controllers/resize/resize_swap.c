@@ -1,14 +1,9 @@
-#include "controllers/resize/resize_swap.h"
+#include "controllers/resize/resize_internal.h"
 
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "client/kube_client.h"
 #include "client/kube_object.h"
-#include "controllers/resize/resize_copy_objects.h"
-#include "controllers/resize/resize_state.h"
-#include "controllers/resize/resize_steps.h"
 #include "util/duration.h"
 #include "util/xalloc.h"
 
@@ -82,11 +77,8 @@ int resize_bind_claim(const struct resize_inputs *in, const char *ns, const char
 		/* Bound where it belongs: its own policy back, and no mark left for anyone to trust later. */
 		const char *orig = plan_original_policy(pv);
 		if ((orig && !streq(plan_reclaim_policy(pv), orig)) || kube_obj_annotation(pv, ANNOTATION_TAKEN_FOR)) {
-			plan_patch_pv(a, "RestoreReclaimPolicy", pv,
-				      json_pack("{s:{s:{s:n, s:n}}, s:{s:s}}", "metadata", "annotations",
-						ANNOTATION_RECLAIM_POLICY, ANNOTATION_TAKEN_FOR, "spec",
-						"persistentVolumeReclaimPolicy",
-						str_or(orig, str_or(plan_reclaim_policy(pv), "Delete"))));
+			plan_restore_policy(a, "RestoreReclaimPolicy", pv,
+					    str_or(orig, str_or(plan_reclaim_policy(pv), "Delete")));
 			return 0;
 		}
 		return 1;
@@ -106,10 +98,7 @@ int resize_bind_claim(const struct resize_inputs *in, const char *ns, const char
 					 pv_name, holder);
 			return -1;
 		}
-		if (kube_obj_terminating(other))
-			action_wait(a, POLL_MS);
-		else
-			plan_delete(a, "DeleteNewClaim", &KUBE_PVCS, other);
+		plan_delete_or_wait(a, "DeleteNewClaim", &KUBE_PVCS, other);
 		return 0;
 	}
 	if (pvc) {

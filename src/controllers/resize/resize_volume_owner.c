@@ -1,17 +1,9 @@
-#include "controllers/resize/resize_volume_owner.h"
+#include "controllers/resize/resize_internal.h"
 
 #include <stdio.h>
-#include <string.h>
 
-#include "client/kube_client.h"
 #include "controllers/claim_names.h"
-#include "controllers/contract.h"
 #include "client/kube_object.h"
-
-static bool streq(const char *a, const char *b)
-{
-	return a && b && !strcmp(a, b);
-}
 
 struct candidate_match {
 	const char *sts;
