@@ -194,32 +194,20 @@ static struct state_seal *load_state_seal(const struct operator_options *o, stru
 static void add_controllers(struct manager *m, const struct operator_options *o, struct kube_client *c,
 			    struct event_recorder *events, struct observability *obs, const struct state_seal *seal)
 {
+	struct controller_deps base = {
+		.client = c, .manager = m, .events = events, .obs = obs, .seal = seal, .workers = o->workers};
 	if (o->controllers & CONTROLLER_RESIZE) {
-		struct resize_deps d = {.client = c,
-					.manager = m,
-					.events = events,
-					.obs = obs,
+		struct resize_deps d = {.base = base,
 					/* Namespace scope sends nothing outside its namespace. */
 					.can_read_storage_classes = o->namespace == NULL,
-					.copy_image = o->copy_image,
-					.seal = seal,
-					.workers = o->workers};
+					.copy_image = o->copy_image};
 		manager_add_controller(m, resize_controller_new(&d));
 	}
-	if (o->controllers & CONTROLLER_SCALEDOWN) {
-		struct scaledown_deps d = {
-			.client = c, .manager = m, .events = events, .obs = obs, .seal = seal, .workers = o->workers};
-		manager_add_controller(m, scaledown_controller_new(&d));
-	}
+	if (o->controllers & CONTROLLER_SCALEDOWN)
+		manager_add_controller(m, scaledown_controller_new(&base));
 	if ((o->controllers & CONTROLLER_CLUSTER) && cluster_api_installed(c, o->namespace)) {
-		struct cluster_deps d = {.client = c,
-					 .manager = m,
-					 .events = events,
-					 .obs = obs,
-					 /* Nodes are cluster-scoped: a namespaced Role cannot grant them. */
-					 .can_read_nodes = o->namespace == NULL,
-					 .seal = seal,
-					 .workers = o->workers};
+		/* Nodes are cluster-scoped: a namespaced Role cannot grant them. */
+		struct cluster_deps d = {.base = base, .can_read_nodes = o->namespace == NULL};
 		manager_add_controller(m, cluster_controller_new(&d));
 	}
 }

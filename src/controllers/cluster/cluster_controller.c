@@ -159,10 +159,10 @@ static void *read_snapshot(void *ctx, const struct reconcile_key *k)
 	}
 	bool dropped = false;
 	/* A state not sealed by us reads as lost: the planner rebuilds it from pods and claims. */
-	s->cluster = state_seal_drop_unsealed(cc->deps.seal, s->reads.cluster, ANNOTATION_CLUSTER_STATE, &dropped);
+	s->cluster = state_seal_drop_unsealed(cc->deps.base.seal, s->reads.cluster, ANNOTATION_CLUSTER_STATE, &dropped);
 	if (dropped) {
 		log_warn("cluster", "%s: %s is not sealed by this operator; ignored", k->key, ANNOTATION_CLUSTER_STATE);
-		event_record(cc->deps.events, s->cluster, "Warning", "ClusterStateUntrusted",
+		event_record(cc->deps.base.events, s->cluster, "Warning", "ClusterStateUntrusted",
 			     ANNOTATION_CLUSTER_STATE " was not written by this operator (its seal is missing or does "
 			     "not match); it is ignored and rebuilt from the members' pods and claims");
 	}
@@ -197,7 +197,7 @@ static void prepare(void *ctx, const struct reconcile_key *k, void *snapshot, st
 	struct cluster_ctx *cc = ctx;
 	(void)snapshot;
 	if (a->state)
-		state_seal_annotate(cc->deps.seal, json_object_get(json_object_get(a->body, "metadata"), "annotations"),
+		state_seal_annotate(cc->deps.base.seal, json_object_get(json_object_get(a->body, "metadata"), "annotations"),
 				    k->ns, k->name, ANNOTATION_CLUSTER_STATE);
 }
 
@@ -220,7 +220,7 @@ static void performed(void *ctx, const struct reconcile_key *k, void *snapshot, 
 		free(hashmap_put(&cc->create_error, k->key, xasprintf("creating %s: %s", a->name, err->message)));
 	pthread_mutex_unlock(&cc->lock);
 	if (r < 0)
-		event_record(cc->deps.events, s->cluster, "Warning", "CreateFailed", "creating %s: %s", a->name,
+		event_record(cc->deps.base.events, s->cluster, "Warning", "CreateFailed", "creating %s: %s", a->name,
 			     err->message);
 }
 
@@ -243,13 +243,13 @@ struct controller *cluster_controller_new(const struct cluster_deps *deps)
 	pthread_mutex_init(&cc->lock, NULL);
 	hashmap_init(&cc->deleted);
 	hashmap_init(&cc->create_error);
-	struct reconciler_deps rd = {.client = deps->client, .events = deps->events,
-				     .count = deps->obs ? observability_count : NULL, .counter = deps->obs,
-				     .workers = deps->workers};
+	struct reconciler_deps rd = {.client = deps->base.client, .events = deps->base.events,
+				     .count = deps->base.obs ? observability_count : NULL, .counter = deps->base.obs,
+				     .workers = deps->base.workers};
 	struct controller *c = reconciler_new(&ops, cc, free_ctx, &rd);
 	cc->controller = c;
 
-	struct manager *m = deps->manager;
+	struct manager *m = deps->base.manager;
 	struct informer *clusters = manager_informer(m, &KUBE_STATEFULCLUSTERS);
 	struct informer *members[] = {
 		manager_informer(m, &KUBE_PODS),

@@ -11,23 +11,13 @@
 
 #include <stdbool.h>
 
-#include "client/kube_client.h"
-#include "observability.h"
+#include "controllers/controller_deps.h"
 #include "runtime/controller.h"
-#include "runtime/events.h"
-#include "runtime/manager.h"
 #include "runtime/store.h"
 
-struct state_seal;
-
 struct cluster_deps {
-	struct kube_client *client;    /* borrowed */
-	struct manager *manager;       /* borrowed: the caches come from it */
-	struct event_recorder *events; /* borrowed */
-	struct observability *obs;     /* borrowed; may be NULL */
-	const struct state_seal *seal; /* borrowed: seals the state written, checks the state read */
-	bool can_read_nodes;           /* false in namespace scope: node loss is then not detected */
-	int workers;
+	struct controller_deps base;
+	bool can_read_nodes; /* false in namespace scope: node loss is then not detected */
 };
 
 /* Registers the caches it reads and returns the controller (add it to the manager). */

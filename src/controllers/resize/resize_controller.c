@@ -87,7 +87,7 @@ static void check_seals(const struct resize_ctx *rc, const char *ns, const char 
 {
 	const json_t *sts = s->reads.sts, *backup = s->reads.backup;
 	const json_t *ann = kube_obj_annotations(sts);
-	if (sts && !state_seal_annotation_ok(rc->deps.seal, ann, ns, name, ANNOTATION_RESIZE_STATE)) {
+	if (sts && !state_seal_annotation_ok(rc->deps.base.seal, ann, ns, name, ANNOTATION_RESIZE_STATE)) {
 		s->untrusted = "the annotation " ANNOTATION_RESIZE_STATE " on the StatefulSet";
 		s->remedy = "Undo the edit, or remove the annotation to start over; a resize in flight is then left "
 			    "where it stands";
@@ -98,9 +98,9 @@ static void check_seals(const struct resize_ctx *rc, const char *ns, const char 
 	const char *text = json_string_value(json_object_get(json_object_get(backup, "data"), BACKUP_KEY));
 	const char *seal = json_string_value(
 		json_object_get(kube_obj_annotations(backup), SEALED_SAVED_STATEFULSET STATE_SEAL_SUFFIX));
-	bool sealed = state_seal_annotation_ok(rc->deps.seal, kube_obj_annotations(backup), ns, name,
+	bool sealed = state_seal_annotation_ok(rc->deps.base.seal, kube_obj_annotations(backup), ns, name,
 					       ANNOTATION_RESIZE_STATE) &&
-		      (!text || state_seal_verify(rc->deps.seal, ns, name, SEALED_SAVED_STATEFULSET, text, seal));
+		      (!text || state_seal_verify(rc->deps.base.seal, ns, name, SEALED_SAVED_STATEFULSET, text, seal));
 	if (sealed || (sts && !json_object_get(ann, ANNOTATION_RESIZE_STATE)))
 		return;
 	s->untrusted = "ConfigMap <sts>" BACKUP_SUFFIX " (the saved StatefulSet or its state)";
@@ -216,7 +216,7 @@ static void prepare(void *ctx, const struct reconcile_key *k, void *snapshot, st
 	}
 	json_t *ann = json_object_get(json_object_get(a->body, "metadata"), "annotations");
 	if (on_set && json_object_get(ann, ANNOTATION_RESIZE_STATE))
-		state_seal_annotate(rc->deps.seal, ann, k->ns, k->name, ANNOTATION_RESIZE_STATE);
+		state_seal_annotate(rc->deps.base.seal, ann, k->ns, k->name, ANNOTATION_RESIZE_STATE);
 }
 
 /*
@@ -230,11 +230,11 @@ static int check_volume_ours(struct resize_ctx *rc, const char *ns, const char *
 			     struct kube_error *err)
 {
 	json_t *pv = NULL, *claim = NULL;
-	if (kube_get(rc->deps.client, &KUBE_PVS, NULL, pv_name, &pv, err) < 0)
+	if (kube_get(rc->deps.base.client, &KUBE_PVS, NULL, pv_name, &pv, err) < 0)
 		return err->code == 404 ? 0 : -1;
 	const char *claim_name = resize_volume_claim_of_set(pv, ns, name);
 	struct kube_error cerr;
-	if (claim_name && kube_get(rc->deps.client, &KUBE_PVCS, ns, claim_name, &claim, &cerr) < 0 && cerr.code != 404) {
+	if (claim_name && kube_get(rc->deps.base.client, &KUBE_PVCS, ns, claim_name, &claim, &cerr) < 0 && cerr.code != 404) {
 		*err = cerr;
 		json_decref(pv);
 		return -1;
@@ -277,7 +277,7 @@ static void annotate_state(struct resize_ctx *rc, json_t *ann, const struct reco
 	char *text = resize_state_text(state);
 	json_object_set_new(ann, ANNOTATION_RESIZE_STATE, json_string(text));
 	free(text);
-	state_seal_annotate(rc->deps.seal, ann, k->ns, k->name, ANNOTATION_RESIZE_STATE);
+	state_seal_annotate(rc->deps.base.seal, ann, k->ns, k->name, ANNOTATION_RESIZE_STATE);
 }
 
 /* Save: the StatefulSet as the server has it (a fresh GET, every field), with the state, into its backup. */
@@ -289,7 +289,7 @@ static int perform_own(void *ctx, const struct reconcile_key *k, void *snapshot,
 	(void)stale;
 	json_t *live = NULL, *saved = NULL, *cm = NULL;
 	char *text = NULL, *cm_name = NULL;
-	int r = kube_get(rc->deps.client, &KUBE_STATEFULSETS, k->ns, k->name, &live, err);
+	int r = kube_get(rc->deps.base.client, &KUBE_STATEFULSETS, k->ns, k->name, &live, err);
 	if (r < 0)
 		goto out;
 	saved = resize_saved_copy(live);
@@ -303,12 +303,12 @@ static int perform_own(void *ctx, const struct reconcile_key *k, void *snapshot,
 	json_t *ann = json_object();
 	annotate_state(rc, ann, k, a->state);
 	char seal[STATE_SEAL_HEX_LEN + 1];
-	state_seal_sign(rc->deps.seal, k->ns, k->name, SEALED_SAVED_STATEFULSET, text, seal);
+	state_seal_sign(rc->deps.base.seal, k->ns, k->name, SEALED_SAVED_STATEFULSET, text, seal);
 	json_object_set_new(ann, SEALED_SAVED_STATEFULSET STATE_SEAL_SUFFIX, json_string(seal));
 	cm = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:o}, s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
 		       "metadata", "name", cm_name, "namespace", k->ns, "labels", LABEL_SAVED_STATEFULSET, k->name,
 		       "annotations", ann, "data", BACKUP_KEY, text);
-	r = kube_create(rc->deps.client, &KUBE_CONFIGMAPS, k->ns, cm, NULL, err);
+	r = kube_create(rc->deps.base.client, &KUBE_CONFIGMAPS, k->ns, cm, NULL, err);
 	if (r < 0 && err->code == 409)
 		r = 0; /* saved before a crash: the planner reads it next time */
 out:
@@ -334,7 +334,7 @@ static void show_status(struct resize_ctx *rc, const struct reconcile_key *k, co
 	json_t *p = json_pack("{s:{s:{s:s}, s:s*}}", "metadata", "annotations", ANNOTATION_RESIZE_STATUS, status, "uid",
 			      kube_obj_str(sts, "metadata.uid"));
 	struct kube_error perr;
-	if (kube_patch(rc->deps.client, &KUBE_STATEFULSETS, k->ns, k->name, NULL, KUBE_PATCH_MERGE, p, NULL, &perr) < 0)
+	if (kube_patch(rc->deps.base.client, &KUBE_STATEFULSETS, k->ns, k->name, NULL, KUBE_PATCH_MERGE, p, NULL, &perr) < 0)
 		log_debug("resize", "%s: status not updated: %s", k->key, perr.message);
 	json_decref(p);
 }
@@ -348,7 +348,7 @@ static void performed(void *ctx, const struct reconcile_key *k, void *snapshot, 
 	if (r == 0 && (!strcmp(step, "PatchPVC") || !strcmp(step, "DeletePod")))
 		show_status(rc, k, s->reads.sts, a->status);
 	if (r < 0 && s->reads.sts && !strcmp(err->reason, "VolumeNotOwned"))
-		event_record(rc->deps.events, s->reads.sts, "Warning", "ResizeRefused", "%s", err->message);
+		event_record(rc->deps.base.events, s->reads.sts, "Warning", "ResizeRefused", "%s", err->message);
 	/* A refused LowerRequest is the outcome to record: the planner records it with the next SetState. */
 	pthread_mutex_lock(&rc->lock);
 	if (r < 0 && !strcmp(step, "LowerRequest")) {
@@ -445,15 +445,15 @@ struct controller *resize_controller_new(const struct resize_deps *deps)
 	rc->deps = *deps;
 	rc->refusals = json_object();
 	pthread_mutex_init(&rc->lock, NULL);
-	struct reconciler_deps rd = {.client = deps->client,
-				     .events = deps->events,
-				     .count = deps->obs ? observability_count : NULL,
-				     .counter = deps->obs,
-				     .workers = deps->workers};
+	struct reconciler_deps rd = {.client = deps->base.client,
+				     .events = deps->base.events,
+				     .count = deps->base.obs ? observability_count : NULL,
+				     .counter = deps->base.obs,
+				     .workers = deps->base.workers};
 	struct controller *c = rc->controller = reconciler_new(&ops, rc, free_ctx, &rd);
 	struct informer_handlers h;
 
-	struct manager *m = deps->manager;
+	struct manager *m = deps->base.manager;
 	struct informer *sts = manager_informer(m, &KUBE_STATEFULSETS);
 	struct informer *pvcs = manager_informer(m, &KUBE_PVCS);
 	struct informer *pods = manager_informer(m, &KUBE_PODS);

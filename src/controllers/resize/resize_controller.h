@@ -14,24 +14,14 @@
 
 #include <stdbool.h>
 
-#include "client/kube_client.h"
-#include "observability.h"
+#include "controllers/controller_deps.h"
 #include "runtime/controller.h"
-#include "runtime/events.h"
-#include "runtime/manager.h"
 #include "runtime/store.h"
 
-struct state_seal;
-
 struct resize_deps {
-	struct kube_client *client;      /* borrowed */
-	struct manager *manager;         /* borrowed: the caches come from it */
-	struct event_recorder *events;   /* borrowed */
-	struct observability *obs;       /* borrowed; may be NULL */
-	bool can_read_storage_classes;   /* false in namespace scope (a Role cannot grant them, nor PVs) */
-	const char *copy_image;          /* --copy-image; borrowed */
-	const struct state_seal *seal;   /* borrowed: seals the state written, checks the state read */
-	int workers;
+	struct controller_deps base;
+	bool can_read_storage_classes; /* false in namespace scope (a Role cannot grant them, nor PVs) */
+	const char *copy_image;        /* --copy-image; borrowed */
 };
 
 /* Registers the caches it reads and returns the controller (add it to the manager). */

@@ -15,7 +15,7 @@
 #include "util/xalloc.h"
 
 struct scaledown_ctx {
-	struct scaledown_deps deps;
+	struct controller_deps deps;
 	struct scaledown_caches caches;
 };
 
@@ -255,7 +255,7 @@ static void enqueue_for_claim(void *ctx, struct controller *c, const json_t *pvc
 		claim_statefulset_candidates(kube_obj_str(pvc, "metadata.name"), enqueue_if_statefulset, &ce);
 }
 
-struct controller *scaledown_controller_new(const struct scaledown_deps *deps)
+struct controller *scaledown_controller_new(const struct controller_deps *deps)
 {
 	static const struct reconciler_ops ops = {
 		.name = "scaledown", .read = read_snapshot, .release = release_snapshot, .plan = plan,

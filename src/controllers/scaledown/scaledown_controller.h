@@ -14,26 +14,12 @@
 
 #include <stdbool.h>
 
-#include "client/kube_client.h"
-#include "observability.h"
+#include "controllers/controller_deps.h"
 #include "runtime/controller.h"
-#include "runtime/events.h"
-#include "runtime/manager.h"
 #include "runtime/store.h"
 
-struct state_seal;
-
-struct scaledown_deps {
-	struct kube_client *client;    /* borrowed */
-	struct manager *manager;       /* borrowed: the caches come from it */
-	struct event_recorder *events; /* borrowed */
-	struct observability *obs;     /* borrowed; may be NULL */
-	const struct state_seal *seal; /* borrowed: seals the state written, checks the state read */
-	int workers;
-};
-
 /* Registers the caches it reads; deps is copied. A new controller: manager_add_controller takes it. */
-struct controller *scaledown_controller_new(const struct scaledown_deps *deps);
+struct controller *scaledown_controller_new(const struct controller_deps *deps);
 
 /* The caches the controller reads (borrowed). */
 struct scaledown_caches {
