@@ -11,5 +11,5 @@ string(REPLACE "\"" "\\\"" text "${text}")
 string(REPLACE "??" "?\\?" text "${text}")
 string(REPLACE "\n" "\",\n\"" text "${text}")
 file(WRITE "${OUTPUT}.tmp" "/* Generated from ${INPUT} by cmake/embed_lines.cmake: edit that file. */\n\"${text}\",\n")
-file(COPY_FILE "${OUTPUT}.tmp" "${OUTPUT}" ONLY_IF_DIFFERENT)
+configure_file("${OUTPUT}.tmp" "${OUTPUT}" COPYONLY) # rewritten only when it changed
 file(REMOVE "${OUTPUT}.tmp")

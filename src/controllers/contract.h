@@ -36,6 +36,7 @@
 /* On claims, PVs and Jobs the copy cycle creates or keeps. */
 #define LABEL_COPY_OF "stateful-operator.io/resize-copy-of"          /* value: the StatefulSet */
 #define LABEL_OLD_VOLUME "stateful-operator.io/old-volume-of"        /* value: the StatefulSet */
+#define LABEL_RESIZE_ORDINAL "stateful-operator.io/resize-ordinal"   /* on copy Jobs: the replica */
 #define ANNOTATION_OLD_CLAIM "stateful-operator.io/old-volume-claim" /* ns/claim the PV held */
 #define ANNOTATION_RECLAIM_POLICY "stateful-operator.io/original-reclaim-policy"
 #define ANNOTATION_RESIZE_STARTED "stateful-operator.io/resize-started"

@@ -4,10 +4,11 @@
  *
  * A planner (pure: the cluster in, one action out) fills a struct action;
  * the reconcile driver (reconciler.h) performs it with action_perform and
- * records it (Event, metrics, crash hook). Most steps are one create, patch
- * or delete of one object with preconditions; a step that needs a live
- * check before an irreversible call is ACTION_OWN and its controller
- * performs it (reconciler_ops.perform_own).
+ * records it (Event, metrics, crash hook). Every step is one create, patch
+ * or delete of one object with preconditions. A step the lagging cache
+ * must not decide alone gets a live check first (reconciler_ops.check); a
+ * step whose request is built from a live read is ACTION_OWN and its
+ * controller sends it (reconciler_ops.perform_own: resize's Save).
  *
  * Threads: an action belongs to the reconcile that made it.
  */
@@ -26,7 +27,7 @@ enum action_verb {
 	ACTION_CREATE,  /* create body as resource */
 	ACTION_PATCH,   /* patch object name (subresource) with body as patch_type */
 	ACTION_DELETE,  /* delete object name with the preconditions, propagation, grace */
-	ACTION_OWN,     /* the controller's own step `own` (a live check first) */
+	ACTION_OWN,     /* the controller sends it itself (reconciler_ops.perform_own) */
 };
 
 /*
@@ -45,7 +46,6 @@ enum action_verb {
 
 struct action {
 	enum action_verb verb;
-	int own;          /* ACTION_OWN: which of the controller's own steps */
 	const char *what; /* the step's name for logs and SOP_TEST_CRASH_AFTER, e.g. "OrphanDelete" (static) */
 	/* The object: its namespace comes from the reconciled key when resource->namespaced. */
 	const struct kube_resource *resource;

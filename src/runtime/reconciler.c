@@ -69,11 +69,13 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 
 	struct kube_error err = {0};
 	bool stale = false;
-	int r = changes_something(&a) && rc->ops.check ? rc->ops.check(rc->ctx, &k, snapshot, &a, &err) : 0;
-	if (r > 0) {
+	int r = changes_something(&a) && rc->ops.check ? rc->ops.check(rc->ctx, &k, snapshot, &a, &err) : RECONCILE_GO;
+	if (r == RECONCILE_MOVED_ON) {
 		stale = true;
 		r = 0;
-	} else if (r == 0) {
+	} else if (r == RECONCILE_DONE) {
+		r = 0;
+	} else if (r == RECONCILE_GO) {
 		r = a.verb == ACTION_OWN ? rc->ops.perform_own(rc->ctx, &k, snapshot, &a, &stale, &err)
 					 : action_perform(rc->deps.client, ns, &a, &stale, &err);
 	}

@@ -31,6 +31,11 @@
 #define RECONCILE_AFTER_STEP_MS 2000L
 #define RECONCILE_STALE_MS 200L
 
+/* What a live check found (reconciler_ops.check). */
+#define RECONCILE_GO 0
+#define RECONCILE_MOVED_ON 1
+#define RECONCILE_DONE 2
+
 struct reconcile_key {
 	const char *key;  /* "ns/name" */
 	const char *ns;   /* its namespace */
@@ -54,9 +59,10 @@ struct reconciler_ops {
 	/*
 	 * Optional: a live check before the action is sent, for steps that
 	 * cannot be taken back and that the cache, which lags, must not
-	 * decide alone. Returns 0 to go on (it may add a precondition it read,
-	 * e.g. a->resource_version), 1 when the cluster moved on (stale: look
-	 * again soon), -1 on error (err filled).
+	 * decide alone. Returns RECONCILE_GO (it may add a precondition it
+	 * read, e.g. a->resource_version), RECONCILE_MOVED_ON (stale: look
+	 * again soon), RECONCILE_DONE (the live object shows the step done
+	 * already: recorded as done, nothing sent), or -1 on error (err filled).
 	 */
 	int (*check)(void *ctx, const struct reconcile_key *k, void *snapshot, struct action *a,
 		     struct kube_error *err);

@@ -599,6 +599,26 @@ static void test_saved_copy_drops_server_fields_only(void **state)
 	json_decref(s);
 }
 
+/* The set gone and its saved copy unreadable (an edited ConfigMap): a Warning that says so, nothing else. */
+static void test_unreadable_saved_copy_is_reported(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w);
+	json_decref(w.sts);
+	w.sts = NULL;
+	w.backup = json_pack("{s:{s:s, s:s, s:{s:s}}, s:{s:s}}", "metadata", "name", "web-sts-backup", "namespace",
+			     "ns", "annotations", ANNOTATION_RESIZE_STATE,
+			     "{\"phase\":\"Recreating\",\"targets\":{\"data\":\"2Gi\"},\"statefulSetUID\":\"" UID "\"}",
+			     "data", BACKUP_KEY, "not a StatefulSet");
+	plan(&w);
+	assert_int_equal(w.a.verb, ACTION_REFUSE);
+	assert_string_equal(w.a.event_reason, "ResizeBackupUnreadable");
+	assert_non_null(strstr(w.a.event_message, "web-sts-backup"));
+	assert_true(w.a.requeue_ms > 0);
+	world_release(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -614,6 +634,7 @@ int main(void)
 		cmocka_unit_test(test_driver_failure_fails_the_resize),
 		cmocka_unit_test(test_abort_while_expanding),
 		cmocka_unit_test(test_save_orphan_delete_recreate_adopt_finish),
+		cmocka_unit_test(test_unreadable_saved_copy_is_reported),
 		cmocka_unit_test(test_saved_copy_drops_server_fields_only),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1258,8 +1258,9 @@ static void disown_claim(struct world *w, const struct action *a)
 /*
  * Each step is one call of the kind its name says, with the answers the
  * controller has always given: 404 and 409 mean the cluster moved on (a
- * StatefulSet's pod already gone is done; a patch of the set is
- * preconditioned on the resourceVersion the planner saw).
+ * StatefulSet's pod found gone by the live check before the delete is
+ * done; a patch of the set is preconditioned on the resourceVersion the
+ * planner saw).
  */
 static void check_call(struct world *w, const struct action *a)
 {
@@ -1273,7 +1274,7 @@ static void check_call(struct world *w, const struct action *a)
 		{STEP_REMOVE_FINALIZER, ACTION_PATCH, &KUBE_STATEFULSETS, ACTION_STALE_409},
 		{STEP_SET_STATE, ACTION_PATCH, &KUBE_STATEFULSETS, ACTION_STALE_409},
 		{STEP_CREATE_POD, ACTION_CREATE, &KUBE_PODS, ACTION_STALE_409},
-		{STEP_STOP_POD, ACTION_DELETE, &KUBE_PODS, ACTION_OK_404 | ACTION_STALE_409},
+		{STEP_STOP_POD, ACTION_DELETE, &KUBE_PODS, ACTION_STALE_404 | ACTION_STALE_409},
 		{STEP_DELETE_POD, ACTION_DELETE, &KUBE_PODS, ACTION_STALE_404 | ACTION_STALE_409},
 		{STEP_DELETE_CLAIM, ACTION_DELETE, &KUBE_PVCS, ACTION_STALE_404 | ACTION_STALE_409},
 		{STEP_DISOWN_CLAIM, ACTION_PATCH, &KUBE_PVCS, ACTION_STALE_404 | ACTION_STALE_409},

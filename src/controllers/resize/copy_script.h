@@ -5,7 +5,7 @@
  * copy-script` prints it so it can be run (and tested) on real files. Its
  * usage (sh copy.sh PASS TARGET-BYTES SRC DST [SRC DST]...), the lines it
  * prints (SOP-PROGRESS, SOP-RESULT) and its exit status (COPY_EXIT_*) are
- * in the comment at its top, in copy_script.c.
+ * in the comment at its top, in copy_script.sh.
  *
  * Pure: no I/O. Thread-safe.
  */

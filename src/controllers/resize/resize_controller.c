@@ -187,7 +187,8 @@ static const json_t *about(void *ctx, void *snapshot)
 	struct snapshot *s = snapshot;
 	if (s->reads.sts)
 		return s->reads.sts;
-	return s->untrusted ? s->reads.backup : s->saved;
+	/* Events about a set being re-created name its saved copy; the ConfigMap when that is unreadable. */
+	return s->untrusted || !s->saved ? s->reads.backup : s->saved;
 }
 
 /* ---- the steps that are the controller's own ---- */
@@ -358,7 +359,7 @@ static void performed(void *ctx, const struct reconcile_key *k, void *snapshot, 
 			json_object_set_new(rc->refusals, k->key, mine);
 		}
 		json_object_set_new(mine, a->name, json_string(err->message));
-	} else if (r == 0 && !strcmp(step, "SetState")) {
+	} else if (r == 0 && (!strcmp(step, "SetState") || !strcmp(step, "Finish"))) {
 		json_object_del(rc->refusals, k->key);
 	}
 	pthread_mutex_unlock(&rc->lock);

@@ -127,7 +127,7 @@ json_t *copy_job(const struct resize_inputs *in, const json_t *st, const char *n
 				      "terminationMessagePolicy", "FallbackToLogsOnError", "resources",
 				      json_is_object(resources) ? resources : NULL, "securityContext", "runAsUser", 0,
 				      "runAsGroup", 0);
-	json_t *labels = json_pack("{s:s, s:o}", LABEL_COPY_OF, sts_name, "stateful-operator.io/resize-ordinal",
+	json_t *labels = json_pack("{s:s, s:o}", LABEL_COPY_OF, sts_name, LABEL_RESIZE_ORDINAL,
 				   json_sprintf("%lld", ord));
 	const json_t *asked = json_object_get(st, "podAnnotations");
 	json_t *pod_annotations = json_is_object(asked) ? json_deep_copy(asked) : json_object();

@@ -142,8 +142,9 @@ void plan_orphan_delete(const struct resize_inputs *in, struct action *a);
 /*
  * "Recreate": the StatefulSet from its saved copy, with the new volume
  * template when new_template, carrying state st (stolen) and, when
- * keep_abort, the abort asked on the ConfigMap. False (nothing chosen)
- * when the backup holds no StatefulSet.
+ * keep_abort, the abort asked on the ConfigMap. False when the backup
+ * holds no readable StatefulSet: a is then a refusal with a Warning that
+ * says so (the caller adds nothing).
  */
 bool plan_recreate(const struct resize_inputs *in, struct action *a, json_t *st, bool new_template,
 		   bool keep_abort);

@@ -160,12 +160,23 @@ void plan_orphan_delete(const struct resize_inputs *in, struct action *a)
 	a->answers = ACTION_OK_404;
 }
 
+/* How often an unreadable saved copy is looked at again. */
+#define UNREADABLE_BACKUP_RETRY_MS (60L * 1000)
+
 bool plan_recreate(const struct resize_inputs *in, struct action *a, json_t *st, bool new_template,
 		   bool keep_abort)
 {
 	json_t *saved = plan_saved_statefulset(in->backup);
 	if (!saved) {
+		/* Nothing to re-create from: say so, and look again later (the ConfigMap may be restored). */
 		json_decref(st);
+		a->verb = ACTION_REFUSE;
+		a->requeue_ms = UNREADABLE_BACKUP_RETRY_MS;
+		action_event(a, "Warning", "ResizeBackupUnreadable",
+			     "ConfigMap %s holds no readable StatefulSet under data.%s, so the StatefulSet cannot be "
+			     "re-created from it; restore the ConfigMap as the operator wrote it, or re-create the "
+			     "StatefulSet from your manifest",
+			     kube_obj_str(in->backup, "metadata.name"), BACKUP_KEY);
 		return false;
 	}
 	json_t *sts = new_template ? resize_with_new_sizes(saved, st) : json_incref(saved);

@@ -170,7 +170,7 @@ static int pod_moved(struct scaledown_ctx *sc, const struct reconcile_key *k, co
 {
 	json_t *live = NULL;
 	if (kube_get(sc->deps.client, &KUBE_PODS, k->ns, a->name, &live, err) < 0)
-		return err->code == 404 ? 0 : -1; /* gone: the delete finds it gone too, which is done */
+		return err->code == 404 ? RECONCILE_DONE : -1; /* gone already: nothing to stop */
 	const char *uid = kube_obj_str(live, "metadata.uid");
 	const char *rv = kube_obj_str(live, "metadata.resourceVersion");
 	int moved = !uid || strcmp(uid, a->uid) || !kube_obj_controlled_by(live, kube_obj_str(sts, "metadata.uid"));

@@ -145,11 +145,14 @@ static void classify(struct plan *p, struct ordinal *o)
 		scaledown_due_at(p, retry_at_ms(o->entry));
 }
 
-/* The controller checks live that the set still controls the pod; one already gone (404) is done. */
+/*
+ * The controller checks live that the set still controls the pod (gone
+ * already: done); a 404 or 409 on the delete itself means it moved on.
+ */
 static void stop_pod(const struct ordinal *o, struct action *a)
 {
 	action_delete(a, SCALEDOWN_STOP_POD, &KUBE_PODS, o->other);
-	a->answers = ACTION_OK_404 | ACTION_STALE_409;
+	a->answers = ACTION_STALE_404 | ACTION_STALE_409;
 	char *claims = scaledown_claim_list(o);
 	action_event(a, "Normal", "CleanupStoppingPod",
 		     "the StatefulSet is being deleted: deleting its pod %s so that a cleanup pod can mount claims %s",
