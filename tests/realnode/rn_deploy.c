@@ -168,7 +168,7 @@ static void test_deployed_operator_survives_losing_its_leader_mid_copy(void **st
 	}
 	printf("[ figures ] leader %s deleted mid-copy; %s leads %.1f s later\n", first, next,
 	       (it_now_ms() - t0) / 1000);
-	rn_wait_resize(t, SET, RN_WAIT_MS * 2);
+	rn_wait_resize(t, SET, RN_WAIT_MS * 2, NULL);
 	rn_wait_workload(t, SET, REPLICAS);
 	for (int k = 0; k < REPLICAS; k++) {
 		char pod[32], what[96];

@@ -97,9 +97,8 @@ static void test_rolling_copy_keeps_every_byte(void **state)
 	rn_sampler_start(&sampler, t->ns, SET, REPLICAS);
 	double t0 = it_now_ms();
 	rn_annotate(t, "statefulset/" SET, "resize.stateful-operator.io/data=128Mi");
-	rn_wait_resize(t, SET, RN_WAIT_MS * 2);
+	rn_wait_resize(t, SET, RN_WAIT_MS * 2, &sampler);
 	double total_ms = it_now_ms() - t0;
-	rn_sampler_stop(&sampler);
 	rn_wait_workload(t, SET, REPLICAS);
 	json_t *pod_records = it_recorder_stop(pods);
 	json_t *pvc_records = it_recorder_stop(pvcs);
@@ -281,7 +280,7 @@ static void test_abort_mid_copy_returns_the_replica(void **state)
 	if (!it_wait_every(job_exists, &j, RN_WAIT_MS, 50))
 		fail_msg("the copy Job never started");
 	rn_annotate(t, "configmap/" SET BACKUP_SUFFIX, "stateful-operator.io/resize-abort=true");
-	rn_wait_resize(t, SET, RN_WAIT_MS);
+	rn_wait_resize(t, SET, RN_WAIT_MS, NULL);
 	expect_back_on_its_volume(t, old_uid, old_pv, "64Mi");
 	free(old_pv);
 	free(old_uid);

@@ -80,9 +80,8 @@ static double resize_to_512mi(struct rn_test *t, struct rn_sampler *sampler)
 	rn_sampler_start(sampler, t->ns, SET, REPLICAS);
 	double t0 = it_now_ms();
 	rn_annotate(t, "statefulset/" SET, "resize.stateful-operator.io/data=512Mi");
-	rn_wait_resize(t, SET, RN_WAIT_MS);
+	rn_wait_resize(t, SET, RN_WAIT_MS, sampler);
 	double took = it_now_ms() - t0;
-	rn_sampler_stop(sampler);
 	return took;
 }
 

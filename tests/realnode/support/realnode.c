@@ -206,13 +206,14 @@ struct resize_ctx {
 	const char *set;
 };
 
+/* Started: the status is there, or (an in-place resize can be over in a few hundred ms) its Event is. */
 static bool resize_seen(void *ctx)
 {
 	struct resize_ctx *r = ctx;
 	json_t *sts = it_get(r->t->admin, &KUBE_STATEFULSETS, r->t->ns, r->set);
 	bool seen = sts && it_annotation(sts, ANNOTATION_RESIZE_STATUS);
 	json_decref(sts);
-	return seen;
+	return seen || it_event_count(r->t->admin, r->t->ns, "ResizeStarted", r->set) > 0;
 }
 
 static bool resize_over(void *ctx)
@@ -221,10 +222,13 @@ static bool resize_over(void *ctx)
 	return rn_resize_over(r->t, r->set);
 }
 
-void rn_wait_resize(struct rn_test *t, const char *set, long timeout_ms)
+void rn_wait_resize(struct rn_test *t, const char *set, long timeout_ms, struct rn_sampler *sampler)
 {
 	struct resize_ctx r = {t, set};
-	if (!it_wait_every(resize_seen, &r, 30000, 200) || !it_wait_every(resize_over, &r, timeout_ms, 500)) {
+	bool done = it_wait_every(resize_seen, &r, 30000, 200) && it_wait_every(resize_over, &r, timeout_ms, 500);
+	if (sampler)
+		rn_sampler_stop(sampler);
+	if (!done) {
 		char *log = daemon_log(&t->d);
 		fprintf(stderr, "----- operator log -----\n%s\n----- end of operator log -----\n", log);
 		free(log);

@@ -92,8 +92,13 @@ void rn_assert_same_tree(const char *before, const char *after, const char *what
 
 /* The resize of set is over: no resize state on it and no saved copy. */
 bool rn_resize_over(struct rn_test *t, const char *set);
-/* Waits for the operator to take the resize up (resize-status set), then for it to be over. */
-void rn_wait_resize(struct rn_test *t, const char *set, long timeout_ms);
+/*
+ * Waits for the operator to take the resize up (resize-status set, or its
+ * ResizeStarted Event), then for it to be over; stops sampler (may be
+ * NULL) either way, before failing the test.
+ */
+struct rn_sampler;
+void rn_wait_resize(struct rn_test *t, const char *set, long timeout_ms, struct rn_sampler *sampler);
 
 /* Samples the set's replicas every 100 ms: replica-seconds not Ready, most down at once. */
 struct rn_sampler {
