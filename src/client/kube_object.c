@@ -162,17 +162,19 @@ const json_t *kube_list_find(const json_t *list, const char *ns, const char *nam
 	return NULL;
 }
 
-long long kube_name_ordinal(const char *name, const char *prefix)
+long long kube_name_number(const char *name, const char *prefix, int max_digits)
 {
 	size_t n = strlen(prefix);
 	if (!name || strncmp(name, prefix, n))
 		return -1;
 	const char *d = name + n;
-	size_t len = strlen(d);
-	if (len == 0 || len > MAX_ORDINAL_DIGITS || (d[0] == '0' && len > 1))
+	size_t len = strspn(d, "0123456789");
+	if (len == 0 || d[len] || len > (size_t)max_digits || len > 18 || (d[0] == '0' && len > 1))
 		return -1;
-	for (const char *p = d; *p; p++)
-		if (*p < '0' || *p > '9')
-			return -1;
 	return strtoll(d, NULL, 10);
+}
+
+long long kube_name_ordinal(const char *name, const char *prefix)
+{
+	return kube_name_number(name, prefix, MAX_ORDINAL_DIGITS);
 }

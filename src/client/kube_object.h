@@ -53,10 +53,12 @@ char *kube_obj_key(const json_t *obj);
 const json_t *kube_list_find(const json_t *list, const char *ns, const char *name);
 
 /*
- * The ordinal n of a name <prefix><n> (prefix includes its dash; n in
- * canonical decimal, at most 9 digits: ordinals are int32 in the API), or
- * -1 when name is not prefix followed by one.
+ * The number n of a name <prefix><n> (prefix includes its dash; n in
+ * canonical decimal, at most max_digits digits, at most 18), or -1 when
+ * name is not prefix followed by one.
  */
+long long kube_name_number(const char *name, const char *prefix, int max_digits);
+/* kube_name_number for a StatefulSet's ordinals: int32 in the API, so at most 9 digits. */
 long long kube_name_ordinal(const char *name, const char *prefix);
 
 #endif

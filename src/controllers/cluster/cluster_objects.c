@@ -9,29 +9,15 @@
 #include "controllers/contract.h"
 #include "util/xalloc.h"
 
-#define MAX_IDENTITY_DIGITS 18 /* fits a 64-bit long */
-
 char *cluster_revision_name(const char *cluster, const char *hash)
 {
 	return xasprintf("%s-%s", cluster, hash);
 }
 
-long cluster_identity_after(const char *name, const char *prefix)
-{
-	size_t n = strlen(prefix);
-	if (!name || strncmp(name, prefix, n))
-		return -1;
-	const char *d = name + n;
-	size_t len = strspn(d, "0123456789");
-	if (len == 0 || d[len] || len > MAX_IDENTITY_DIGITS || (d[0] == '0' && len > 1))
-		return -1;
-	return strtol(d, NULL, 10); /* long is 64 bits on the Linux targets */
-}
-
 long cluster_identity_of(const char *name, const char *tmpl, const char *cluster)
 {
 	char *prefix = set_name_prefix(tmpl, cluster);
-	long n = cluster_identity_after(name, prefix);
+	long n = (long)kube_name_number(name, prefix, MAX_IDENTITY_DIGITS);
 	free(prefix);
 	return n;
 }

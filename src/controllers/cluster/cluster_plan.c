@@ -267,7 +267,7 @@ static void apply_state(struct plan *p)
 		identity_get(p, (long)json_integer_value(v))->member = true;
 	const char *k;
 	json_object_foreach(json_object_get(p->state, "released"), k, v) {
-		long n = cluster_identity_after(k, "");
+		long n = (long)kube_name_number(k, "", MAX_IDENTITY_DIGITS);
 		if (n >= 0)
 			identity_get(p, n)->released = json_string_value(v);
 	}

@@ -130,11 +130,10 @@ bool cluster_status_differs(const json_t *have, const json_t *want);
 char *cluster_revision_name(const char *cluster, const char *hash);
 
 /*
- * The identity n of a name "<prefix><n>" (canonical decimal), or -1. Not
- * kube_name_ordinal: identities come from a counter that only grows, so
- * they may pass the 9 digits of an int32 ordinal (up to 18 here).
+ * Identities come from a counter that only grows, so they may pass the 9
+ * digits of an int32 ordinal: names are read with kube_name_number up to this.
  */
-long cluster_identity_after(const char *name, const char *prefix);
+#define MAX_IDENTITY_DIGITS 18
 /* The identity of a pod name "<cluster>-<n>" (tmpl NULL) or claim name "<tmpl>-<cluster>-<n>", or -1. */
 long cluster_identity_of(const char *name, const char *tmpl, const char *cluster);
 
