@@ -44,6 +44,8 @@ static void replaced_member(void **state, const char *when_replaced)
 		fail_msg("create StatefulCluster: %s", err.message);
 	json_decref(stc);
 	rn_wait_workload(t, NAME, 3);
+	/* Up: from now on a member that stops being Ready is replaced 5 s later. */
+	it_merge_patch(t->admin, &KUBE_STATEFULCLUSTERS, t->ns, NAME, "{\"spec\":{\"replacement\":{\"startupGraceSeconds\":5}}}");
 	char *failed_pv = rn_claim_volume(t, "data-" NAME "-1");
 	assert_non_null(failed_pv);
 

@@ -135,8 +135,10 @@ char *rn_wait_report(const struct rn_test *t, const char *uid, const char *what,
 	double deadline = it_now_ms() + (double)timeout_ms;
 	char *text;
 	while (!(text = rn_report(t, uid, what))) {
-		if (it_now_ms() > deadline)
+		if (it_now_ms() > deadline) {
+			rn_dump_state(t);
 			fail_msg("pod %s wrote no %s report in %ld ms", uid, what, timeout_ms);
+		}
 		it_sleep_ms(200);
 	}
 	return text;
@@ -166,11 +168,30 @@ static bool workload_up(void *ctx)
 	return true;
 }
 
+void rn_dump_state(const struct rn_test *t)
+{
+	fprintf(stderr, "---- state of namespace %s on failure ----\n", t->ns);
+	it_sh("kubectl get pods,pvc -o wide -n %s >&2; kubectl get pv -o wide >&2", t->ns);
+	it_sh("kubectl get events -n %s --sort-by=.lastTimestamp >&2", t->ns);
+	it_sh("kubectl get pods -n %s -o jsonpath='{range .items[*]}{.metadata.name}: "
+	      "{.status.containerStatuses}{\"\\n\"}{end}' >&2",
+	      t->ns);
+	if (t->d.pid > 0) {
+		char *log = daemon_log(&t->d);
+		size_t n = log ? strlen(log) : 0;
+		fprintf(stderr, "---- operator log (last 32 KiB) ----\n%s\n", log ? log + (n > 32768 ? n - 32768 : 0) : "");
+		free(log);
+	}
+	fprintf(stderr, "---- end of state ----\n");
+}
+
 void rn_wait_workload(struct rn_test *t, const char *set, int replicas)
 {
 	struct workload_ctx w = {t, set, replicas};
-	if (!it_wait_every(workload_up, &w, RN_WAIT_MS, 250))
+	if (!it_wait_every(workload_up, &w, RN_WAIT_MS, 250)) {
+		rn_dump_state(t);
 		fail_msg("%s: %d replicas not Ready with a start report after %ld ms", set, replicas, RN_WAIT_MS);
+	}
 }
 
 int64_t rn_df_bytes(const char *df)
@@ -229,9 +250,7 @@ void rn_wait_resize(struct rn_test *t, const char *set, long timeout_ms, struct 
 	if (sampler)
 		rn_sampler_stop(sampler);
 	if (!done) {
-		char *log = daemon_log(&t->d);
-		fprintf(stderr, "----- operator log -----\n%s\n----- end of operator log -----\n", log);
-		free(log);
+		rn_dump_state(t);
 		fail_msg("%s: resize not started and over within %ld ms", set, timeout_ms);
 	}
 }
@@ -341,9 +360,12 @@ json_t *rn_workload_cluster(const struct rn_test *t, const char *name, int repli
 	json_object_set_new(spec, "persistentVolumeClaimRetentionPolicy",
 			    json_pack("{s:s, s:s, s:s}", "whenDeleted", "Delete", "whenScaled", "Delete",
 				      "whenReplaced", when_replaced));
-	/* A member not Ready for 5 s (after a 5 s start grace) is replaced. */
+	/*
+	 * A member not Ready for 5 s is replaced, but not while it starts: the
+	 * first pods on a cold node can take longer than any short grace.
+	 */
 	json_object_set_new(spec, "replacement",
-			    json_pack("{s:i, s:i}", "startupGraceSeconds", 5, "unhealthyAfterSeconds", 5));
+			    json_pack("{s:i, s:i}", "startupGraceSeconds", RN_WAIT_MS / 1000, "unhealthyAfterSeconds", 5));
 	return c;
 }
 

@@ -62,7 +62,8 @@ char *rn_claim_volume(struct rn_test *t, const char *claim);
 /*
  * The workload as a StatefulCluster (4 MB of data per member): claims
  * deleted with it and on scale-down, whenReplaced as given; a member not
- * Ready for 5 s (after a 5 s start grace) is replaced. New object.
+ * Ready for 5 s is replaced, after a start-up grace as long as
+ * rn_wait_workload waits (shorten it once the members are up). New object.
  */
 json_t *rn_workload_cluster(const struct rn_test *t, const char *name, int replicas, const char *cls,
 			    const char *size, const char *when_replaced);
@@ -72,6 +73,9 @@ bool rn_backing_file_exists(const char *pv);
 
 /* Lower-case hex SHA-256 of text (what sha256sum prints). */
 void rn_sha256_hex(const char *text, char out[65]);
+
+/* Prints pods, claims, volumes, Events and the operator's log tail to stderr (before a failure). */
+void rn_dump_state(const struct rn_test *t);
 
 /* Waits until every replica of set runs, is Ready and has written its start report. */
 void rn_wait_workload(struct rn_test *t, const char *set, int replicas);
