@@ -25,6 +25,19 @@
 #define ANNOTATION_COPY_POD_ANNOTATIONS "stateful-operator.io/copy-pod-annotations"
 #define ANNOTATION_KEEP_OLD_VOLUMES "stateful-operator.io/keep-old-volumes"
 
+/*
+ * ---- resize: what the admission webhook writes (GitOps) ----
+ * The volumeClaimTemplates an update asked for (a JSON array, as applied:
+ * each template's metadata.name/labels/annotations and spec), recorded by
+ * the webhook, which puts the stored templates back into the object. The
+ * resize controller carries it out and drops it when the StatefulSet is
+ * re-created with those templates. See docs/gitops.md.
+ */
+#define ANNOTATION_DESIRED_TEMPLATES "stateful-operator.io/desired-volume-claim-templates"
+/* On a StatefulSet or a namespace: "disabled" keeps the webhook out (the API server then refuses template changes). */
+#define LABEL_WEBHOOK "stateful-operator.io/webhook"
+#define WEBHOOK_DISABLED "disabled"
+
 /* ---- resize: what the operator writes ---- */
 #define ANNOTATION_RESIZE_STATE "stateful-operator.io/resize-state"   /* see resize_state.h */
 #define ANNOTATION_RESIZE_STATUS "stateful-operator.io/resize-status" /* one line for humans */
