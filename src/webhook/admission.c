@@ -10,6 +10,7 @@
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 #include "webhook/template_diff.h"
+#include "webhook/template_fields.h"
 
 #define REVIEW_API_VERSION "admission.k8s.io/v1"
 #define TEMPLATES_PATH "/spec/volumeClaimTemplates"

@@ -10,6 +10,7 @@
 #include "controllers/contract.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
+#include "webhook/template_fields.h"
 
 #define DEFAULT_CLASS_ANNOTATION "storageclass.kubernetes.io/is-default-class"
 #define CHANGEABLE                                                                                           \
@@ -47,118 +48,6 @@ static void deny(struct diff *d, const char *fmt, ...)
 	va_end(ap);
 	strbuf_appendf(&d->denial, "%s%s", d->denial.len ? "; " : "", m);
 	free(m);
-}
-
-static const char *tmpl_name(const json_t *t)
-{
-	return kube_obj_str(t, "metadata.name");
-}
-
-static const char *tmpl_size(const json_t *t)
-{
-	return kube_obj_str(t, "spec.resources.requests.storage");
-}
-
-static const json_t *find_template(const json_t *list, const char *name)
-{
-	size_t i;
-	json_t *t;
-	json_array_foreach(list, i, t) {
-		if (same_str(tmpl_name(t), name))
-			return t;
-	}
-	return NULL;
-}
-
-/* ---- comparing values ---- */
-
-static bool is_nothing(const json_t *v)
-{
-	return !v || json_is_null(v);
-}
-
-/* Labels or annotations: absent, null and {} all mean none. */
-static bool same_map(const json_t *a, const json_t *b)
-{
-	bool a_empty = is_nothing(a) || (json_is_object(a) && !json_object_size(a));
-	bool b_empty = is_nothing(b) || (json_is_object(b) && !json_object_size(b));
-	return (a_empty && b_empty) || (!a_empty && !b_empty && json_equal(a, b));
-}
-
-static char *child_path(const char *prefix, const char *key)
-{
-	return *prefix ? xasprintf("%s.%s", prefix, key) : xstrdup(key);
-}
-
-/* Appends to names (", "-separated) each path under prefix where a and b differ; null is the same as absent. */
-static void list_differences(const json_t *a, const json_t *b, const char *prefix, struct strbuf *names)
-{
-	if (json_is_object(a) && json_is_object(b)) {
-		const char *key;
-		json_t *v;
-		json_object_foreach((json_t *)a, key, v) {
-			char *path = child_path(prefix, key);
-			list_differences(v, json_object_get(b, key), path, names);
-			free(path);
-		}
-		json_object_foreach((json_t *)b, key, v) {
-			if (json_object_get(a, key))
-				continue;
-			char *path = child_path(prefix, key);
-			list_differences(NULL, v, path, names);
-			free(path);
-		}
-		return;
-	}
-	if ((is_nothing(a) && is_nothing(b)) || (a && b && json_equal(a, b)))
-		return;
-	strbuf_appendf(names, "%s%s", names->len ? ", " : "", prefix);
-}
-
-/* A template without the parts that may change (new reference): what must stay as stored. */
-static json_t *fixed_part(const json_t *t)
-{
-	json_t *md = json_deep_copy(json_object_get(t, "metadata"));
-	json_t *spec = json_deep_copy(json_object_get(t, "spec"));
-	if (!json_is_object(md)) {
-		json_decref(md);
-		md = json_object();
-	}
-	if (!json_is_object(spec)) {
-		json_decref(spec);
-		spec = json_object();
-	}
-	json_object_del(md, "name");
-	json_object_del(md, "labels");
-	json_object_del(md, "annotations");
-	json_object_del(spec, "storageClassName");
-	json_object_del(spec, "volumeAttributesClassName");
-	json_object_del(json_object_get(json_object_get(spec, "resources"), "requests"), "storage");
-	return json_pack("{s:o, s:o}", "metadata", md, "spec", spec);
-}
-
-/* The fields of old and new that differ and may not change, ", "-separated (new string; "" when none). */
-static char *fixed_differences(const json_t *old, const json_t *new)
-{
-	json_t *a = fixed_part(old), *b = fixed_part(new);
-	struct strbuf names = STRBUF_INIT;
-	list_differences(a, b, "", &names);
-	json_decref(a);
-	json_decref(b);
-	return strbuf_detach(&names);
-}
-
-static bool same_template(const json_t *old, const json_t *new)
-{
-	char *fixed = fixed_differences(old, new);
-	bool same = !*fixed && same_str(tmpl_size(old), tmpl_size(new)) &&
-		    same_str(kube_obj_str(old, "spec.storageClassName"), kube_obj_str(new, "spec.storageClassName")) &&
-		    same_str(kube_obj_str(old, "spec.volumeAttributesClassName"),
-			     kube_obj_str(new, "spec.volumeAttributesClassName")) &&
-		    same_map(kube_obj_labels(old), kube_obj_labels(new)) &&
-		    same_map(kube_obj_annotations(old), kube_obj_annotations(new));
-	free(fixed);
-	return same;
 }
 
 /* ---- what the cluster has ---- */
@@ -266,7 +155,7 @@ static void check_user_annotations(struct diff *d, const char *name, const json_
 	char *key = xasprintf(RESIZE_ANNOTATION_PREFIX "%s", name);
 	const json_t *v = json_object_get(d->annotations, key);
 	if (v) {
-		const char *want = json_string_value(v), *size = tmpl_size(t);
+		const char *want = json_string_value(v), *size = template_size(t);
 		struct quantity a, b;
 		bool agree = want && size && quantity_parse(want, &a, NULL) == 0 &&
 			     quantity_parse(size, &b, NULL) == 0 && quantity_cmp(&a, &b) == 0;
@@ -303,7 +192,7 @@ static void warn(struct diff *d, const char *fmt, ...)
 /* A template in both: only the changeable fields may differ, and each change must be one the operator can make. */
 static void judge_changed(struct diff *d, const char *name, const json_t *old, const json_t *new)
 {
-	char *fixed = fixed_differences(old, new);
+	char *fixed = template_fixed_differences(old, new);
 	if (*fixed) {
 		deny(d, "volumeClaimTemplate \"%s\": %s cannot change; " CHANGEABLE, name, fixed);
 		free(fixed);
@@ -313,7 +202,7 @@ static void judge_changed(struct diff *d, const char *name, const json_t *old, c
 
 	struct strbuf what = STRBUF_INIT;
 	bool resized = false, grows = false;
-	const char *old_size = tmpl_size(old), *new_size = tmpl_size(new);
+	const char *old_size = template_size(old), *new_size = template_size(new);
 	if (!same_str(old_size, new_size)) {
 		struct quantity nq, oq;
 		if (!positive_size(d, name, new_size, &nq))
@@ -355,8 +244,8 @@ static void judge_changed(struct diff *d, const char *name, const json_t *old, c
 		strbuf_appendf(&what, "%sVolumeAttributesClass %s -> %s", what.len ? ", " : "", shown(old_vac, "(none)"),
 			       shown(new_vac, "(none)"));
 	}
-	if (!same_map(kube_obj_labels(old), kube_obj_labels(new)) ||
-	    !same_map(kube_obj_annotations(old), kube_obj_annotations(new)))
+	if (!template_same_map(kube_obj_labels(old), kube_obj_labels(new)) ||
+	    !template_same_map(kube_obj_annotations(old), kube_obj_annotations(new)))
 		strbuf_appendf(&what, "%slabels/annotations", what.len ? ", " : "");
 	check_user_annotations(d, name, new);
 
@@ -388,7 +277,7 @@ static void judge_added(struct diff *d, const char *name, const json_t *t)
 			"and ending with a letter or digit)", name);
 		return;
 	}
-	bool ok = positive_size(d, name, tmpl_size(t), &q);
+	bool ok = positive_size(d, name, template_size(t), &q);
 	ok &= resolve_class(d, name, kube_obj_str(t, "spec.storageClassName"), &sc);
 	check_attributes_class(d, name, kube_obj_str(t, "spec.volumeAttributesClassName"));
 	check_user_annotations(d, name, t);
@@ -409,7 +298,7 @@ static bool understood(const json_t *list)
 	if (!json_is_array(list))
 		return false;
 	json_array_foreach(list, i, t) {
-		if (!json_is_object(t) || !tmpl_name(t))
+		if (!json_is_object(t) || !template_name(t))
 			return false;
 	}
 	return true;
@@ -421,8 +310,8 @@ static const char *duplicate_name(const json_t *list)
 	json_t *t;
 	json_array_foreach(list, i, t) {
 		for (j = 0; j < i; j++)
-			if (same_str(tmpl_name(json_array_get(list, j)), tmpl_name(t)))
-				return tmpl_name(t);
+			if (same_str(template_name(json_array_get(list, j)), template_name(t)))
+				return template_name(t);
 	}
 	return NULL;
 }
@@ -471,19 +360,19 @@ void template_diff_decide(const json_t *old, const json_t *new, const json_t *an
 	d.warnings = json_array();
 	bool changed = false;
 	json_array_foreach(new, i, t) {
-		const char *name = tmpl_name(t);
-		const json_t *o = find_template(old, name);
+		const char *name = template_name(t);
+		const json_t *o = template_find(old, name);
 		if (!o)
 			judge_added(&d, name, t);
-		else if (!same_template(o, t))
+		else if (!template_same(o, t))
 			judge_changed(&d, name, o, t);
 		else
 			continue;
 		changed = true;
 	}
 	json_array_foreach(old, i, t) {
-		const char *name = tmpl_name(t);
-		if (find_template(new, name))
+		const char *name = template_name(t);
+		if (template_find(new, name))
 			continue;
 		warn(&d, "volumeClaimTemplate %s will be removed by the operator, which re-creates the StatefulSet; its "
 			 "claims are kept", name);
@@ -512,16 +401,4 @@ void template_decision_release(struct template_decision *d)
 	FREE_AND_NULL(d->message);
 	json_decref(d->warnings);
 	d->warnings = NULL;
-}
-
-json_t *template_desired_form(const json_t *t)
-{
-	json_t *md = json_pack("{s:s}", "name", tmpl_name(t));
-	const json_t *labels = kube_obj_labels(t), *annotations = kube_obj_annotations(t);
-	if (json_is_object(labels) && json_object_size(labels))
-		json_object_set_new(md, "labels", json_deep_copy(labels));
-	if (json_is_object(annotations) && json_object_size(annotations))
-		json_object_set_new(md, "annotations", json_deep_copy(annotations));
-	json_t *spec = json_deep_copy(json_object_get(t, "spec"));
-	return json_pack("{s:o, s:o}", "metadata", md, "spec", spec ? spec : json_object());
 }

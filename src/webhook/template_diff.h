@@ -35,7 +35,4 @@ void template_diff_decide(const json_t *old, const json_t *new, const json_t *an
 
 void template_decision_release(struct template_decision *d);
 
-/* A template reduced to what the desired-templates annotation records (new reference). */
-json_t *template_desired_form(const json_t *tmpl);
-
 #endif
