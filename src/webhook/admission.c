@@ -169,13 +169,14 @@ static json_t *decide(const json_t *req, const struct admission_view *view)
 		r = allowed();
 		break;
 	case TEMPLATES_EQUAL:
-		/* Same content in another order (or status): keep the stored text, so the rest of the update passes. */
+		/* The same claims written otherwise (order, status, a size's unit): keep the stored text, so the rest
+		   of the update passes. */
 		if ((!old && !new) || (old && new && json_equal(old, new)))
 			r = allowed();
 		else
 			r = patched(json_pack("[o]", restore_templates_op(old)),
-				    json_pack("[s]", "stateful-operator: volumeClaimTemplates kept as stored: only their "
-						     "order or status differed"));
+				    json_pack("[s]", "stateful-operator: volumeClaimTemplates kept as stored: they ask "
+						     "for the same volumes, written otherwise"));
 		break;
 	case TEMPLATES_DENIED:
 		r = denied(422, "Invalid", d.message);

@@ -169,8 +169,10 @@ static void check_user_annotations(struct diff *d, const char *name, const json_
 	v = json_object_get(d->annotations, key);
 	if (v) {
 		const char *want = json_string_value(v), *cls = kube_obj_str(t, "spec.storageClassName");
-		const json_t *dflt = d->view ? default_class(d->view->storage_classes) : NULL;
-		bool agree = want && (cls ? !strcmp(want, cls) : same_str(want, kube_obj_str(dflt, "metadata.name")));
+		const json_t *classes = d->view ? d->view->storage_classes : NULL;
+		/* No class in the template means the default one; with the classes unknown, that cannot be checked. */
+		bool agree = want && (cls ? !strcmp(want, cls)
+					  : !classes || same_str(want, kube_obj_str(default_class(classes), "metadata.name")));
 		if (!agree)
 			deny(d, "annotation %s is \"%s\" but volumeClaimTemplate \"%s\" asks for StorageClass %s; remove "
 				"the annotation or make it agree", key, shown(want, "?"), name, shown(cls, "(default)"));
@@ -201,7 +203,7 @@ static void judge_changed(struct diff *d, const char *name, const json_t *old, c
 	free(fixed);
 
 	struct strbuf what = STRBUF_INIT;
-	bool resized = false, grows = false;
+	bool resized = false, grows = false, others = false; /* others: a change besides the size */
 	const char *old_size = template_size(old), *new_size = template_size(new);
 	if (!same_str(old_size, new_size)) {
 		struct quantity nq, oq;
@@ -214,12 +216,13 @@ static void judge_changed(struct diff *d, const char *name, const json_t *old, c
 				ANNOTATION_STRATEGY, ANNOTATION_ALLOW_SHRINK);
 		resized = cmp != 0;
 		grows = cmp > 0;
-		strbuf_appendf(&what, "%s -> %s", shown(old_size, "(no size)"), new_size);
+		strbuf_appendf(&what, "%s -> %s%s", shown(old_size, "(no size)"), new_size, resized ? "" : " (same size)");
 	}
 
 	const char *old_cls = kube_obj_str(old, "spec.storageClassName");
 	const char *new_cls = kube_obj_str(new, "spec.storageClassName");
 	bool reclassed = !same_str(old_cls, new_cls);
+	others |= reclassed;
 	if (reclassed) {
 		if (d->strategy == STRATEGY_EXPAND)
 			deny(d, "volumeClaimTemplate \"%s\": StorageClass %s -> %s copies the data to new volumes, but "
@@ -240,18 +243,20 @@ static void judge_changed(struct diff *d, const char *name, const json_t *old, c
 	const char *old_vac = kube_obj_str(old, "spec.volumeAttributesClassName");
 	const char *new_vac = kube_obj_str(new, "spec.volumeAttributesClassName");
 	if (!same_str(old_vac, new_vac)) {
+		others = true;
 		check_attributes_class(d, name, new_vac);
 		strbuf_appendf(&what, "%sVolumeAttributesClass %s -> %s", what.len ? ", " : "", shown(old_vac, "(none)"),
 			       shown(new_vac, "(none)"));
 	}
 	if (!template_same_map(kube_obj_labels(old), kube_obj_labels(new)) ||
-	    !template_same_map(kube_obj_annotations(old), kube_obj_annotations(new)))
+	    !template_same_map(kube_obj_annotations(old), kube_obj_annotations(new))) {
+		others = true;
 		strbuf_appendf(&what, "%slabels/annotations", what.len ? ", " : "");
+	}
 	check_user_annotations(d, name, new);
 
-	bool size_only = resized && !reclassed && !strchr(what.buf, ',');
 	warn(d, "volumeClaimTemplate %s %s will be %s by the operator; follow with resize-status", name,
-	     what.len ? what.buf : "(same values, other text)", size_only ? "resized" : "changed");
+	     strbuf_str(&what), resized && !others ? "resized" : "changed");
 out:
 	strbuf_release(&what);
 }

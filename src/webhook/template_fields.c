@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "client/kube_object.h"
+#include "client/quantity.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -111,10 +112,18 @@ char *template_fixed_differences(const json_t *old, const json_t *new)
 	return strbuf_detach(&names);
 }
 
+/* "10Gi" and "10240Mi" are one size: a manifest may write it either way. */
+static bool same_size(const char *a, const char *b)
+{
+	struct quantity qa, qb;
+	return same_str(a, b) || (a && b && quantity_parse(a, &qa, NULL) == 0 && quantity_parse(b, &qb, NULL) == 0 &&
+				  quantity_cmp(&qa, &qb) == 0);
+}
+
 bool template_same(const json_t *old, const json_t *new)
 {
 	char *fixed = template_fixed_differences(old, new);
-	bool same = !*fixed && same_str(template_size(old), template_size(new)) &&
+	bool same = !*fixed && same_size(template_size(old), template_size(new)) &&
 		    same_str(kube_obj_str(old, "spec.storageClassName"), kube_obj_str(new, "spec.storageClassName")) &&
 		    same_str(kube_obj_str(old, "spec.volumeAttributesClassName"),
 			     kube_obj_str(new, "spec.volumeAttributesClassName")) &&

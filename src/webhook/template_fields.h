@@ -25,7 +25,10 @@ bool template_same_map(const json_t *a, const json_t *b);
  */
 char *template_fixed_differences(const json_t *old, const json_t *new);
 
-/* old and new ask for the same claims: name, labels, annotations and spec (status, kind ignored). */
+/*
+ * old and new ask for the same claims: name, labels, annotations and spec
+ * (status and kind ignored; sizes compared as quantities).
+ */
 bool template_same(const json_t *old, const json_t *new);
 
 /*
