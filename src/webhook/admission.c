@@ -162,7 +162,7 @@ static json_t *decide(const json_t *req, const struct admission_view *view)
 
 	const json_t *old = templates_of(stored), *new = templates_of(sts);
 	struct template_decision d;
-	template_diff_decide(old, new, kube_obj_annotations(sts), view, &d);
+	template_diff_decide(old, new, sts, view, &d);
 	json_t *r = NULL;
 	switch (d.verdict) {
 	case TEMPLATES_NOT_UNDERSTOOD:

@@ -293,6 +293,44 @@ static void judge_added(struct diff *d, const char *name, const json_t *t)
 
 /* ---- the whole update ---- */
 
+static bool uses_volume(const json_t *container, const char *name)
+{
+	static const char *const kinds[] = {"volumeMounts", "volumeDevices"};
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		size_t i;
+		json_t *m;
+		json_array_foreach(json_object_get(container, kinds[k]), i, m) {
+			if (same_str(kube_obj_str(m, "name"), name))
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The container of the applied pod template that still uses the volume of
+ * a removed template (no pod volume of that name standing in), or NULL:
+ * once the set is re-created without it, no pod of it could be created.
+ */
+static const char *mounting_container(const json_t *applied, const char *name)
+{
+	const json_t *pod = json_object_get(json_object_get(json_object_get(applied, "spec"), "template"), "spec");
+	size_t i;
+	json_t *c;
+	json_array_foreach(json_object_get(pod, "volumes"), i, c) {
+		if (same_str(kube_obj_str(c, "name"), name))
+			return NULL;
+	}
+	static const char *const lists[] = {"initContainers", "containers"};
+	for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++) {
+		json_array_foreach(json_object_get(pod, lists[l]), i, c) {
+			if (uses_volume(c, name))
+				return shown(kube_obj_str(c, "name"), "?");
+		}
+	}
+	return NULL;
+}
+
 /* NULL (no templates), or an array of objects that each have a metadata.name. */
 static bool understood(const json_t *list)
 {
@@ -334,9 +372,10 @@ static enum strategy read_strategy(const json_t *annotations)
 	return STRATEGY_INVALID;
 }
 
-void template_diff_decide(const json_t *old, const json_t *new, const json_t *annotations,
+void template_diff_decide(const json_t *old, const json_t *new, const json_t *applied,
 			  const struct admission_view *view, struct template_decision *out)
 {
+	const json_t *annotations = kube_obj_annotations(applied);
 	struct diff d = {.view = view, .annotations = annotations, .denial = STRBUF_INIT};
 	size_t i;
 	json_t *t;
@@ -379,8 +418,13 @@ void template_diff_decide(const json_t *old, const json_t *new, const json_t *an
 		const char *name = template_name(t);
 		if (template_find(new, name))
 			continue;
-		warn(&d, "volumeClaimTemplate %s will be removed by the operator, which re-creates the StatefulSet; its "
-			 "claims are kept", name);
+		const char *container = mounting_container(applied, name);
+		if (container)
+			deny(&d, "volumeClaimTemplate \"%s\" is removed but container %s still mounts it; remove the "
+				 "volumeMount (or volumeDevice) too", name, container);
+		else
+			warn(&d, "volumeClaimTemplate %s will be removed by the operator, which re-creates the "
+				 "StatefulSet; its claims are kept", name);
 		changed = true;
 	}
 	if (changed && d.strategy == STRATEGY_INVALID)

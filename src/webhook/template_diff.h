@@ -26,11 +26,12 @@ struct template_decision {
 
 /*
  * Decides on old and new (borrowed; each a JSON array of templates, NULL =
- * none) given the applied object's annotations (borrowed, may be NULL:
- * resize strategy, allow-shrink, the per-template resize annotations) and
- * what the caches hold. Fills *out; release it with template_decision_release.
+ * none) given the applied StatefulSet (borrowed: its annotations say the
+ * resize strategy, allow-shrink and per-template targets; its pod template
+ * which volumes are mounted) and what the caches hold. Fills *out; release
+ * it with template_decision_release.
  */
-void template_diff_decide(const json_t *old, const json_t *new, const json_t *annotations,
+void template_diff_decide(const json_t *old, const json_t *new, const json_t *applied,
 			  const struct admission_view *view, struct template_decision *out);
 
 void template_decision_release(struct template_decision *d);

@@ -51,7 +51,10 @@ static json_t *statefulset(const char *image, const char *annotations, const cha
 {
 	char *text = xasprintf("{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"web\","
 			       "\"namespace\":\"ns\",\"labels\":{\"app\":\"web\"}%s%s},\"spec\":{\"replicas\":3,"
-			       "\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"%s\"}]}}%s%s}}",
+			       "\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"%s\",\"volumeMounts\":["
+			       "{\"name\":\"data\",\"mountPath\":\"/data\"},{\"name\":\"db-wal\",\"mountPath\":\"/wal\"},"
+			       "{\"name\":\"scratch\",\"mountPath\":\"/tmp\"}]}],\"volumes\":[{\"name\":\"scratch\","
+			       "\"emptyDir\":{}}]}}%s%s}}",
 			       annotations ? ",\"annotations\":" : "", annotations ? annotations : "", image,
 			       templates ? ",\"volumeClaimTemplates\":" : "", templates ? templates : "");
 	json_t *s = parse(text);
@@ -280,6 +283,10 @@ static const struct update_case cases[] = {
 	 {"\"logs\"", "\"nvme\" does not exist"}},
 	{"template removed", "[" TMPL("data", "10Gi", "") "," TMPL("logs", "1Gi", "") "]", DATA_10, NULL, MUTATE,
 	 {"volumeClaimTemplate logs will be removed", "claims are kept"}},
+	{"template removed while a container still mounts it", "[" TMPL("data", "10Gi", "") "," TMPL("db-wal", "1Gi", "") "]",
+	 DATA_10, NULL, DENY, {"\"db-wal\" is removed but container c still mounts it", "remove the volumeMount"}},
+	{"template removed, a pod volume of that name stands in", "[" TMPL("data", "10Gi", "") "," TMPL("scratch", "1Gi", "") "]",
+	 DATA_10, NULL, MUTATE, {"scratch will be removed"}},
 	{"accessModes change", DATA_10,
 	 "[{\"metadata\":{\"name\":\"data\"},\"spec\":{\"accessModes\":[\"ReadWriteMany\"],\"volumeMode\":\"Filesystem\","
 	 "\"resources\":{\"requests\":{\"storage\":\"20Gi\"}}}}]",
