@@ -42,15 +42,25 @@ struct admission_view {
  *  - allowed, no patch: not an UPDATE of an apps/v1 StatefulSet, a
  *    subresource, a malformed request, the set opted out (label
  *    LABEL_WEBHOOK: WEBHOOK_DISABLED, or ANNOTATION_IGNORE "true"), or the
- *    templates equal. Whatever this does not understand it lets through;
- *    the API server then refuses a template change as it always did.
+ *    templates identical. Whatever this does not understand it lets
+ *    through; the API server then refuses a template change as it always did.
  *  - allowed with a JSONPatch (base64) and warnings: a change the operator
  *    carries out (sizes, storageClassName, volumeAttributesClassName,
- *    template labels and annotations, templates added or removed).
- *  - denied, status 422 (reason Invalid), message says what to fix: any
- *    other change or one that cannot be carried out (see admission.c).
+ *    template labels and annotations, templates added or removed). The
+ *    patch puts the stored templates back and sets the annotation; the
+ *    rest of the update is untouched. Templates that ask for the same
+ *    volumes written otherwise (order, status, "10Gi" as "10240Mi") get
+ *    only the first op, and no annotation.
+ *  - denied, status 422 (reason Invalid), message says what to fix: a
+ *    change of any other field, a shrink without copy + allow-shrink, an
+ *    unknown (attributes) class, expand with a class change or on a class
+ *    that cannot expand, a per-template annotation that disagrees, an added
+ *    template named no DNS label, a removed template still mounted, more
+ *    than ADMISSION_MAX_TEMPLATES templates (template_diff.c).
  *  - denied, status 400: review is not an AdmissionReview v1 at all.
  * dryRun requests get the same answer: the only record is the object.
+ * Serve every answer with HTTP 200: to the API server any other status is
+ * a webhook failure, which failurePolicy Ignore turns into "allowed".
  */
 json_t *admission_review(const json_t *review, const struct admission_view *view);
 
