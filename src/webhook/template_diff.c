@@ -307,6 +307,20 @@ static bool uses_volume(const json_t *container, const char *name)
 	return false;
 }
 
+/* The prefix of a per-template annotation naming template name, or NULL. */
+static const char *removed_target_annotation(const json_t *annotations, const char *name)
+{
+	static const char *const prefixes[] = {RESIZE_ANNOTATION_PREFIX, CLASS_ANNOTATION_PREFIX};
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		char *key = xasprintf("%s%s", prefixes[i], name);
+		bool found = json_object_get(annotations, key) != NULL;
+		free(key);
+		if (found)
+			return prefixes[i];
+	}
+	return NULL;
+}
+
 /*
  * The container of the applied pod template that still uses the volume of
  * a removed template (no pod volume of that name standing in), or NULL:
@@ -419,7 +433,11 @@ void template_diff_decide(const json_t *old, const json_t *new, const json_t *ap
 		if (template_find(new, name))
 			continue;
 		const char *container = mounting_container(applied, name);
-		if (container)
+		const char *target = removed_target_annotation(annotations, name);
+		if (target)
+			deny(&d, "volumeClaimTemplate \"%s\" is removed but annotation %s%s still asks to change it; "
+				 "remove the annotation", name, target, name);
+		else if (container)
 			deny(&d, "volumeClaimTemplate \"%s\" is removed but container %s still mounts it; remove the "
 				 "volumeMount (or volumeDevice) too", name, container);
 		else

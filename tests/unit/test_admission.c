@@ -287,6 +287,9 @@ static const struct update_case cases[] = {
 	 DATA_10, NULL, DENY, {"\"db-wal\" is removed but container c still mounts it", "remove the volumeMount"}},
 	{"template removed, a pod volume of that name stands in", "[" TMPL("data", "10Gi", "") "," TMPL("scratch", "1Gi", "") "]",
 	 DATA_10, NULL, MUTATE, {"scratch will be removed"}},
+	{"template removed, its resize annotation kept", "[" TMPL("data", "10Gi", "") "," TMPL("logs", "1Gi", "") "]",
+	 DATA_10, "{\"resize.stateful-operator.io/logs\":\"2Gi\"}", DENY,
+	 {"\"logs\" is removed but annotation resize.stateful-operator.io/logs still asks", "remove the annotation"}},
 	{"accessModes change", DATA_10,
 	 "[{\"metadata\":{\"name\":\"data\"},\"spec\":{\"accessModes\":[\"ReadWriteMany\"],\"volumeMode\":\"Filesystem\","
 	 "\"resources\":{\"requests\":{\"storage\":\"20Gi\"}}}}]",
