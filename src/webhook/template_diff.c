@@ -10,9 +10,9 @@
 #include "controllers/contract.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
+#include "webhook/class_lookup.h"
 #include "webhook/template_fields.h"
 
-#define DEFAULT_CLASS_ANNOTATION "storageclass.kubernetes.io/is-default-class"
 #define CHANGEABLE                                                                                           \
 	"only spec.resources.requests.storage, spec.storageClassName, spec.volumeAttributesClassName, " \
 	"metadata.labels and metadata.annotations of a volumeClaimTemplate can change"
@@ -52,31 +52,6 @@ static void deny(struct diff *d, const char *fmt, ...)
 
 /* ---- what the cluster has ---- */
 
-/* "a, b" (new string): the names of list's objects, for a message that says what exists. */
-static char *names_of(const json_t *list)
-{
-	struct strbuf sb = STRBUF_INIT;
-	size_t i;
-	json_t *o;
-	json_array_foreach(list, i, o) {
-		strbuf_appendf(&sb, "%s%s", sb.len ? ", " : "", shown(kube_obj_str(o, "metadata.name"), "?"));
-	}
-	if (!sb.len)
-		strbuf_appendf(&sb, "none");
-	return strbuf_detach(&sb);
-}
-
-static const json_t *default_class(const json_t *classes)
-{
-	size_t i;
-	json_t *sc;
-	json_array_foreach(classes, i, sc) {
-		if (kube_obj_annotation_true(sc, DEFAULT_CLASS_ANNOTATION))
-			return sc;
-	}
-	return NULL;
-}
-
 /*
  * The StorageClass a template's claims get (cls, or the default one when
  * cls is NULL) into *sc. Returns false, denying, when the caches know the
@@ -89,10 +64,10 @@ static bool resolve_class(struct diff *d, const char *name, const char *cls, con
 	*sc = NULL;
 	if (!classes || (cls && !*cls))
 		return true;
-	*sc = cls ? kube_list_find(classes, NULL, cls) : default_class(classes);
+	*sc = cls ? kube_list_find(classes, NULL, cls) : class_default(classes);
 	if (*sc)
 		return true;
-	char *existing = names_of(classes);
+	char *existing = class_names(classes);
 	if (cls)
 		deny(d, "volumeClaimTemplate \"%s\": StorageClass \"%s\" does not exist (existing: %s); create it or fix "
 			"spec.storageClassName", name, cls, existing);
@@ -116,7 +91,7 @@ static void check_attributes_class(struct diff *d, const char *name, const char 
 	}
 	if (kube_list_find(classes, NULL, vac))
 		return;
-	char *existing = names_of(classes);
+	char *existing = class_names(classes);
 	deny(d, "volumeClaimTemplate \"%s\": VolumeAttributesClass \"%s\" does not exist (existing: %s); create it "
 		"or fix spec.volumeAttributesClassName", name, vac, existing);
 	free(existing);
@@ -172,7 +147,7 @@ static void check_user_annotations(struct diff *d, const char *name, const json_
 		const json_t *classes = d->view ? d->view->storage_classes : NULL;
 		/* No class in the template means the default one; with the classes unknown, that cannot be checked. */
 		bool agree = want && (cls ? !strcmp(want, cls)
-					  : !classes || same_str(want, kube_obj_str(default_class(classes), "metadata.name")));
+					  : !classes || same_str(want, kube_obj_str(class_default(classes), "metadata.name")));
 		if (!agree)
 			deny(d, "annotation %s is \"%s\" but volumeClaimTemplate \"%s\" asks for StorageClass %s; remove "
 				"the annotation or make it agree", key, shown(want, "?"), name, shown(cls, "(default)"));
@@ -293,20 +268,6 @@ static void judge_added(struct diff *d, const char *name, const json_t *t)
 
 /* ---- the whole update ---- */
 
-static bool uses_volume(const json_t *container, const char *name)
-{
-	static const char *const kinds[] = {"volumeMounts", "volumeDevices"};
-	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
-		size_t i;
-		json_t *m;
-		json_array_foreach(json_object_get(container, kinds[k]), i, m) {
-			if (same_str(kube_obj_str(m, "name"), name))
-				return true;
-		}
-	}
-	return false;
-}
-
 /* The prefix of a per-template annotation naming template name, or NULL. */
 static const char *removed_target_annotation(const json_t *annotations, const char *name)
 {
@@ -317,30 +278,6 @@ static const char *removed_target_annotation(const json_t *annotations, const ch
 		free(key);
 		if (found)
 			return prefixes[i];
-	}
-	return NULL;
-}
-
-/*
- * The container of the applied pod template that still uses the volume of
- * a removed template (no pod volume of that name standing in), or NULL:
- * once the set is re-created without it, no pod of it could be created.
- */
-static const char *mounting_container(const json_t *applied, const char *name)
-{
-	const json_t *pod = json_object_get(json_object_get(json_object_get(applied, "spec"), "template"), "spec");
-	size_t i;
-	json_t *c;
-	json_array_foreach(json_object_get(pod, "volumes"), i, c) {
-		if (same_str(kube_obj_str(c, "name"), name))
-			return NULL;
-	}
-	static const char *const lists[] = {"initContainers", "containers"};
-	for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++) {
-		json_array_foreach(json_object_get(pod, lists[l]), i, c) {
-			if (uses_volume(c, name))
-				return shown(kube_obj_str(c, "name"), "?");
-		}
 	}
 	return NULL;
 }
@@ -432,15 +369,15 @@ void template_diff_decide(const json_t *old, const json_t *new, const json_t *ap
 		const char *name = template_name(t);
 		if (template_find(new, name))
 			continue;
-		const char *container = mounting_container(applied, name);
+		const char *container = template_mounted_by(applied, name);
 		const char *target = removed_target_annotation(annotations, name);
 		if (target)
 			deny(&d, "volumeClaimTemplate \"%s\" is removed but annotation %s%s still asks to change it; "
 				 "remove the annotation", name, target, name);
-		else if (container)
+		if (container)
 			deny(&d, "volumeClaimTemplate \"%s\" is removed but container %s still mounts it; remove the "
 				 "volumeMount (or volumeDevice) too", name, container);
-		else
+		if (!target && !container)
 			warn(&d, "volumeClaimTemplate %s will be removed by the operator, which re-creates the "
 				 "StatefulSet; its claims are kept", name);
 		changed = true;

@@ -144,3 +144,38 @@ json_t *template_desired_form(const json_t *t)
 	json_t *spec = json_deep_copy(json_object_get(t, "spec"));
 	return json_pack("{s:o, s:o}", "metadata", md, "spec", spec ? spec : json_object());
 }
+
+/* ---- the pod template ---- */
+
+static bool uses_volume(const json_t *container, const char *name)
+{
+	static const char *const kinds[] = {"volumeMounts", "volumeDevices"};
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		size_t i;
+		json_t *m;
+		json_array_foreach(json_object_get(container, kinds[k]), i, m) {
+			if (same_str(kube_obj_str(m, "name"), name))
+				return true;
+		}
+	}
+	return false;
+}
+
+const char *template_mounted_by(const json_t *sts, const char *name)
+{
+	const json_t *pod = json_object_get(json_object_get(json_object_get(sts, "spec"), "template"), "spec");
+	size_t i;
+	json_t *c;
+	json_array_foreach(json_object_get(pod, "volumes"), i, c) {
+		if (same_str(kube_obj_str(c, "name"), name))
+			return NULL;
+	}
+	static const char *const lists[] = {"initContainers", "containers"};
+	for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++) {
+		json_array_foreach(json_object_get(pod, lists[l]), i, c) {
+			if (uses_volume(c, name))
+				return kube_obj_str(c, "name") ? kube_obj_str(c, "name") : "?";
+		}
+	}
+	return NULL;
+}

@@ -38,4 +38,12 @@ bool template_same(const json_t *old, const json_t *new);
  */
 json_t *template_desired_form(const json_t *t);
 
+/*
+ * The name of a container (or init container) of StatefulSet sts's pod
+ * template that mounts the volume of template name, when no pod volume of
+ * that name stands in for it; NULL when none does. Once the set is
+ * re-created without that template, no pod of it could be created.
+ */
+const char *template_mounted_by(const json_t *sts, const char *name);
+
 #endif
