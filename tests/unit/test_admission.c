@@ -674,6 +674,34 @@ static void test_not_a_review(void **state)
 	json_decref(body);
 }
 
+/* Odd shapes (the caller's JSON is anything the network sent): an answer every time, never a crash. */
+static void test_odd_shapes(void **state)
+{
+	(void)state;
+	const char *templates[] = {
+		"{}", "null", "[1]", "[{\"metadata\":null}]", "[{\"metadata\":{\"name\":7}}]",
+		"[{\"metadata\":{\"name\":\"data\",\"labels\":\"x\"},\"spec\":\"s\"}]",
+		"[{\"metadata\":{\"name\":\"data\"},\"spec\":{\"resources\":{\"requests\":{\"storage\":20}}}}]",
+		"[{\"metadata\":{\"name\":\"data\"},\"spec\":{\"resources\":[]}}]",
+		"[{\"metadata\":{\"name\":\"data\"},\"spec\":{\"storageClassName\":null,\"resources\":{\"requests\":"
+		"{\"storage\":\"1Gi\"}}}}]",
+	};
+	json_t *classes = parse("[1, {\"metadata\":7}, {\"metadata\":{\"name\":\"fast\"}}]");
+	struct admission_view odd = {classes, classes};
+	for (size_t i = 0; i < sizeof(templates) / sizeof(templates[0]); i++) {
+		for (int old_side = 0; old_side < 2; old_side++) {
+			json_t *a = answer_update(old_side ? templates[i] : DATA_10, old_side ? DATA_10 : templates[i],
+						  "{\"stateful-operator.io/resize-strategy\":\"expand\"}", &odd);
+			const json_t *r = response_of(a);
+			assert_true(json_is_boolean(json_object_get(r, "allowed")));
+			assert_string_equal(kube_obj_str(r, "uid"), "uid-2");
+			free(patch_text(a));
+			json_decref(a);
+		}
+	}
+	json_decref(classes);
+}
+
 /* The manifest and the test registration read this one text: it must keep its has() guards. */
 static void test_match_condition(void **state)
 {
@@ -694,6 +722,7 @@ int main(void)
 		cmocka_unit_test(test_uid_and_dry_run),
 		cmocka_unit_test(test_passes_untouched),
 		cmocka_unit_test(test_not_a_review),
+		cmocka_unit_test(test_odd_shapes),
 		cmocka_unit_test(test_match_condition),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
