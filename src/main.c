@@ -16,6 +16,7 @@
 #include "observability.h"
 #include "options.h"
 #include "own_image.h"
+#include "webhook/webhook.h"
 #include "controllers/resize/copy_script.h"
 #include "controllers/cluster/cluster_controller.h"
 #include "controllers/resize/resize_controller.h"
@@ -172,6 +173,7 @@ static struct state_seal *load_state_seal(const struct operator_options *o, stru
 	if (!ns)
 		ns = xstrdup(DEFAULT_OPERATOR_NAMESPACE);
 	struct state_seal *seal = NULL;
+	struct webhook *webhook = NULL;
 	struct kube_error err = {0};
 	if (state_seal_load(c, ns, STATE_SEAL_SECRET_NAME, !o->dry_run, &seal, &err) == 0) {
 		log_info("main", "state key: Secret %s/%s", ns, STATE_SEAL_SECRET_NAME);
@@ -210,6 +212,28 @@ static void add_controllers(struct manager *m, const struct operator_options *o,
 		struct cluster_deps d = {.base = base, .can_read_nodes = o->namespace == NULL};
 		manager_add_controller(m, cluster_controller_new(&d));
 	}
+}
+
+/* The admission webhook when --webhook-bind-address asks for it (NULL otherwise, or when it cannot serve). */
+static struct webhook *start_webhook(const struct operator_options *o, struct kube_client *c, struct manager *m,
+				     struct observability *obs)
+{
+	char *ns = own_namespace(o, c);
+	if (!ns)
+		ns = xstrdup(DEFAULT_OPERATOR_NAMESPACE);
+	struct webhook_options wo = {.bind_address = o->webhook_bind_address,
+				     .namespace = ns,
+				     .cert_names = (const char *const *)o->webhook_cert_names,
+				     /* Namespace scope sends nothing outside its namespace. */
+				     .read_storage_classes = o->namespace == NULL,
+				     .dry_run = o->dry_run};
+	char *err = NULL;
+	struct webhook *w = webhook_start(&wo, c, m, observability_metrics(obs), &err);
+	if (err)
+		log_error("main", "--webhook-bind-address %s: %s", o->webhook_bind_address, err);
+	free(err);
+	free(ns);
+	return w;
 }
 
 int main(int argc, char **argv)
@@ -329,6 +353,9 @@ int main(int argc, char **argv)
 	if (!seal)
 		goto out;
 	add_controllers(manager, &opts, client, events, obs, seal);
+	webhook = start_webhook(&opts, client, manager, obs);
+	if (!webhook && strcmp(opts.webhook_bind_address, "0"))
+		goto out;
 
 	struct signal_thread st = {.manager = manager, .set = signals};
 	pthread_t sig_thread;
@@ -341,6 +368,7 @@ int main(int argc, char **argv)
 	pthread_join(sig_thread, NULL);
 out:
 	/* The manager first: it stops the controllers that use the rest. */
+	webhook_stop(webhook);
 	manager_free(manager);
 	manager = NULL;
 	event_recorder_free(events);
