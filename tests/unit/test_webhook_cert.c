@@ -371,7 +371,7 @@ static void test_secret_round_trip(void **unused)
 static void test_secret_with_bad_base64_refused(void **unused)
 {
 	(void)unused;
-	const char *bad[] = {"not base64!", "QUJ\nREVG", "QUI=QUI=", "QUJDR", "QQ=", "QUJD AA==", "AAAA"};
+	const char *bad[] = {"not base64!", "QUJ\nREVG", "QUI=QUI=", "QUJDR", "QQ=", "QUJD AA==", "AAAA", "A==="};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		/* Good values around the bad one must not survive it. */
 		json_t *secret = secret_of(json_pack("{s:s, s:s}", "ca.crt", "QUJD", "tls.key", bad[i]));
