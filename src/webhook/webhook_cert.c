@@ -473,46 +473,45 @@ static const char *uncovered_name(X509 *x, const char *const *names)
 	return NULL;
 }
 
-static enum cert_action check_ca(X509 *ca, EVP_PKEY *ca_key, long long now_s, char **why)
+/*
+ * What a certificate and its key need, named what ("CA", "serving"), to
+ * last renew_before_s more from now_s: a, when either is unreadable, they
+ * do not match, or the certificate ends sooner; else CERT_OK.
+ */
+static enum cert_action check_pair(X509 *x, EVP_PKEY *key, const char *what, long long renew_before_s,
+				   long long now_s, enum cert_action a, char **why)
 {
-	if (!ca)
-		return decide(why, CERT_NEW_CA, "no readable CA certificate");
-	if (!ca_key)
-		return decide(why, CERT_NEW_CA, "no readable CA key");
-	if (X509_check_ca(ca) == 0)
-		return decide(why, CERT_NEW_CA, "the CA certificate is not a CA's");
-	if (X509_check_private_key(ca, ca_key) != 1)
-		return decide(why, CERT_NEW_CA, "the CA key does not match the CA certificate");
-	long long end = asn1_time_s(X509_get0_notAfter(ca));
+	if (!x)
+		return decide(why, a, "no readable %s certificate", what);
+	if (!key)
+		return decide(why, a, "no readable %s key", what);
+	if (X509_check_private_key(x, key) != 1)
+		return decide(why, a, "the %s key does not match the %s certificate", what, what);
+	long long end = asn1_time_s(X509_get0_notAfter(x));
 	if (end < 0)
-		return decide(why, CERT_NEW_CA, "the CA certificate's expiry is unreadable");
-	if (end - now_s < CERT_CA_RENEW_BEFORE_S) {
+		return decide(why, a, "the %s certificate's expiry is unreadable", what);
+	if (end - now_s < renew_before_s) {
 		char when[32];
 		format_time(end, when);
-		return decide(why, CERT_NEW_CA, "the CA expires at %s, within %lld days", when,
-			      CERT_CA_RENEW_BEFORE_S / SECONDS_PER_DAY);
+		return decide(why, a, "the %s certificate expires at %s, within %lld days", what, when,
+			      renew_before_s / SECONDS_PER_DAY);
 	}
 	return CERT_OK;
+}
+
+static enum cert_action check_ca(X509 *ca, EVP_PKEY *ca_key, long long now_s, char **why)
+{
+	if (ca && X509_check_ca(ca) == 0)
+		return decide(why, CERT_NEW_CA, "the CA certificate is not a CA's");
+	return check_pair(ca, ca_key, "CA", CERT_CA_RENEW_BEFORE_S, now_s, CERT_NEW_CA, why);
 }
 
 static enum cert_action check_serving(X509 *ca, X509 *x, EVP_PKEY *key, const char *const *names, long long now_s,
 				      char **why)
 {
-	if (!x)
-		return decide(why, CERT_RENEW_SERVING, "no readable serving certificate");
-	if (!key)
-		return decide(why, CERT_RENEW_SERVING, "no readable serving key");
-	if (X509_check_private_key(x, key) != 1)
-		return decide(why, CERT_RENEW_SERVING, "the serving key does not match the serving certificate");
-	long long end = asn1_time_s(X509_get0_notAfter(x));
-	if (end < 0)
-		return decide(why, CERT_RENEW_SERVING, "the serving certificate's expiry is unreadable");
-	if (end - now_s < CERT_SERVING_RENEW_BEFORE_S) {
-		char when[32];
-		format_time(end, when);
-		return decide(why, CERT_RENEW_SERVING, "the serving certificate expires at %s, within %lld days", when,
-			      CERT_SERVING_RENEW_BEFORE_S / SECONDS_PER_DAY);
-	}
+	enum cert_action a = check_pair(x, key, "serving", CERT_SERVING_RENEW_BEFORE_S, now_s, CERT_RENEW_SERVING, why);
+	if (a != CERT_OK)
+		return a;
 	const char *problem = chain_problem(ca, x);
 	if (problem)
 		return decide(why, CERT_RENEW_SERVING, "the serving certificate does not verify against the CA: %s",
