@@ -85,7 +85,8 @@ enum cert_action {
 };
 
 /*
- * What b needs at now_s to serve names (as for cert_bundle_make_serving).
+ * What b needs at now_s to serve names (as for cert_bundle_make_serving;
+ * NULL: any names).
  * CERT_NEW_CA: the CA is missing, unreadable, not a CA, does not match its
  * key, or expires within CERT_CA_RENEW_BEFORE_S. Else CERT_RENEW_SERVING:
  * the serving certificate or key is missing or unreadable, they do not
@@ -109,7 +110,8 @@ json_t *cert_bundle_secret_data(const struct cert_bundle *b);
 
 /*
  * Reads a Secret (borrowed) into b (released first): each data key that
- * is absent, or a Secret without data, leaves its field NULL. Refuses,
+ * is absent, null or empty, or a Secret without data, leaves its field
+ * NULL (cert_bundle_check then says what to make). Refuses,
  * with a new *err naming the key, a data value that is not a string, not
  * padded standard base64, or does not decode to text; on failure b is
  * left empty.
