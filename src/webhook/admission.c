@@ -1,0 +1,205 @@
+#include "webhook/admission.h"
+
+#include <openssl/evp.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/kube_object.h"
+#include "controllers/contract.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+#include "webhook/template_diff.h"
+#include "webhook/template_fields.h"
+
+#define REVIEW_API_VERSION "admission.k8s.io/v1"
+#define TEMPLATES_PATH "/spec/volumeClaimTemplates"
+
+static bool same_str(const char *a, const char *b)
+{
+	return a && b && !strcmp(a, b);
+}
+
+/* ---- the answer ---- */
+
+/* The AdmissionReview around response (stolen), echoing uid. New reference. */
+static json_t *answer(const char *uid, json_t *response)
+{
+	json_object_set_new(response, "uid", json_string(uid ? uid : ""));
+	return json_pack("{s:s, s:s, s:o}", "apiVersion", REVIEW_API_VERSION, "kind", "AdmissionReview", "response",
+			 response);
+}
+
+static json_t *allowed(void)
+{
+	return json_pack("{s:b}", "allowed", 1);
+}
+
+/* The API server shows message after: admission webhook "<name>" denied the request: */
+static json_t *denied(int code, const char *reason, const char *message)
+{
+	return json_pack("{s:b, s:{s:i, s:s, s:s}}", "allowed", 0, "status", "code", code, "reason", reason, "message",
+			 message);
+}
+
+static char *base64(const char *text)
+{
+	size_t n = strlen(text);
+	char *out = xmalloc(4 * ((n + 2) / 3) + 1);
+	EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)text, (int)n);
+	return out;
+}
+
+/* Allowed with patch (stolen: a JSON Patch array) and warnings (stolen, may be NULL). */
+static json_t *patched(json_t *patch, json_t *warnings)
+{
+	char *text = json_dumps(patch, JSON_COMPACT | JSON_SORT_KEYS);
+	char *b64 = base64(text);
+	json_t *r = json_pack("{s:b, s:s, s:s}", "allowed", 1, "patchType", "JSONPatch", "patch", b64);
+	if (warnings && json_array_size(warnings))
+		json_object_set(r, "warnings", warnings);
+	json_decref(warnings);
+	json_decref(patch);
+	free(text);
+	free(b64);
+	return r;
+}
+
+/* ---- the patch ---- */
+
+/* A JSON Pointer reference token (RFC 6901): '~' is "~0", '/' is "~1". New string. */
+static char *pointer_token(const char *key)
+{
+	struct strbuf sb = STRBUF_INIT;
+	for (const char *p = key; *p; p++) {
+		if (*p == '~')
+			strbuf_appendf(&sb, "~0");
+		else if (*p == '/')
+			strbuf_appendf(&sb, "~1");
+		else
+			strbuf_appendf(&sb, "%c", *p);
+	}
+	return strbuf_detach(&sb);
+}
+
+/* Puts the stored templates back, exactly as stored (old NULL: the set had none). New reference. */
+static json_t *restore_templates_op(const json_t *old)
+{
+	if (!old)
+		return json_pack("{s:s, s:s}", "op", "remove", "path", TEMPLATES_PATH);
+	return json_pack("{s:s, s:s, s:O}", "op", "add", "path", TEMPLATES_PATH, "value", old);
+}
+
+/*
+ * The desired templates as the annotation records them: byte-identical
+ * text for the same manifest applied again, so a GitOps loop re-applying
+ * it changes nothing. New string.
+ */
+static char *desired_text(const json_t *templates)
+{
+	json_t *arr = json_array();
+	size_t i;
+	json_t *t;
+	json_array_foreach(templates, i, t) {
+		json_array_append_new(arr, template_desired_form(t));
+	}
+	char *text = json_dumps(arr, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(arr);
+	return text;
+}
+
+/* Sets annotation key to value on obj, whose metadata.annotations may be missing. New reference. */
+static json_t *annotate_op(const json_t *obj, const char *key, const char *value)
+{
+	if (!json_is_object(kube_obj_annotations(obj)))
+		return json_pack("{s:s, s:s, s:{s:s}}", "op", "add", "path", "/metadata/annotations", "value", key, value);
+	char *token = pointer_token(key);
+	char *path = xasprintf("/metadata/annotations/%s", token);
+	json_t *op = json_pack("{s:s, s:s, s:s}", "op", "add", "path", path, "value", value);
+	free(path);
+	free(token);
+	return op;
+}
+
+/* ---- the decision ---- */
+
+static bool is_review(const json_t *review)
+{
+	const json_t *req = json_object_get(review, "request");
+	return json_is_object(review) && same_str(kube_obj_str(review, "apiVersion"), REVIEW_API_VERSION) &&
+	       same_str(kube_obj_str(review, "kind"), "AdmissionReview") && json_is_object(req) &&
+	       json_is_string(json_object_get(req, "uid"));
+}
+
+/* An UPDATE of the StatefulSet itself (no subresource), with both objects there to compare. */
+static bool statefulset_update(const json_t *req)
+{
+	const char *sub = kube_obj_str(req, "subResource");
+	return same_str(kube_obj_str(req, "operation"), "UPDATE") && same_str(kube_obj_str(req, "kind.group"), "apps") &&
+	       same_str(kube_obj_str(req, "kind.version"), "v1") &&
+	       same_str(kube_obj_str(req, "kind.kind"), "StatefulSet") && (!sub || !*sub) &&
+	       json_is_object(json_object_get(req, "object")) && json_is_object(json_object_get(req, "oldObject"));
+}
+
+static bool opted_out(const json_t *sts)
+{
+	return same_str(kube_obj_label(sts, LABEL_WEBHOOK), WEBHOOK_DISABLED) ||
+	       kube_obj_annotation_true(sts, ANNOTATION_IGNORE);
+}
+
+/* spec.volumeClaimTemplates; NULL when absent or null. Borrowed. */
+static const json_t *templates_of(const json_t *sts)
+{
+	const json_t *t = json_object_get(json_object_get(sts, "spec"), "volumeClaimTemplates");
+	return json_is_null(t) ? NULL : t;
+}
+
+static json_t *decide(const json_t *req, const struct admission_view *view)
+{
+	const json_t *sts = json_object_get(req, "object"), *stored = json_object_get(req, "oldObject");
+	if (!statefulset_update(req) || opted_out(sts))
+		return allowed();
+
+	const json_t *old = templates_of(stored), *new = templates_of(sts);
+	struct template_decision d;
+	template_diff_decide(old, new, kube_obj_annotations(sts), view, &d);
+	json_t *r = NULL;
+	switch (d.verdict) {
+	case TEMPLATES_NOT_UNDERSTOOD:
+		r = allowed();
+		break;
+	case TEMPLATES_EQUAL:
+		/* Same content in another order (or status): keep the stored text, so the rest of the update passes. */
+		if ((!old && !new) || (old && new && json_equal(old, new)))
+			r = allowed();
+		else
+			r = patched(json_pack("[o]", restore_templates_op(old)),
+				    json_pack("[s]", "stateful-operator: volumeClaimTemplates kept as stored: only their "
+						     "order or status differed"));
+		break;
+	case TEMPLATES_DENIED:
+		r = denied(422, "Invalid", d.message);
+		break;
+	case TEMPLATES_CHANGED: {
+		char *text = desired_text(new);
+		json_t *patch = json_pack("[o, o]", restore_templates_op(old),
+					  annotate_op(sts, ANNOTATION_DESIRED_TEMPLATES, text));
+		r = patched(patch, json_incref(d.warnings));
+		free(text);
+		break;
+	}
+	}
+	template_decision_release(&d);
+	return r;
+}
+
+json_t *admission_review(const json_t *review, const struct admission_view *view)
+{
+	const json_t *req = json_object_get(review, "request");
+	const char *uid = kube_obj_str(req, "uid");
+	if (!is_review(review))
+		return answer(uid, denied(400, "BadRequest", "the body is not an AdmissionReview " REVIEW_API_VERSION
+						      " with a request and its uid"));
+	/* dryRun needs nothing different: the object is the only record, and a dry run does not store it. */
+	return answer(uid, decide(req, view));
+}

@@ -1,0 +1,57 @@
+/*
+ * The mutating admission webhook's decision on a StatefulSet update
+ * (GitOps, issue 16): volumeClaimTemplates are immutable, so an update that
+ * changes them is turned into one the API server accepts. The stored
+ * templates are put back into the object, the applied ones are recorded in
+ * ANNOTATION_DESIRED_TEMPLATES (contract.h) for the resize controller, and
+ * every other change of the update goes through untouched. A change the
+ * operator cannot carry out is denied with a message that says what to fix.
+ *
+ * Pure: no I/O, no clock; answers from what the caller's caches hold. Safe
+ * from any thread on inputs nobody modifies.
+ */
+#ifndef SOP_WEBHOOK_ADMISSION_H
+#define SOP_WEBHOOK_ADMISSION_H
+
+#include <jansson.h>
+
+/*
+ * The webhook configuration's matchConditions expression: only updates
+ * whose templates differ reach the webhook, so every other update never
+ * waits on it. has() guards both sides because a missing field is a CEL
+ * error, and with failurePolicy Ignore an error skips the webhook: the
+ * first template added to a set that had none would then be refused.
+ */
+#define ADMISSION_MATCH_CONDITION                                                           \
+	"(has(object.spec.volumeClaimTemplates) ? object.spec.volumeClaimTemplates : []) != " \
+	"(has(oldObject.spec.volumeClaimTemplates) ? oldObject.spec.volumeClaimTemplates : [])"
+
+/* The most templates one update may name (old or new); more is denied, bounding the work. */
+#define ADMISSION_MAX_TEMPLATES 16
+
+/* What the caches know of the cluster; all borrowed. */
+struct admission_view {
+	const json_t *storage_classes;    /* every StorageClass (array); NULL = unknown, not checked */
+	const json_t *attributes_classes; /* every VolumeAttributesClass (array); NULL = the cluster serves none */
+};
+
+/*
+ * The AdmissionReview (admission.k8s.io/v1) answering review (borrowed: the
+ * body the API server POSTed, parsed). Always a new reference, whose
+ * response.uid echoes request.uid:
+ *  - allowed, no patch: not an UPDATE of an apps/v1 StatefulSet, a
+ *    subresource, a malformed request, the set opted out (label
+ *    LABEL_WEBHOOK: WEBHOOK_DISABLED, or ANNOTATION_IGNORE "true"), or the
+ *    templates equal. Whatever this does not understand it lets through;
+ *    the API server then refuses a template change as it always did.
+ *  - allowed with a JSONPatch (base64) and warnings: a change the operator
+ *    carries out (sizes, storageClassName, volumeAttributesClassName,
+ *    template labels and annotations, templates added or removed).
+ *  - denied, status 422 (reason Invalid), message says what to fix: any
+ *    other change or one that cannot be carried out (see admission.c).
+ *  - denied, status 400: review is not an AdmissionReview v1 at all.
+ * dryRun requests get the same answer: the only record is the object.
+ */
+json_t *admission_review(const json_t *review, const struct admission_view *view);
+
+#endif

@@ -1,0 +1,404 @@
+#include "webhook/template_diff.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/kube_object.h"
+#include "client/quantity.h"
+#include "controllers/contract.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+#include "webhook/template_fields.h"
+
+#define DEFAULT_CLASS_ANNOTATION "storageclass.kubernetes.io/is-default-class"
+#define CHANGEABLE                                                                                           \
+	"only spec.resources.requests.storage, spec.storageClassName, spec.volumeAttributesClassName, " \
+	"metadata.labels and metadata.annotations of a volumeClaimTemplate can change"
+
+enum strategy { STRATEGY_AUTO, STRATEGY_EXPAND, STRATEGY_COPY, STRATEGY_INVALID };
+
+struct diff {
+	const struct admission_view *view;
+	const json_t *annotations; /* the applied object's: a manifest may add allow-shrink with the change */
+	enum strategy strategy;
+	bool allow_shrink;
+	struct strbuf denial;
+	json_t *warnings;
+};
+
+/* NULL equals NULL: an absent field is a value of its own here. */
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static const char *shown(const char *s, const char *absent)
+{
+	return s ? s : absent;
+}
+
+static void deny(struct diff *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void deny(struct diff *d, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *m = xvasprintf(fmt, ap);
+	va_end(ap);
+	strbuf_appendf(&d->denial, "%s%s", d->denial.len ? "; " : "", m);
+	free(m);
+}
+
+/* ---- what the cluster has ---- */
+
+/* "a, b" (new string): the names of list's objects, for a message that says what exists. */
+static char *names_of(const json_t *list)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t i;
+	json_t *o;
+	json_array_foreach(list, i, o) {
+		strbuf_appendf(&sb, "%s%s", sb.len ? ", " : "", shown(kube_obj_str(o, "metadata.name"), "?"));
+	}
+	if (!sb.len)
+		strbuf_appendf(&sb, "none");
+	return strbuf_detach(&sb);
+}
+
+static const json_t *default_class(const json_t *classes)
+{
+	size_t i;
+	json_t *sc;
+	json_array_foreach(classes, i, sc) {
+		if (kube_obj_annotation_true(sc, DEFAULT_CLASS_ANNOTATION))
+			return sc;
+	}
+	return NULL;
+}
+
+/*
+ * The StorageClass a template's claims get (cls, or the default one when
+ * cls is NULL) into *sc. Returns false, denying, when the caches know the
+ * classes and it does not exist; *sc is NULL also when the classes are
+ * unknown or cls is "" (no class: pre-provisioned volumes only).
+ */
+static bool resolve_class(struct diff *d, const char *name, const char *cls, const json_t **sc)
+{
+	const json_t *classes = d->view ? d->view->storage_classes : NULL;
+	*sc = NULL;
+	if (!classes || (cls && !*cls))
+		return true;
+	*sc = cls ? kube_list_find(classes, NULL, cls) : default_class(classes);
+	if (*sc)
+		return true;
+	char *existing = names_of(classes);
+	if (cls)
+		deny(d, "volumeClaimTemplate \"%s\": StorageClass \"%s\" does not exist (existing: %s); create it or fix "
+			"spec.storageClassName", name, cls, existing);
+	else
+		deny(d, "volumeClaimTemplate \"%s\" names no StorageClass and the cluster has no default one "
+			"(existing: %s); set spec.storageClassName", name, existing);
+	free(existing);
+	return false;
+}
+
+/* Denies a volumeAttributesClassName that names no VolumeAttributesClass ("" and NULL unset it). */
+static void check_attributes_class(struct diff *d, const char *name, const char *vac)
+{
+	const json_t *classes = d->view ? d->view->attributes_classes : NULL;
+	if (!vac || !*vac)
+		return;
+	if (!classes) {
+		deny(d, "volumeClaimTemplate \"%s\": volumeAttributesClassName \"%s\", but this cluster serves no "
+			"VolumeAttributesClass (storage.k8s.io/v1, Kubernetes 1.34); remove the field", name, vac);
+		return;
+	}
+	if (kube_list_find(classes, NULL, vac))
+		return;
+	char *existing = names_of(classes);
+	deny(d, "volumeClaimTemplate \"%s\": VolumeAttributesClass \"%s\" does not exist (existing: %s); create it "
+		"or fix spec.volumeAttributesClassName", name, vac, existing);
+	free(existing);
+}
+
+/* ---- judging one template ---- */
+
+/* Parses a template's size into *q; false, denying, when it is not a quantity above zero. */
+static bool positive_size(struct diff *d, const char *name, const char *text, struct quantity *q)
+{
+	char *err = NULL;
+	if (!text) {
+		deny(d, "volumeClaimTemplate \"%s\" has no spec.resources.requests.storage; set its size", name);
+		return false;
+	}
+	if (quantity_parse(text, q, &err) < 0) {
+		deny(d, "volumeClaimTemplate \"%s\": spec.resources.requests.storage %s", name, err);
+		free(err);
+		return false;
+	}
+	if (quantity_sign(q) <= 0) {
+		deny(d, "volumeClaimTemplate \"%s\": size %s is not above zero", name, text);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The per-template annotations (resize.stateful-operator.io/<t>,
+ * storage-class.stateful-operator.io/<t>) must agree with a template this
+ * update changes: the resize controller reads both, and the webhook never
+ * lets them disagree (a later edit of one of them then wins).
+ */
+static void check_user_annotations(struct diff *d, const char *name, const json_t *t)
+{
+	char *key = xasprintf(RESIZE_ANNOTATION_PREFIX "%s", name);
+	const json_t *v = json_object_get(d->annotations, key);
+	if (v) {
+		const char *want = json_string_value(v), *size = template_size(t);
+		struct quantity a, b;
+		bool agree = want && size && quantity_parse(want, &a, NULL) == 0 &&
+			     quantity_parse(size, &b, NULL) == 0 && quantity_cmp(&a, &b) == 0;
+		if (!agree)
+			deny(d, "annotation %s is \"%s\" but volumeClaimTemplate \"%s\" asks for %s; remove the annotation "
+				"or make it agree", key, shown(want, "?"), name, shown(size, "no size"));
+	}
+	free(key);
+
+	key = xasprintf(CLASS_ANNOTATION_PREFIX "%s", name);
+	v = json_object_get(d->annotations, key);
+	if (v) {
+		const char *want = json_string_value(v), *cls = kube_obj_str(t, "spec.storageClassName");
+		const json_t *dflt = d->view ? default_class(d->view->storage_classes) : NULL;
+		bool agree = want && (cls ? !strcmp(want, cls) : same_str(want, kube_obj_str(dflt, "metadata.name")));
+		if (!agree)
+			deny(d, "annotation %s is \"%s\" but volumeClaimTemplate \"%s\" asks for StorageClass %s; remove "
+				"the annotation or make it agree", key, shown(want, "?"), name, shown(cls, "(default)"));
+	}
+	free(key);
+}
+
+static void warn(struct diff *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(struct diff *d, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *m = xvasprintf(fmt, ap);
+	va_end(ap);
+	json_array_append_new(d->warnings, json_sprintf("stateful-operator: %s", m));
+	free(m);
+}
+
+/* A template in both: only the changeable fields may differ, and each change must be one the operator can make. */
+static void judge_changed(struct diff *d, const char *name, const json_t *old, const json_t *new)
+{
+	char *fixed = template_fixed_differences(old, new);
+	if (*fixed) {
+		deny(d, "volumeClaimTemplate \"%s\": %s cannot change; " CHANGEABLE, name, fixed);
+		free(fixed);
+		return;
+	}
+	free(fixed);
+
+	struct strbuf what = STRBUF_INIT;
+	bool resized = false, grows = false;
+	const char *old_size = template_size(old), *new_size = template_size(new);
+	if (!same_str(old_size, new_size)) {
+		struct quantity nq, oq;
+		if (!positive_size(d, name, new_size, &nq))
+			goto out;
+		int cmp = old_size && quantity_parse(old_size, &oq, NULL) == 0 ? quantity_cmp(&nq, &oq) : 1;
+		if (cmp < 0 && !(d->strategy == STRATEGY_COPY && d->allow_shrink))
+			deny(d, "volumeClaimTemplate \"%s\": %s -> %s is a shrink; shrinking copies the data to new volumes "
+				"and needs the annotations %s: copy and %s: \"true\"", name, old_size, new_size,
+				ANNOTATION_STRATEGY, ANNOTATION_ALLOW_SHRINK);
+		resized = cmp != 0;
+		grows = cmp > 0;
+		strbuf_appendf(&what, "%s -> %s", shown(old_size, "(no size)"), new_size);
+	}
+
+	const char *old_cls = kube_obj_str(old, "spec.storageClassName");
+	const char *new_cls = kube_obj_str(new, "spec.storageClassName");
+	bool reclassed = !same_str(old_cls, new_cls);
+	if (reclassed) {
+		if (d->strategy == STRATEGY_EXPAND)
+			deny(d, "volumeClaimTemplate \"%s\": StorageClass %s -> %s copies the data to new volumes, but "
+				"annotation %s is \"expand\"; use strategy copy or auto", name,
+				shown(old_cls, "(default)"), shown(new_cls, "(default)"), ANNOTATION_STRATEGY);
+		strbuf_appendf(&what, "%sStorageClass %s -> %s", what.len ? ", " : "", shown(old_cls, "(default)"),
+			       shown(new_cls, "(default)"));
+	}
+	const json_t *sc = NULL;
+	if ((resized || reclassed) && !resolve_class(d, name, new_cls, &sc))
+		goto out;
+	if (grows && !reclassed && d->strategy == STRATEGY_EXPAND && sc &&
+	    !json_is_true(json_object_get(sc, "allowVolumeExpansion")))
+		deny(d, "volumeClaimTemplate \"%s\": annotation %s is \"expand\", but StorageClass %s does not allow "
+			"volume expansion (allowVolumeExpansion is not true); use strategy copy or auto", name,
+			ANNOTATION_STRATEGY, shown(kube_obj_str(sc, "metadata.name"), "?"));
+
+	const char *old_vac = kube_obj_str(old, "spec.volumeAttributesClassName");
+	const char *new_vac = kube_obj_str(new, "spec.volumeAttributesClassName");
+	if (!same_str(old_vac, new_vac)) {
+		check_attributes_class(d, name, new_vac);
+		strbuf_appendf(&what, "%sVolumeAttributesClass %s -> %s", what.len ? ", " : "", shown(old_vac, "(none)"),
+			       shown(new_vac, "(none)"));
+	}
+	if (!template_same_map(kube_obj_labels(old), kube_obj_labels(new)) ||
+	    !template_same_map(kube_obj_annotations(old), kube_obj_annotations(new)))
+		strbuf_appendf(&what, "%slabels/annotations", what.len ? ", " : "");
+	check_user_annotations(d, name, new);
+
+	bool size_only = resized && !reclassed && !strchr(what.buf, ',');
+	warn(d, "volumeClaimTemplate %s %s will be %s by the operator; follow with resize-status", name,
+	     what.len ? what.buf : "(same values, other text)", size_only ? "resized" : "changed");
+out:
+	strbuf_release(&what);
+}
+
+/* RFC 1123 label: a template's name is a pod volume's name. */
+static bool dns_label(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 63 || s[0] == '-' || s[n - 1] == '-')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+			return false;
+	return true;
+}
+
+static void judge_added(struct diff *d, const char *name, const json_t *t)
+{
+	struct quantity q;
+	const json_t *sc;
+	if (!dns_label(name)) {
+		deny(d, "volumeClaimTemplate name \"%s\" is not a DNS label (at most 63 of a-z, 0-9 and '-', starting "
+			"and ending with a letter or digit)", name);
+		return;
+	}
+	bool ok = positive_size(d, name, template_size(t), &q);
+	ok &= resolve_class(d, name, kube_obj_str(t, "spec.storageClassName"), &sc);
+	check_attributes_class(d, name, kube_obj_str(t, "spec.volumeAttributesClassName"));
+	check_user_annotations(d, name, t);
+	if (ok)
+		warn(d, "volumeClaimTemplate %s will be added by the operator, which re-creates the StatefulSet; "
+			"follow with resize-status", name);
+}
+
+/* ---- the whole update ---- */
+
+/* NULL (no templates), or an array of objects that each have a metadata.name. */
+static bool understood(const json_t *list)
+{
+	size_t i;
+	json_t *t;
+	if (!list)
+		return true;
+	if (!json_is_array(list))
+		return false;
+	json_array_foreach(list, i, t) {
+		if (!json_is_object(t) || !template_name(t))
+			return false;
+	}
+	return true;
+}
+
+static const char *duplicate_name(const json_t *list)
+{
+	size_t i, j;
+	json_t *t;
+	json_array_foreach(list, i, t) {
+		for (j = 0; j < i; j++)
+			if (same_str(template_name(json_array_get(list, j)), template_name(t)))
+				return template_name(t);
+	}
+	return NULL;
+}
+
+static enum strategy read_strategy(const json_t *annotations)
+{
+	const json_t *v = json_object_get(annotations, ANNOTATION_STRATEGY);
+	const char *s = json_string_value(v);
+	if (!v || same_str(s, "auto"))
+		return STRATEGY_AUTO;
+	if (same_str(s, "expand"))
+		return STRATEGY_EXPAND;
+	if (same_str(s, "copy"))
+		return STRATEGY_COPY;
+	return STRATEGY_INVALID;
+}
+
+void template_diff_decide(const json_t *old, const json_t *new, const json_t *annotations,
+			  const struct admission_view *view, struct template_decision *out)
+{
+	struct diff d = {.view = view, .annotations = annotations, .denial = STRBUF_INIT};
+	size_t i;
+	json_t *t;
+
+	memset(out, 0, sizeof(*out));
+	if (!understood(old) || !understood(new) || duplicate_name(old)) {
+		out->verdict = TEMPLATES_NOT_UNDERSTOOD;
+		return;
+	}
+	size_t nold = json_array_size(old), nnew = json_array_size(new);
+	if (nold > ADMISSION_MAX_TEMPLATES || nnew > ADMISSION_MAX_TEMPLATES) {
+		out->verdict = TEMPLATES_DENIED;
+		out->message = xasprintf("%zu volumeClaimTemplates stored, %zu applied: the operator changes at most %d",
+					 nold, nnew, ADMISSION_MAX_TEMPLATES);
+		return;
+	}
+	if (duplicate_name(new)) {
+		out->verdict = TEMPLATES_DENIED;
+		out->message = xasprintf("volumeClaimTemplate \"%s\" appears twice; template names must be unique",
+					 duplicate_name(new));
+		return;
+	}
+
+	d.strategy = read_strategy(annotations);
+	d.allow_shrink = same_str(json_string_value(json_object_get(annotations, ANNOTATION_ALLOW_SHRINK)), "true");
+	d.warnings = json_array();
+	bool changed = false;
+	json_array_foreach(new, i, t) {
+		const char *name = template_name(t);
+		const json_t *o = template_find(old, name);
+		if (!o)
+			judge_added(&d, name, t);
+		else if (!template_same(o, t))
+			judge_changed(&d, name, o, t);
+		else
+			continue;
+		changed = true;
+	}
+	json_array_foreach(old, i, t) {
+		const char *name = template_name(t);
+		if (template_find(new, name))
+			continue;
+		warn(&d, "volumeClaimTemplate %s will be removed by the operator, which re-creates the StatefulSet; its "
+			 "claims are kept", name);
+		changed = true;
+	}
+	if (changed && d.strategy == STRATEGY_INVALID)
+		deny(&d, "annotation %s is \"%s\"; use auto, expand or copy", ANNOTATION_STRATEGY,
+		     shown(json_string_value(json_object_get(annotations, ANNOTATION_STRATEGY)), "?"));
+
+	if (!changed) {
+		out->verdict = TEMPLATES_EQUAL;
+		json_decref(d.warnings);
+	} else if (d.denial.len) {
+		out->verdict = TEMPLATES_DENIED;
+		out->message = strbuf_detach(&d.denial);
+		json_decref(d.warnings);
+	} else {
+		out->verdict = TEMPLATES_CHANGED;
+		out->warnings = d.warnings;
+	}
+	strbuf_release(&d.denial);
+}
+
+void template_decision_release(struct template_decision *d)
+{
+	FREE_AND_NULL(d->message);
+	json_decref(d->warnings);
+	d->warnings = NULL;
+}

@@ -1,0 +1,38 @@
+/*
+ * Comparing a StatefulSet's stored volumeClaimTemplates with the ones an
+ * update applies, template by template (matched by name, order ignored),
+ * and judging whether the operator can carry the difference out. Private
+ * to src/webhook. Pure; safe from any thread on inputs nobody modifies.
+ */
+#ifndef SOP_WEBHOOK_TEMPLATE_DIFF_H
+#define SOP_WEBHOOK_TEMPLATE_DIFF_H
+
+#include <jansson.h>
+
+#include "webhook/admission.h"
+
+enum template_verdict {
+	TEMPLATES_NOT_UNDERSTOOD, /* not arrays of named objects: let the API server judge */
+	TEMPLATES_EQUAL,          /* same content; maybe another order or status */
+	TEMPLATES_CHANGED,        /* a change the operator carries out */
+	TEMPLATES_DENIED,         /* a change it cannot: message says why */
+};
+
+struct template_decision {
+	enum template_verdict verdict;
+	char *message;    /* DENIED: new string, every problem found, "; "-separated */
+	json_t *warnings; /* CHANGED: new array of strings, one per template changed */
+};
+
+/*
+ * Decides on old and new (borrowed; each a JSON array of templates, NULL =
+ * none) given the applied object's annotations (borrowed, may be NULL:
+ * resize strategy, allow-shrink, the per-template resize annotations) and
+ * what the caches hold. Fills *out; release it with template_decision_release.
+ */
+void template_diff_decide(const json_t *old, const json_t *new, const json_t *annotations,
+			  const struct admission_view *view, struct template_decision *out);
+
+void template_decision_release(struct template_decision *d);
+
+#endif

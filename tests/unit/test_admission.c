@@ -1,0 +1,678 @@
+/*
+ * The admission webhook's decision on StatefulSet updates: a table of
+ * updates and what the API server is told (allowed untouched, allowed with
+ * a patch, denied with a message), and the patch applied to the object to
+ * show it touches only the templates and the desired-templates annotation.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <openssl/evp.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/kube_object.h"
+#include "controllers/contract.h"
+#include "util/xalloc.h"
+#include "webhook/admission.h"
+
+/* ---- fixtures ---- */
+
+/* A template: name, size, then the rest of its spec (text after the resources member, "" for none). */
+#define TMPL(name, size, more)                                                                        \
+	"{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":\"" name "\"}," \
+	"\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],\"volumeMode\":\"Filesystem\","                      \
+	"\"resources\":{\"requests\":{\"storage\":\"" size "\"}}" more "},\"status\":{\"phase\":\"Pending\"}}"
+#define DATA_10 "[" TMPL("data", "10Gi", "") "]"
+#define FAST ",\"storageClassName\":\"fast\""
+#define SLOW ",\"storageClassName\":\"slow\""
+
+static const char *CLASSES = "["
+	"{\"metadata\":{\"name\":\"fast\",\"annotations\":{\"storageclass.kubernetes.io/is-default-class\":\"true\"}},"
+	"\"allowVolumeExpansion\":true},"
+	"{\"metadata\":{\"name\":\"slow\"},\"allowVolumeExpansion\":false}]";
+static const char *ATTRIBUTE_CLASSES = "[{\"metadata\":{\"name\":\"gold\"}},{\"metadata\":{\"name\":\"silver\"}}]";
+
+static json_t *parse(const char *text)
+{
+	json_error_t err;
+	json_t *j = json_loads(text, 0, &err);
+	if (!j)
+		fail_msg("fixture %s: %s", text, err.text);
+	return j;
+}
+
+/* StatefulSet "web" running image, with annotations (JSON object text, NULL: none) and templates (NULL: none). */
+static json_t *statefulset(const char *image, const char *annotations, const char *templates)
+{
+	char *text = xasprintf("{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"web\","
+			       "\"namespace\":\"ns\",\"labels\":{\"app\":\"web\"}%s%s},\"spec\":{\"replicas\":3,"
+			       "\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"%s\"}]}}%s%s}}",
+			       annotations ? ",\"annotations\":" : "", annotations ? annotations : "", image,
+			       templates ? ",\"volumeClaimTemplates\":" : "", templates ? templates : "");
+	json_t *s = parse(text);
+	free(text);
+	return s;
+}
+
+/* The AdmissionReview of an UPDATE from old to new (both stolen). */
+static json_t *review_of(const char *uid, json_t *old, json_t *new)
+{
+	json_t *r = json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s, s:s}, s:s, s:s, s:s, s:o, s:o, s:b}}", "apiVersion",
+			      "admission.k8s.io/v1", "kind", "AdmissionReview", "request", "uid", uid, "kind", "group",
+			      "apps", "version", "v1", "kind", "StatefulSet", "operation", "UPDATE", "name", "web",
+			      "namespace", "ns", "object", new, "oldObject", old, "dryRun", 0);
+	assert_non_null(r);
+	return r;
+}
+
+struct views {
+	json_t *classes, *attribute_classes;
+	struct admission_view view;
+};
+
+static void views_init(struct views *v)
+{
+	v->classes = parse(CLASSES);
+	v->attribute_classes = parse(ATTRIBUTE_CLASSES);
+	v->view.storage_classes = v->classes;
+	v->view.attributes_classes = v->attribute_classes;
+}
+
+static void views_release(struct views *v)
+{
+	json_decref(v->classes);
+	json_decref(v->attribute_classes);
+}
+
+/* ---- reading the answer ---- */
+
+static const json_t *response_of(const json_t *answer)
+{
+	assert_string_equal(kube_obj_str(answer, "apiVersion"), "admission.k8s.io/v1");
+	assert_string_equal(kube_obj_str(answer, "kind"), "AdmissionReview");
+	const json_t *r = json_object_get(answer, "response");
+	assert_true(json_is_object(r));
+	return r;
+}
+
+/* The decoded patch text of an answer (new string), or NULL when it has none. */
+static char *patch_text(const json_t *answer)
+{
+	const json_t *r = response_of(answer);
+	const char *b64 = kube_obj_str(r, "patch");
+	if (!b64) {
+		assert_null(json_object_get(r, "patchType"));
+		return NULL;
+	}
+	assert_string_equal(kube_obj_str(r, "patchType"), "JSONPatch");
+	size_t n = strlen(b64);
+	assert_int_equal(n % 4, 0);
+	unsigned char *out = xmalloc(n / 4 * 3 + 1);
+	int len = EVP_DecodeBlock(out, (const unsigned char *)b64, (int)n);
+	assert_true(len >= 0);
+	for (size_t i = n; i > 0 && b64[i - 1] == '='; i--)
+		len--; /* EVP_DecodeBlock counts the padding as zero bytes */
+	out[len] = '\0';
+	return (char *)out;
+}
+
+/* RFC 6901 reference token, unescaped (new string). */
+static char *unescape_token(const char *s, size_t n)
+{
+	char *out = xmalloc(n + 1), *o = out;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '~') {
+			assert_true(i + 1 < n && (s[i + 1] == '0' || s[i + 1] == '1'));
+			*o++ = s[++i] == '0' ? '~' : '/';
+		} else {
+			*o++ = s[i];
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+/* A JSON Patch applier for what the webhook may send: add and remove of object members. */
+static void apply_patch(json_t *doc, const json_t *patch)
+{
+	size_t i;
+	json_t *op;
+	assert_true(json_is_array(patch));
+	json_array_foreach(patch, i, op) {
+		const char *verb = kube_obj_str(op, "op"), *path = kube_obj_str(op, "path");
+		assert_non_null(verb);
+		assert_non_null(path);
+		assert_int_equal(path[0], '/');
+		json_t *parent = doc;
+		const char *tok = path + 1;
+		const char *slash;
+		while ((slash = strchr(tok, '/'))) {
+			char *key = unescape_token(tok, (size_t)(slash - tok));
+			parent = json_object_get(parent, key);
+			if (!json_is_object(parent))
+				fail_msg("patch path %s: no object at %s", path, key);
+			free(key);
+			tok = slash + 1;
+		}
+		char *key = unescape_token(tok, strlen(tok));
+		if (!strcmp(verb, "add")) {
+			assert_non_null(json_object_get(op, "value"));
+			json_object_set(parent, key, json_object_get(op, "value"));
+		} else if (!strcmp(verb, "remove")) {
+			if (json_object_del(parent, key) < 0)
+				fail_msg("patch removes %s, which is absent", path);
+		} else {
+			fail_msg("unexpected patch op %s", verb);
+		}
+		free(key);
+	}
+}
+
+/* new after the answer's patch (new reference). */
+static json_t *patched_object(const json_t *answer, const json_t *new)
+{
+	char *text = patch_text(answer);
+	assert_non_null(text);
+	json_t *patch = parse(text);
+	json_t *obj = json_deep_copy(new);
+	apply_patch(obj, patch);
+	json_decref(patch);
+	free(text);
+	return obj;
+}
+
+static const char *message_of(const json_t *answer)
+{
+	return kube_obj_str(response_of(answer), "status.message");
+}
+
+static bool warnings_contain(const json_t *answer, const char *needle)
+{
+	size_t i;
+	json_t *w;
+	json_array_foreach(json_object_get(response_of(answer), "warnings"), i, w) {
+		if (json_is_string(w) && strstr(json_string_value(w), needle))
+			return true;
+	}
+	return false;
+}
+
+/* ---- the table ---- */
+
+enum outcome { PASS, MUTATE, DENY };
+
+struct update_case {
+	const char *what;
+	const char *old_templates; /* JSON array text; NULL: the stored set has none */
+	const char *new_templates;
+	const char *annotations; /* of the applied object; NULL: none */
+	enum outcome expect;
+	const char *needles[5]; /* DENY: all in the message; MUTATE: each in some warning */
+};
+
+static const struct update_case cases[] = {
+	{"growth", DATA_10, "[" TMPL("data", "20Gi", "") "]", NULL, MUTATE,
+	 {"volumeClaimTemplate data 10Gi -> 20Gi will be resized by the operator", "resize-status"}},
+	{"growth written in another unit", DATA_10, "[" TMPL("data", "21474836480", "") "]", NULL, MUTATE,
+	 {"10Gi -> 21474836480"}},
+	{"shrink without the annotations", DATA_10, "[" TMPL("data", "5Gi", "") "]", NULL, DENY,
+	 {"volumeClaimTemplate \"data\": 10Gi -> 5Gi is a shrink", "stateful-operator.io/resize-strategy: copy",
+	  "stateful-operator.io/allow-shrink: \"true\""}},
+	{"shrink with allow-shrink but strategy auto", DATA_10, "[" TMPL("data", "5Gi", "") "]",
+	 "{\"stateful-operator.io/allow-shrink\":\"true\"}", DENY, {"10Gi -> 5Gi is a shrink"}},
+	{"shrink with copy and allow-shrink (added by the same manifest)", DATA_10, "[" TMPL("data", "5Gi", "") "]",
+	 "{\"stateful-operator.io/resize-strategy\":\"copy\",\"stateful-operator.io/allow-shrink\":\"true\"}", MUTATE,
+	 {"data 10Gi -> 5Gi"}},
+	{"size zero", DATA_10, "[" TMPL("data", "0", "") "]", NULL, DENY, {"\"data\"", "size 0 is not above zero"}},
+	{"negative size", DATA_10, "[" TMPL("data", "-1Gi", "") "]", NULL, DENY, {"-1Gi", "not above zero"}},
+	{"class change", "[" TMPL("data", "10Gi", FAST) "]", "[" TMPL("data", "10Gi", SLOW) "]", NULL, MUTATE,
+	 {"StorageClass fast -> slow", "will be changed by the operator"}},
+	{"class set where the default was used", DATA_10, "[" TMPL("data", "10Gi", SLOW) "]", NULL, MUTATE,
+	 {"StorageClass (default) -> slow"}},
+	{"unknown class", "[" TMPL("data", "10Gi", FAST) "]",
+	 "[" TMPL("data", "10Gi", ",\"storageClassName\":\"nvme\"") "]", NULL, DENY,
+	 {"\"data\"", "StorageClass \"nvme\" does not exist", "existing: fast, slow"}},
+	{"expand with a class change", "[" TMPL("data", "10Gi", FAST) "]", "[" TMPL("data", "20Gi", SLOW) "]",
+	 "{\"stateful-operator.io/resize-strategy\":\"expand\"}", DENY,
+	 {"\"data\"", "fast -> slow", "\"expand\"", "use strategy copy or auto"}},
+	{"expand on a class that cannot expand", "[" TMPL("data", "10Gi", SLOW) "]",
+	 "[" TMPL("data", "20Gi", SLOW) "]", "{\"stateful-operator.io/resize-strategy\":\"expand\"}", DENY,
+	 {"\"data\"", "StorageClass slow does not allow volume expansion", "use strategy copy or auto"}},
+	{"auto on a class that cannot expand (copies)", "[" TMPL("data", "10Gi", SLOW) "]",
+	 "[" TMPL("data", "20Gi", SLOW) "]", NULL, MUTATE, {"10Gi -> 20Gi"}},
+	{"expand on the default class, which can", DATA_10, "[" TMPL("data", "20Gi", "") "]",
+	 "{\"stateful-operator.io/resize-strategy\":\"expand\"}", MUTATE, {"10Gi -> 20Gi"}},
+	{"strategy misspelt", DATA_10, "[" TMPL("data", "20Gi", "") "]",
+	 "{\"stateful-operator.io/resize-strategy\":\"expnad\"}", DENY, {"\"expnad\"", "use auto, expand or copy"}},
+	{"attributes class change", "[" TMPL("data", "10Gi", ",\"volumeAttributesClassName\":\"silver\"") "]",
+	 "[" TMPL("data", "10Gi", ",\"volumeAttributesClassName\":\"gold\"") "]", NULL, MUTATE,
+	 {"VolumeAttributesClass silver -> gold"}},
+	{"unknown attributes class", DATA_10, "[" TMPL("data", "10Gi", ",\"volumeAttributesClassName\":\"bronze\"") "]",
+	 NULL, DENY, {"\"data\"", "VolumeAttributesClass \"bronze\" does not exist", "existing: gold, silver"}},
+	{"labels only", DATA_10,
+	 "[{\"metadata\":{\"name\":\"data\",\"labels\":{\"tier\":\"db\"}},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],"
+	 "\"volumeMode\":\"Filesystem\",\"resources\":{\"requests\":{\"storage\":\"10Gi\"}}}}]",
+	 NULL, MUTATE, {"volumeClaimTemplate data labels/annotations will be changed"}},
+	{"template added", DATA_10, "[" TMPL("data", "10Gi", "") "," TMPL("logs", "1Gi", "") "]", NULL, MUTATE,
+	 {"volumeClaimTemplate logs will be added"}},
+	{"first template added", NULL, DATA_10, NULL, MUTATE, {"volumeClaimTemplate data will be added"}},
+	{"template added with a name that is no DNS label", DATA_10,
+	 "[" TMPL("data", "10Gi", "") "," TMPL("Logs_1", "1Gi", "") "]", NULL, DENY, {"\"Logs_1\"", "DNS label"}},
+	{"template added with an unknown class", DATA_10,
+	 "[" TMPL("data", "10Gi", "") "," TMPL("logs", "1Gi", ",\"storageClassName\":\"nvme\"") "]", NULL, DENY,
+	 {"\"logs\"", "\"nvme\" does not exist"}},
+	{"template removed", "[" TMPL("data", "10Gi", "") "," TMPL("logs", "1Gi", "") "]", DATA_10, NULL, MUTATE,
+	 {"volumeClaimTemplate logs will be removed", "claims are kept"}},
+	{"accessModes change", DATA_10,
+	 "[{\"metadata\":{\"name\":\"data\"},\"spec\":{\"accessModes\":[\"ReadWriteMany\"],\"volumeMode\":\"Filesystem\","
+	 "\"resources\":{\"requests\":{\"storage\":\"20Gi\"}}}}]",
+	 NULL, DENY, {"\"data\"", "spec.accessModes cannot change", "spec.storageClassName", "metadata.labels"}},
+	{"limits added", DATA_10,
+	 "[{\"metadata\":{\"name\":\"data\"},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],\"volumeMode\":\"Filesystem\","
+	 "\"resources\":{\"requests\":{\"storage\":\"10Gi\"},\"limits\":{\"storage\":\"20Gi\"}}}}]",
+	 NULL, DENY, {"spec.resources.limits cannot change"}},
+	{"dataSource and volumeMode changed", DATA_10,
+	 "[{\"metadata\":{\"name\":\"data\"},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],\"volumeMode\":\"Block\","
+	 "\"dataSource\":{\"kind\":\"VolumeSnapshot\",\"name\":\"s\"},\"resources\":{\"requests\":{\"storage\":\"10Gi\"}}}}]",
+	 NULL, DENY, {"spec.volumeMode, spec.dataSource cannot change"}},
+	{"other metadata", DATA_10,
+	 "[{\"metadata\":{\"name\":\"data\",\"finalizers\":[\"x\"]},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],"
+	 "\"volumeMode\":\"Filesystem\",\"resources\":{\"requests\":{\"storage\":\"20Gi\"}}}}]",
+	 NULL, DENY, {"metadata.finalizers cannot change"}},
+	{"resize annotation disagrees", DATA_10, "[" TMPL("data", "20Gi", "") "]",
+	 "{\"resize.stateful-operator.io/data\":\"30Gi\"}", DENY,
+	 {"resize.stateful-operator.io/data is \"30Gi\"", "asks for 20Gi", "remove the annotation or make it agree"}},
+	{"resize annotation agrees (another unit)", DATA_10, "[" TMPL("data", "20Gi", "") "]",
+	 "{\"resize.stateful-operator.io/data\":\"20480Mi\"}", MUTATE, {"10Gi -> 20Gi"}},
+	{"class annotation disagrees", "[" TMPL("data", "10Gi", FAST) "]", "[" TMPL("data", "20Gi", FAST) "]",
+	 "{\"storage-class.stateful-operator.io/data\":\"slow\"}", DENY,
+	 {"storage-class.stateful-operator.io/data is \"slow\"", "remove the annotation or make it agree"}},
+	{"class annotation agrees", "[" TMPL("data", "10Gi", FAST) "]", "[" TMPL("data", "10Gi", SLOW) "]",
+	 "{\"storage-class.stateful-operator.io/data\":\"slow\"}", MUTATE, {"fast -> slow"}},
+	{"annotation of a template this update leaves alone", "[" TMPL("data", "10Gi", "") "," TMPL("logs", "1Gi", "") "]",
+	 "[" TMPL("data", "20Gi", "") "," TMPL("logs", "1Gi", "") "]", "{\"resize.stateful-operator.io/logs\":\"5Gi\"}",
+	 MUTATE, {"data 10Gi -> 20Gi"}},
+	{"every problem named at once", "[" TMPL("data", "10Gi", "") "," TMPL("logs", "1Gi", "") "]",
+	 "[" TMPL("data", "5Gi", "") "," TMPL("logs", "1Gi", ",\"storageClassName\":\"nvme\"") "]", NULL, DENY,
+	 {"10Gi -> 5Gi is a shrink", "; ", "\"nvme\" does not exist"}},
+	{"equal templates", DATA_10, DATA_10, NULL, PASS, {NULL}},
+	{"equal but for status and kind", DATA_10,
+	 "[{\"metadata\":{\"name\":\"data\"},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],\"volumeMode\":\"Filesystem\","
+	 "\"resources\":{\"requests\":{\"storage\":\"10Gi\"}}}}]",
+	 NULL, MUTATE, {"kept as stored"}},
+	{"opt-out annotation ignore", DATA_10, "[" TMPL("data", "20Gi", "") "]",
+	 "{\"stateful-operator.io/ignore\":\"true\"}", PASS, {NULL}},
+	{"not understood: a template without a name", DATA_10, "[{\"spec\":{}}]", NULL, PASS, {NULL}},
+	{"a name twice", DATA_10, "[" TMPL("data", "20Gi", "") "," TMPL("data", "30Gi", "") "]", NULL, DENY,
+	 {"\"data\" appears twice"}},
+};
+
+static void expect_case(const struct update_case *c, const json_t *answer, const json_t *new,
+			const json_t *old)
+{
+	const json_t *r = response_of(answer);
+	bool allowed = json_is_true(json_object_get(r, "allowed"));
+	char *patch = patch_text(answer);
+	if (c->expect == DENY) {
+		if (allowed)
+			fail_msg("%s: allowed, want denied", c->what);
+		assert_null(patch);
+		assert_int_equal(kube_obj_int(r, "status", "code", 0), 422);
+		assert_string_equal(kube_obj_str(r, "status.reason"), "Invalid");
+		for (int i = 0; i < 5 && c->needles[i]; i++)
+			if (!strstr(message_of(answer), c->needles[i]))
+				fail_msg("%s: message \"%s\" does not say \"%s\"", c->what, message_of(answer), c->needles[i]);
+		return;
+	}
+	if (!allowed)
+		fail_msg("%s: denied (%s), want allowed", c->what, message_of(answer));
+	if (c->expect == PASS) {
+		if (patch)
+			fail_msg("%s: patched (%s), want untouched", c->what, patch);
+		assert_null(json_object_get(r, "warnings"));
+		return;
+	}
+	if (!patch)
+		fail_msg("%s: untouched, want a patch", c->what);
+	free(patch);
+	for (int i = 0; i < 5 && c->needles[i]; i++)
+		if (!warnings_contain(answer, c->needles[i]))
+			fail_msg("%s: no warning says \"%s\"", c->what, c->needles[i]);
+	/* The object the API server stores: the stored templates, exactly. */
+	json_t *obj = patched_object(answer, new);
+	const json_t *kept = json_object_get(json_object_get(obj, "spec"), "volumeClaimTemplates");
+	const json_t *stored = json_object_get(json_object_get(old, "spec"), "volumeClaimTemplates");
+	if (!(kept == stored || (kept && stored && json_equal(kept, stored))))
+		fail_msg("%s: the patched object's templates are not the stored ones", c->what);
+	json_decref(obj);
+}
+
+static void test_update_table(void **state)
+{
+	(void)state;
+	struct views v;
+	views_init(&v);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct update_case *c = &cases[i];
+		json_t *old = statefulset("app:1", NULL, c->old_templates);
+		json_t *new = statefulset("app:1", c->annotations, c->new_templates);
+		json_t *review = review_of("uid-1", json_incref(old), json_incref(new));
+		json_t *answer = admission_review(review, &v.view);
+		assert_non_null(answer);
+		expect_case(c, answer, new, old);
+		json_decref(answer);
+		json_decref(review);
+		json_decref(old);
+		json_decref(new);
+	}
+	views_release(&v);
+}
+
+/* The answer to an update from old_templates to new_templates; view NULL: nothing known of the cluster. */
+static json_t *answer_update(const char *old_templates, const char *new_templates, const char *annotations,
+			     const struct admission_view *view)
+{
+	json_t *review = review_of("uid-2", statefulset("app:1", NULL, old_templates),
+				   statefulset("app:1", annotations, new_templates));
+	json_t *answer = admission_review(review, view);
+	json_decref(review);
+	return answer;
+}
+
+/* Without VolumeAttributesClasses, naming one is denied; without StorageClasses known, classes go unchecked. */
+static void test_what_the_cluster_lacks(void **state)
+{
+	(void)state;
+	struct admission_view none = {NULL, NULL};
+	json_t *a = answer_update(DATA_10, "[" TMPL("data", "10Gi", ",\"volumeAttributesClassName\":\"gold\"") "]", NULL,
+				  &none);
+	assert_false(json_is_true(json_object_get(response_of(a), "allowed")));
+	assert_non_null(strstr(message_of(a), "this cluster serves no VolumeAttributesClass"));
+	json_decref(a);
+
+	a = answer_update(DATA_10, "[" TMPL("data", "20Gi", ",\"storageClassName\":\"nvme\"") "]", NULL, &none);
+	assert_true(json_is_true(json_object_get(response_of(a), "allowed")));
+	json_decref(a);
+
+	/* The cluster has classes but no default: a template without a class cannot be resized. */
+	json_t *classes = parse("[{\"metadata\":{\"name\":\"slow\"}}]");
+	struct admission_view no_default = {classes, NULL};
+	a = answer_update(DATA_10, "[" TMPL("data", "20Gi", "") "]", NULL, &no_default);
+	assert_false(json_is_true(json_object_get(response_of(a), "allowed")));
+	assert_non_null(strstr(message_of(a), "no default one (existing: slow)"));
+	json_decref(a);
+	json_decref(classes);
+}
+
+/* More than ADMISSION_MAX_TEMPLATES templates: refused, naming the limit. */
+static void test_too_many_templates(void **state)
+{
+	(void)state;
+	char buf[4096] = "[";
+	for (int i = 0; i <= ADMISSION_MAX_TEMPLATES; i++) {
+		char one[256];
+		snprintf(one, sizeof(one), "%s{\"metadata\":{\"name\":\"v%d\"},\"spec\":{\"resources\":{\"requests\":"
+			 "{\"storage\":\"1Gi\"}}}}", i ? "," : "", i);
+		strcat(buf, one);
+	}
+	strcat(buf, "]");
+	struct views v;
+	views_init(&v);
+	json_t *a = answer_update(DATA_10, buf, NULL, &v.view);
+	assert_false(json_is_true(json_object_get(response_of(a), "allowed")));
+	assert_non_null(strstr(message_of(a), "at most 16"));
+	json_decref(a);
+	views_release(&v);
+}
+
+/*
+ * The image changes along with a template: the patch has exactly two ops,
+ * on the templates and the annotation, and the image goes through.
+ */
+static void test_image_and_template_change(void **state)
+{
+	(void)state;
+	struct views v;
+	views_init(&v);
+	json_t *old = statefulset("app:1", "{\"team\":\"a\"}", DATA_10);
+	json_t *new = statefulset("app:2", "{\"team\":\"a\"}", "[" TMPL("data", "20Gi", "") "]");
+	json_t *review = review_of("uid-3", json_incref(old), json_incref(new));
+	json_t *answer = admission_review(review, &v.view);
+
+	char *text = patch_text(answer);
+	json_t *patch = parse(text);
+	assert_int_equal(json_array_size(patch), 2);
+	assert_string_equal(kube_obj_str(json_array_get(patch, 0), "op"), "add");
+	assert_string_equal(kube_obj_str(json_array_get(patch, 0), "path"), "/spec/volumeClaimTemplates");
+	assert_string_equal(kube_obj_str(json_array_get(patch, 1), "op"), "add");
+	assert_string_equal(kube_obj_str(json_array_get(patch, 1), "path"),
+			    "/metadata/annotations/stateful-operator.io~1desired-volume-claim-templates");
+
+	json_t *obj = patched_object(answer, new);
+	/* What the API server stores is the applied object with two differences. */
+	json_t *want = json_deep_copy(new);
+	json_object_set(json_object_get(want, "spec"), "volumeClaimTemplates",
+			json_object_get(json_object_get(old, "spec"), "volumeClaimTemplates"));
+	const char *desired = kube_obj_annotation(obj, ANNOTATION_DESIRED_TEMPLATES);
+	assert_non_null(desired);
+	json_object_set_new(json_object_get(json_object_get(want, "metadata"), "annotations"),
+			    ANNOTATION_DESIRED_TEMPLATES, json_string(desired));
+	assert_true(json_equal(obj, want));
+	const json_t *containers = json_object_get(json_object_get(json_object_get(obj, "spec"), "template"), "spec");
+	containers = json_object_get(containers, "containers");
+	assert_string_equal(kube_obj_str(json_array_get(containers, 0), "image"), "app:2");
+	json_decref(want);
+	json_decref(obj);
+	json_decref(patch);
+	free(text);
+	json_decref(answer);
+	json_decref(review);
+	json_decref(old);
+	json_decref(new);
+	views_release(&v);
+}
+
+/*
+ * The desired-templates annotation: the applied templates in their order,
+ * each reduced to metadata name/labels/annotations and spec, keys sorted,
+ * compact; the same manifest applied again gives the same bytes.
+ */
+static void test_desired_text_is_stable(void **state)
+{
+	(void)state;
+	struct views v;
+	views_init(&v);
+	const char *applied = "[" TMPL("logs", "2Gi", "") ","
+			      "{\"metadata\":{\"name\":\"data\",\"labels\":{},\"annotations\":{\"b\":\"2\",\"a\":\"1\"},"
+			      "\"creationTimestamp\":null},\"spec\":{\"resources\":{\"requests\":{\"storage\":\"20Gi\"}},"
+			      "\"accessModes\":[\"ReadWriteOnce\"],\"volumeMode\":\"Filesystem\"},\"status\":{\"phase\":\"Pending\"}}]";
+	json_t *a1 = answer_update("[" TMPL("data", "10Gi", "") "," TMPL("logs", "1Gi", "") "]", applied, NULL, &v.view);
+	json_t *old = statefulset("app:1", NULL, "[" TMPL("data", "10Gi", "") "," TMPL("logs", "1Gi", "") "]");
+	json_t *new = statefulset("app:9", NULL, applied);
+	json_t *review = review_of("another-uid", old, json_incref(new));
+	json_t *a2 = admission_review(review, &v.view);
+
+	char *p1 = patch_text(a1), *p2 = patch_text(a2);
+	assert_string_equal(p1, p2);
+	json_t *obj = patched_object(a2, new);
+	assert_string_equal(kube_obj_annotation(obj, ANNOTATION_DESIRED_TEMPLATES),
+			    "[{\"metadata\":{\"name\":\"logs\"},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],"
+			    "\"resources\":{\"requests\":{\"storage\":\"2Gi\"}},\"volumeMode\":\"Filesystem\"}},"
+			    "{\"metadata\":{\"annotations\":{\"a\":\"1\",\"b\":\"2\"},\"name\":\"data\"},"
+			    "\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],\"resources\":{\"requests\":{\"storage\":\"20Gi\"}},"
+			    "\"volumeMode\":\"Filesystem\"}}]");
+	/* The object had no annotations: the patch adds the whole map. */
+	assert_int_equal(json_object_size(kube_obj_annotations(obj)), 1);
+	assert_non_null(strstr(p1, "\"path\":\"/metadata/annotations\""));
+
+	/* Re-applied once recorded (the stored object now carries it): the same patch, the same annotation. */
+	json_t *stored = statefulset("app:1", NULL, "[" TMPL("data", "10Gi", "") "," TMPL("logs", "1Gi", "") "]");
+	json_object_set_new(json_object_get(stored, "metadata"), "annotations",
+			    json_pack("{s:s}", ANNOTATION_DESIRED_TEMPLATES,
+				      kube_obj_annotation(obj, ANNOTATION_DESIRED_TEMPLATES)));
+	json_t *again = json_deep_copy(new);
+	json_object_set(json_object_get(again, "metadata"), "annotations",
+			json_object_get(json_object_get(stored, "metadata"), "annotations"));
+	json_t *review3 = review_of("third", stored, json_incref(again));
+	json_t *a3 = admission_review(review3, &v.view);
+	json_t *obj3 = patched_object(a3, again);
+	assert_string_equal(kube_obj_annotation(obj3, ANNOTATION_DESIRED_TEMPLATES),
+			    kube_obj_annotation(obj, ANNOTATION_DESIRED_TEMPLATES));
+
+	json_decref(obj3);
+	json_decref(a3);
+	json_decref(review3);
+	json_decref(again);
+	json_decref(obj);
+	free(p1);
+	free(p2);
+	json_decref(a1);
+	json_decref(a2);
+	json_decref(review);
+	json_decref(new);
+	views_release(&v);
+}
+
+/* The first template of a set that had none: the patch removes the field again. */
+static void test_first_template_removed_again(void **state)
+{
+	(void)state;
+	struct views v;
+	views_init(&v);
+	json_t *a = answer_update(NULL, DATA_10, "{}", &v.view);
+	char *text = patch_text(a);
+	json_t *patch = parse(text);
+	assert_string_equal(kube_obj_str(json_array_get(patch, 0), "op"), "remove");
+	assert_string_equal(kube_obj_str(json_array_get(patch, 0), "path"), "/spec/volumeClaimTemplates");
+	json_decref(patch);
+	free(text);
+	json_decref(a);
+	views_release(&v);
+}
+
+/* The uid is echoed; a dry run gets the same answer as the real update. */
+static void test_uid_and_dry_run(void **state)
+{
+	(void)state;
+	struct views v;
+	views_init(&v);
+	json_t *review = review_of("5f3c-uid", statefulset("app:1", NULL, DATA_10),
+				   statefulset("app:1", NULL, "[" TMPL("data", "20Gi", "") "]"));
+	json_t *wet = admission_review(review, &v.view);
+	json_object_set_new(json_object_get(review, "request"), "dryRun", json_true());
+	json_t *dry = admission_review(review, &v.view);
+	assert_string_equal(kube_obj_str(response_of(wet), "uid"), "5f3c-uid");
+	assert_true(json_equal(wet, dry));
+	json_decref(wet);
+	json_decref(dry);
+
+	/* Denials and untouched answers echo it too. */
+	json_object_set_new(json_object_get(json_object_get(json_object_get(review, "request"), "object"), "metadata"),
+			    "labels", json_pack("{s:s}", LABEL_WEBHOOK, WEBHOOK_DISABLED));
+	json_t *out = admission_review(review, &v.view);
+	assert_string_equal(kube_obj_str(response_of(out), "uid"), "5f3c-uid");
+	assert_true(json_is_true(json_object_get(response_of(out), "allowed")));
+	char *patch = patch_text(out);
+	assert_null(patch);
+	json_decref(out);
+	json_decref(review);
+	views_release(&v);
+}
+
+/* What is not a StatefulSet template update passes untouched, whatever the templates say. */
+static void test_passes_untouched(void **state)
+{
+	(void)state;
+	struct views v;
+	views_init(&v);
+	const char *edits[][2] = {
+		{"operation", "CREATE"}, {"kind.kind", "Deployment"}, {"kind.group", ""}, {"subResource", "scale"},
+		{"label", WEBHOOK_DISABLED},
+	};
+	for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
+		/* A shrink: denied if the webhook looked at it. */
+		json_t *review = review_of("u", statefulset("app:1", NULL, DATA_10),
+					   statefulset("app:1", NULL, "[" TMPL("data", "1Gi", "") "]"));
+		json_t *req = json_object_get(review, "request");
+		if (!strcmp(edits[i][0], "operation") || !strcmp(edits[i][0], "subResource"))
+			json_object_set_new(req, edits[i][0], json_string(edits[i][1]));
+		else if (!strcmp(edits[i][0], "label"))
+			json_object_set_new(json_object_get(json_object_get(req, "object"), "metadata"), "labels",
+					    json_pack("{s:s}", LABEL_WEBHOOK, edits[i][1]));
+		else
+			json_object_set_new(json_object_get(req, "kind"), edits[i][0] + 5, json_string(edits[i][1]));
+		json_t *a = admission_review(review, &v.view);
+		if (!json_is_true(json_object_get(response_of(a), "allowed")))
+			fail_msg("%s=%s: denied", edits[i][0], edits[i][1]);
+		char *patch = patch_text(a);
+		if (patch)
+			fail_msg("%s=%s: patched %s", edits[i][0], edits[i][1], patch);
+		json_decref(a);
+		json_decref(review);
+	}
+	views_release(&v);
+}
+
+/* A body that is no AdmissionReview v1 gets a 400 answer, never a crash. */
+static void test_not_a_review(void **state)
+{
+	(void)state;
+	const char *bodies[] = {
+		"[]", "{}", "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\"}",
+		"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"Pod\",\"request\":{\"uid\":\"x\"}}",
+		"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":7}}",
+		"{\"apiVersion\":\"v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"x\"}}",
+	};
+	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+		json_t *body = parse(bodies[i]);
+		json_t *a = admission_review(body, NULL);
+		const json_t *r = response_of(a);
+		if (json_is_true(json_object_get(r, "allowed")) || kube_obj_int(r, "status", "code", 0) != 400)
+			fail_msg("%s: not answered with 400", bodies[i]);
+		json_decref(a);
+		json_decref(body);
+	}
+	json_t *a = admission_review(NULL, NULL);
+	assert_int_equal(kube_obj_int(response_of(a), "status", "code", 0), 400);
+	json_decref(a);
+
+	/* A review whose objects are missing is understood enough to let through. */
+	json_t *body = parse("{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":"
+			     "{\"uid\":\"x\",\"operation\":\"UPDATE\",\"kind\":{\"group\":\"apps\",\"version\":\"v1\","
+			     "\"kind\":\"StatefulSet\"}}}");
+	a = admission_review(body, NULL);
+	assert_true(json_is_true(json_object_get(response_of(a), "allowed")));
+	assert_string_equal(kube_obj_str(response_of(a), "uid"), "x");
+	json_decref(a);
+	json_decref(body);
+}
+
+/* The manifest and the test registration read this one text: it must keep its has() guards. */
+static void test_match_condition(void **state)
+{
+	(void)state;
+	assert_non_null(strstr(ADMISSION_MATCH_CONDITION, "has(object.spec.volumeClaimTemplates)"));
+	assert_non_null(strstr(ADMISSION_MATCH_CONDITION, "has(oldObject.spec.volumeClaimTemplates)"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_update_table),
+		cmocka_unit_test(test_what_the_cluster_lacks),
+		cmocka_unit_test(test_too_many_templates),
+		cmocka_unit_test(test_image_and_template_change),
+		cmocka_unit_test(test_desired_text_is_stable),
+		cmocka_unit_test(test_first_template_removed_again),
+		cmocka_unit_test(test_uid_and_dry_run),
+		cmocka_unit_test(test_passes_untouched),
+		cmocka_unit_test(test_not_a_review),
+		cmocka_unit_test(test_match_condition),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
