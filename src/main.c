@@ -173,7 +173,6 @@ static struct state_seal *load_state_seal(const struct operator_options *o, stru
 	if (!ns)
 		ns = xstrdup(DEFAULT_OPERATOR_NAMESPACE);
 	struct state_seal *seal = NULL;
-	struct webhook *webhook = NULL;
 	struct kube_error err = {0};
 	if (state_seal_load(c, ns, STATE_SEAL_SECRET_NAME, !o->dry_run, &seal, &err) == 0) {
 		log_info("main", "state key: Secret %s/%s", ns, STATE_SEAL_SECRET_NAME);
@@ -252,6 +251,7 @@ int main(int argc, char **argv)
 	char *lease_ns = NULL;
 	char *identity = NULL;
 	struct state_seal *seal = NULL;
+	struct webhook *webhook = NULL;
 
 	/* `stateful-operator copy-script`: the copy Job's script, to run by hand. */
 	if (argc == 2 && strcmp(argv[1], "copy-script") == 0) {

@@ -12,9 +12,8 @@
 #include "webhook/webhook_cert.h"
 
 #define CA_COMMON_NAME "stateful-operator-webhook-ca"
-#define CA_DAYS 3650
-#define SERVING_DAYS 365
-#define PREVIOUS_CA_KEY "ca-previous.crt"
+#define CA_DAYS CERT_CA_DAYS_DEFAULT
+#define SERVING_DAYS CERT_SERVING_DAYS_DEFAULT
 #define SYNC_ATTEMPTS 3 /* conflicts in a row before giving up until the next sync */
 
 struct webhook_tls {
@@ -23,8 +22,6 @@ struct webhook_tls {
 	char **names;
 	bool dry_run;
 	struct cert_bundle bundle;
-	char *previous_ca;   /* the CA before the last rotation, or NULL */
-	char *ca_bundle_set; /* the caBundle last found or written, to log only changes */
 	char *config_problem; /* the last reason the caBundle could not be written, to log it once */
 };
 
@@ -52,8 +49,6 @@ void webhook_tls_free(struct webhook_tls *t)
 		free(*n);
 	free(t->names);
 	cert_bundle_release(&t->bundle);
-	free(t->previous_ca);
-	free(t->ca_bundle_set);
 	free(t->config_problem);
 	free(t->ns);
 	free(t);
@@ -69,38 +64,22 @@ const char *webhook_tls_key(const struct webhook_tls *t)
 	return t->bundle.key_pem;
 }
 
-static json_t *secret_object(const struct webhook_tls *t, const struct cert_bundle *b, const char *previous_ca,
-			     const char *resource_version)
+static json_t *secret_object(const struct webhook_tls *t, const struct cert_bundle *b, const char *resource_version)
 {
-	json_t *data = cert_bundle_secret_data(b);
-	if (previous_ca) {
-		char *b64 = base64_encode(previous_ca, strlen(previous_ca));
-		json_object_set_new(data, PREVIOUS_CA_KEY, json_string(b64));
-		free(b64);
-	}
 	json_t *meta = json_pack("{s:s, s:s, s:{s:s}}", "name", WEBHOOK_SECRET, "namespace", t->ns, "labels",
 				 "app.kubernetes.io/managed-by", "stateful-operator");
 	if (resource_version)
 		json_object_set_new(meta, "resourceVersion", json_string(resource_version));
 	return json_pack("{s:s, s:s, s:o, s:s, s:o}", "apiVersion", "v1", "kind", "Secret", "metadata", meta, "type",
-			 "kubernetes.io/tls", "data", data);
-}
-
-/* The previous CA stored beside the bundle (new string), or NULL. */
-static char *previous_ca_of(const json_t *secret)
-{
-	const char *b64 = json_string_value(json_object_get(json_object_get(secret, "data"), PREVIOUS_CA_KEY));
-	size_t len = 0;
-	char *pem = b64 ? base64_decode(b64, &len) : NULL;
-	return pem;
+			 CERT_SECRET_TYPE, "data", cert_bundle_secret_data(b));
 }
 
 /*
- * What the Secret should hold from now on, made from what it holds: *b
- * (and *previous) replaced when something was due. Returns 1 when the
- * Secret must be written, 0 when it is fine as it is.
+ * What the Secret should hold from now on, made from what it holds (*b,
+ * replaced when something was due). Returns 1 when the Secret must be
+ * written, 0 when it is fine as it is, -1 with *err.
  */
-static int renew(struct webhook_tls *t, struct cert_bundle *b, char **previous, long long now_s, char **err)
+static int renew(struct webhook_tls *t, struct cert_bundle *b, long long now_s, char **err)
 {
 	char *why = NULL;
 	enum cert_action action = cert_bundle_check(b, (const char *const *)t->names, now_s, &why);
@@ -108,24 +87,16 @@ static int renew(struct webhook_tls *t, struct cert_bundle *b, char **previous, 
 		free(why);
 		return 0;
 	}
-	if (action == CERT_NEW_CA) {
-		log_info("webhook", "making a new webhook CA: %s", why);
-		free(*previous);
-		*previous = b->ca_cert_pem && cert_not_after_s(b->ca_cert_pem) > now_s ? xstrdup(b->ca_cert_pem) : NULL;
-		cert_bundle_release(b);
-		if (cert_bundle_make_ca(b, CA_COMMON_NAME, now_s, CA_DAYS, err) < 0)
-			goto fail;
-	} else {
-		log_info("webhook", "renewing the webhook's serving certificate: %s", why);
-	}
+	log_info("webhook", "%s: %s", action == CERT_NEW_CA ? "making a new webhook CA" : "renewing the webhook's "
+												  "serving certificate",
+		 why);
 	free(why);
-	why = NULL;
-	if (cert_bundle_make_serving(b, (const char *const *)t->names, now_s, SERVING_DAYS, err) < 0)
-		goto fail;
+	/* A new CA drops the serving certificate it did not sign; the old CA stays in the caBundle until it expires. */
+	if (action == CERT_NEW_CA && cert_bundle_make_ca(b, CA_COMMON_NAME, CA_DAYS, now_s, err) < 0)
+		return -1;
+	if (cert_bundle_make_serving(b, (const char *const *)t->names, SERVING_DAYS, now_s, err) < 0)
+		return -1;
 	return 1;
-fail:
-	free(why);
-	return -1;
 }
 
 /* One read (and maybe one write) of the Secret into t->bundle; 1 to try again (a conflict), 0 done, -1 error. */
@@ -133,12 +104,11 @@ static int sync_secret_once(struct webhook_tls *t, long long now_s, char **err)
 {
 	struct kube_error kerr = {0};
 	json_t *secret = NULL;
-	struct cert_bundle b = {0};
-	char *previous = NULL;
+	struct cert_bundle b = CERT_BUNDLE_INIT;
 	int rc = kube_get(t->client, &KUBE_SECRETS, t->ns, WEBHOOK_SECRET, &secret, &kerr);
 	if (rc < 0 && kerr.code != 404) {
 		*err = xasprintf("cannot read Secret %s/%s: %s (the operator needs get, create and update on secrets "
-				 "in its namespace: see deploy/rbac/)",
+				 "in its namespace: see deploy/webhook/rbac.yaml)",
 				 t->ns, WEBHOOK_SECRET, kerr.message);
 		return -1;
 	}
@@ -148,45 +118,33 @@ static int sync_secret_once(struct webhook_tls *t, long long now_s, char **err)
 			log_warn("webhook", "Secret %s/%s cannot be read (%s): making a new certificate", t->ns,
 				 WEBHOOK_SECRET, perr);
 			cert_bundle_release(&b);
-			memset(&b, 0, sizeof(b));
 		}
 		free(perr);
-		previous = previous_ca_of(secret);
 	}
-	int write = renew(t, &b, &previous, now_s, err);
-	if (write < 0)
-		goto out;
-	if (write && !t->dry_run) {
-		json_t *obj = secret_object(t, &b, previous, secret ? kube_obj_str(secret, "metadata.resourceVersion")
-								    : NULL);
-		rc = secret ? kube_replace(t->client, &KUBE_SECRETS, t->ns, WEBHOOK_SECRET, NULL, obj, NULL, &kerr)
-			    : kube_create(t->client, &KUBE_SECRETS, t->ns, obj, NULL, &kerr);
+	int write = renew(t, &b, now_s, err);
+	rc = write < 0 ? -1 : 0;
+	if (write > 0 && !t->dry_run) {
+		json_t *obj = secret_object(t, &b, secret ? kube_obj_str(secret, "metadata.resourceVersion") : NULL);
+		int w = secret ? kube_replace(t->client, &KUBE_SECRETS, t->ns, WEBHOOK_SECRET, NULL, obj, NULL, &kerr)
+			       : kube_create(t->client, &KUBE_SECRETS, t->ns, obj, NULL, &kerr);
 		json_decref(obj);
-		if (rc < 0 && (kerr.code == 409 || (secret && kerr.code == 404))) {
-			/* Another replica wrote it first: its certificate is the one to serve. */
-			write = 1;
-			rc = 1;
-			goto out;
-		}
-		if (rc < 0) {
+		if (w < 0 && (kerr.code == 409 || (secret && kerr.code == 404))) {
+			rc = 1; /* another replica wrote it first: its certificate is the one to serve */
+		} else if (w < 0) {
 			*err = xasprintf("cannot write Secret %s/%s: %s", t->ns, WEBHOOK_SECRET, kerr.message);
-			write = -1;
-			goto out;
+			rc = -1;
+		} else {
+			log_info("webhook", "%s Secret %s/%s", secret ? "updated" : "created", t->ns, WEBHOOK_SECRET);
 		}
-		log_info("webhook", "%s Secret %s/%s", secret ? "updated" : "created", t->ns, WEBHOOK_SECRET);
 	}
-	cert_bundle_release(&t->bundle);
-	t->bundle = b;
-	memset(&b, 0, sizeof(b));
-	free(t->previous_ca);
-	t->previous_ca = previous;
-	previous = NULL;
-	rc = 0;
-out:
-	cert_bundle_release(&b);
-	free(previous);
+	if (rc == 0) {
+		cert_bundle_release(&t->bundle);
+		t->bundle = b;
+	} else {
+		cert_bundle_release(&b);
+	}
 	json_decref(secret);
-	return write < 0 ? -1 : rc;
+	return rc;
 }
 
 /* Logs why the caBundle is not in step, once per reason. */
@@ -198,54 +156,61 @@ static void config_problem(struct webhook_tls *t, char *why)
 	t->config_problem = why;
 }
 
-/* Every webhook of the configuration gets caBundle = base64(bundle); a JSON patch per webhook that differs. */
+/*
+ * Every webhook of the configuration gets the CA in its caBundle, ahead of
+ * the CAs it held that have not expired (a CA rotation: replicas still
+ * serving a certificate of the old CA stay trusted); a JSON patch per
+ * webhook that differs, each guarded by a test of its name.
+ */
 static void sync_ca_bundle(struct webhook_tls *t, long long now_s)
 {
-	char *pem = cert_ca_bundle(t->bundle.ca_cert_pem, t->previous_ca, now_s);
-	char *b64 = base64_encode(pem, strlen(pem));
-	free(pem);
 	json_t *config = NULL;
 	struct kube_error kerr = {0};
 	if (kube_get(t->client, &KUBE_MUTATINGWEBHOOKCONFIGURATIONS, NULL, WEBHOOK_CONFIGURATION, &config, &kerr) <
 	    0) {
 		config_problem(t, xasprintf("cannot read MutatingWebhookConfiguration %s (%s): the API server does not "
 					    "call the webhook, so template changes are refused as without the operator; "
-					    "apply deploy/ with the webhook, or grant get and patch on it",
+					    "apply deploy/webhook, or grant get and patch on it",
 					    WEBHOOK_CONFIGURATION, kerr.message));
-		goto out;
+		return;
 	}
 	json_t *ops = json_array();
 	size_t i;
 	json_t *hook;
 	json_array_foreach(json_object_get(config, "webhooks"), i, hook) {
-		const char *now = kube_obj_str(hook, "clientConfig.caBundle");
-		if (now && !strcmp(now, b64))
-			continue;
-		char path[64];
-		snprintf(path, sizeof(path), "/webhooks/%zu/name", i);
-		json_array_append_new(ops, json_pack("{s:s, s:s, s:s}", "op", "test", "path", path, "value",
-						     kube_obj_str(hook, "name")));
-		snprintf(path, sizeof(path), "/webhooks/%zu/clientConfig/caBundle", i);
-		json_array_append_new(ops, json_pack("{s:s, s:s, s:s}", "op", "add", "path", path, "value", b64));
+		const char *now_b64 = kube_obj_str(hook, "clientConfig.caBundle");
+		size_t len = 0;
+		char *now_pem = now_b64 ? base64_decode(now_b64, &len) : NULL;
+		char *pem = cert_ca_bundle(t->bundle.ca_cert_pem, now_pem, now_s);
+		char *want = pem ? base64_encode(pem, strlen(pem)) : NULL;
+		if (want && (!now_b64 || strcmp(now_b64, want))) {
+			char path[64];
+			snprintf(path, sizeof(path), "/webhooks/%zu/name", i);
+			json_array_append_new(ops, json_pack("{s:s, s:s, s:s}", "op", "test", "path", path, "value",
+							     kube_obj_str(hook, "name")));
+			snprintf(path, sizeof(path), "/webhooks/%zu/clientConfig/caBundle", i);
+			json_array_append_new(ops, json_pack("{s:s, s:s, s:s}", "op", "add", "path", path, "value", want));
+		}
+		free(want);
+		free(pem);
+		free(now_pem);
 	}
-	if (json_array_size(ops) && !t->dry_run) {
-		if (kube_patch(t->client, &KUBE_MUTATINGWEBHOOKCONFIGURATIONS, NULL, WEBHOOK_CONFIGURATION, NULL,
-			       KUBE_PATCH_JSON, ops, NULL, &kerr) < 0)
-			config_problem(t, xasprintf("cannot write the caBundle of MutatingWebhookConfiguration %s: %s "
-						    "(the operator needs patch on it: see deploy/rbac/)",
-						    WEBHOOK_CONFIGURATION, kerr.message));
-		else
-			log_info("webhook", "caBundle of MutatingWebhookConfiguration %s set (%zu webhooks)",
-				 WEBHOOK_CONFIGURATION, json_array_size(ops) / 2);
-	}
-	if (!json_array_size(ops) || !t->dry_run) {
+	if (!json_array_size(ops) || t->dry_run) {
+		free(t->config_problem);
+		t->config_problem = NULL;
+	} else if (kube_patch(t->client, &KUBE_MUTATINGWEBHOOKCONFIGURATIONS, NULL, WEBHOOK_CONFIGURATION, NULL,
+			      KUBE_PATCH_JSON, ops, NULL, &kerr) < 0) {
+		config_problem(t, xasprintf("cannot write the caBundle of MutatingWebhookConfiguration %s: %s (the "
+					    "operator needs patch on it: see deploy/webhook/rbac.yaml)",
+					    WEBHOOK_CONFIGURATION, kerr.message));
+	} else {
+		log_info("webhook", "caBundle of MutatingWebhookConfiguration %s set (%zu webhooks)", WEBHOOK_CONFIGURATION,
+			 json_array_size(ops) / 2);
 		free(t->config_problem);
 		t->config_problem = NULL;
 	}
 	json_decref(ops);
-out:
 	json_decref(config);
-	free(b64);
 }
 
 int webhook_tls_sync(struct webhook_tls *t, long long now_s, char **err)

@@ -1,13 +1,14 @@
 /*
  * The webhook's certificate on the cluster: Secret WEBHOOK_SECRET (type
- * kubernetes.io/tls: tls.crt, tls.key, ca.crt, ca.key, and while a CA
- * rotation lasts ca-previous.crt) in the operator's namespace, made by the
+ * kubernetes.io/tls: tls.crt, tls.key, ca.crt, ca.key) in the operator's
+ * namespace, made by the
  * first replica that finds none (create; the loser of a race reads the
  * winner's), renewed by whichever replica first sees it due (an update
  * with the resourceVersion it read; a conflict means another replica did
- * it, and its Secret is read). The CA, with the previous one until that one
- * expires, goes into the caBundle of every webhook of
- * MutatingWebhookConfiguration WEBHOOK_CONFIGURATION.
+ * it, and its Secret is read). The CA goes into the caBundle of every
+ * webhook of MutatingWebhookConfiguration WEBHOOK_CONFIGURATION, ahead of
+ * the CAs found there that have not expired (so a CA rotation keeps
+ * replicas still serving the old chain trusted until it expires).
  *
  * Not thread-safe: one thread syncs.
  */

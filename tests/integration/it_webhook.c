@@ -30,6 +30,7 @@
 #include "daemon.h"
 #include "itest.h"
 #include "util/xalloc.h"
+#include "webhook/admission.h"
 #include "webhook/webhook.h"
 
 #define SET "web"
@@ -82,6 +83,9 @@ static void register_webhook(void)
 	if (!config)
 		fail_msg("deploy/webhook/mutatingwebhookconfiguration.yaml does not parse");
 	json_t *hook = json_array_get(json_object_get(config, "webhooks"), 0);
+	/* The manifest and the code agree on which updates reach the webhook. */
+	assert_string_equal(kube_obj_str(json_array_get(json_object_get(hook, "matchConditions"), 0), "expression"),
+			    ADMISSION_MATCH_CONDITION);
 	char *url = xasprintf("https://127.0.0.1:%d" WEBHOOK_PATH, webhook_port_number);
 	json_object_set_new(hook, "clientConfig", json_pack("{s:s}", "url", url));
 	free(url);
