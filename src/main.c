@@ -16,6 +16,7 @@
 #include "observability.h"
 #include "options.h"
 #include "own_image.h"
+#include "webhook/webhook.h"
 #include "controllers/resize/copy_script.h"
 #include "controllers/cluster/cluster_controller.h"
 #include "controllers/resize/resize_controller.h"
@@ -212,6 +213,28 @@ static void add_controllers(struct manager *m, const struct operator_options *o,
 	}
 }
 
+/* The admission webhook when --webhook-bind-address asks for it (NULL otherwise, or when it cannot serve). */
+static struct webhook *start_webhook(const struct operator_options *o, struct kube_client *c, struct manager *m,
+				     struct observability *obs)
+{
+	char *ns = own_namespace(o, c);
+	if (!ns)
+		ns = xstrdup(DEFAULT_OPERATOR_NAMESPACE);
+	struct webhook_options wo = {.bind_address = o->webhook_bind_address,
+				     .namespace = ns,
+				     .cert_names = (const char *const *)o->webhook_cert_names,
+				     /* Namespace scope sends nothing outside its namespace. */
+				     .read_storage_classes = o->namespace == NULL,
+				     .dry_run = o->dry_run};
+	char *err = NULL;
+	struct webhook *w = webhook_start(&wo, c, m, observability_metrics(obs), &err);
+	if (err)
+		log_error("main", "--webhook-bind-address %s: %s", o->webhook_bind_address, err);
+	free(err);
+	free(ns);
+	return w;
+}
+
 int main(int argc, char **argv)
 {
 	struct operator_options opts;
@@ -228,6 +251,7 @@ int main(int argc, char **argv)
 	char *lease_ns = NULL;
 	char *identity = NULL;
 	struct state_seal *seal = NULL;
+	struct webhook *webhook = NULL;
 
 	/* `stateful-operator copy-script`: the copy Job's script, to run by hand. */
 	if (argc == 2 && strcmp(argv[1], "copy-script") == 0) {
@@ -329,6 +353,9 @@ int main(int argc, char **argv)
 	if (!seal)
 		goto out;
 	add_controllers(manager, &opts, client, events, obs, seal);
+	webhook = start_webhook(&opts, client, manager, obs);
+	if (!webhook && strcmp(opts.webhook_bind_address, "0"))
+		goto out;
 
 	struct signal_thread st = {.manager = manager, .set = signals};
 	pthread_t sig_thread;
@@ -341,6 +368,7 @@ int main(int argc, char **argv)
 	pthread_join(sig_thread, NULL);
 out:
 	/* The manager first: it stops the controllers that use the rest. */
+	webhook_stop(webhook);
 	manager_free(manager);
 	manager = NULL;
 	event_recorder_free(events);

@@ -22,6 +22,8 @@ enum {
 	OPT_LEADER_ELECT,
 	OPT_LEADER_NS,
 	OPT_COPY_IMAGE,
+	OPT_WEBHOOK,
+	OPT_WEBHOOK_NAMES,
 	OPT_HELP,
 	OPT_VERSION,
 };
@@ -40,6 +42,8 @@ static const struct option long_options[] = {
 	{"leader-elect", no_argument, NULL, OPT_LEADER_ELECT},
 	{"leader-election-namespace", required_argument, NULL, OPT_LEADER_NS},
 	{"copy-image", required_argument, NULL, OPT_COPY_IMAGE},
+	{"webhook-bind-address", required_argument, NULL, OPT_WEBHOOK},
+	{"webhook-cert-names", required_argument, NULL, OPT_WEBHOOK_NAMES},
 	{"help", no_argument, NULL, OPT_HELP},
 	{"version", no_argument, NULL, OPT_VERSION},
 	{NULL, 0, NULL, 0},
@@ -64,7 +68,19 @@ const char *options_usage(void)
 	       "  --leader-election-namespace NS  namespace of the Lease (default: own namespace)\n"
 	       "  --copy-image IMAGE              image of the resize copy Jobs (needs sh and rsync;\n"
 	       "                                  default: this pod's own image, else " DEFAULT_COPY_IMAGE ")\n"
+	       "  --webhook-bind-address ADDR     HTTPS listener of the admission webhook that turns\n"
+	       "                                  volumeClaimTemplates edits into resizes (deploy/ sets\n"
+	       "                                  :9443; default 0: off)\n"
+	       "  --webhook-cert-names LIST       comma list of DNS names and IPs its certificate covers\n"
+	       "                                  (default: Service " "stateful-operator-webhook's names)\n"
 	       "  --help, --version\n";
+}
+
+static void free_names(char **names)
+{
+	for (char **n = names; n && *n; n++)
+		free(*n);
+	free(names);
 }
 
 static int parse_controllers(const char *s, unsigned *out, char **err)
@@ -98,6 +114,31 @@ static int parse_controllers(const char *s, unsigned *out, char **err)
 	return rc;
 }
 
+/* "a,b" into a NULL-terminated array of new strings; -1 for an empty name. */
+static int parse_names(const char *s, char ***out, char **err)
+{
+	size_t n = 1;
+	for (const char *p = s; *p; p++)
+		n += *p == ',';
+	char **names = xcalloc(n + 1, sizeof(*names));
+	const char *p = s;
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strcspn(p, ",");
+		if (!len) {
+			*err = xasprintf("--webhook-cert-names: \"%s\" has an empty name; give a comma list such as "
+					 "\"webhook.example.svc,127.0.0.1\"",
+					 s);
+			free_names(names);
+			return -1;
+		}
+		names[i] = xstrndup(p, len);
+		p += len + (p[len] == ',');
+	}
+	free_names(*out);
+	*out = names;
+	return 0;
+}
+
 static void set_str(char **dst, const char *v)
 {
 	free(*dst);
@@ -113,6 +154,7 @@ int options_parse(int argc, char **argv, struct operator_options *o, char **err)
 	o->log_format = LOG_FORMAT_TEXT;
 	o->metrics_bind_address = xstrdup(":8080");
 	o->health_probe_bind_address = xstrdup(":8081");
+	o->webhook_bind_address = xstrdup("0");
 	o->copy_image = xstrdup(DEFAULT_COPY_IMAGE);
 	*err = NULL;
 
@@ -185,6 +227,13 @@ int options_parse(int argc, char **argv, struct operator_options *o, char **err)
 		case OPT_LEADER_NS:
 			set_str(&o->leader_election_namespace, optarg);
 			break;
+		case OPT_WEBHOOK:
+			set_str(&o->webhook_bind_address, optarg);
+			break;
+		case OPT_WEBHOOK_NAMES:
+			if (parse_names(optarg, &o->webhook_cert_names, err) < 0)
+				return -1;
+			break;
 		case OPT_HELP:
 			o->help = true;
 			break;
@@ -215,4 +264,7 @@ void options_release(struct operator_options *o)
 	FREE_AND_NULL(o->health_probe_bind_address);
 	FREE_AND_NULL(o->leader_election_namespace);
 	FREE_AND_NULL(o->copy_image);
+	FREE_AND_NULL(o->webhook_bind_address);
+	free_names(o->webhook_cert_names);
+	o->webhook_cert_names = NULL;
 }

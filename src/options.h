@@ -37,6 +37,8 @@ struct operator_options {
 	char *leader_election_namespace;
 	char *copy_image;                 /* image of the resize copy Jobs */
 	bool copy_image_set;              /* --copy-image was given (else this pod's image may be used) */
+	char *webhook_bind_address;       /* "0": no webhook */
+	char **webhook_cert_names;        /* NULL-terminated; NULL: the webhook Service's names */
 	bool help;
 	bool version;
 };

@@ -59,6 +59,14 @@ const struct kube_resource KUBE_STORAGECLASSES = {
 	.group = "storage.k8s.io", .version = "v1", .api_version = "storage.k8s.io/v1",
 	.plural = "storageclasses", .kind = "StorageClass", .namespaced = false,
 };
+const struct kube_resource KUBE_VOLUMEATTRIBUTESCLASSES = {
+	.group = "storage.k8s.io", .version = "v1", .api_version = "storage.k8s.io/v1",
+	.plural = "volumeattributesclasses", .kind = "VolumeAttributesClass", .namespaced = false,
+};
+const struct kube_resource KUBE_MUTATINGWEBHOOKCONFIGURATIONS = {
+	.group = "admissionregistration.k8s.io", .version = "v1", .api_version = "admissionregistration.k8s.io/v1",
+	.plural = "mutatingwebhookconfigurations", .kind = "MutatingWebhookConfiguration", .namespaced = false,
+};
 const struct kube_resource KUBE_LEASES = {
 	.group = "coordination.k8s.io", .version = "v1", .api_version = "coordination.k8s.io/v1",
 	.plural = "leases", .kind = "Lease", .namespaced = true,

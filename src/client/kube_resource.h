@@ -25,6 +25,8 @@ extern const struct kube_resource KUBE_EVENTS;
 extern const struct kube_resource KUBE_CONFIGMAPS;
 extern const struct kube_resource KUBE_SECRETS;
 extern const struct kube_resource KUBE_STORAGECLASSES;
+extern const struct kube_resource KUBE_VOLUMEATTRIBUTESCLASSES;
+extern const struct kube_resource KUBE_MUTATINGWEBHOOKCONFIGURATIONS;
 extern const struct kube_resource KUBE_LEASES;
 extern const struct kube_resource KUBE_NODES;
 extern const struct kube_resource KUBE_NAMESPACES;

@@ -22,6 +22,9 @@
 /* Per connection: request head, response headers (headers up to about 12 KiB). */
 #define HTTP_CONNECTION_MEMORY (16u << 10)
 #define HTTP_MAX_BODY (64u << 10)
+/* TLS records are up to 16 KiB: the connection's buffers need room for one beside the request head. */
+#define HTTP_TLS_CONNECTION_MEMORY (64u << 10)
+#define HTTP_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
 #define HTTP_REAP_INTERVAL_MS 250
 #define DEFAULT_CONTENT_TYPE "text/plain; charset=utf-8"
 
@@ -29,6 +32,16 @@ struct route {
 	char *path;
 	http_handler_fn fn;
 	void *ctx;
+	size_t max_body; /* 0: GET and HEAD; else POST with a body up to this */
+};
+
+/* A POST's body as it arrives (the request's *con_cls). */
+struct upload {
+	http_handler_fn fn;
+	void *ctx;
+	size_t max;
+	char *data;
+	size_t len, cap;
 };
 
 /*
@@ -48,6 +61,10 @@ struct conn {
 struct http_server {
 	struct MHD_Daemon *daemon; /* NULL when disabled */
 	int port;
+	bool tls;
+	struct MHD_Daemon *retired; /* TLS: the daemon of the previous certificate, finishing its connections */
+	char *cert_pem, *key_pem;   /* what daemon serves with (libmicrohttpd reads them at start) */
+	char *retired_cert_pem, *retired_key_pem;
 	pthread_rwlock_t lock; /* guards routes */
 	struct route *routes;
 	size_t nroutes, routes_cap;
@@ -65,6 +82,8 @@ struct http_request {
 	struct MHD_Connection *conn;
 	const char *method;
 	const char *path;
+	const char *body; /* POST: the body, NUL-terminated; NULL otherwise */
+	size_t body_len;
 };
 
 /* ---- the bind address ---- */
@@ -273,15 +292,14 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, unsigned int s
 	return ret;
 }
 
-static bool find_route(struct http_server *s, const char *path, http_handler_fn *fn, void **ctx)
+static bool find_route(struct http_server *s, const char *path, struct route *out)
 {
 	bool found = false;
 
 	pthread_rwlock_rdlock(&s->lock);
 	for (size_t i = 0; i < s->nroutes; i++) {
 		if (strcmp(s->routes[i].path, path) == 0) {
-			*fn = s->routes[i].fn;
-			*ctx = s->routes[i].ctx;
+			*out = s->routes[i];
 			found = true;
 			break;
 		}
@@ -307,37 +325,105 @@ static void conn_set_deadline(struct http_server *s, struct conn *c, unsigned se
 	pthread_mutex_unlock(&s->conns_lock);
 }
 
+/* Runs the handler for a request that is all in, and queues its answer. */
+static enum MHD_Result answer(struct http_server *s, struct conn *c, http_handler_fn fn, void *ctx,
+			      const struct http_request *req)
+{
+	const char *content_type = NULL;
+	char *body = NULL;
+	enum MHD_Result ret;
+
+	/* The request is in: a slow handler is not the client's fault. */
+	conn_set_deadline(s, c, 0);
+	int status = fn(ctx, req, &content_type, &body);
+	if (status < 100 || status > 599) {
+		log_error("http", "handler for %s returned status %d; answering 500", req->path, status);
+		free(body);
+		ret = send_response(req->conn, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL,
+				    xstrdup("500 internal server error\n"), NULL);
+	} else {
+		ret = send_response(req->conn, (unsigned int)status, content_type, body, NULL);
+	}
+	conn_set_deadline(s, c, HTTP_SERVER_RESPONSE_TIMEOUT_S);
+	return ret;
+}
+
+/* Appends a piece of a POST body; false when past the route's limit. */
+static bool upload_append(struct upload *u, const char *data, size_t n)
+{
+	if (n > u->max - u->len)
+		return false;
+	u->data = xgrow(u->data, &u->cap, u->len + n + 1, 1);
+	memcpy(u->data + u->len, data, n);
+	u->len += n;
+	u->data[u->len] = '\0';
+	return true;
+}
+
+/* A Content-Length past max: answered 413 at once, the body never read. */
+static bool declared_too_large(struct MHD_Connection *conn, size_t max)
+{
+	const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	return cl && strtoull(cl, NULL, 10) > max;
+}
+
+static char get_request; /* *con_cls of a GET or HEAD (or a refused request) whose headers were handled */
+
 /*
  * MHD calls this once a request's headers are in (*con_cls still NULL),
  * then for each piece of a body, then once more when the request is
  * complete. A GET or HEAD is answered at that last call: a response queued
  * earlier makes MHD close the connection, which would defeat keep-alive for
- * scrapers and probes. Any other method is refused at the first call, so its
- * body is never read (MHD then closes the connection). The body of a GET is
- * discarded as it arrives.
+ * scrapers and probes. A POST to a POST route collects its body (up to the
+ * route's limit) and is answered at that last call too; one whose
+ * Content-Length is past the limit gets 413 at once, one that goes past it
+ * without saying so (chunked) has its connection closed. Any other request
+ * is refused at the first call, so its body is never read (MHD then closes
+ * the connection). The body of a GET is discarded as it arrives.
  */
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
 				  const char *version, const char *upload_data, size_t *upload_data_size,
 				  void **con_cls)
 {
-	static char seen; /* *con_cls marker: the headers were handled */
 	struct http_server *s = cls;
 	struct conn *c = conn_of(conn);
-	http_handler_fn fn = NULL;
-	void *ctx = NULL;
+	struct route r;
 
 	(void)version;
-	(void)upload_data;
 
 	if (!*con_cls) {
-		*con_cls = &seen;
-		if (strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0)
+		bool found = find_route(s, url, &r);
+		bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+		if (found && r.max_body && strcmp(method, MHD_HTTP_METHOD_POST) == 0 &&
+		    !declared_too_large(conn, r.max_body)) {
+			struct upload *u = xcalloc(1, sizeof(*u));
+			*u = (struct upload){.fn = r.fn, .ctx = r.ctx, .max = r.max_body};
+			*con_cls = u;
+			return MHD_YES;
+		}
+		*con_cls = &get_request;
+		if (get && !(found && r.max_body))
 			return MHD_YES;
 		conn_set_deadline(s, c, HTTP_SERVER_RESPONSE_TIMEOUT_S);
-		if (!find_route(s, url, &fn, &ctx))
+		if (found && r.max_body && strcmp(method, MHD_HTTP_METHOD_POST) == 0)
+			return send_response(conn, MHD_HTTP_CONTENT_TOO_LARGE, NULL,
+					     xasprintf("413 request body larger than %zu bytes\n", r.max_body), NULL);
+		if (!found)
 			return send_response(conn, MHD_HTTP_NOT_FOUND, NULL, xstrdup("404 page not found\n"), NULL);
 		return send_response(conn, MHD_HTTP_METHOD_NOT_ALLOWED, NULL, xstrdup("405 method not allowed\n"),
-				     "GET, HEAD");
+				     r.max_body ? "POST" : "GET, HEAD");
+	}
+	if (*con_cls != &get_request) {
+		struct upload *u = *con_cls;
+		if (*upload_data_size) {
+			/* Past the limit without a Content-Length that said so: no answer can be queued mid-body. */
+			if (!upload_append(u, upload_data, *upload_data_size))
+				return MHD_NO;
+			*upload_data_size = 0;
+			return MHD_YES;
+		}
+		struct http_request req = {conn, method, url, u->data ? u->data : "", u->len};
+		return answer(s, c, u->fn, u->ctx, &req);
 	}
 	if (*upload_data_size) {
 		/* Discarded, but not without end: past the limit the connection is closed. */
@@ -346,27 +432,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
-	/* The request is in: a slow handler is not the client's fault. */
-	conn_set_deadline(s, c, 0);
-	enum MHD_Result ret;
-	if (!find_route(s, url, &fn, &ctx)) {
-		ret = send_response(conn, MHD_HTTP_NOT_FOUND, NULL, xstrdup("404 page not found\n"), NULL);
-	} else {
-		struct http_request req = {conn, method, url};
-		const char *content_type = NULL;
-		char *body = NULL;
-		int status = fn(ctx, &req, &content_type, &body);
-		if (status < 100 || status > 599) {
-			log_error("http", "handler for %s returned status %d; answering 500", url, status);
-			free(body);
-			ret = send_response(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL,
-					    xstrdup("500 internal server error\n"), NULL);
-		} else {
-			ret = send_response(conn, (unsigned int)status, content_type, body, NULL);
-		}
+	if (!find_route(s, url, &r)) {
+		conn_set_deadline(s, c, 0);
+		enum MHD_Result ret =
+			send_response(conn, MHD_HTTP_NOT_FOUND, NULL, xstrdup("404 page not found\n"), NULL);
+		conn_set_deadline(s, c, HTTP_SERVER_RESPONSE_TIMEOUT_S);
+		return ret;
 	}
-	conn_set_deadline(s, c, HTTP_SERVER_RESPONSE_TIMEOUT_S);
-	return ret;
+	struct http_request req = {conn, method, url, NULL, 0};
+	return answer(s, c, r.fn, r.ctx, &req);
 }
 
 /* The request and its response are done: the next one on this connection gets a fresh deadline. */
@@ -376,8 +450,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	struct http_server *s = cls;
 	struct conn *c = conn_of(conn);
 
-	(void)con_cls;
 	(void)toe;
+	if (*con_cls && *con_cls != &get_request) {
+		struct upload *u = *con_cls;
+		free(u->data);
+		free(u);
+	}
+	*con_cls = NULL;
 	if (c)
 		c->body = 0;
 	conn_set_deadline(s, c, HTTP_SERVER_REQUEST_TIMEOUT_S);
@@ -512,13 +591,48 @@ static void server_free(struct http_server *s)
 	for (size_t i = 0; i < s->nroutes; i++)
 		free(s->routes[i].path);
 	free(s->routes);
+	free(s->cert_pem);
+	free(s->key_pem);
 	pthread_rwlock_destroy(&s->lock);
 	pthread_mutex_destroy(&s->conns_lock);
 	pthread_cond_destroy(&s->conns_cond);
 	free(s);
 }
 
-struct http_server *http_server_start(const char *bind_address, char **err)
+/*
+ * A daemon serving the listening socket fd: an internal thread pool
+ * (HTTP_THREADS, epoll), see the header; the limits keep a misbehaving
+ * client from holding threads or memory. With a certificate it speaks TLS
+ * (1.2 and 1.3 only). MHD_USE_ITC makes MHD_quiesce_daemon() possible, so
+ * a new certificate can take over the socket. MHD owns fd from here unless
+ * quiesced: MHD_stop_daemon() closes it, and so does a failed start (past
+ * option checking, which these constant options pass).
+ */
+static struct MHD_Daemon *start_daemon(struct http_server *s, int fd, const char *cert_pem, const char *key_pem)
+{
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG | MHD_USE_ITC;
+	if (!cert_pem)
+		return MHD_start_daemon(
+			flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
+			MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd, MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)HTTP_THREADS,
+			MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_SERVER_MAX_CONNECTIONS,
+			MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)HTTP_SERVER_MAX_CONNECTIONS_PER_IP,
+			MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY, MHD_OPTION_CONNECTION_TIMEOUT,
+			(unsigned int)HTTP_IDLE_TIMEOUT_S, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+			MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
+	return MHD_start_daemon(
+		flags | MHD_USE_TLS, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
+		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd, MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)HTTP_THREADS,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_SERVER_MAX_CONNECTIONS,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)HTTP_SERVER_MAX_CONNECTIONS_PER_IP,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_TLS_CONNECTION_MEMORY, MHD_OPTION_CONNECTION_TIMEOUT,
+		(unsigned int)HTTP_IDLE_TIMEOUT_S, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_HTTPS_MEM_CERT, cert_pem,
+		MHD_OPTION_HTTPS_MEM_KEY, key_pem, MHD_OPTION_HTTPS_PRIORITIES, HTTP_TLS_PRIORITIES, MHD_OPTION_END);
+}
+
+static struct http_server *server_start(const char *bind_address, const char *cert_pem, const char *key_pem,
+					char **err)
 {
 	struct http_server *s = NULL;
 	int fd;
@@ -543,29 +657,86 @@ struct http_server *http_server_start(const char *bind_address, char **err)
 		return NULL;
 	}
 	s->reaper_started = true;
-	/*
-	 * An internal thread pool (HTTP_THREADS, epoll): see the header. The
-	 * limits keep a misbehaving client from holding threads or memory.
-	 * MHD owns fd from here: MHD_stop_daemon() closes it, and so does a
-	 * failed start (past option checking, which these constant options
-	 * pass).
-	 */
-	s->daemon = MHD_start_daemon(
-		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, s,
-		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
-		MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)HTTP_THREADS, MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned int)HTTP_SERVER_MAX_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-		(unsigned int)HTTP_SERVER_MAX_CONNECTIONS_PER_IP, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-		(size_t)HTTP_CONNECTION_MEMORY, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_IDLE_TIMEOUT_S,
-		MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-		MHD_OPTION_END);
+	s->tls = cert_pem != NULL;
+	s->cert_pem = cert_pem ? xstrdup(cert_pem) : NULL;
+	s->key_pem = key_pem ? xstrdup(key_pem) : NULL;
+	s->daemon = start_daemon(s, fd, s->cert_pem, s->key_pem);
 	if (!s->daemon) {
-		*err = xasprintf("cannot serve HTTP on \"%s\": libmicrohttpd failed to start (see the log)",
-				 bind_address);
+		*err = xasprintf("cannot serve HTTP%s on \"%s\": libmicrohttpd failed to start (%s)",
+				 s->tls ? "S" : "", bind_address,
+				 s->tls ? "is the certificate and key a valid PEM pair? see the log" : "see the log");
 		server_free(s);
 		return NULL;
 	}
 	return s;
+}
+
+struct http_server *http_server_start(const char *bind_address, char **err)
+{
+	return server_start(bind_address, NULL, NULL, err);
+}
+
+struct http_server *http_server_start_tls(const char *bind_address, const char *cert_pem, const char *key_pem,
+					  char **err)
+{
+	if (!cert_pem || !key_pem) {
+		*err = xstrdup("HTTPS needs a certificate and a key");
+		return NULL;
+	}
+	return server_start(bind_address, cert_pem, key_pem, err);
+}
+
+static void stop_retired(struct http_server *s)
+{
+	if (s->retired)
+		MHD_stop_daemon(s->retired); /* quiesced: leaves the listening socket alone */
+	s->retired = NULL;
+	free(s->retired_cert_pem);
+	free(s->retired_key_pem);
+	s->retired_cert_pem = s->retired_key_pem = NULL;
+}
+
+int http_server_set_certificate(struct http_server *s, const char *cert_pem, const char *key_pem, char **err)
+{
+	*err = NULL;
+	if (!s->daemon || !s->tls) {
+		*err = xstrdup("not an HTTPS server");
+		return -1;
+	}
+	/* The connections of the certificate before last have had a whole renewal period to finish. */
+	stop_retired(s);
+	char *cert = xstrdup(cert_pem), *key = xstrdup(key_pem);
+	MHD_socket fd = MHD_quiesce_daemon(s->daemon);
+	if (fd == MHD_INVALID_SOCKET) {
+		*err = xstrdup("libmicrohttpd could not hand over the listening socket");
+		free(cert);
+		free(key);
+		return -1;
+	}
+	struct MHD_Daemon *fresh = start_daemon(s, (int)fd, cert, key);
+	if (!fresh) {
+		free(cert);
+		free(key);
+		*err = xstrdup("libmicrohttpd refused the new certificate and key (see the log); still serving the old "
+			       "one");
+		/* The old daemon no longer accepts: a new one with the old certificate takes the socket. */
+		fresh = start_daemon(s, (int)fd, s->cert_pem, s->key_pem);
+		if (!fresh) {
+			log_error("http", "HTTPS on port %d stopped: no daemon could take the socket over", s->port);
+			close((int)fd);
+		}
+		MHD_stop_daemon(s->daemon);
+		s->daemon = fresh;
+		return -1;
+	}
+	/* The old daemon finishes the connections it has; the new one takes every new connection. */
+	s->retired = s->daemon;
+	s->retired_cert_pem = s->cert_pem;
+	s->retired_key_pem = s->key_pem;
+	s->daemon = fresh;
+	s->cert_pem = cert;
+	s->key_pem = key;
+	return 0;
 }
 
 int http_server_port(const struct http_server *s)
@@ -578,7 +749,7 @@ bool http_server_enabled(const struct http_server *s)
 	return s->daemon != NULL;
 }
 
-void http_server_handle(struct http_server *s, const char *path, http_handler_fn fn, void *ctx)
+static void add_route(struct http_server *s, const char *path, http_handler_fn fn, void *ctx, size_t max_body)
 {
 	if (!path || path[0] != '/' || !fn) {
 		fprintf(stderr, "stateful-operator: http_server_handle: bad path or handler\n");
@@ -589,19 +760,39 @@ void http_server_handle(struct http_server *s, const char *path, http_handler_fn
 		if (strcmp(s->routes[i].path, path) == 0) {
 			s->routes[i].fn = fn;
 			s->routes[i].ctx = ctx;
+			s->routes[i].max_body = max_body;
 			pthread_rwlock_unlock(&s->lock);
 			return;
 		}
 	}
 	s->routes = xgrow(s->routes, &s->routes_cap, s->nroutes + 1, sizeof(*s->routes));
-	s->routes[s->nroutes++] = (struct route){xstrdup(path), fn, ctx};
+	s->routes[s->nroutes++] = (struct route){xstrdup(path), fn, ctx, max_body};
 	pthread_rwlock_unlock(&s->lock);
+}
+
+void http_server_handle(struct http_server *s, const char *path, http_handler_fn fn, void *ctx)
+{
+	add_route(s, path, fn, ctx, 0);
+}
+
+void http_server_handle_post(struct http_server *s, const char *path, http_handler_fn fn, void *ctx,
+			     size_t max_body)
+{
+	add_route(s, path, fn, ctx, max_body ? max_body : 1);
+}
+
+const char *http_request_body(const struct http_request *req, size_t *len)
+{
+	if (len)
+		*len = req->body_len;
+	return req->body;
 }
 
 void http_server_stop(struct http_server *s)
 {
 	if (!s)
 		return;
+	stop_retired(s);
 	if (s->daemon)
 		MHD_stop_daemon(s->daemon); /* joins the threads, closes the sockets (NOTIFY_CLOSED each) */
 	s->daemon = NULL;

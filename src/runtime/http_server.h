@@ -1,14 +1,21 @@
 /*
- * The operator's HTTP endpoints (/metrics, /healthz, /readyz) over
- * libmicrohttpd: a read-only server that maps exact paths to handlers.
+ * The operator's HTTP endpoints (/metrics, /healthz, /readyz, and over
+ * HTTPS the admission webhook) over libmicrohttpd: a server that maps exact
+ * paths to handlers.
  *
- * - GET and HEAD only: any other method on a known path gets 405 with
- *   "Allow: GET, HEAD"; an unknown path gets 404 (whatever the method).
+ * - GET and HEAD routes (http_server_handle), and POST routes
+ *   (http_server_handle_post) whose body, up to the route's limit, the
+ *   handler reads whole (past it: 413 when the Content-Length says so,
+ *   else the connection is closed). Any other
+ *   method on a known path gets 405 with "Allow: GET, HEAD" (or "POST");
+ *   an unknown path gets 404 (whatever the method).
  *   Paths match exactly, without the query string ("/readyz?verbose" is
  *   "/readyz"; handlers read the query with http_request_query()).
- * - Request bodies are never used: a GET or HEAD body is discarded (up to
- *   64 KiB, past which the connection is closed); any other method is
- *   answered at once and its connection closed unread.
+ * - A GET or HEAD body is discarded (up to 64 KiB, past which the
+ *   connection is closed); a method the path does not serve is answered at
+ *   once and its connection closed unread.
+ * - HTTPS (http_server_start_tls): TLS 1.2 and 1.3, the certificate
+ *   replaceable while serving (http_server_set_certificate).
  * - Bounded, so slow or greedy clients cannot take the server from a probe:
  *   each request (head and body) must arrive whole within
  *   HTTP_SERVER_REQUEST_TIMEOUT_S of the connection opening or of the
@@ -33,6 +40,7 @@
 #define SOP_RUNTIME_HTTP_SERVER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #define HTTP_SERVER_MAX_CONNECTIONS 256
 /* A kubelet probes from one address with one connection at a time: 16 is plenty, and a slow client needs 16 addresses to fill a listener. */
@@ -74,6 +82,21 @@ typedef int (*http_handler_fn)(void *ctx, const struct http_request *req, const 
 struct http_server *http_server_start(const char *bind_address, char **err)
 	__attribute__((warn_unused_result));
 
+/*
+ * Like http_server_start, speaking TLS with cert_pem (the chain, leaf
+ * first) and key_pem (PEM; copied).
+ */
+struct http_server *http_server_start_tls(const char *bind_address, const char *cert_pem, const char *key_pem,
+					  char **err) __attribute__((warn_unused_result));
+
+/*
+ * Serves new connections of an HTTPS server with a new certificate and key
+ * (copied); connections already open finish with the old one. Returns 0,
+ * or -1 with *err (new string) when the pair is refused: the old one is
+ * then still served. Not concurrently with itself or http_server_stop().
+ */
+int http_server_set_certificate(struct http_server *s, const char *cert_pem, const char *key_pem, char **err);
+
 /* The port the server listens on; 0 when disabled. */
 int http_server_port(const struct http_server *s);
 
@@ -86,6 +109,9 @@ bool http_server_enabled(const struct http_server *s);
  * valid until http_server_stop() returns.
  */
 void http_server_handle(struct http_server *s, const char *path, http_handler_fn fn, void *ctx);
+/* Serves POST on path with fn, which reads the body (at most max_body bytes) with http_request_body(). */
+void http_server_handle_post(struct http_server *s, const char *path, http_handler_fn fn, void *ctx,
+			     size_t max_body);
 
 /*
  * Stops listening, waits for the requests in progress to finish and frees
@@ -93,7 +119,7 @@ void http_server_handle(struct http_server *s, const char *path, http_handler_fn
  */
 void http_server_stop(struct http_server *s);
 
-/* The request's method ("GET" or "HEAD") and path (without query). Borrowed. */
+/* The request's method ("GET", "HEAD" or "POST") and path (without query). Borrowed. */
 const char *http_request_method(const struct http_request *req);
 const char *http_request_path(const struct http_request *req);
 
@@ -103,5 +129,8 @@ const char *http_request_path(const struct http_request *req);
  * while the handler runs.
  */
 const char *http_request_query(const struct http_request *req, const char *key);
+
+/* A POST's body, NUL-terminated (its length in *len, may be NULL); NULL for GET and HEAD. Borrowed. */
+const char *http_request_body(const struct http_request *req, size_t *len);
 
 #endif

@@ -1,0 +1,234 @@
+#include "webhook/webhook.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/kube_object.h"
+#include "runtime/http_server.h"
+#include "runtime/store.h"
+#include "util/clock.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+#include "util/yaml_json.h"
+#include "webhook/admission.h"
+#include "webhook/webhook_tls.h"
+
+struct webhook {
+	struct http_server *server;
+	struct webhook_tls *tls;
+	struct informer *classes;      /* StorageClasses, or NULL (namespace scope) */
+	struct informer *attr_classes; /* VolumeAttributesClasses, or NULL (not served) */
+	struct metric_family *requests, *duration;
+
+	pthread_t sync_thread;
+	bool sync_started;
+	pthread_mutex_t lock; /* guards stop */
+	pthread_cond_t wake;
+	bool stop;
+};
+
+/* A review is JSON from the API server, but bounded all the same. */
+static const struct doc_limits review_limits = {
+	.max_bytes = WEBHOOK_MAX_BODY,
+	.max_depth = DOC_MAX_DEPTH,
+	.max_aliases = 0,
+	.max_nodes = 1000000,
+	.max_expanded_bytes = WEBHOOK_MAX_BODY,
+};
+
+/* A synced cache's objects (new reference), or NULL: the decision then says it cannot check. */
+static json_t *cached(struct informer *inf)
+{
+	return inf && informer_has_synced(inf) ? store_list(informer_store(inf)) : NULL;
+}
+
+static const char *outcome_of(const json_t *review)
+{
+	const json_t *resp = json_object_get(review, "response");
+	if (!json_is_true(json_object_get(resp, "allowed")))
+		return "denied";
+	return json_object_get(resp, "patch") ? "mutated" : "allowed";
+}
+
+static void log_decision(const json_t *in, const json_t *out, const char *outcome)
+{
+	if (!strcmp(outcome, "allowed"))
+		return;
+	const json_t *req = json_object_get(in, "request");
+	const json_t *resp = json_object_get(out, "response");
+	const char *what = !strcmp(outcome, "denied") ? kube_obj_str(resp, "status.message")
+						      : json_string_value(json_array_get(json_object_get(resp, "warnings"), 0));
+	log_info("webhook", "StatefulSet %s/%s%s: %s: %s", kube_obj_str(req, "namespace"), kube_obj_str(req, "name"),
+		 json_is_true(json_object_get(req, "dryRun")) ? " (dry run)" : "", outcome, what ? what : "");
+}
+
+static int on_review(void *ctx, const struct http_request *req, const char **content_type, char **body)
+{
+	struct webhook *w = ctx;
+	double t0 = clock_mono_ms();
+	size_t len = 0;
+	const char *text = http_request_body(req, &len);
+	json_t *in = NULL;
+	char *msg = NULL;
+	if (json_load_limited(text, len, 0, &review_limits, &in, &msg) < 0) {
+		*body = xasprintf("not an AdmissionReview: %s\n", msg);
+		free(msg);
+		metric_add(w->requests, 1, METRIC_LABELS("invalid"));
+		return 400;
+	}
+	json_t *classes = cached(w->classes);
+	json_t *attr_classes = cached(w->attr_classes);
+	struct admission_view view = {.storage_classes = classes, .attributes_classes = attr_classes};
+	json_t *out = admission_review(in, &view);
+	const char *outcome = outcome_of(out);
+	log_decision(in, out, outcome);
+	*body = json_dumps(out, JSON_COMPACT);
+	*content_type = "application/json";
+	metric_add(w->requests, 1, METRIC_LABELS(outcome));
+	metric_observe(w->duration, (clock_mono_ms() - t0) / 1000.0, NULL);
+	json_decref(out);
+	json_decref(classes);
+	json_decref(attr_classes);
+	json_decref(in);
+	return *body ? 200 : 500;
+}
+
+/* Looks at the Secret every WEBHOOK_SYNC_MS and serves a renewed certificate. */
+static void *sync_main(void *arg)
+{
+	struct webhook *w = arg;
+	pthread_mutex_lock(&w->lock);
+	while (!w->stop) {
+		struct timespec until = clock_mono_deadline(WEBHOOK_SYNC_MS);
+		pthread_cond_timedwait(&w->wake, &w->lock, &until);
+		if (w->stop)
+			break;
+		pthread_mutex_unlock(&w->lock);
+		char *err = NULL;
+		int changed = webhook_tls_sync(w->tls, (long long)(clock_wall_ms() / 1000), &err);
+		if (changed < 0) {
+			log_warn("webhook", "certificate: %s; still serving the one before", err);
+		} else if (changed > 0) {
+			free(err);
+			err = NULL;
+			if (http_server_set_certificate(w->server, webhook_tls_cert(w->tls), webhook_tls_key(w->tls),
+							&err) < 0)
+				log_error("webhook", "cannot serve the renewed certificate: %s", err);
+			else
+				log_info("webhook", "serving the renewed certificate");
+		}
+		free(err);
+		pthread_mutex_lock(&w->lock);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+/* Whether the API server serves VolumeAttributesClasses (Kubernetes 1.34+; absent on older clusters). */
+static bool attributes_classes_served(struct kube_client *c)
+{
+	json_t *list = NULL;
+	struct kube_error err = {0};
+	bool served = false;
+	if (kube_request(c, "GET", "/apis/storage.k8s.io/v1", NULL, NULL, &list, &err) == 0) {
+		size_t i;
+		json_t *r;
+		json_array_foreach(json_object_get(list, "resources"), i, r) {
+			const char *name = json_string_value(json_object_get(r, "name"));
+			served |= name && !strcmp(name, "volumeattributesclasses");
+		}
+	}
+	json_decref(list);
+	return served;
+}
+
+/* The Service's names, as a client inside the cluster may call it. */
+static char **service_names(const char *ns)
+{
+	char **n = xcalloc(5, sizeof(*n));
+	n[0] = xasprintf("%s.%s.svc", WEBHOOK_SERVICE, ns);
+	n[1] = xasprintf("%s.%s.svc.cluster.local", WEBHOOK_SERVICE, ns);
+	n[2] = xasprintf("%s.%s", WEBHOOK_SERVICE, ns);
+	n[3] = xstrdup(WEBHOOK_SERVICE);
+	return n;
+}
+
+static void free_names(char **names)
+{
+	for (char **n = names; n && *n; n++)
+		free(*n);
+	free(names);
+}
+
+struct webhook *webhook_start(const struct webhook_options *o, struct kube_client *client, struct manager *m,
+			      struct metrics *metrics, char **err)
+{
+	*err = NULL;
+	if (!o->bind_address || !strcmp(o->bind_address, "0"))
+		return NULL;
+	char **own_names = o->cert_names ? NULL : service_names(o->namespace);
+	struct webhook *w = xcalloc(1, sizeof(*w));
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	w->tls = webhook_tls_new(client, o->namespace, o->cert_names ? o->cert_names : (const char *const *)own_names,
+				 o->dry_run);
+	free_names(own_names);
+	if (o->read_storage_classes) {
+		w->classes = manager_informer(m, &KUBE_STORAGECLASSES);
+		if (attributes_classes_served(client))
+			w->attr_classes = manager_informer(m, &KUBE_VOLUMEATTRIBUTESCLASSES);
+	}
+	w->requests = metrics_counter(metrics, "stateful_operator_webhook_requests_total",
+				      "AdmissionReviews answered, by outcome (allowed, mutated, denied, invalid).",
+				      METRIC_LABELS("outcome"));
+	w->duration = metrics_histogram(metrics, "stateful_operator_webhook_request_duration_seconds",
+					"Time to decide an AdmissionReview, from its body received to the answer.",
+					NULL);
+	char *why = NULL;
+	if (webhook_tls_sync(w->tls, (long long)(clock_wall_ms() / 1000), &why) < 0) {
+		*err = xasprintf("webhook certificate: %s", why);
+		free(why);
+		webhook_stop(w);
+		return NULL;
+	}
+	w->server = http_server_start_tls(o->bind_address, webhook_tls_cert(w->tls), webhook_tls_key(w->tls), err);
+	if (!w->server) {
+		webhook_stop(w);
+		return NULL;
+	}
+	http_server_handle_post(w->server, WEBHOOK_PATH, on_review, w, WEBHOOK_MAX_BODY);
+	w->sync_started = pthread_create(&w->sync_thread, NULL, sync_main, w) == 0;
+	if (!w->sync_started)
+		log_warn("webhook", "no thread to renew the certificate: it is renewed at the next start");
+	log_info("webhook", "serving admission reviews on %s%s (HTTPS)", o->bind_address, WEBHOOK_PATH);
+	return w;
+}
+
+void webhook_stop(struct webhook *w)
+{
+	if (!w)
+		return;
+	if (w->sync_started) {
+		pthread_mutex_lock(&w->lock);
+		w->stop = true;
+		pthread_cond_signal(&w->wake);
+		pthread_mutex_unlock(&w->lock);
+		pthread_join(w->sync_thread, NULL);
+	}
+	http_server_stop(w->server);
+	webhook_tls_free(w->tls);
+	pthread_cond_destroy(&w->wake);
+	pthread_mutex_destroy(&w->lock);
+	free(w);
+}
+
+int webhook_port(const struct webhook *w)
+{
+	return w ? http_server_port(w->server) : 0;
+}

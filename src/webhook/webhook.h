@@ -1,0 +1,58 @@
+/*
+ * The admission webhook: HTTPS on --webhook-bind-address, one route,
+ * WEBHOOK_PATH, for the API server's AdmissionReviews of StatefulSet
+ * updates (the decision is admission.h's). It answers from the caches
+ * (StorageClasses, VolumeAttributesClasses), never asking the API server
+ * while a request waits.
+ *
+ * Its certificate (webhook_tls.h): a CA and a serving certificate the
+ * operator makes, kept in Secret WEBHOOK_SECRET of its own namespace, the
+ * CA written into the caBundle of MutatingWebhookConfiguration
+ * WEBHOOK_CONFIGURATION; every replica serves what the Secret holds, looks
+ * again every WEBHOOK_SYNC_MS, renews before expiry and serves the new one
+ * without a restart.
+ *
+ * Threads: webhook_start/webhook_stop from main; requests on the HTTP
+ * threads; the certificate on a thread of its own.
+ */
+#ifndef SOP_WEBHOOK_WEBHOOK_H
+#define SOP_WEBHOOK_WEBHOOK_H
+
+#include <stdbool.h>
+
+#include "client/kube_client.h"
+#include "runtime/manager.h"
+#include "runtime/metrics.h"
+
+#define WEBHOOK_PATH "/mutate-apps-v1-statefulset"
+#define WEBHOOK_SECRET "stateful-operator-webhook-cert"
+#define WEBHOOK_CONFIGURATION "stateful-operator"
+#define WEBHOOK_SERVICE "stateful-operator-webhook"
+#define WEBHOOK_SYNC_MS 60000
+/* An AdmissionReview holds two StatefulSets, each up to the API server's 3 MiB request limit. */
+#define WEBHOOK_MAX_BODY (7u << 20)
+
+struct webhook_options {
+	const char *bind_address; /* --webhook-bind-address; "0": no webhook */
+	const char *namespace;    /* the operator's own: where the Secret is */
+	/* Names the serving certificate covers (DNS names or IP addresses), NULL-terminated; NULL: the Service's. */
+	const char *const *cert_names;
+	bool read_storage_classes; /* false in namespace scope: a Role cannot grant them */
+	bool dry_run;              /* make a certificate, write nothing */
+};
+
+struct webhook;
+
+/*
+ * Registers the caches it reads with m, gets its certificate and starts
+ * serving. client, m and metrics are borrowed and must outlive it. NULL
+ * with *err (new string) when it cannot serve; NULL without *err when
+ * bind_address is "0".
+ */
+struct webhook *webhook_start(const struct webhook_options *o, struct kube_client *client, struct manager *m,
+			      struct metrics *metrics, char **err);
+void webhook_stop(struct webhook *w);
+/* The port it listens on (for ":0" in tests). */
+int webhook_port(const struct webhook *w);
+
+#endif
