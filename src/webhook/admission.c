@@ -1,12 +1,12 @@
 #include "webhook/admission.h"
 
-#include <openssl/evp.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client/kube_object.h"
 #include "controllers/contract.h"
+#include "util/base64.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 #include "webhook/template_diff.h"
@@ -42,19 +42,11 @@ static json_t *denied(int code, const char *reason, const char *message)
 			 message);
 }
 
-static char *base64(const char *text)
-{
-	size_t n = strlen(text);
-	char *out = xmalloc(4 * ((n + 2) / 3) + 1);
-	EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)text, (int)n);
-	return out;
-}
-
 /* Allowed with patch (stolen: a JSON Patch array) and warnings (stolen, may be NULL). */
 static json_t *patched(json_t *patch, json_t *warnings)
 {
 	char *text = json_dumps(patch, JSON_COMPACT | JSON_SORT_KEYS);
-	char *b64 = base64(text);
+	char *b64 = base64_encode(text, strlen(text));
 	json_t *r = json_pack("{s:b, s:s, s:s}", "allowed", 1, "patchType", "JSONPatch", "patch", b64);
 	if (warnings && json_array_size(warnings))
 		json_object_set(r, "warnings", warnings);

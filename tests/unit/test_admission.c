@@ -9,7 +9,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
-#include <openssl/evp.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +16,7 @@
 
 #include "client/kube_object.h"
 #include "controllers/contract.h"
+#include "util/base64.h"
 #include "util/xalloc.h"
 #include "webhook/admission.h"
 
@@ -113,15 +113,11 @@ static char *patch_text(const json_t *answer)
 		return NULL;
 	}
 	assert_string_equal(kube_obj_str(r, "patchType"), "JSONPatch");
-	size_t n = strlen(b64);
-	assert_int_equal(n % 4, 0);
-	unsigned char *out = xmalloc(n / 4 * 3 + 1);
-	int len = EVP_DecodeBlock(out, (const unsigned char *)b64, (int)n);
-	assert_true(len >= 0);
-	for (size_t i = n; i > 0 && b64[i - 1] == '='; i--)
-		len--; /* EVP_DecodeBlock counts the padding as zero bytes */
-	out[len] = '\0';
-	return (char *)out;
+	size_t len;
+	char *text = base64_decode(b64, &len);
+	assert_non_null(text);
+	assert_int_equal(strlen(text), len);
+	return text;
 }
 
 /* RFC 6901 reference token, unescaped (new string). */
