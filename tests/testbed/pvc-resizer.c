@@ -41,6 +41,13 @@
  * the file system step began; after a restart the delay starts again and
  * the pods mounting the claim at that time count as the old ones.
  *
+ * It also plays the external-resizer's ModifyVolume (pvc_modify_plan.h):
+ * a Bound claim of any class whose spec.volumeAttributesClassName differs
+ * from status.currentVolumeAttributesClassName goes InProgress, then, after
+ * the delay above, its PV and status take the class; a class whose
+ * parameters hold testbed.stateful-operator.io/modify-fail: "true" ends
+ * Infeasible instead, and a class that does not exist leaves it Pending.
+ *
  * Threads: informer threads only enqueue keys; the main thread reconciles;
  * a signal thread turns SIGTERM/SIGINT into a clean stop (exit 0).
  */
@@ -58,6 +65,8 @@
 #include "client/kube_config.h"
 #include "client/quantity.h"
 #include "local_provisioner.h"
+#include "pvc_modifier.h"
+#include "pvc_modify_plan.h"
 #include "runtime/informer.h"
 #include "runtime/workqueue.h"
 #include "util/clock.h"
@@ -88,7 +97,7 @@ static const char *const resize_conditions[] = {"Resizing", "FileSystemResizePen
 
 struct resizer {
 	struct kube_client *client;
-	struct informer *pvcs, *pvs, *pods, *configs;
+	struct informer *pvcs, *pvs, *pods, *configs, *vacs;
 	struct workqueue *queue;
 	const char *classes[MAX_CLASSES];
 	int nclasses;
@@ -96,11 +105,14 @@ struct resizer {
 	struct hashmap attempts;
 	/* The real node's volumes; local.dir NULL = not served (no --local-volumes). */
 	struct local_provisioner local;
+	/* volumeAttributesClass changes. */
+	struct pvc_modifier modifier;
 };
 
 /* Queue keys: "ns/name" (a claim to resize) or one of these prefixes. */
 #define KEY_PROVISION "provision:" /* + "ns/name": a claim waiting for a local volume */
 #define KEY_RELEASE "release:"     /* + PV name: a released local volume to delete */
+#define KEY_MODIFY "modify:"       /* + "ns/name": a claim whose volumeAttributesClass changes */
 
 /* What the resizer remembers of one PVC's expansion (see the top comment). */
 struct attempt {
@@ -892,12 +904,24 @@ static void enqueue_prefixed(struct resizer *r, const char *prefix, const char *
 	free(k);
 }
 
+/* A Bound claim whose volumeAttributesClass may need a step. */
+static bool modify_wanted(const json_t *pvc)
+{
+	const char *phase = kube_obj_str(pvc, "status.phase");
+	return phase && !strcmp(phase, "Bound") && modify_needed(pvc);
+}
+
 static void pvc_changed(void *ctx, const json_t *obj)
 {
 	struct resizer *r = ctx;
 	if (r->local.dir && local_claim_needs_volume(obj)) {
 		char *key = kube_obj_key(obj);
 		enqueue_prefixed(r, KEY_PROVISION, key);
+		free(key);
+	}
+	if (modify_wanted(obj)) {
+		char *key = kube_obj_key(obj);
+		enqueue_prefixed(r, KEY_MODIFY, key);
 		free(key);
 	}
 	if (needs_attention(r, obj)) {
@@ -913,12 +937,13 @@ static void pvc_updated(void *ctx, const json_t *old, const json_t *obj)
 	pvc_changed(ctx, obj);
 }
 
-/* A deleted PVC: its attempt is forgotten by the reconcile that finds it gone. */
+/* A deleted PVC: its attempt and modify clock are forgotten by the reconciles that find it gone. */
 static void pvc_deleted(void *ctx, const json_t *obj)
 {
 	struct resizer *r = ctx;
 	char *key = kube_obj_key(obj);
 	workqueue_add(r->queue, key);
+	enqueue_prefixed(r, KEY_MODIFY, key);
 	free(key);
 }
 
@@ -975,6 +1000,38 @@ static void config_updated(void *ctx, const json_t *old, const json_t *cm)
 	config_changed(ctx, cm);
 }
 
+/* A class appeared or changed: the claims waiting for it (Pending) are looked at again. */
+static void vac_changed(void *ctx, const json_t *vac)
+{
+	struct resizer *r = ctx;
+	const char *name = kube_obj_str(vac, "metadata.name");
+	json_t *all = store_list(informer_store(r->pvcs));
+	size_t i;
+	json_t *pvc;
+	json_array_foreach(all, i, pvc) {
+		const char *target = modify_target_name(pvc);
+		if (name && target && !strcmp(target, name) && modify_wanted(pvc)) {
+			char *key = kube_obj_key(pvc);
+			enqueue_prefixed(r, KEY_MODIFY, key);
+			free(key);
+		}
+	}
+	json_decref(all);
+}
+
+static void vac_updated(void *ctx, const json_t *old, const json_t *vac)
+{
+	(void)old;
+	vac_changed(ctx, vac);
+}
+
+/* pvc_modifier's delay: the resize mode's (ConfigMap, then the claim's annotations). */
+static long modify_delay_ms(void *ctx, const json_t *pvc)
+{
+	struct mode_cfg mode;
+	return resolve_mode(ctx, pvc, &mode) < 0 ? -1 : mode.delay_ms;
+}
+
 /* ---------------------------------------------------------------------------
  * main
  * ------------------------------------------------------------------------- */
@@ -1007,7 +1064,9 @@ static const char usage[] =
 	"  --local-node NAME   the node those volumes are on (with --local-volumes)\n"
 	"  --log-level LEVEL   error, warn, info (default), debug\n"
 	"Mode: ConfigMap kube-system/" CONFIG_NAME " keys mode (online|offline|fail|slow) and\n"
-	"delay (e.g. 3s); per PVC the annotations " ANN_MODE " and " ANN_DELAY ".\n";
+	"delay (e.g. 3s); per PVC the annotations " ANN_MODE " and " ANN_DELAY ".\n"
+	"volumeAttributesClassName changes complete after that delay; a VolumeAttributesClass\n"
+	"with parameter " MODIFY_FAIL_PARAMETER ": \"true\" makes them Infeasible.\n";
 
 static struct informer *watch(struct resizer *r, const struct kube_resource *res, const char *ns,
 			      const struct informer_handlers *h)
@@ -1048,6 +1107,7 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &signals, NULL); /* before any thread: they inherit it */
 
 	hashmap_init(&r.attempts);
+	pvc_modifier_init(&r.modifier);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", long_options, NULL)) != -1) {
 		switch (c) {
@@ -1121,17 +1181,25 @@ int main(int argc, char **argv)
 	const struct informer_handlers pv_h = {pv_changed, pv_updated, pv_changed, &r};
 	const struct informer_handlers pod_h = {pod_changed, pod_updated, pod_changed, &r};
 	const struct informer_handlers cm_h = {config_changed, config_updated, config_changed, &r};
+	const struct informer_handlers vac_h = {vac_changed, vac_updated, vac_changed, &r};
 	r.pvcs = watch(&r, &KUBE_PVCS, NULL, &pvc_h);
 	r.pvs = watch(&r, &KUBE_PVS, NULL, &pv_h);
 	r.pods = watch(&r, &KUBE_PODS, NULL, &pod_h);
 	r.configs = watch(&r, &KUBE_CONFIGMAPS, CONFIG_NAMESPACE, &cm_h);
-	struct informer *const infs[] = {r.pvcs, r.pvs, r.pods, r.configs};
-	for (size_t i = 0; i < 4; i++)
+	r.vacs = watch(&r, &KUBE_VOLUMEATTRIBUTESCLASSES, NULL, &vac_h);
+	r.modifier.client = r.client;
+	r.modifier.pvs = informer_store(r.pvs);
+	r.modifier.vacs = informer_store(r.vacs);
+	r.modifier.delay_ms = modify_delay_ms;
+	r.modifier.ctx = &r;
+	struct informer *const infs[] = {r.pvcs, r.pvs, r.pods, r.configs, r.vacs};
+	const size_t ninfs = sizeof(infs) / sizeof(infs[0]);
+	for (size_t i = 0; i < ninfs; i++)
 		if (informer_start(infs[i]) < 0) {
 			log_error(COMPONENT, "cannot start the %s informer", informer_resource(infs[i])->plural);
 			goto stop;
 		}
-	for (size_t i = 0; i < 4; i++)
+	for (size_t i = 0; i < ninfs; i++)
 		while (!informer_wait_synced(infs[i], 1000))
 			if (workqueue_is_shutting_down(r.queue)) {
 				status = 0; /* stopped by a signal before the caches synced */
@@ -1157,6 +1225,11 @@ int main(int argc, char **argv)
 			free(ns);
 		} else if (!strncmp(key, KEY_RELEASE, strlen(KEY_RELEASE))) {
 			rc = local_release(&r.local, key + strlen(KEY_RELEASE), &res.requeue_after_ms);
+		} else if (!strncmp(key, KEY_MODIFY, strlen(KEY_MODIFY))) {
+			const char *claim = key + strlen(KEY_MODIFY), *slash = strchr(claim, '/');
+			char *ns = xstrndup(claim, slash ? (size_t)(slash - claim) : 0);
+			rc = slash ? pvc_modifier_reconcile(&r.modifier, ns, slash + 1, &res.requeue_after_ms) : 0;
+			free(ns);
 		} else {
 			rc = reconcile(&r, key, &res);
 		}
@@ -1172,9 +1245,9 @@ int main(int argc, char **argv)
 	}
 	status = 0;
 stop:
-	for (size_t i = 0; i < 4; i++)
+	for (size_t i = 0; i < ninfs; i++)
 		informer_request_stop(infs[i]);
-	for (size_t i = 0; i < 4; i++)
+	for (size_t i = 0; i < ninfs; i++)
 		informer_stop(infs[i]);
 	log_info(COMPONENT, "stopped");
 out:
@@ -1186,10 +1259,12 @@ out:
 	informer_free(r.pvs);
 	informer_free(r.pods);
 	informer_free(r.configs);
+	informer_free(r.vacs);
 	workqueue_free(r.queue);
 	kube_client_free(r.client);
 	kube_config_release(&cfg);
 	hashmap_release(&r.attempts, attempt_free);
+	pvc_modifier_release(&r.modifier);
 	free(err);
 	return status;
 }
