@@ -47,6 +47,8 @@
  * the delay above, its PV and status take the class; a class whose
  * parameters hold testbed.stateful-operator.io/modify-fail: "true" ends
  * Infeasible instead, and a class that does not exist leaves it Pending.
+ * A PV provisioned for a claim created with a class gets that class, as a
+ * CSI provisioner gives it (without it the claim would never bind).
  *
  * Threads: informer threads only enqueue keys; the main thread reconciles;
  * a signal thread turns SIGTERM/SIGINT into a clean stop (exit 0).
@@ -113,6 +115,7 @@ struct resizer {
 #define KEY_PROVISION "provision:" /* + "ns/name": a claim waiting for a local volume */
 #define KEY_RELEASE "release:"     /* + PV name: a released local volume to delete */
 #define KEY_MODIFY "modify:"       /* + "ns/name": a claim whose volumeAttributesClass changes */
+#define KEY_CLASS "class:"         /* + PV name: a provisioned PV lacking its claim's class */
 
 /* What the resizer remembers of one PVC's expansion (see the top comment). */
 struct attempt {
@@ -911,6 +914,36 @@ static bool modify_wanted(const json_t *pvc)
 	return phase && !strcmp(phase, "Bound") && modify_needed(pvc);
 }
 
+/* pv (borrowed) needs its claim's class (cls, when not NULL: only for that class). */
+static void enqueue_if_class_missing(struct resizer *r, const json_t *pv, const char *cls)
+{
+	const char *ns = kube_obj_str(pv, "spec.claimRef.namespace");
+	const char *claim = kube_obj_str(pv, "spec.claimRef.name");
+	if (!ns || !claim)
+		return;
+	char *key = xasprintf("%s/%s", ns, claim);
+	json_t *pvc = store_get(informer_store(r->pvcs), key);
+	const char *wanted = pvc ? modify_provisioned_class(pv, pvc) : NULL;
+	if (wanted && (!cls || !strcmp(cls, wanted)))
+		enqueue_prefixed(r, KEY_CLASS, kube_obj_str(pv, "metadata.name"));
+	json_decref(pvc);
+	free(key);
+}
+
+/* Calls enqueue_if_class_missing for every cached PV pre-bound to a claim (any claim when uid is NULL). */
+static void enqueue_pvs_missing_class(struct resizer *r, const char *uid, const char *cls)
+{
+	json_t *all = store_list(informer_store(r->pvs));
+	size_t i;
+	json_t *pv;
+	json_array_foreach(all, i, pv) {
+		const char *ref = kube_obj_str(pv, "spec.claimRef.uid");
+		if (ref && (!uid || !strcmp(ref, uid)))
+			enqueue_if_class_missing(r, pv, cls);
+	}
+	json_decref(all);
+}
+
 static void pvc_changed(void *ctx, const json_t *obj)
 {
 	struct resizer *r = ctx;
@@ -924,6 +957,11 @@ static void pvc_changed(void *ctx, const json_t *obj)
 		enqueue_prefixed(r, KEY_MODIFY, key);
 		free(key);
 	}
+	/* A claim asking for a class before it is bound: its PV may have come first. */
+	const char *phase = kube_obj_str(obj, "status.phase");
+	const char *uid = kube_obj_str(obj, "metadata.uid");
+	if (uid && (!phase || !strcmp(phase, "Pending")) && kube_obj_str(obj, "spec.volumeAttributesClassName"))
+		enqueue_pvs_missing_class(r, uid, NULL);
 	if (needs_attention(r, obj)) {
 		char *key = kube_obj_key(obj);
 		workqueue_add(r->queue, key);
@@ -971,6 +1009,7 @@ static void pv_changed(void *ctx, const json_t *pv)
 		enqueue_prefixed(r, KEY_RELEASE, kube_obj_str(pv, "metadata.name"));
 	enqueue_if_needed(ctx, kube_obj_str(pv, "spec.claimRef.namespace"),
 			  kube_obj_str(pv, "spec.claimRef.name"));
+	enqueue_if_class_missing(r, pv, NULL);
 }
 
 static void pv_updated(void *ctx, const json_t *old, const json_t *pv)
@@ -1000,7 +1039,7 @@ static void config_updated(void *ctx, const json_t *old, const json_t *cm)
 	config_changed(ctx, cm);
 }
 
-/* A class appeared or changed: the claims waiting for it (Pending) are looked at again. */
+/* A class appeared or changed: the claims and PVs waiting for it are looked at again. */
 static void vac_changed(void *ctx, const json_t *vac)
 {
 	struct resizer *r = ctx;
@@ -1017,6 +1056,8 @@ static void vac_changed(void *ctx, const json_t *vac)
 		}
 	}
 	json_decref(all);
+	if (name)
+		enqueue_pvs_missing_class(r, NULL, name);
 }
 
 static void vac_updated(void *ctx, const json_t *old, const json_t *vac)
@@ -1230,6 +1271,8 @@ int main(int argc, char **argv)
 			char *ns = xstrndup(claim, slash ? (size_t)(slash - claim) : 0);
 			rc = slash ? pvc_modifier_reconcile(&r.modifier, ns, slash + 1, &res.requeue_after_ms) : 0;
 			free(ns);
+		} else if (!strncmp(key, KEY_CLASS, strlen(KEY_CLASS))) {
+			rc = pvc_modifier_provisioned(&r.modifier, key + strlen(KEY_CLASS));
 		} else {
 			rc = reconcile(&r, key, &res);
 		}

@@ -259,3 +259,56 @@ out:
 	free(key);
 	return rc;
 }
+
+int pvc_modifier_provisioned(struct pvc_modifier *m, const char *pv_name)
+{
+	json_t *pv = NULL, *pvc = NULL, *vac = NULL, *patch = NULL;
+	struct kube_error err;
+	int rc = -1;
+	if (kube_get(m->client, &KUBE_PVS, NULL, pv_name, &pv, &err) < 0) {
+		rc = err.code == 404 ? 0 : -1;
+		if (rc < 0)
+			log_warn(COMPONENT, "get pv %s: %s", pv_name, err.message);
+		goto out;
+	}
+	const char *ns = kube_obj_str(pv, "spec.claimRef.namespace");
+	const char *claim = kube_obj_str(pv, "spec.claimRef.name");
+	if (!ns || !claim) {
+		rc = 0;
+		goto out;
+	}
+	if (kube_get(m->client, &KUBE_PVCS, ns, claim, &pvc, &err) < 0) {
+		rc = err.code == 404 ? 0 : -1;
+		if (rc < 0)
+			log_warn(COMPONENT, "get pvc %s/%s: %s", ns, claim, err.message);
+		goto out;
+	}
+	const char *cls = modify_provisioned_class(pv, pvc);
+	if (!cls) {
+		rc = 0;
+		goto out;
+	}
+	if (get_class(m, cls, &vac) < 0)
+		goto out;
+	if (!vac) {
+		log_info(COMPONENT, "pv %s: claim %s/%s waits for VolumeAttributesClass %s", pv_name, ns, claim, cls);
+		rc = 0;
+		goto out;
+	}
+	/* The resourceVersion read: a PV changed meanwhile is looked at again, never overwritten. */
+	patch = json_pack("{s:{s:s}, s:{s:s}}", "metadata", "resourceVersion",
+			  kube_obj_str(pv, "metadata.resourceVersion"), "spec", "volumeAttributesClassName", cls);
+	if (kube_patch(m->client, &KUBE_PVS, NULL, pv_name, NULL, KUBE_PATCH_MERGE, patch, NULL, &err) < 0) {
+		log_warn(COMPONENT, "pv %s: patch volumeAttributesClassName: %ld %s", pv_name, err.code, err.message);
+		goto out;
+	}
+	log_info(COMPONENT, "pv %s: volumeAttributesClassName %s, as its claim %s/%s asks (provisioned without it)",
+		 pv_name, cls, ns, claim);
+	rc = 0;
+out:
+	json_decref(patch);
+	json_decref(vac);
+	json_decref(pvc);
+	json_decref(pv);
+	return rc;
+}

@@ -1,6 +1,7 @@
 /*
  * testbed-pvc-resizer's ModifyVolume side: carries out the steps
- * pvc_modify_plan.h decides, on the API server, for claims of every
+ * pvc_modify_plan.h decides (and gives provisioned PVs their claim's
+ * class), on the API server, for claims of every
  * StorageClass (the test bed has no other driver to leave them to; a
  * VolumeAttributesClass's driverName is not looked at). The outcome of a
  * modification waits for the resizer's delay (its mode's "delay", slow
@@ -32,5 +33,13 @@ void pvc_modifier_release(struct pvc_modifier *m);
  * after *requeue_ms when it is > 0), or -1 to retry with backoff.
  */
 int pvc_modifier_reconcile(struct pvc_modifier *m, const char *ns, const char *name, long *requeue_ms);
+
+/*
+ * Gives the PV pv_name the class its not yet bound claim asks for, when
+ * modify_provisioned_class says so and the class exists; a missing class
+ * leaves the claim Pending, as a CSI provisioner does (the class's
+ * creation brings the PV back). Returns 0, or -1 to retry with backoff.
+ */
+int pvc_modifier_provisioned(struct pvc_modifier *m, const char *pv_name);
 
 #endif

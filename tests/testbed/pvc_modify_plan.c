@@ -77,7 +77,8 @@ bool modify_needed(const json_t *pvc)
 
 static bool asks_to_fail(const json_t *vac)
 {
-	const char *v = json_string_value(json_object_get(json_object_get(vac, "parameters"), MODIFY_FAIL_PARAMETER));
+	const json_t *params = json_object_get(vac, "parameters");
+	const char *v = json_string_value(json_object_get(params, MODIFY_FAIL_PARAMETER));
 	return v && !strcmp(v, "true");
 }
 
@@ -173,4 +174,18 @@ json_t *modify_status(const json_t *pvc, enum modify_step step, const char *targ
 		return json_pack("{s:o}", "conditions", conditions_for(pvc, step, target, now, true));
 	}
 	return NULL;
+}
+
+const char *modify_provisioned_class(const json_t *pv, const json_t *pvc)
+{
+	const char *ref_uid = kube_obj_str(pv, "spec.claimRef.uid");
+	const char *uid = kube_obj_str(pvc, "metadata.uid");
+	const char *volume = kube_obj_str(pvc, "spec.volumeName");
+	const char *wanted = kube_obj_str(pvc, "spec.volumeAttributesClassName");
+	const char *has = class_or_empty(kube_obj_str(pv, "spec.volumeAttributesClassName"));
+	if (!kube_obj_annotation(pv, "pv.kubernetes.io/provisioned-by") || !ref_uid || !uid || strcmp(ref_uid, uid))
+		return NULL;
+	if ((volume && *volume) || !wanted || !*wanted || *has)
+		return NULL;
+	return wanted;
 }

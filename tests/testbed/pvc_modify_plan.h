@@ -22,6 +22,12 @@
  *   cancel          spec's class cleared while no modification is in
  *                   progress: ModifyingVolume removed, the status kept
  *
+ * And the external-provisioner's part: a claim created with a class binds
+ * only to a PV of that class (the PV controller's FindMatchingVolume skips
+ * any other, even one pre-bound to the claim), and the test bed's
+ * provisioners (kube-controller-manager's host-path one, the local one)
+ * leave the PV without it: modify_provisioned_class tells when to give it.
+ *
  * Pure (no I/O): the claim and the class in, a step out. Test-bed code,
  * linked into testbed-pvc-resizer and its unit test.
  */
@@ -77,5 +83,13 @@ enum modify_step modify_plan(const json_t *pvc, const json_t *vac, bool delay_du
  * it).
  */
 json_t *modify_status(const json_t *pvc, enum modify_step step, const char *target, const char *now);
+
+/*
+ * The class the PV pv should get for the claim pvc (borrowed from pvc), or
+ * NULL: pv was provisioned (pv.kubernetes.io/provisioned-by) for pvc
+ * (claimRef.uid), the claim is not bound yet and asks for a class, and the
+ * PV has none (a class someone chose is never rewritten).
+ */
+const char *modify_provisioned_class(const json_t *pv, const json_t *pvc);
 
 #endif

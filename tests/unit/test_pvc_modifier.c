@@ -5,7 +5,8 @@
  * paths, in which order. The claim's class is written through the status
  * subresource only; the PV takes the class before the claim shows it as
  * current; a PV bound to another claim is never written; a failed or
- * pending modification is written once, not on every look.
+ * pending modification is written once, not on every look; a PV
+ * provisioned without the class its new claim asks for gets it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -364,6 +365,56 @@ static void test_unknown_delay_writes_nothing(void **unused)
 	env_stop(&e);
 }
 
+#define NEW_PVC_PATH "/api/v1/namespaces/db/persistentvolumeclaims/data-db-3"
+#define NEW_PV_PATH "/api/v1/persistentvolumes/pvc-u3"
+
+/* A claim created with class cls, not bound yet, and the PV the host-path provisioner made for it. */
+static void add_provisioned(struct env *e, const char *cls)
+{
+	json_object_set_new(e->f.objects, NEW_PVC_PATH,
+			    json_pack("{s:{s:s, s:s, s:s, s:s}, s:{s:s}, s:{s:s}}", "metadata", "namespace", "db",
+				      "name", "data-db-3", "uid", "u3", "resourceVersion", "5", "spec",
+				      "volumeAttributesClassName", cls, "status", "phase", "Pending"));
+	json_object_set_new(e->f.objects, NEW_PV_PATH,
+			    json_pack("{s:{s:s, s:s, s:{s:s}}, s:{s:{s:s, s:s, s:s}}}", "metadata", "name", "pvc-u3",
+				      "resourceVersion", "6", "annotations", "pv.kubernetes.io/provisioned-by",
+				      "kubernetes.io/host-path", "spec", "claimRef", "namespace", "db", "name",
+				      "data-db-3", "uid", "u3"));
+}
+
+static void test_provisioned_pv_gets_the_class_its_claim_asks_for(void **unused)
+{
+	(void)unused;
+	struct env e;
+	env_start(&e, "slow", "claim-uid");
+	add_provisioned(&e, "fast");
+	assert_int_equal(pvc_modifier_provisioned(&e.m, "pvc-u3"), 0);
+	assert_string_equal(kube_obj_str(object(&e, NEW_PV_PATH), "spec.volumeAttributesClassName"), "fast");
+	/* The claim is the PV controller's to bind: not written. */
+	assert_int_equal(logged(&e, "PATCH " NEW_PVC_PATH, 0), -1);
+	assert_int_equal(logged(&e, "PATCH " NEW_PVC_PATH "/status", 0), -1);
+	assert_int_equal(patches(&e), 1);
+	/* Given: nothing more. */
+	assert_int_equal(pvc_modifier_provisioned(&e.m, "pvc-u3"), 0);
+	assert_int_equal(patches(&e), 1);
+	/* Other PVs (bound, not provisioned for a waiting claim) are left alone. */
+	assert_int_equal(pvc_modifier_provisioned(&e.m, "pv-1"), 0);
+	assert_int_equal(patches(&e), 1);
+	env_stop(&e);
+}
+
+static void test_provisioned_pv_waits_for_a_missing_class(void **unused)
+{
+	(void)unused;
+	struct env e;
+	env_start(&e, "slow", "claim-uid");
+	add_provisioned(&e, "gold");
+	assert_int_equal(pvc_modifier_provisioned(&e.m, "pvc-u3"), 0);
+	assert_null(kube_obj_str(object(&e, NEW_PV_PATH), "spec.volumeAttributesClassName"));
+	assert_int_equal(patches(&e), 0);
+	env_stop(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -373,6 +424,8 @@ int main(void)
 		cmocka_unit_test(test_missing_class_is_pending),
 		cmocka_unit_test(test_pv_of_another_claim_is_left_alone),
 		cmocka_unit_test(test_unknown_delay_writes_nothing),
+		cmocka_unit_test(test_provisioned_pv_gets_the_class_its_claim_asks_for),
+		cmocka_unit_test(test_provisioned_pv_waits_for_a_missing_class),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -277,6 +277,58 @@ static void test_cleared_class_in_progress_is_finished(void **unused)
 	json_decref(fast);
 }
 
+/* A PV for claim uid ref_uid, provisioned (annotation) or not, with class cls (NULL = none). */
+static json_t *pv(const char *ref_uid, bool provisioned, const char *cls)
+{
+	json_t *v = json_pack("{s:{s:s, s:{}}, s:{s:{s:s, s:s, s:s}}}", "metadata", "name", "pvc-1", "annotations",
+			      "spec", "claimRef", "namespace", "db", "name", "data-db-3", "uid", ref_uid);
+	if (provisioned)
+		json_object_set_new(json_object_get(json_object_get(v, "metadata"), "annotations"),
+				    "pv.kubernetes.io/provisioned-by", json_string("kubernetes.io/host-path"));
+	if (cls)
+		json_object_set_new(json_object_get(v, "spec"), "volumeAttributesClassName", json_string(cls));
+	return v;
+}
+
+/* A claim not bound yet (volume NULL) or bound to volume, asking for class cls (NULL = none). */
+static json_t *new_claim(const char *cls, const char *volume)
+{
+	json_t *c = json_pack("{s:{s:s, s:s, s:s}, s:{}, s:{s:s}}", "metadata", "namespace", "db", "name",
+			      "data-db-3", "uid", "u3", "spec", "status", "phase", "Pending");
+	if (cls)
+		json_object_set_new(json_object_get(c, "spec"), "volumeAttributesClassName", json_string(cls));
+	if (volume)
+		json_object_set_new(json_object_get(c, "spec"), "volumeName", json_string(volume));
+	return c;
+}
+
+static void test_provisioned_pv_gets_its_claims_class(void **unused)
+{
+	(void)unused;
+	json_t *claim_fast = new_claim("fast", NULL);
+	json_t *v = pv("u3", true, NULL);
+	assert_string_equal(modify_provisioned_class(v, claim_fast), "fast");
+	json_decref(v);
+	json_decref(claim_fast);
+}
+
+static void test_provisioned_class_only_when_all_hold(void **unused)
+{
+	(void)unused;
+	json_t *fast = new_claim("fast", NULL), *none = new_claim(NULL, NULL), *bound = new_claim("fast", "pvc-1");
+	json_t *ok = pv("u3", true, NULL), *other = pv("u9", true, NULL), *static_pv = pv("u3", false, NULL);
+	json_t *chosen = pv("u3", true, "gold"), *empty = pv("u3", true, "");
+	assert_null(modify_provisioned_class(ok, none));      /* the claim asks for no class */
+	assert_null(modify_provisioned_class(ok, bound));     /* bound already: the modify path's */
+	assert_null(modify_provisioned_class(other, fast));   /* provisioned for another claim */
+	assert_null(modify_provisioned_class(static_pv, fast)); /* an administrator's PV */
+	assert_null(modify_provisioned_class(chosen, fast));  /* a class someone chose stays */
+	assert_string_equal(modify_provisioned_class(empty, fast), "fast"); /* "" is no class */
+	json_t *all[] = {fast, none, bound, ok, other, static_pv, chosen, empty};
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		json_decref(all[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -291,6 +343,8 @@ int main(void)
 		cmocka_unit_test(test_missing_class_is_pending_once),
 		cmocka_unit_test(test_cleared_class_cancels_without_forgetting_the_result),
 		cmocka_unit_test(test_cleared_class_in_progress_is_finished),
+		cmocka_unit_test(test_provisioned_pv_gets_its_claims_class),
+		cmocka_unit_test(test_provisioned_class_only_when_all_hold),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
