@@ -61,11 +61,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "client/kube_client.h"
 #include "client/kube_config.h"
 #include "client/quantity.h"
+#include "claim_status.h"
 #include "local_provisioner.h"
 #include "pvc_modifier.h"
 #include "pvc_modify_plan.h"
@@ -545,14 +545,6 @@ static bool uid_in_set(const char *set, const char *uid)
  * Acting: one API write per step, after the PVC was read.
  * ------------------------------------------------------------------------- */
 
-static void now_rfc3339(char *buf, size_t len)
-{
-	time_t t = time(NULL);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 /*
  * The PVC's conditions without the resize ones, plus a new condition of
  * type add (when not NULL) with message (may be NULL): a new array, or
@@ -560,59 +552,25 @@ static void now_rfc3339(char *buf, size_t len)
  */
 static json_t *conditions_with(const json_t *pvc, const char *add, const char *message)
 {
-	json_t *out = json_array();
-	const json_t *conds = json_object_get(json_object_get(pvc, "status"), "conditions");
-	size_t i;
-	json_t *c;
-	json_array_foreach(conds, i, c) {
-		const char *t = json_string_value(json_object_get(c, "type"));
-		bool ours = false;
-		for (size_t k = 0; t && k < sizeof(resize_conditions) / sizeof(resize_conditions[0]); k++)
-			ours |= !strcmp(t, resize_conditions[k]);
-		if (!ours)
-			json_array_append(out, c);
-	}
+	json_t *out = claim_conditions_without(pvc, resize_conditions,
+					       sizeof(resize_conditions) / sizeof(resize_conditions[0]));
 	if (add) {
 		char now[32];
-		now_rfc3339(now, sizeof(now));
+		claim_status_now(now, sizeof(now));
 		json_t *c2 = json_pack("{s:s, s:s, s:n, s:s}", "type", add, "status", "True",
 				       "lastProbeTime", "lastTransitionTime", now);
 		if (message)
 			json_object_set_new(c2, "message", json_string(message));
 		json_array_append_new(out, c2);
 	}
-	if (json_array_size(out) == 0) {
-		json_decref(out);
-		return json_null();
-	}
-	return out;
+	return claim_conditions_or_null(out);
 }
 
-/*
- * Merge-patches the PVC's status subresource with status (stolen), guarded
- * by the resourceVersion we decided on. *pvc is replaced by the stored object.
- */
+/* The claim's status patch (claim_status_patch), guarded by the resourceVersion we decided on. */
 static int patch_pvc_status(struct resizer *r, json_t **pvc, const struct observed *o, json_t *status,
 			    const char *what)
 {
-	const char *ns = kube_obj_str(*pvc, "metadata.namespace");
-	const char *name = kube_obj_str(*pvc, "metadata.name");
-	json_t *patch = json_pack("{s:{s:s}, s:o}", "metadata", "resourceVersion", o->rv, "status", status);
-	json_t *out = NULL;
-	struct kube_error err;
-	int rc = kube_patch(r->client, &KUBE_PVCS, ns, name, "status", KUBE_PATCH_MERGE, patch, &out, &err);
-	json_decref(patch);
-	if (rc < 0) {
-		if (err.code == 409)
-			log_debug(COMPONENT, "%s/%s: changed meanwhile; again", ns, name);
-		else
-			log_warn(COMPONENT, "%s/%s: patch status (%s): %ld %s", ns, name, what, err.code,
-				 err.message);
-		return -1;
-	}
-	json_decref(*pvc);
-	*pvc = out;
-	return 0;
+	return claim_status_patch(r->client, pvc, o->rv, status, what);
 }
 
 /* A size object {"storage": s}. */

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "claim_status.h"
 #include "client/kube_object.h"
 #include "client/kube_resource.h"
 #include "pvc_modify_plan.h"
@@ -119,36 +119,10 @@ out:
 	return rc;
 }
 
-/* Merge-patches the claim's status with status (stolen), guarded by the resourceVersion it was decided on. */
+/* The claim's status patch (claim_status_patch), guarded by the resourceVersion it was decided on. */
 static int patch_status(struct pvc_modifier *m, json_t **pvc, json_t *status, const char *what)
 {
-	const char *ns = kube_obj_str(*pvc, "metadata.namespace");
-	const char *name = kube_obj_str(*pvc, "metadata.name");
-	json_t *patch = json_pack("{s:{s:s}, s:o}", "metadata", "resourceVersion",
-				  kube_obj_str(*pvc, "metadata.resourceVersion"), "status", status);
-	json_t *out = NULL;
-	struct kube_error err;
-	int rc = kube_patch(m->client, &KUBE_PVCS, ns, name, "status", KUBE_PATCH_MERGE, patch, &out, &err);
-	json_decref(patch);
-	if (rc < 0) {
-		if (err.code == 409)
-			log_debug(COMPONENT, "%s/%s: changed meanwhile; again", ns, name);
-		else
-			log_warn(COMPONENT, "%s/%s: patch status (%s): %ld %s", ns, name, what, err.code,
-				 err.message);
-		return -1;
-	}
-	json_decref(*pvc);
-	*pvc = out;
-	return 0;
-}
-
-static void now_rfc3339(char *buf, size_t len)
-{
-	time_t t = time(NULL);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return claim_status_patch(m->client, pvc, kube_obj_str(*pvc, "metadata.resourceVersion"), status, what);
 }
 
 /* Copies of what the log line after a patch names (the patch replaces the claim). */
@@ -220,7 +194,7 @@ int pvc_modifier_reconcile(struct pvc_modifier *m, const char *ns, const char *n
 		log_debug(COMPONENT, "%s: volumeAttributesClassName %s current %s: modify %s", key, s.spec, s.current,
 			  modify_step_names[step]);
 		char now[32];
-		now_rfc3339(now, sizeof(now));
+		claim_status_now(now, sizeof(now));
 		json_t *status = modify_status(pvc, step, target ? target : "", now);
 		switch (step) {
 		case MODIFY_NONE:

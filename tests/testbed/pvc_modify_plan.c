@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "claim_status.h"
 #include "client/kube_object.h"
 
 #define FAIL_MESSAGE "testbed: simulated ModifyVolume failure (parameter " MODIFY_FAIL_PARAMETER ")"
@@ -121,17 +122,8 @@ static json_t *condition(const char *type, const char *reason, const char *messa
 static json_t *conditions_for(const json_t *pvc, enum modify_step step, const char *target, const char *now,
 			      bool keep_error)
 {
-	json_t *out = json_array();
-	const json_t *conds = json_object_get(json_object_get(pvc, "status"), "conditions");
-	size_t i;
-	json_t *c;
-	json_array_foreach(conds, i, c) {
-		const char *t = json_string_value(json_object_get(c, "type"));
-		bool modifying = t && !strcmp(t, MODIFY_CONDITION_MODIFYING);
-		bool error = t && !strcmp(t, MODIFY_CONDITION_ERROR);
-		if (!modifying && (!error || keep_error))
-			json_array_append(out, c);
-	}
+	static const char *const modify_conditions[] = {MODIFY_CONDITION_MODIFYING, MODIFY_CONDITION_ERROR};
+	json_t *out = claim_conditions_without(pvc, modify_conditions, keep_error ? 1 : 2);
 	char msg[512];
 	if (step == MODIFY_START) {
 		snprintf(msg, sizeof(msg), "Modifying volume to \"%s\" is in progress.", target);
@@ -141,11 +133,7 @@ static json_t *conditions_for(const json_t *pvc, enum modify_step step, const ch
 		json_array_append_new(out, condition(MODIFY_CONDITION_MODIFYING, NULL, msg, now));
 		json_array_append_new(out, condition(MODIFY_CONDITION_ERROR, "InvalidArgument", FAIL_MESSAGE, now));
 	}
-	if (json_array_size(out) == 0) {
-		json_decref(out);
-		return json_null();
-	}
-	return out;
+	return claim_conditions_or_null(out);
 }
 
 json_t *modify_status(const json_t *pvc, enum modify_step step, const char *target, const char *now)
