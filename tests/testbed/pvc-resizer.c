@@ -1096,6 +1096,7 @@ int main(int argc, char **argv)
 	int status = 1;
 	int c;
 	bool sig_started = false;
+	struct event_recorder *events = NULL;
 	pthread_t sig_thread;
 
 	sigset_t signals;
@@ -1191,6 +1192,7 @@ int main(int argc, char **argv)
 	r.modifier.vacs = informer_store(r.vacs);
 	r.modifier.delay_ms = modify_delay_ms;
 	r.modifier.ctx = &r;
+	r.modifier.events = events = event_recorder_new(r.client, "external-resizer", "testbed-pvc-resizer");
 	struct informer *const infs[] = {r.pvcs, r.pvs, r.pods, r.configs, r.vacs};
 	const size_t ninfs = sizeof(infs) / sizeof(infs[0]);
 	for (size_t i = 0; i < ninfs; i++)
@@ -1266,6 +1268,7 @@ out:
 	kube_config_release(&cfg);
 	hashmap_release(&r.attempts, attempt_free);
 	pvc_modifier_release(&r.modifier);
+	event_recorder_free(events);
 	free(err);
 	return status;
 }

@@ -147,6 +147,38 @@ static bool see(const json_t *pvc, struct seen *s)
 	return true;
 }
 
+/* The Event the external-resizer records for step on the claim pvc (borrowed), if any. */
+static void record(struct pvc_modifier *m, const json_t *pvc, enum modify_step step, const char *target)
+{
+	if (!m->events)
+		return;
+	const char *name = kube_obj_str(pvc, "metadata.name");
+	switch (step) {
+	case MODIFY_PENDING:
+		event_record(m->events, pvc, EVENT_WARNING, "VolumeModifyFailed", "VAC \"%s\" does not exist.", target);
+		break;
+	case MODIFY_START:
+		event_record(m->events, pvc, EVENT_NORMAL, "VolumeModify", "external resizer is modifying volume %s with vac %s",
+			     name, target);
+		break;
+	case MODIFY_INFEASIBLE:
+		event_record(m->events, pvc, EVENT_WARNING, "VolumeModifyFailed",
+			     "rpc error: code = InvalidArgument desc = testbed: VolumeAttributesClass %s has %s: true",
+			     target, MODIFY_FAIL_PARAMETER);
+		break;
+	case MODIFY_FINISH:
+		event_record(m->events, pvc, EVENT_NORMAL, "VolumeModifySuccessful",
+			     "external resizer modified volume %s with vac %s successfully", name, target);
+		break;
+	case MODIFY_CANCEL:
+		event_record(m->events, pvc, EVENT_NORMAL, "VolumeModifyCanceled", "Cancelled modify.");
+		break;
+	case MODIFY_NONE:
+	case MODIFY_WAIT_DELAY:
+		break;
+	}
+}
+
 int pvc_modifier_reconcile(struct pvc_modifier *m, const char *ns, const char *name, long *requeue_ms)
 {
 	char *key = xasprintf("%s/%s", ns, name);
@@ -208,18 +240,21 @@ int pvc_modifier_reconcile(struct pvc_modifier *m, const char *ns, const char *n
 				break;
 			if ((rc = patch_status(m, &pvc, status, "modify finished")) == 0) {
 				log_info(COMPONENT, "%s: volumeAttributesClassName %s -> %s", key, s.current, target);
+				record(m, pvc, step, target);
 				forget(m, key);
 			}
 			status = NULL;
 			break;
 		default:
-			if ((rc = patch_status(m, &pvc, status, modify_step_names[step])) == 0)
+			if ((rc = patch_status(m, &pvc, status, modify_step_names[step])) == 0) {
+				record(m, pvc, step, target ? target : "");
 				log_info(COMPONENT, "%s: modify to %s: %s", key, target ? target : "(none)",
 					 step == MODIFY_PENDING	   ? "Pending (no such VolumeAttributesClass)"
 					 : step == MODIFY_START	   ? "InProgress"
 					 : step == MODIFY_INFEASIBLE ? "Infeasible (the class asks to fail); the "
 								       "current class stays"
 								     : "cancelled (class cleared)");
+			}
 			status = NULL;
 			break;
 		}

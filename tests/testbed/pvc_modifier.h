@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "client/kube_client.h"
+#include "runtime/events.h"
 #include "runtime/store.h"
 #include "util/hashmap.h"
 
@@ -22,6 +23,12 @@ struct pvc_modifier {
 	/* The delay before a modification's outcome for pvc (ms), or -1 when it cannot be told now. */
 	long (*delay_ms)(void *ctx, const json_t *pvc);
 	void *ctx;
+	/*
+	 * Borrowed, may be NULL: where the external-resizer's Events go
+	 * (VolumeModify, VolumeModifySuccessful, VolumeModifyFailed,
+	 * VolumeModifyCanceled).
+	 */
+	struct event_recorder *events;
 	struct hashmap clocks; /* "ns/name" -> when its modification started; private */
 };
 

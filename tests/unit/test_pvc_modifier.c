@@ -24,6 +24,7 @@
 #include "loopback.h"
 #include "pvc_modifier.h"
 #include "pvc_modify_plan.h"
+#include "runtime/events.h"
 #include "runtime/store.h"
 #include "util/xalloc.h"
 
@@ -38,6 +39,7 @@ struct fake {
 	struct MHD_Daemon *daemon;
 	pthread_mutex_t lock;
 	json_t *objects; /* path -> object */
+	json_t *events;  /* the Events created (POST .../events) */
 	int rv;
 	char log[MAX_LOG][160]; /* "METHOD path" of each request */
 	int nlog;
@@ -93,6 +95,13 @@ static enum MHD_Result serve(struct fake *f, struct MHD_Connection *conn, const 
 	bool status_sub = n > 7 && !strcmp(path + n - 7, "/status");
 	if (status_sub)
 		path[n - 7] = '\0';
+	if (!strcmp(method, "POST") && n > 7 && !strcmp(path + n - 7, "/events")) {
+		json_t *ev = json_loadb(up->body ? up->body : "", up->len, 0, NULL);
+		if (!ev)
+			return answer(conn, 400, status_body(400, "BadRequest"));
+		json_array_append(f->events, ev);
+		return answer(conn, 201, ev);
+	}
 	json_t *obj = json_object_get(f->objects, path);
 	if (!obj)
 		return answer(conn, 404, status_body(404, "NotFound"));
@@ -189,9 +198,11 @@ static void env_start(struct env *e, const char *spec, const char *pv_claim_uid)
 	pthread_mutex_init(&e->f.lock, NULL);
 	e->f.rv = 10;
 	e->f.objects = json_object();
+	e->f.events = json_array();
 	json_object_set_new(e->f.objects, PVC_PATH,
-			    json_pack("{s:{s:s, s:s, s:s, s:s}, s:{s:s, s:s}, s:{s:s, s:s, s:[{s:s, s:s}]}}",
-				      "metadata", "namespace", "db", "name", "data-db-0", "uid", "claim-uid",
+			    json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s}, s:{s:s, s:s}, s:{s:s, s:s, s:[{s:s, s:s}]}}",
+				      "apiVersion", "v1", "kind", "PersistentVolumeClaim", "metadata", "namespace",
+				      "db", "name", "data-db-0", "uid", "claim-uid",
 				      "resourceVersion", "1", "spec", "volumeName", "pv-1",
 				      "volumeAttributesClassName", spec, "status", "phase", "Bound",
 				      "currentVolumeAttributesClassName", "slow", "conditions", "type", "Resizing",
@@ -220,6 +231,7 @@ static void env_start(struct env *e, const char *spec, const char *pv_claim_uid)
 	e->m.pvs = e->pvs;
 	e->m.vacs = e->vacs;
 	e->m.delay_ms = delay_of;
+	e->m.events = event_recorder_new(e->client, "external-resizer", "test");
 	pvc_modifier_init(&e->m);
 	test_delay = 0;
 }
@@ -227,6 +239,8 @@ static void env_start(struct env *e, const char *spec, const char *pv_claim_uid)
 static void env_stop(struct env *e)
 {
 	pvc_modifier_release(&e->m);
+	event_recorder_free(e->m.events);
+	json_decref(e->f.events);
 	kube_client_free(e->client);
 	MHD_stop_daemon(e->f.daemon);
 	store_free(e->pvs);
@@ -247,6 +261,18 @@ static int logged(struct env *e, const char *request, int from)
 		if (!strcmp(e->f.log[i], request))
 			return i;
 	return -1;
+}
+
+/* The Event of reason recorded on the claim, or NULL. */
+static const json_t *event(struct env *e, const char *reason)
+{
+	size_t i;
+	const json_t *ev;
+	json_array_foreach(e->f.events, i, ev)
+		if (!strcmp(kube_obj_str(ev, "reason"), reason) &&
+		    !strcmp(kube_obj_str(ev, "involvedObject.name"), "data-db-0"))
+			return ev;
+	return NULL;
 }
 
 static int patches(struct env *e)
@@ -278,6 +304,8 @@ static void test_modification_ends_with_pv_then_claim_status(void **unused)
 	assert_true(start >= 0 && pv > start && finish > pv);
 	assert_int_equal(logged(&e, "PATCH " PVC_PATH, 0), -1);
 	assert_int_equal(patches(&e), 3);
+	assert_non_null(event(&e, "VolumeModify"));
+	assert_string_equal(kube_obj_str(event(&e, "VolumeModifySuccessful"), "type"), "Normal");
 
 	/* Done: a second look writes nothing. */
 	assert_int_equal(pvc_modifier_reconcile(&e.m, "db", "data-db-0", &requeue), 0);
@@ -315,6 +343,8 @@ static void test_failing_class_is_infeasible_once(void **unused)
 	assert_string_equal(kube_obj_str(pvc, "status.modifyVolumeStatus.targetVolumeAttributesClassName"), "bad");
 	assert_string_equal(kube_obj_str(pvc, "status.currentVolumeAttributesClassName"), "slow");
 	assert_true(kube_obj_condition(pvc, MODIFY_CONDITION_ERROR, NULL));
+	assert_string_equal(kube_obj_str(event(&e, "VolumeModifyFailed"), "type"), "Warning");
+	assert_null(event(&e, "VolumeModifySuccessful"));
 	assert_string_equal(kube_obj_str(object(&e, PV_PATH), "spec.volumeAttributesClassName"), "slow");
 	assert_int_equal(logged(&e, "PATCH " PV_PATH, 0), -1);
 	int n = patches(&e);
@@ -333,6 +363,7 @@ static void test_missing_class_is_pending(void **unused)
 	assert_true(logged(&e, "GET " VAC_PATH "gold", 0) >= 0); /* not cached: asked for */
 	const json_t *pvc = object(&e, PVC_PATH);
 	assert_string_equal(kube_obj_str(pvc, "status.modifyVolumeStatus.status"), "Pending");
+	assert_non_null(strstr(kube_obj_str(event(&e, "VolumeModifyFailed"), "message"), "\"gold\""));
 	assert_int_equal(patches(&e), 1);
 	assert_int_equal(pvc_modifier_reconcile(&e.m, "db", "data-db-0", &requeue), 0);
 	assert_int_equal(patches(&e), 1);
