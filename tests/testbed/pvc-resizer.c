@@ -41,6 +41,15 @@
  * the file system step began; after a restart the delay starts again and
  * the pods mounting the claim at that time count as the old ones.
  *
+ * It also plays the external-resizer's ModifyVolume (pvc_modify_plan.h):
+ * a Bound claim of any class whose spec.volumeAttributesClassName differs
+ * from status.currentVolumeAttributesClassName goes InProgress, then, after
+ * the delay above, its PV and status take the class; a class whose
+ * parameters hold testbed.stateful-operator.io/modify-fail: "true" ends
+ * Infeasible instead, and a class that does not exist leaves it Pending.
+ * A PV provisioned for a claim created with a class gets that class, as a
+ * CSI provisioner gives it (without it the claim would never bind).
+ *
  * Threads: informer threads only enqueue keys; the main thread reconciles;
  * a signal thread turns SIGTERM/SIGINT into a clean stop (exit 0).
  */
@@ -52,12 +61,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "client/kube_client.h"
 #include "client/kube_config.h"
 #include "client/quantity.h"
+#include "claim_status.h"
 #include "local_provisioner.h"
+#include "pvc_modifier.h"
+#include "pvc_modify_plan.h"
 #include "runtime/informer.h"
 #include "runtime/workqueue.h"
 #include "util/clock.h"
@@ -88,7 +99,7 @@ static const char *const resize_conditions[] = {"Resizing", "FileSystemResizePen
 
 struct resizer {
 	struct kube_client *client;
-	struct informer *pvcs, *pvs, *pods, *configs;
+	struct informer *pvcs, *pvs, *pods, *configs, *vacs;
 	struct workqueue *queue;
 	const char *classes[MAX_CLASSES];
 	int nclasses;
@@ -96,11 +107,15 @@ struct resizer {
 	struct hashmap attempts;
 	/* The real node's volumes; local.dir NULL = not served (no --local-volumes). */
 	struct local_provisioner local;
+	/* volumeAttributesClass changes. */
+	struct pvc_modifier modifier;
 };
 
 /* Queue keys: "ns/name" (a claim to resize) or one of these prefixes. */
 #define KEY_PROVISION "provision:" /* + "ns/name": a claim waiting for a local volume */
 #define KEY_RELEASE "release:"     /* + PV name: a released local volume to delete */
+#define KEY_MODIFY "modify:"       /* + "ns/name": a claim whose volumeAttributesClass changes */
+#define KEY_CLASS "class:"         /* + PV name: a provisioned PV lacking its claim's class */
 
 /* What the resizer remembers of one PVC's expansion (see the top comment). */
 struct attempt {
@@ -530,14 +545,6 @@ static bool uid_in_set(const char *set, const char *uid)
  * Acting: one API write per step, after the PVC was read.
  * ------------------------------------------------------------------------- */
 
-static void now_rfc3339(char *buf, size_t len)
-{
-	time_t t = time(NULL);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 /*
  * The PVC's conditions without the resize ones, plus a new condition of
  * type add (when not NULL) with message (may be NULL): a new array, or
@@ -545,59 +552,25 @@ static void now_rfc3339(char *buf, size_t len)
  */
 static json_t *conditions_with(const json_t *pvc, const char *add, const char *message)
 {
-	json_t *out = json_array();
-	const json_t *conds = json_object_get(json_object_get(pvc, "status"), "conditions");
-	size_t i;
-	json_t *c;
-	json_array_foreach(conds, i, c) {
-		const char *t = json_string_value(json_object_get(c, "type"));
-		bool ours = false;
-		for (size_t k = 0; t && k < sizeof(resize_conditions) / sizeof(resize_conditions[0]); k++)
-			ours |= !strcmp(t, resize_conditions[k]);
-		if (!ours)
-			json_array_append(out, c);
-	}
+	json_t *out = claim_conditions_without(pvc, resize_conditions,
+					       sizeof(resize_conditions) / sizeof(resize_conditions[0]));
 	if (add) {
 		char now[32];
-		now_rfc3339(now, sizeof(now));
+		claim_status_now(now, sizeof(now));
 		json_t *c2 = json_pack("{s:s, s:s, s:n, s:s}", "type", add, "status", "True",
 				       "lastProbeTime", "lastTransitionTime", now);
 		if (message)
 			json_object_set_new(c2, "message", json_string(message));
 		json_array_append_new(out, c2);
 	}
-	if (json_array_size(out) == 0) {
-		json_decref(out);
-		return json_null();
-	}
-	return out;
+	return claim_conditions_or_null(out);
 }
 
-/*
- * Merge-patches the PVC's status subresource with status (stolen), guarded
- * by the resourceVersion we decided on. *pvc is replaced by the stored object.
- */
+/* The claim's status patch (claim_status_patch), guarded by the resourceVersion we decided on. */
 static int patch_pvc_status(struct resizer *r, json_t **pvc, const struct observed *o, json_t *status,
 			    const char *what)
 {
-	const char *ns = kube_obj_str(*pvc, "metadata.namespace");
-	const char *name = kube_obj_str(*pvc, "metadata.name");
-	json_t *patch = json_pack("{s:{s:s}, s:o}", "metadata", "resourceVersion", o->rv, "status", status);
-	json_t *out = NULL;
-	struct kube_error err;
-	int rc = kube_patch(r->client, &KUBE_PVCS, ns, name, "status", KUBE_PATCH_MERGE, patch, &out, &err);
-	json_decref(patch);
-	if (rc < 0) {
-		if (err.code == 409)
-			log_debug(COMPONENT, "%s/%s: changed meanwhile; again", ns, name);
-		else
-			log_warn(COMPONENT, "%s/%s: patch status (%s): %ld %s", ns, name, what, err.code,
-				 err.message);
-		return -1;
-	}
-	json_decref(*pvc);
-	*pvc = out;
-	return 0;
+	return claim_status_patch(r->client, pvc, o->rv, status, what);
 }
 
 /* A size object {"storage": s}. */
@@ -892,6 +865,43 @@ static void enqueue_prefixed(struct resizer *r, const char *prefix, const char *
 	free(k);
 }
 
+/* A Bound claim whose volumeAttributesClass may need a step. */
+static bool modify_wanted(const json_t *pvc)
+{
+	const char *phase = kube_obj_str(pvc, "status.phase");
+	return phase && !strcmp(phase, "Bound") && modify_needed(pvc);
+}
+
+/* pv (borrowed) needs its claim's class (cls, when not NULL: only for that class). */
+static void enqueue_if_class_missing(struct resizer *r, const json_t *pv, const char *cls)
+{
+	const char *ns = kube_obj_str(pv, "spec.claimRef.namespace");
+	const char *claim = kube_obj_str(pv, "spec.claimRef.name");
+	if (!ns || !claim)
+		return;
+	char *key = xasprintf("%s/%s", ns, claim);
+	json_t *pvc = store_get(informer_store(r->pvcs), key);
+	const char *wanted = pvc ? modify_provisioned_class(pv, pvc) : NULL;
+	if (wanted && (!cls || !strcmp(cls, wanted)))
+		enqueue_prefixed(r, KEY_CLASS, kube_obj_str(pv, "metadata.name"));
+	json_decref(pvc);
+	free(key);
+}
+
+/* Calls enqueue_if_class_missing for every cached PV pre-bound to a claim (any claim when uid is NULL). */
+static void enqueue_pvs_missing_class(struct resizer *r, const char *uid, const char *cls)
+{
+	json_t *all = store_list(informer_store(r->pvs));
+	size_t i;
+	json_t *pv;
+	json_array_foreach(all, i, pv) {
+		const char *ref = kube_obj_str(pv, "spec.claimRef.uid");
+		if (ref && (!uid || !strcmp(ref, uid)))
+			enqueue_if_class_missing(r, pv, cls);
+	}
+	json_decref(all);
+}
+
 static void pvc_changed(void *ctx, const json_t *obj)
 {
 	struct resizer *r = ctx;
@@ -900,6 +910,16 @@ static void pvc_changed(void *ctx, const json_t *obj)
 		enqueue_prefixed(r, KEY_PROVISION, key);
 		free(key);
 	}
+	if (modify_wanted(obj)) {
+		char *key = kube_obj_key(obj);
+		enqueue_prefixed(r, KEY_MODIFY, key);
+		free(key);
+	}
+	/* A claim asking for a class before it is bound: its PV may have come first. */
+	const char *phase = kube_obj_str(obj, "status.phase");
+	const char *uid = kube_obj_str(obj, "metadata.uid");
+	if (uid && (!phase || !strcmp(phase, "Pending")) && kube_obj_str(obj, "spec.volumeAttributesClassName"))
+		enqueue_pvs_missing_class(r, uid, NULL);
 	if (needs_attention(r, obj)) {
 		char *key = kube_obj_key(obj);
 		workqueue_add(r->queue, key);
@@ -913,12 +933,13 @@ static void pvc_updated(void *ctx, const json_t *old, const json_t *obj)
 	pvc_changed(ctx, obj);
 }
 
-/* A deleted PVC: its attempt is forgotten by the reconcile that finds it gone. */
+/* A deleted PVC: its attempt and modify clock are forgotten by the reconciles that find it gone. */
 static void pvc_deleted(void *ctx, const json_t *obj)
 {
 	struct resizer *r = ctx;
 	char *key = kube_obj_key(obj);
 	workqueue_add(r->queue, key);
+	enqueue_prefixed(r, KEY_MODIFY, key);
 	free(key);
 }
 
@@ -946,6 +967,7 @@ static void pv_changed(void *ctx, const json_t *pv)
 		enqueue_prefixed(r, KEY_RELEASE, kube_obj_str(pv, "metadata.name"));
 	enqueue_if_needed(ctx, kube_obj_str(pv, "spec.claimRef.namespace"),
 			  kube_obj_str(pv, "spec.claimRef.name"));
+	enqueue_if_class_missing(r, pv, NULL);
 }
 
 static void pv_updated(void *ctx, const json_t *old, const json_t *pv)
@@ -973,6 +995,40 @@ static void config_updated(void *ctx, const json_t *old, const json_t *cm)
 {
 	(void)old;
 	config_changed(ctx, cm);
+}
+
+/* A class appeared or changed: the claims and PVs waiting for it are looked at again. */
+static void vac_changed(void *ctx, const json_t *vac)
+{
+	struct resizer *r = ctx;
+	const char *name = kube_obj_str(vac, "metadata.name");
+	json_t *all = store_list(informer_store(r->pvcs));
+	size_t i;
+	json_t *pvc;
+	json_array_foreach(all, i, pvc) {
+		const char *target = modify_target_name(pvc);
+		if (name && target && !strcmp(target, name) && modify_wanted(pvc)) {
+			char *key = kube_obj_key(pvc);
+			enqueue_prefixed(r, KEY_MODIFY, key);
+			free(key);
+		}
+	}
+	json_decref(all);
+	if (name)
+		enqueue_pvs_missing_class(r, NULL, name);
+}
+
+static void vac_updated(void *ctx, const json_t *old, const json_t *vac)
+{
+	(void)old;
+	vac_changed(ctx, vac);
+}
+
+/* pvc_modifier's delay: the resize mode's (ConfigMap, then the claim's annotations). */
+static long modify_delay_ms(void *ctx, const json_t *pvc)
+{
+	struct mode_cfg mode;
+	return resolve_mode(ctx, pvc, &mode) < 0 ? -1 : mode.delay_ms;
 }
 
 /* ---------------------------------------------------------------------------
@@ -1007,7 +1063,9 @@ static const char usage[] =
 	"  --local-node NAME   the node those volumes are on (with --local-volumes)\n"
 	"  --log-level LEVEL   error, warn, info (default), debug\n"
 	"Mode: ConfigMap kube-system/" CONFIG_NAME " keys mode (online|offline|fail|slow) and\n"
-	"delay (e.g. 3s); per PVC the annotations " ANN_MODE " and " ANN_DELAY ".\n";
+	"delay (e.g. 3s); per PVC the annotations " ANN_MODE " and " ANN_DELAY ".\n"
+	"volumeAttributesClassName changes complete after that delay; a VolumeAttributesClass\n"
+	"with parameter " MODIFY_FAIL_PARAMETER ": \"true\" makes them Infeasible.\n";
 
 static struct informer *watch(struct resizer *r, const struct kube_resource *res, const char *ns,
 			      const struct informer_handlers *h)
@@ -1038,6 +1096,7 @@ int main(int argc, char **argv)
 	int status = 1;
 	int c;
 	bool sig_started = false;
+	struct event_recorder *events = NULL;
 	pthread_t sig_thread;
 
 	sigset_t signals;
@@ -1048,6 +1107,7 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &signals, NULL); /* before any thread: they inherit it */
 
 	hashmap_init(&r.attempts);
+	pvc_modifier_init(&r.modifier);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", long_options, NULL)) != -1) {
 		switch (c) {
@@ -1121,17 +1181,26 @@ int main(int argc, char **argv)
 	const struct informer_handlers pv_h = {pv_changed, pv_updated, pv_changed, &r};
 	const struct informer_handlers pod_h = {pod_changed, pod_updated, pod_changed, &r};
 	const struct informer_handlers cm_h = {config_changed, config_updated, config_changed, &r};
+	const struct informer_handlers vac_h = {vac_changed, vac_updated, vac_changed, &r};
 	r.pvcs = watch(&r, &KUBE_PVCS, NULL, &pvc_h);
 	r.pvs = watch(&r, &KUBE_PVS, NULL, &pv_h);
 	r.pods = watch(&r, &KUBE_PODS, NULL, &pod_h);
 	r.configs = watch(&r, &KUBE_CONFIGMAPS, CONFIG_NAMESPACE, &cm_h);
-	struct informer *const infs[] = {r.pvcs, r.pvs, r.pods, r.configs};
-	for (size_t i = 0; i < 4; i++)
+	r.vacs = watch(&r, &KUBE_VOLUMEATTRIBUTESCLASSES, NULL, &vac_h);
+	r.modifier.client = r.client;
+	r.modifier.pvs = informer_store(r.pvs);
+	r.modifier.vacs = informer_store(r.vacs);
+	r.modifier.delay_ms = modify_delay_ms;
+	r.modifier.ctx = &r;
+	r.modifier.events = events = event_recorder_new(r.client, "external-resizer", "testbed-pvc-resizer");
+	struct informer *const infs[] = {r.pvcs, r.pvs, r.pods, r.configs, r.vacs};
+	const size_t ninfs = sizeof(infs) / sizeof(infs[0]);
+	for (size_t i = 0; i < ninfs; i++)
 		if (informer_start(infs[i]) < 0) {
 			log_error(COMPONENT, "cannot start the %s informer", informer_resource(infs[i])->plural);
 			goto stop;
 		}
-	for (size_t i = 0; i < 4; i++)
+	for (size_t i = 0; i < ninfs; i++)
 		while (!informer_wait_synced(infs[i], 1000))
 			if (workqueue_is_shutting_down(r.queue)) {
 				status = 0; /* stopped by a signal before the caches synced */
@@ -1157,6 +1226,13 @@ int main(int argc, char **argv)
 			free(ns);
 		} else if (!strncmp(key, KEY_RELEASE, strlen(KEY_RELEASE))) {
 			rc = local_release(&r.local, key + strlen(KEY_RELEASE), &res.requeue_after_ms);
+		} else if (!strncmp(key, KEY_MODIFY, strlen(KEY_MODIFY))) {
+			const char *claim = key + strlen(KEY_MODIFY), *slash = strchr(claim, '/');
+			char *ns = xstrndup(claim, slash ? (size_t)(slash - claim) : 0);
+			rc = slash ? pvc_modifier_reconcile(&r.modifier, ns, slash + 1, &res.requeue_after_ms) : 0;
+			free(ns);
+		} else if (!strncmp(key, KEY_CLASS, strlen(KEY_CLASS))) {
+			rc = pvc_modifier_provisioned(&r.modifier, key + strlen(KEY_CLASS));
 		} else {
 			rc = reconcile(&r, key, &res);
 		}
@@ -1172,9 +1248,9 @@ int main(int argc, char **argv)
 	}
 	status = 0;
 stop:
-	for (size_t i = 0; i < 4; i++)
+	for (size_t i = 0; i < ninfs; i++)
 		informer_request_stop(infs[i]);
-	for (size_t i = 0; i < 4; i++)
+	for (size_t i = 0; i < ninfs; i++)
 		informer_stop(infs[i]);
 	log_info(COMPONENT, "stopped");
 out:
@@ -1186,10 +1262,13 @@ out:
 	informer_free(r.pvs);
 	informer_free(r.pods);
 	informer_free(r.configs);
+	informer_free(r.vacs);
 	workqueue_free(r.queue);
 	kube_client_free(r.client);
 	kube_config_release(&cfg);
 	hashmap_release(&r.attempts, attempt_free);
+	pvc_modifier_release(&r.modifier);
+	event_recorder_free(events);
 	free(err);
 	return status;
 }
