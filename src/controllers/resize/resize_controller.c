@@ -387,7 +387,7 @@ static bool asks_nothing(const json_t *sts, const json_t *backup)
 	json_object_foreach((json_t *)kube_obj_annotations(sts), key, v) {
 		if (!strncmp(key, RESIZE_ANNOTATION_PREFIX, strlen(RESIZE_ANNOTATION_PREFIX)) ||
 		    !strncmp(key, CLASS_ANNOTATION_PREFIX, strlen(CLASS_ANNOTATION_PREFIX)) ||
-		    !strcmp(key, ANNOTATION_RESIZE_STATE))
+		    !strcmp(key, ANNOTATION_RESIZE_STATE) || !strcmp(key, ANNOTATION_DESIRED_TEMPLATES))
 			return false;
 	}
 	return true;

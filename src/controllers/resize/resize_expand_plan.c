@@ -138,9 +138,16 @@ void expand_expanding(const struct resize_inputs *in, long long now_ms, const st
 		if (acted)
 			return;
 	}
+	/* The claims get the desired templates' labels and annotations before the re-create. */
+	if (resize_claim_metadata_step(in, in->sts, st->json, a))
+		return;
 	plan_set_state(in, a, resize_state_next(st, now_ms, RESIZE_PHASE_SAVING));
 	json_object_del(a->state, "restart");
-	action_event(a, "Normal", "VolumesResized", "every volume has its new size; updating the StatefulSet");
+	if (json_object_size(st->targets))
+		action_event(a, "Normal", "VolumesResized", "every volume has its new size; updating the StatefulSet");
+	else
+		action_event(a, "Normal", "ClaimsUpdated",
+			     "every claim has its template's labels and annotations; updating the StatefulSet");
 	action_status(a, "Saving the StatefulSet");
 }
 
@@ -166,8 +173,16 @@ void expand_recreating(const struct resize_inputs *in, long long now_ms, const s
 	if (!in->sts) {
 		if (!plan_recreate(in, a, resize_state_next(st, now_ms, RESIZE_PHASE_ADOPTING), true, false))
 			return;
-		action_event(a, "Normal", "StatefulSetRecreated",
-			     "re-created the StatefulSet from its saved copy with the new volume sizes");
+		json_t *saved = plan_saved_statefulset(in->backup);
+		char *removed = resize_templates_removed(in, saved, st->json);
+		if (removed)
+			action_event(a, "Normal", "VolumeClaimTemplateRemoved",
+				     "re-created the StatefulSet from its saved copy with the new templates; %s", removed);
+		else
+			action_event(a, "Normal", "StatefulSetRecreated",
+				     "re-created the StatefulSet from its saved copy with the new volume templates");
+		free(removed);
+		json_decref(saved);
 		action_status(a, "Adopting the pods");
 	} else if (kube_obj_terminating(in->sts)) {
 		/* Orphan deletion under way: the garbage collector is releasing the pods. */
@@ -305,6 +320,11 @@ void resize_failed(const struct resize_inputs *in, const struct resize_state *st
 		   int parsed, struct action *a)
 {
 	bool changed = parsed < 0 || req->abort;
+	/* Other desired templates applied since: the request changed too. */
+	json_t *desired = parsed == 0 && req->desired ? json_loads(req->desired, 0, NULL) : NULL;
+	if (desired || json_object_get(st->json, "templates"))
+		changed |= !json_equal(desired, json_object_get(st->json, "templates"));
+	json_decref(desired);
 	for (int i = 0; i < req->ntargets && !changed; i++) {
 		const struct resize_target *t = &req->targets[i];
 		const char *s = json_string_value(json_object_get(st->targets, t->template_name));

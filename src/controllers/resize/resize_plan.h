@@ -77,7 +77,10 @@ json_t *resize_saved_copy(const json_t *sts);
 /*
  * The saved copy with each target template's storage request set to its
  * new size (state.targets) and, for a class change, its storageClassName
- * (state.classes). New reference.
+ * (state.classes). When the state carries desired templates
+ * (state.templates), the templates are those (resize_templates_merged),
+ * and the desired-templates annotation goes if it equals them (a newer one
+ * stays for the next resize). New reference.
  */
 json_t *resize_with_new_sizes(const json_t *saved, const json_t *state);
 
