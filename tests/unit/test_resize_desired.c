@@ -171,6 +171,20 @@ static void perform_call(struct world *w, bool again)
 		json_t *c = sim_find_in(w->pvcs, "ns", a->name);
 		assert_true(sim_precondition_met(c, kube_obj_str(a->body, "metadata.uid"), &w->trace, NULL));
 		sim_merge_patch(c, a->body);
+	} else if (!strcmp(step, "PatchAttributesClass") || !strcmp(step, "RevertAttributesClass")) {
+		json_t *c = sim_find_in(w->pvcs, "ns", a->name);
+		assert_true(sim_precondition_met(c, kube_obj_str(a->body, "metadata.uid"), &w->trace, NULL));
+		sim_merge_patch(c, a->body);
+		/* The driver: "impossible" is Infeasible, any other class is taken at once; a revert cancels. */
+		const char *vac = kube_obj_str(c, "spec.volumeAttributesClassName");
+		json_t *status = json_object_get(c, "status");
+		if (!strcmp(step, "RevertAttributesClass"))
+			json_object_del(status, "modifyVolumeStatus");
+		else if (sim_streq(vac, "impossible"))
+			json_object_set_new(status, "modifyVolumeStatus",
+					    json_pack("{s:s, s:s}", "status", "Infeasible", "targetVolumeAttributesClassName", vac));
+		else
+			json_object_set_new(status, "currentVolumeAttributesClassName", json_string(vac));
 	} else if (!strcmp(step, "Save")) {
 		if (w->backup)
 			return; /* 409: saved before */
@@ -547,6 +561,71 @@ static void test_class_change_starts_a_copy_with_the_templates(void **state)
 	world_release(&w);
 }
 
+/* The attributes class: each claim patched and modified, highest ordinal first, before the re-create. */
+static void test_attributes_class_changes_in_place(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w);
+	desire(w.sts, "[{\"metadata\":{\"name\":\"data\"},\"spec\":{\"volumeAttributesClassName\":\"fast\"}},"
+		      "{\"metadata\":{\"name\":\"logs\"},\"spec\":{}}]");
+	drive(&w, true);
+	const char *p1 = strstr(w.trace.text, "PatchAttributesClass data-web-1");
+	const char *p0 = strstr(w.trace.text, "PatchAttributesClass data-web-0");
+	const char *rc = strstr(w.trace.text, "Recreate");
+	assert_true(p1 && p0 && rc && p1 < p0 && p0 < rc);
+	assert_null(strstr(w.trace.text, "PatchAttributesClass logs"));
+	for (int i = 0; i < 2; i++)
+		assert_string_equal(kube_obj_str(json_array_get(w.pvcs, (size_t)i), "status.currentVolumeAttributesClassName"),
+				    "fast");
+	assert_string_equal(kube_obj_str(json_array_get(templates_of(w.sts), 0), "spec.volumeAttributesClassName"), "fast");
+	assert_null(sim_annotation(w.sts, ANNOTATION_DESIRED_TEMPLATES));
+	assert_int_equal(sim_events(w.history, "Normal", "VolumesModified", "fast"), 1);
+	plan(&w);
+	assert_int_equal(w.a.verb, ACTION_NOTHING);
+	world_release(&w);
+}
+
+/* Infeasible: the resize fails at the first claim, which is put back; the others and the template stay. */
+static void test_infeasible_attributes_class_fails_and_puts_back(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w);
+	json_t *c1 = sim_find(w.pvcs, "data-web-1");
+	json_object_set_new(json_object_get(c1, "spec"), "volumeAttributesClassName", json_string("slow"));
+	json_object_set_new(json_object_get(c1, "status"), "currentVolumeAttributesClassName", json_string("slow"));
+	desire(w.sts, "[{\"metadata\":{\"name\":\"data\"},\"spec\":{\"volumeAttributesClassName\":"
+		      "\"impossible\"}},{\"metadata\":{\"name\":\"logs\"},\"spec\":{}}]");
+	for (int n = 0; n < 20; n++) {
+		plan(&w);
+		if (w.a.verb == ACTION_NOTHING)
+			break;
+		perform(&w);
+	}
+	assert_int_equal(w.a.verb, ACTION_NOTHING);
+	assert_int_equal(sim_events(w.history, "Warning", "ResizeFailed", "data-web-1"), 1);
+	assert_int_equal(sim_events(w.history, "Normal", "AttributesClassReverted", "put back to slow"), 1);
+	assert_string_equal(kube_obj_str(c1, "spec.volumeAttributesClassName"), "slow");
+	assert_null(kube_obj_str(sim_find(w.pvcs, "data-web-0"), "spec.volumeAttributesClassName"));
+	assert_null(kube_obj_str(json_array_get(templates_of(w.sts), 0), "spec.volumeAttributesClassName"));
+	assert_null(strstr(w.trace.text, "Recreate"));
+	assert_true(sim_contains(sim_annotation(w.sts, ANNOTATION_RESIZE_STATUS), "Infeasible"));
+	world_release(&w);
+}
+
+/* With a change that copies the data, an attributes class change is refused: it would come after the re-create. */
+static void test_attributes_class_with_a_copy_is_refused(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w);
+	desire(w.sts, "[{\"metadata\":{\"name\":\"data\"},\"spec\":{\"storageClassName\":\"fixed\","
+		      "\"volumeAttributesClassName\":\"fast\"}},{\"metadata\":{\"name\":\"logs\"},\"spec\":{}}]");
+	expect_refused(&w, "ResizeAttributesClassWithCopy", "on its own");
+	world_release(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -562,6 +641,9 @@ int main(void)
 		cmocka_unit_test(test_recreate_uses_the_recorded_templates),
 		cmocka_unit_test(test_failed_resize_and_the_desired_templates),
 		cmocka_unit_test(test_class_change_starts_a_copy_with_the_templates),
+		cmocka_unit_test(test_attributes_class_changes_in_place),
+		cmocka_unit_test(test_infeasible_attributes_class_fails_and_puts_back),
+		cmocka_unit_test(test_attributes_class_with_a_copy_is_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

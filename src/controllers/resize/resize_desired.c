@@ -136,15 +136,6 @@ int resize_desired_request(const json_t *sts, struct resize_request *req, struct
 			rc = resize_request_add_size(sts, ANNOTATION_DESIRED_TEMPLATES, name, size, req, refusal);
 		if (rc == 0 && cls && !annotation_speaks(sts, CLASS_ANNOTATION_PREFIX, name))
 			rc = resize_request_add_class(sts, ANNOTATION_DESIRED_TEMPLATES, name, cls, req, refusal);
-		const char *vac = kube_obj_str(d, "spec.volumeAttributesClassName");
-		if (rc == 0 && !streq(vac, kube_obj_str(stored, "spec.volumeAttributesClassName")) &&
-		    (vac || kube_obj_str(stored, "spec.volumeAttributesClassName")))
-			/* Not carried out yet: refused rather than a template that says what no claim has. */
-			rc = refuse(refusal, "ResizeAttributesClassNotSupported",
-				    "annotation %s asks volumeClaimTemplate %s for volumeAttributesClassName %s: this "
-				    "operator version does not change a volume's attributes class; apply the manifest "
-				    "without that change",
-				    ANNOTATION_DESIRED_TEMPLATES, name, vac ? vac : "(none)");
 		if (rc < 0)
 			goto out;
 	}

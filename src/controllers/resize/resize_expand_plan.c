@@ -141,14 +141,16 @@ void expand_expanding(const struct resize_inputs *in, long long now_ms, const st
 	/* The claims get the desired templates' labels and annotations before the re-create. */
 	if (resize_claim_metadata_step(in, in->sts, st->json, a))
 		return;
-	plan_set_state(in, a, resize_state_next(st, now_ms, RESIZE_PHASE_SAVING));
+	bool modify = json_object_size(st->attributes_classes) > 0;
+	plan_set_state(in, a, resize_state_next(st, now_ms, modify ? RESIZE_PHASE_MODIFYING : RESIZE_PHASE_SAVING));
 	json_object_del(a->state, "restart");
 	if (json_object_size(st->targets))
-		action_event(a, "Normal", "VolumesResized", "every volume has its new size; updating the StatefulSet");
+		action_event(a, "Normal", "VolumesResized", "every volume has its new size; %s",
+			     modify ? "changing their VolumeAttributesClass" : "updating the StatefulSet");
 	else
-		action_event(a, "Normal", "ClaimsUpdated",
-			     "every claim has its template's labels and annotations; updating the StatefulSet");
-	action_status(a, "Saving the StatefulSet");
+		action_event(a, "Normal", "ClaimsUpdated", "every claim has its template's labels and annotations; %s",
+			     modify ? "changing their VolumeAttributesClass" : "updating the StatefulSet");
+	action_status(a, modify ? "Modifying" : "Saving the StatefulSet");
 }
 
 /* ---- keeping the StatefulSet in step ---- */
@@ -334,6 +336,8 @@ void resize_failed(const struct resize_inputs *in, const struct resize_state *st
 	if (changed) {
 		plan_finish(in, a);
 		action_event(a, "Normal", "ResizeReset", "the request changed after a failed resize; starting over");
+	} else if (modify_revert(in, st, a)) {
+		/* an infeasible attributes class: the claim goes back first */
 	} else if (!st->copy && !st->lowered) {
 		lower_requests(in, st, a);
 	}

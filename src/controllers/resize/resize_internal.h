@@ -256,6 +256,20 @@ void expand_adopting(const struct resize_inputs *in, struct action *a);
 void resize_failed(const struct resize_inputs *in, const struct resize_state *st, const struct resize_request *req,
 		   int parsed, struct action *a);
 
+/* ---- the attributes class, in place (resize_modify_plan.c; its map at its top) ---- */
+
+/*
+ * {template: VolumeAttributesClass} of the desired templates (borrowed)
+ * whose volumeAttributesClassName differs from sts's stored template.
+ * New reference (empty when none).
+ */
+json_t *modify_targets(const json_t *sts, const json_t *desired);
+/* Modifying: the claims of st.attributesClasses, one a step; then Saving (or Failed: Infeasible). */
+void expand_modifying(const struct resize_inputs *in, long long now_ms, const struct resize_state *st,
+		      struct action *a);
+/* Failed after an infeasible class: the claim put back, then the outcome recorded. False when nothing to do. */
+bool modify_revert(const struct resize_inputs *in, const struct resize_state *st, struct action *a);
+
 /* ---- by copy (resize_copy_plan.c, its map at its top), while the state says "strategy": "copy" ---- */
 
 /* Starts copying to targets {template: size} in classes {template: class} (both borrowed). */

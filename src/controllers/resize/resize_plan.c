@@ -133,6 +133,7 @@ static void resize_start(const struct resize_inputs *in, long long now_ms, struc
 	json_t *classes = json_object();
 	/* Recorded at the start: a crash resumes, and the re-create uses, exactly these. */
 	json_t *templates = req->desired ? json_loads(req->desired, 0, NULL) : NULL;
+	json_t *attributes = NULL;
 	bool copy = false;
 	char *why = check_added_templates(in, templates);
 	if (why) {
@@ -154,15 +155,30 @@ static void resize_start(const struct resize_inputs *in, long long now_ms, struc
 		const char *cls = t->storage_class[0] ? t->storage_class : kube_obj_str(sc, "metadata.name");
 		json_object_set_new(classes, t->template_name, json_string(cls));
 	}
+	copy |= req->ntargets && req->strategy == RESIZE_COPY;
+	attributes = modify_targets(in->sts, templates);
+	if (copy && json_object_size(attributes)) {
+		/* A copy makes new claims: their class would be changed after the re-create, not before. */
+		plan_refuse(a, "ResizeAttributesClassWithCopy",
+			    xasprintf("annotation %s changes a volumeAttributesClassName together with a change that "
+				      "copies the data (a smaller size, another StorageClass, or a class that cannot "
+				      "expand); apply the attributes class change on its own, before or after",
+				      ANNOTATION_DESIRED_TEMPLATES));
+		goto out;
+	}
 	if (!req->ntargets)
 		templates_start(in, now_ms, a);
-	else if (copy || req->strategy == RESIZE_COPY)
+	else if (copy)
 		copy_plan_start(in, now_ms, req, targets, classes, a);
 	else
 		expand_start(in, now_ms, targets, a);
-	if (templates && a->state && !strcmp(action_name(a), "SetState"))
+	if (templates && a->state && !strcmp(action_name(a), "SetState")) {
 		json_object_set(a->state, "templates", templates);
+		if (json_object_size(attributes))
+			json_object_set(a->state, "attributesClasses", attributes);
+	}
 out:
+	json_decref(attributes);
 	json_decref(templates);
 	json_decref(classes);
 	json_decref(targets);
@@ -205,6 +221,16 @@ static void plan_with_statefulset(const struct resize_inputs *in, long long now_
 		action_event(a, "Warning", "ResizeAborted",
 			     "resize aborted on request; volumes already grown keep their new size (a volume "
 			     "cannot shrink in place), the StatefulSet template is unchanged");
+		break;
+	case RESIZE_PHASE_MODIFYING:
+		if (!req.abort) {
+			expand_modifying(in, now_ms, &st, a);
+			break;
+		}
+		plan_finish(in, a);
+		action_event(a, "Warning", "ResizeAborted",
+			     "resize aborted on request; claims already modified keep their new VolumeAttributesClass, "
+			     "the StatefulSet template is unchanged");
 		break;
 	case RESIZE_PHASE_SAVING:
 		expand_saving(in, now_ms, &st, a);

@@ -20,6 +20,8 @@
  *          -> Saving: the StatefulSet is saved in ConfigMap <sts>-sts-backup
  *          -> Recreating: orphan-delete the StatefulSet (UID precondition),
  *             create it again from the saved copy with the new sizes
+ *          -> (Modifying: each claim's volumeAttributesClassName, when the
+ *             desired templates change it: resize_modify_plan.c)
  *          -> Adopting: the new StatefulSet owns the pods; the backup goes
  *          -> (none), or Failed when the volume driver refused: then the
  *             claims to lower are recorded ("lowering"), each claim's
@@ -56,7 +58,8 @@ struct resize_inputs {
 	const json_t *pvs;             /* the PVs whose claimRef names such a claim; NULL when they cannot be read */
 	const json_t *jobs;            /* the set's copy Jobs */
 	const char *copy_image;        /* --copy-image */
-	/* {claim: the API server's message} of LowerRequest patches refused since the last SetState, or NULL */
+	/* {claim: the API server's message} of LowerRequest (or RevertAttributesClass) patches refused since
+	 * the last SetState, or NULL */
 	const json_t *lower_refusals;
 };
 
