@@ -498,6 +498,31 @@ static void test_reapplied_and_newer_annotations_mid_operation(void **state)
 	world_release(&w);
 }
 
+/* Applied after the set was saved, before it is deleted: saved again, so the newer templates are not lost. */
+static void test_newer_annotation_after_the_save_is_kept(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w);
+	desire(w.sts, NEW_LABELS);
+	for (;;) {
+		plan(&w);
+		if (!strcmp(action_name(&w.a), "OrphanDelete"))
+			break;
+		assert_int_not_equal(w.a.verb, ACTION_NOTHING);
+		perform(&w);
+	}
+	const char *newer = "[{\"metadata\":{\"labels\":{\"tier\":\"replica\"},\"name\":\"data\"},\"spec\":{}},"
+			    "{\"metadata\":{\"name\":\"logs\"},\"spec\":{}}]";
+	desire(w.sts, newer);
+	drive(&w, false);
+	assert_int_equal(sim_events(w.history, "Normal", "ResizeStarted", NULL), 2);
+	assert_string_equal(kube_obj_str(json_array_get(templates_of(w.sts), 0), "metadata.labels.tier"), "replica");
+	assert_string_equal(label_of(sim_find(w.pvcs, "data-web-0"), "tier"), "replica");
+	assert_null(sim_annotation(w.sts, ANNOTATION_DESIRED_TEMPLATES));
+	world_release(&w);
+}
+
 /* The re-create uses the templates recorded at the start, whatever the annotation says by then. */
 static void test_recreate_uses_the_recorded_templates(void **state)
 {
@@ -638,6 +663,7 @@ int main(void)
 		cmocka_unit_test(test_size_and_labels_together),
 		cmocka_unit_test(test_templates_added_and_removed),
 		cmocka_unit_test(test_reapplied_and_newer_annotations_mid_operation),
+		cmocka_unit_test(test_newer_annotation_after_the_save_is_kept),
 		cmocka_unit_test(test_recreate_uses_the_recorded_templates),
 		cmocka_unit_test(test_failed_resize_and_the_desired_templates),
 		cmocka_unit_test(test_class_change_starts_a_copy_with_the_templates),
