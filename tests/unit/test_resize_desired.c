@@ -523,6 +523,31 @@ static void test_newer_annotation_after_the_save_is_kept(void **state)
 	world_release(&w);
 }
 
+/* The copy cycle's Stop too: a saved copy that misses newer desired templates is replaced before the delete. */
+static void test_copy_stop_saves_again_for_newer_templates(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w);
+	json_t *st = json_pack("{s:s, s:s, s:s, s:{s:s}, s:{s:s}, s:[i], s:{s:s, s:[i], s:[]}}", "phase", "Copying",
+			       "strategy", "copy", "statefulSetUID", "uid-1", "targets", "data", "1Gi", "classes", "data",
+			       "fixed", "ordinals", 1, "batch", "step", "Stop", "ordinals", 1, "volumes");
+	set_state_on(w.sts, st, NULL);
+	json_t *saved = resize_saved_copy(w.sts);
+	char *text = json_dumps(saved, JSON_COMPACT);
+	w.backup = json_pack("{s:{s:s, s:s}, s:{s:s}}", "metadata", "name", "web-sts-backup", "namespace", "ns", "data",
+			     BACKUP_KEY, text);
+	free(text);
+	json_decref(saved);
+	json_decref(st);
+	plan(&w);
+	assert_string_equal(action_name(&w.a), "OrphanDelete");
+	desire(w.sts, NEW_LABELS); /* applied after the Save */
+	plan(&w);
+	assert_string_equal(action_name(&w.a), "DeleteBackup");
+	world_release(&w);
+}
+
 /* The re-create uses the templates recorded at the start, whatever the annotation says by then. */
 static void test_recreate_uses_the_recorded_templates(void **state)
 {
@@ -664,6 +689,7 @@ int main(void)
 		cmocka_unit_test(test_templates_added_and_removed),
 		cmocka_unit_test(test_reapplied_and_newer_annotations_mid_operation),
 		cmocka_unit_test(test_newer_annotation_after_the_save_is_kept),
+		cmocka_unit_test(test_copy_stop_saves_again_for_newer_templates),
 		cmocka_unit_test(test_recreate_uses_the_recorded_templates),
 		cmocka_unit_test(test_failed_resize_and_the_desired_templates),
 		cmocka_unit_test(test_class_change_starts_a_copy_with_the_templates),

@@ -155,25 +155,10 @@ void expand_expanding(const struct resize_inputs *in, long long now_ms, const st
 
 /* ---- keeping the StatefulSet in step ---- */
 
-/*
- * The saved copy misses desired templates applied since it was taken (a
- * GitOps sync between Save and OrphanDelete): the set is saved again, so
- * the re-created one keeps them for the next resize.
- */
-static bool saved_misses_desired(const struct resize_inputs *in)
-{
-	json_t *saved = plan_saved_statefulset(in->backup);
-	const char *live = kube_obj_annotation(in->sts, ANNOTATION_DESIRED_TEMPLATES);
-	const char *kept = kube_obj_annotation(saved, ANNOTATION_DESIRED_TEMPLATES);
-	bool misses = saved && (live || kept) && !streq(live, kept);
-	json_decref(saved);
-	return misses;
-}
-
 void expand_saving(const struct resize_inputs *in, long long now_ms, const struct resize_state *st,
 		   struct action *a)
 {
-	if (plan_saved_for(in, kube_obj_str(in->sts, "metadata.uid")) && !saved_misses_desired(in)) {
+	if (plan_saved_for(in, kube_obj_str(in->sts, "metadata.uid")) && !plan_saved_misses_desired(in)) {
 		plan_set_state(in, a, resize_state_next(st, now_ms, RESIZE_PHASE_RECREATING));
 		action_status(a, "Re-creating the StatefulSet");
 	} else if (in->backup) {
@@ -205,7 +190,7 @@ void expand_recreating(const struct resize_inputs *in, long long now_ms, const s
 		/* Orphan deletion under way: the garbage collector is releasing the pods. */
 		action_status(a, "Re-creating the StatefulSet");
 		action_wait(a, POLL_MS);
-	} else if (streq(st->uid, kube_obj_str(in->sts, "metadata.uid")) && saved_misses_desired(in)) {
+	} else if (streq(st->uid, kube_obj_str(in->sts, "metadata.uid")) && plan_saved_misses_desired(in)) {
 		plan_set_state(in, a, resize_state_next(st, now_ms, RESIZE_PHASE_SAVING));
 		action_status(a, "Saving the StatefulSet again (new desired templates applied)");
 	} else if (streq(st->uid, kube_obj_str(in->sts, "metadata.uid"))) {

@@ -120,6 +120,16 @@ bool plan_saved_for(const struct resize_inputs *in, const char *uid)
 	return yes;
 }
 
+bool plan_saved_misses_desired(const struct resize_inputs *in)
+{
+	json_t *saved = plan_saved_statefulset(in->backup);
+	const char *live = kube_obj_annotation(in->sts, ANNOTATION_DESIRED_TEMPLATES);
+	const char *kept = kube_obj_annotation(saved, ANNOTATION_DESIRED_TEMPLATES);
+	bool misses = saved && (live || kept) && !streq(live, kept);
+	json_decref(saved);
+	return misses;
+}
+
 /* ---- the steps on the StatefulSet ---- */
 
 void plan_refuse(struct action *a, const char *reason, char *message)
