@@ -169,6 +169,11 @@ json_t *resize_templates_merged(const json_t *stored, const json_t *desired)
 	json_array_foreach(desired, i, d) {
 		const json_t *old = kube_list_find(stored, NULL, kube_obj_str(d, "metadata.name"));
 		if (!old) {
+			/*
+			 * Added: the pods running now get its volume only when they
+			 * are next re-created; the StatefulSet controller adds volumes
+			 * to the pods it creates and never changes a running pod.
+			 */
 			json_array_append_new(out, json_deep_copy(d));
 			continue;
 		}

@@ -6,8 +6,9 @@
  * after a crash is in the cluster: the resize-state annotation
  * (resize_state.h) on the StatefulSet, or on the saved copy while the
  * StatefulSet is gone. resize_plan.c dispatches on the phase, and starts
- * a resize: what is asked (the annotations, or a template already bigger
- * than its claims), checked against the StorageClasses, decides the
+ * a resize: what is asked (the annotations, the desired templates the
+ * admission webhook recorded (resize_desired.c), or a template already
+ * bigger than its claims), checked against the StorageClasses, decides the
  * strategy (in place, or by copy as soon as one template needs it).
  *
  * The in-place ("expand") cycle (resize_expand_plan.c), one replica at a

@@ -148,6 +148,32 @@ static int parse_copy_settings(const json_t *ann, struct resize_request *req, st
 	return 0;
 }
 
+/*
+ * The target of template tmpl (of sts) in req: the one there, or a new one
+ * asking for the template's own size and class. NULL, refused, when req is
+ * full or the template's size is no quantity.
+ */
+static struct resize_target *target_of(const json_t *sts, const char *tmpl, struct resize_request *req,
+				       struct refusal *refusal)
+{
+	for (int i = 0; i < req->ntargets; i++)
+		if (!strcmp(req->targets[i].template_name, tmpl))
+			return &req->targets[i];
+	if (req->ntargets == RESIZE_MAX_TEMPLATES) {
+		refuse(refusal, "ResizeTooManyTemplates", "more than %d templates to resize at once",
+		       RESIZE_MAX_TEMPLATES);
+		return NULL;
+	}
+	struct resize_target *t = &req->targets[req->ntargets];
+	memset(t, 0, sizeof(*t));
+	snprintf(t->template_name, sizeof(t->template_name), "%s", tmpl);
+	if (parse_template_size(tmpl, template_size(sts, tmpl), &t->template_size, refusal) < 0)
+		return NULL;
+	t->size = t->template_size;
+	req->ntargets++;
+	return t;
+}
+
 int resize_request_add_size(const json_t *sts, const char *key, const char *tmpl, const char *text,
 			    struct resize_request *req, struct refusal *refusal)
 {
@@ -179,20 +205,10 @@ int resize_request_add_size(const json_t *sts, const char *key, const char *tmpl
 		free(now);
 		return rc;
 	}
-	struct resize_target *have = NULL;
-	for (int i = 0; i < req->ntargets; i++)
-		if (!strcmp(req->targets[i].template_name, tmpl))
-			have = &req->targets[i];
-	if (!have) {
-		if (req->ntargets == RESIZE_MAX_TEMPLATES)
-			return refuse(refusal, "ResizeTooManyTemplates", "more than %d templates to resize at once",
-				      RESIZE_MAX_TEMPLATES);
-		have = &req->targets[req->ntargets++];
-		*have = t;
-		snprintf(have->template_name, sizeof(have->template_name), "%s", tmpl);
-	} else {
-		have->size = t.size; /* a class target of the template: now with a size too */
-	}
+	struct resize_target *have = target_of(sts, tmpl, req, refusal);
+	if (!have)
+		return -1;
+	have->size = t.size;
 	return 0;
 }
 
@@ -212,23 +228,9 @@ int resize_request_add_class(const json_t *sts, const char *key, const char *tmp
 			      "annotation %s asks for StorageClass %s: a volume changes class only by "
 			      "copying its data; set %s to copy or auto",
 			      key, cls, ANNOTATION_STRATEGY);
-	struct resize_target *t = NULL;
-	for (int i = 0; i < req->ntargets; i++)
-		if (!strcmp(req->targets[i].template_name, tmpl))
-			t = &req->targets[i];
-	if (!t) {
-		if (req->ntargets == RESIZE_MAX_TEMPLATES)
-			return refuse(refusal, "ResizeTooManyTemplates", "more than %d templates to resize at once",
-				      RESIZE_MAX_TEMPLATES);
-		t = &req->targets[req->ntargets++];
-		memset(t, 0, sizeof(*t));
-		snprintf(t->template_name, sizeof(t->template_name), "%s", tmpl);
-		if (parse_template_size(tmpl, current, &t->template_size, refusal) < 0) {
-			req->ntargets--;
-			return -1;
-		}
-		t->size = t->template_size;
-	}
+	struct resize_target *t = target_of(sts, tmpl, req, refusal);
+	if (!t)
+		return -1;
 	snprintf(t->storage_class, sizeof(t->storage_class), "%s", cls);
 	return 0;
 }
