@@ -636,6 +636,27 @@ static void test_attributes_class_changes_in_place(void **state)
 	world_release(&w);
 }
 
+/* A class the manifest no longer names: unset in the template, the claims keep theirs (the API allows no nil). */
+static void test_attributes_class_unset_in_the_template_only(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w);
+	json_t *data = json_array_get(templates_of(w.sts), 0);
+	json_object_set_new(json_object_get(data, "spec"), "volumeAttributesClassName", json_string("fast"));
+	json_t *c0 = sim_find(w.pvcs, "data-web-0");
+	json_object_set_new(json_object_get(c0, "spec"), "volumeAttributesClassName", json_string("fast"));
+	desire(w.sts, "[{\"metadata\":{\"name\":\"data\",\"labels\":{\"app\":\"web\",\"tier\":\"db\"}},"
+		      "\"spec\":{}},{\"metadata\":{\"name\":\"logs\"},\"spec\":{}}]");
+	drive(&w, false);
+	assert_null(kube_obj_str(json_array_get(templates_of(w.sts), 0), "spec.volumeAttributesClassName"));
+	assert_string_equal(kube_obj_str(c0, "spec.volumeAttributesClassName"), "fast");
+	assert_null(strstr(w.trace.text, "AttributesClass"));
+	plan(&w);
+	assert_int_equal(w.a.verb, ACTION_NOTHING);
+	world_release(&w);
+}
+
 /* Infeasible: the resize fails at the first claim, which is put back; the others and the template stay. */
 static void test_infeasible_attributes_class_fails_and_puts_back(void **state)
 {
@@ -694,6 +715,7 @@ int main(void)
 		cmocka_unit_test(test_failed_resize_and_the_desired_templates),
 		cmocka_unit_test(test_class_change_starts_a_copy_with_the_templates),
 		cmocka_unit_test(test_attributes_class_changes_in_place),
+		cmocka_unit_test(test_attributes_class_unset_in_the_template_only),
 		cmocka_unit_test(test_infeasible_attributes_class_fails_and_puts_back),
 		cmocka_unit_test(test_attributes_class_with_a_copy_is_refused),
 	};

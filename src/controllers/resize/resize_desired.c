@@ -193,6 +193,14 @@ json_t *resize_templates_merged(const json_t *stored, const json_t *desired)
 			if (strcmp(k, "resources") && strcmp(k, "storageClassName"))
 				json_object_set_new(spec, k, json_deep_copy(v));
 		}
+		/*
+		 * An attributes class the manifest no longer names is unset in the
+		 * template; the claims keep theirs (the API refuses a non-nil class
+		 * set back to nil on a claim).
+		 */
+		const char *vac = kube_obj_str(d, "spec.volumeAttributesClassName");
+		if (!vac || !*vac)
+			json_object_del(spec, "volumeAttributesClassName");
 		json_array_append_new(out, t);
 	}
 	return out;
