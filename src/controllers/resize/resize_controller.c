@@ -350,7 +350,10 @@ static void performed(void *ctx, const struct reconcile_key *k, void *snapshot, 
 		show_status(rc, k, s->reads.sts, a->status);
 	if (r < 0 && s->reads.sts && !strcmp(err->reason, "VolumeNotOwned"))
 		event_record(rc->deps.base.events, s->reads.sts, "Warning", "ResizeRefused", "%s", err->message);
-	/* A refused LowerRequest (or RevertAttributesClass) is the outcome to record: the planner records it with the next SetState. */
+	/*
+	 * A refused LowerRequest (or RevertAttributesClass) is the outcome to
+	 * record: the planner records it with the next SetState.
+	 */
 	pthread_mutex_lock(&rc->lock);
 	if (r < 0 && (!strcmp(step, "LowerRequest") || !strcmp(step, "RevertAttributesClass"))) {
 		json_t *mine = json_object_get(rc->refusals, k->key);
