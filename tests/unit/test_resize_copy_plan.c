@@ -803,6 +803,13 @@ static void delete(struct world *w, const struct action *a)
 
 static void patch(struct world *w, const struct action *a)
 {
+	if (a->resource == &KUBE_PVCS && sim_streq(action_name(a), "PatchClaimMetadata")) {
+		/* The desired templates' labels and annotations (resize_desired.c). */
+		json_t *pvc = sim_find(w->pvcs, a->name);
+		if (sim_precondition_met(pvc, kube_obj_str(a->body, "metadata.uid"), &w->trace, &w->conflicts))
+			sim_merge_patch(pvc, a->body);
+		return;
+	}
 	if (a->resource != &KUBE_PVS || a->patch_type != KUBE_PATCH_MERGE)
 		world_fail(w, "%s: only merge patches of PVs are expected", action_name(a));
 	json_t *pv = sim_find(w->pvs, a->name);
@@ -1187,6 +1194,11 @@ static const struct cycle_case cycles[] = {
 	{"three replicas", 3, {{RESIZE_ANNOTATION_PREFIX "data", "2Gi"}}, "Delete", false, "2Gi", "fixed"},
 	{"offline, three replicas", 3, {{RESIZE_ANNOTATION_PREFIX "data", "2Gi"}, {ANNOTATION_COPY_MODE, "offline"}},
 	 "Delete", true, "2Gi", "fixed"},
+	/* GitOps: the webhook recorded a template with another class and a new label (resize_desired.c). */
+	{"desired templates: class and labels", 2,
+	 {{ANNOTATION_DESIRED_TEMPLATES, "[{\"metadata\":{\"labels\":{\"tier\":\"db\"},\"name\":\"data\"},"
+					 "\"spec\":{\"storageClassName\":\"expandable\"}}]"}},
+	 "Delete", false, "1Gi", "expandable"},
 };
 
 static void start_cycle(struct world *w, const struct cycle_case *c)
@@ -1235,6 +1247,19 @@ static void check_cycle(struct world *w, const struct cycle_case *c)
 		char pv[32];
 		snprintf(pv, sizeof(pv), "pv-old-%d", n);
 		assert_null(sim_find(w->pvs, pv));
+	}
+	/* Desired templates: carried out (the claims keep their labels through the swap), then dropped. */
+	assert_null(sim_annotation(w->sts, ANNOTATION_DESIRED_TEMPLATES));
+	for (size_t k = 0; k < NITEMS(c->annotations) && c->annotations[k][0]; k++) {
+		if (!sim_streq(c->annotations[k][0], ANNOTATION_DESIRED_TEMPLATES))
+			continue;
+		assert_string_equal(kube_obj_str(data_template(w->sts), "metadata.labels.tier"), "db");
+		for (int n = 0; n < c->replicas; n++) {
+			char claim[32];
+			snprintf(claim, sizeof(claim), "data-web-%d", n);
+			assert_string_equal(sim_label(sim_find(w->pvcs, claim), "tier"), "db");
+			assert_string_equal(sim_label(sim_find(w->pvcs, claim), "app"), "web");
+		}
 	}
 	/* Once finished, the request is met: nothing starts again. */
 	plan(w);

@@ -350,9 +350,12 @@ static void performed(void *ctx, const struct reconcile_key *k, void *snapshot, 
 		show_status(rc, k, s->reads.sts, a->status);
 	if (r < 0 && s->reads.sts && !strcmp(err->reason, "VolumeNotOwned"))
 		event_record(rc->deps.base.events, s->reads.sts, "Warning", "ResizeRefused", "%s", err->message);
-	/* A refused LowerRequest is the outcome to record: the planner records it with the next SetState. */
+	/*
+	 * A refused LowerRequest (or RevertAttributesClass) is the outcome to
+	 * record: the planner records it with the next SetState.
+	 */
 	pthread_mutex_lock(&rc->lock);
-	if (r < 0 && !strcmp(step, "LowerRequest")) {
+	if (r < 0 && (!strcmp(step, "LowerRequest") || !strcmp(step, "RevertAttributesClass"))) {
 		json_t *mine = json_object_get(rc->refusals, k->key);
 		if (!mine) {
 			mine = json_object();
@@ -387,7 +390,7 @@ static bool asks_nothing(const json_t *sts, const json_t *backup)
 	json_object_foreach((json_t *)kube_obj_annotations(sts), key, v) {
 		if (!strncmp(key, RESIZE_ANNOTATION_PREFIX, strlen(RESIZE_ANNOTATION_PREFIX)) ||
 		    !strncmp(key, CLASS_ANNOTATION_PREFIX, strlen(CLASS_ANNOTATION_PREFIX)) ||
-		    !strcmp(key, ANNOTATION_RESIZE_STATE))
+		    !strcmp(key, ANNOTATION_RESIZE_STATE) || !strcmp(key, ANNOTATION_DESIRED_TEMPLATES))
 			return false;
 	}
 	return true;

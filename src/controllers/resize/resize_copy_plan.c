@@ -374,7 +374,7 @@ static void step_stop(struct ctx *c)
 			action_wait(c->a, POLL_MS); /* the garbage collector is orphaning the pods */
 			return;
 		}
-		if (plan_saved_for(in, uid)) {
+		if (plan_saved_for(in, uid) && !plan_saved_misses_desired(in)) {
 			plan_orphan_delete(in, c->a);
 			action_event(c->a, "Normal", "OrphanDeleting",
 				   "deleting the StatefulSet with propagationPolicy Orphan (the other pods keep "
@@ -602,8 +602,16 @@ static void step_restart(struct ctx *c)
 		json_object_set_new(n, "templateUpdated", json_true());
 	if (!plan_recreate(c->in, c->a, n, last, c->abort_asked))
 		return;
-	action_event(c->a, "Normal", "StatefulSetRecreated", "re-created the StatefulSet from its saved copy%s",
-		   last ? " with the new volume template" : "");
+	json_t *saved = last ? plan_saved_statefulset(c->in->backup) : NULL;
+	char *removed = saved ? resize_templates_removed(c->in, saved, c->st) : NULL;
+	if (removed)
+		action_event(c->a, "Normal", "VolumeClaimTemplateRemoved",
+			     "re-created the StatefulSet from its saved copy with the new volume template; %s", removed);
+	else
+		action_event(c->a, "Normal", "StatefulSetRecreated", "re-created the StatefulSet from its saved copy%s",
+			     last ? " with the new volume template" : "");
+	free(removed);
+	json_decref(saved);
 	status_step(c, "starting again");
 }
 
@@ -798,6 +806,9 @@ static void step_cleaning(struct ctx *c)
 		action_wait(c->a, POLL_MS);
 		return;
 	}
+	/* A swap re-creates a claim with its labels only: the desired annotations go on again. */
+	if (!json_is_true(json_object_get(c->st, "aborted")) && resize_claim_metadata_step(in, in->sts, c->st, c->a))
+		return;
 	plan_finish(in, c->a);
 	if (json_is_true(json_object_get(c->st, "aborted"))) {
 		action_event(c->a, "Warning", "ResizeAborted",
@@ -901,8 +912,8 @@ void copy_plan(const struct resize_inputs *in, long long now_ms, bool abort_aske
 	} else if (!st->batch) {
 		if (abort_asked && in->sts)
 			aborted(&c, next(&c, RESIZE_PHASE_CLEANING));
-		else
-			choose_batch(&c);
+		else if (!in->sts || !resize_claim_metadata_step(in, in->sts, st->json, a))
+			choose_batch(&c); /* the claims have the desired metadata first: a batch keeps their labels */
 	} else if (json_object_get(st->batch, "restore") && st->stage != COPY_STAGE_READY) {
 		step_restore(&c);
 	} else if (abort_asked && !json_object_get(st->batch, "restore") && st->stage != COPY_STAGE_RESTART &&

@@ -138,10 +138,19 @@ void expand_expanding(const struct resize_inputs *in, long long now_ms, const st
 		if (acted)
 			return;
 	}
-	plan_set_state(in, a, resize_state_next(st, now_ms, RESIZE_PHASE_SAVING));
+	/* The claims get the desired templates' labels and annotations before the re-create. */
+	if (resize_claim_metadata_step(in, in->sts, st->json, a))
+		return;
+	bool modify = json_object_size(st->attributes_classes) > 0;
+	plan_set_state(in, a, resize_state_next(st, now_ms, modify ? RESIZE_PHASE_MODIFYING : RESIZE_PHASE_SAVING));
 	json_object_del(a->state, "restart");
-	action_event(a, "Normal", "VolumesResized", "every volume has its new size; updating the StatefulSet");
-	action_status(a, "Saving the StatefulSet");
+	if (json_object_size(st->targets))
+		action_event(a, "Normal", "VolumesResized", "every volume has its new size; %s",
+			     modify ? "changing their VolumeAttributesClass" : "updating the StatefulSet");
+	else
+		action_event(a, "Normal", "ClaimsUpdated", "every claim has its template's labels and annotations; %s",
+			     modify ? "changing their VolumeAttributesClass" : "updating the StatefulSet");
+	action_status(a, modify ? "Modifying" : "Saving the StatefulSet");
 }
 
 /* ---- keeping the StatefulSet in step ---- */
@@ -149,7 +158,7 @@ void expand_expanding(const struct resize_inputs *in, long long now_ms, const st
 void expand_saving(const struct resize_inputs *in, long long now_ms, const struct resize_state *st,
 		   struct action *a)
 {
-	if (plan_saved_for(in, kube_obj_str(in->sts, "metadata.uid"))) {
+	if (plan_saved_for(in, kube_obj_str(in->sts, "metadata.uid")) && !plan_saved_misses_desired(in)) {
 		plan_set_state(in, a, resize_state_next(st, now_ms, RESIZE_PHASE_RECREATING));
 		action_status(a, "Re-creating the StatefulSet");
 	} else if (in->backup) {
@@ -166,13 +175,24 @@ void expand_recreating(const struct resize_inputs *in, long long now_ms, const s
 	if (!in->sts) {
 		if (!plan_recreate(in, a, resize_state_next(st, now_ms, RESIZE_PHASE_ADOPTING), true, false))
 			return;
-		action_event(a, "Normal", "StatefulSetRecreated",
-			     "re-created the StatefulSet from its saved copy with the new volume sizes");
+		json_t *saved = plan_saved_statefulset(in->backup);
+		char *removed = resize_templates_removed(in, saved, st->json);
+		if (removed)
+			action_event(a, "Normal", "VolumeClaimTemplateRemoved",
+				     "re-created the StatefulSet from its saved copy with the new templates; %s", removed);
+		else
+			action_event(a, "Normal", "StatefulSetRecreated",
+				     "re-created the StatefulSet from its saved copy with the new volume templates");
+		free(removed);
+		json_decref(saved);
 		action_status(a, "Adopting the pods");
 	} else if (kube_obj_terminating(in->sts)) {
 		/* Orphan deletion under way: the garbage collector is releasing the pods. */
 		action_status(a, "Re-creating the StatefulSet");
 		action_wait(a, POLL_MS);
+	} else if (streq(st->uid, kube_obj_str(in->sts, "metadata.uid")) && plan_saved_misses_desired(in)) {
+		plan_set_state(in, a, resize_state_next(st, now_ms, RESIZE_PHASE_SAVING));
+		action_status(a, "Saving the StatefulSet again (new desired templates applied)");
 	} else if (streq(st->uid, kube_obj_str(in->sts, "metadata.uid"))) {
 		plan_orphan_delete(in, a);
 		action_event(a, "Normal", "OrphanDeleting",
@@ -305,6 +325,11 @@ void resize_failed(const struct resize_inputs *in, const struct resize_state *st
 		   int parsed, struct action *a)
 {
 	bool changed = parsed < 0 || req->abort;
+	/* Other desired templates applied since: the request changed too. */
+	json_t *desired = parsed == 0 && req->desired ? json_loads(req->desired, 0, NULL) : NULL;
+	if (desired || json_object_get(st->json, "templates"))
+		changed |= !json_equal(desired, json_object_get(st->json, "templates"));
+	json_decref(desired);
 	for (int i = 0; i < req->ntargets && !changed; i++) {
 		const struct resize_target *t = &req->targets[i];
 		const char *s = json_string_value(json_object_get(st->targets, t->template_name));
@@ -314,6 +339,8 @@ void resize_failed(const struct resize_inputs *in, const struct resize_state *st
 	if (changed) {
 		plan_finish(in, a);
 		action_event(a, "Normal", "ResizeReset", "the request changed after a failed resize; starting over");
+	} else if (modify_revert(in, st, a)) {
+		/* an infeasible attributes class: the claim goes back first */
 	} else if (!st->copy && !st->lowered) {
 		lower_requests(in, st, a);
 	}

@@ -70,6 +70,14 @@ struct resize_request {
 	const char *copy_pod_annotations; /* JSON object of strings, or NULL */
 	int ntargets;
 	struct resize_target targets[RESIZE_MAX_TEMPLATES];
+	/*
+	 * The desired-templates annotation (borrowed from the StatefulSet), or
+	 * NULL; templates_change: it asks more than the sizes and classes in
+	 * targets (claim labels/annotations, templates added or removed), so
+	 * the StatefulSet is re-created with the desired templates.
+	 */
+	const char *desired;
+	bool templates_change;
 };
 
 /*
@@ -83,6 +91,70 @@ int resize_request_parse(const json_t *sts, struct resize_request *req, struct r
 
 /* The volumeClaimTemplate named name, or NULL. Borrowed. */
 const json_t *resize_template(const json_t *sts, const char *name);
+
+/*
+ * One template's size (text) or StorageClass (cls), asked by annotation
+ * key, added to req under the rules of resize.stateful-operator.io/<t> and
+ * storage-class.stateful-operator.io/<t>: an unknown template, a size that
+ * is no quantity, a shrink without copy and allow-shrink, a class change
+ * under expand are refused. Nothing is added when it is so already.
+ */
+int resize_request_add_size(const json_t *sts, const char *key, const char *tmpl, const char *text,
+			    struct resize_request *req, struct refusal *refusal) __attribute__((warn_unused_result));
+int resize_request_add_class(const json_t *sts, const char *key, const char *tmpl, const char *cls,
+			     struct resize_request *req, struct refusal *refusal) __attribute__((warn_unused_result));
+
+/*
+ * ---- the desired templates (resize_desired.c) ----
+ *
+ * The admission webhook records the volumeClaimTemplates an update asked
+ * for in ANNOTATION_DESIRED_TEMPLATES (a JSON array of {"metadata":
+ * {"name", "labels"?, "annotations"?}, "spec"}); the StatefulSet keeps its
+ * stored ones. Precedence: resize.stateful-operator.io/<t> and
+ * storage-class.stateful-operator.io/<t> win over the desired templates
+ * for their field (size, class). The webhook never lets them disagree at
+ * admission, so a disagreement comes from an annotation changed later,
+ * which is the newer word.
+ */
+
+/*
+ * Reads the annotation text into *out (a new reference): a JSON array of
+ * objects, each with a metadata.name (unique) and, when there, an object
+ * spec. Anything else is refused (ResizeInvalidAnnotation).
+ */
+int resize_desired_parse(const char *text, json_t **out, struct refusal *refusal)
+	__attribute__((warn_unused_result));
+/*
+ * Adds to req (read from sts's other annotations already) what sts's
+ * desired templates ask: size and class targets where no per-template
+ * annotation speaks for that field, and req->desired/templates_change.
+ * Refused like the per-template annotations when it cannot be carried out.
+ */
+int resize_desired_request(const json_t *sts, struct resize_request *req, struct refusal *refusal)
+	__attribute__((warn_unused_result));
+/*
+ * The volumeClaimTemplates the StatefulSet gets: in desired's order, each
+ * the stored template of that name (from stored, borrowed) with desired's
+ * labels and annotations, and the keys of desired's spec set over its
+ * spec (what the reduced form omits is kept; status dropped); a template
+ * only desired has comes as desired wrote it. New reference.
+ */
+json_t *resize_templates_merged(const json_t *stored, const json_t *desired);
+/*
+ * "PatchClaimMetadata": the first claim of the set (highest ordinal first)
+ * whose labels or annotations are not yet those of the template recorded
+ * in state.templates gets one merge patch: keys set or changed by the
+ * desired template set, keys the stored template (sts's) had and the
+ * desired one does not removed. False when every claim has its metadata.
+ */
+bool resize_claim_metadata_step(const struct resize_inputs *in, const json_t *sts, const json_t *state,
+				struct action *a);
+/*
+ * The Event when the re-create drops templates of saved that
+ * state.templates does not have: their claims are kept. NULL when none is
+ * dropped. New string.
+ */
+char *resize_templates_removed(const struct resize_inputs *in, const json_t *saved, const json_t *state);
 
 /* ---- the names the resize reads and makes (resize_steps.c): each a new string ---- */
 
@@ -119,6 +191,12 @@ bool plan_pods_adopted(const struct resize_inputs *in, const char *ns, const cha
 		       long long start, long long count, const char *uid, char **missing);
 /* The backup holds the StatefulSet with UID uid as saved by this resize (its state names uid). */
 bool plan_saved_for(const struct resize_inputs *in, const char *uid);
+/*
+ * The saved copy misses desired templates applied to in->sts since it was
+ * taken (a GitOps sync between Save and OrphanDelete): the set must be
+ * saved again, so the re-created one keeps them for the next resize.
+ */
+bool plan_saved_misses_desired(const struct resize_inputs *in);
 /* The reclaim policy of pv, and the one the copy cycle recorded before it Retained it (or NULL). */
 const char *plan_reclaim_policy(const json_t *pv);
 const char *plan_original_policy(const json_t *pv);
@@ -183,6 +261,20 @@ void expand_adopting(const struct resize_inputs *in, struct action *a);
  */
 void resize_failed(const struct resize_inputs *in, const struct resize_state *st, const struct resize_request *req,
 		   int parsed, struct action *a);
+
+/* ---- the attributes class, in place (resize_modify_plan.c; its map at its top) ---- */
+
+/*
+ * {template: VolumeAttributesClass} of the desired templates (borrowed)
+ * whose volumeAttributesClassName differs from sts's stored template.
+ * New reference (empty when none).
+ */
+json_t *modify_targets(const json_t *sts, const json_t *desired);
+/* Modifying: the claims of st.attributesClasses, one a step; then Saving (or Failed: Infeasible). */
+void expand_modifying(const struct resize_inputs *in, long long now_ms, const struct resize_state *st,
+		      struct action *a);
+/* Failed after an infeasible class: the claim put back, then the outcome recorded. False when nothing to do. */
+bool modify_revert(const struct resize_inputs *in, const struct resize_state *st, struct action *a);
 
 /* ---- by copy (resize_copy_plan.c, its map at its top), while the state says "strategy": "copy" ---- */
 

@@ -84,21 +84,67 @@ static char *check_target(const struct resize_inputs *in, const struct resize_re
 	return NULL;
 }
 
+/*
+ * Only the templates change (claims' labels and annotations, templates
+ * added or removed): no data moves, so the in-place cycle carries it out
+ * with nothing to expand: the claims get their metadata, then the
+ * StatefulSet is re-created with the desired templates.
+ */
+static void templates_start(const struct resize_inputs *in, long long now_ms, struct action *a)
+{
+	json_t *none = json_object();
+	expand_start(in, now_ms, none, a);
+	json_decref(none);
+	action_event(a, "Normal", "ResizeStarted",
+		     "updating the volumeClaimTemplates as applied: the claims' labels and annotations first, then "
+		     "the StatefulSet is re-created with the new templates");
+	action_status(a, "Updating the volumeClaimTemplates");
+}
+
+/*
+ * An added template's StorageClass must exist (the webhook checks it too;
+ * the annotation may be written by hand). Why not (a new string), or NULL.
+ */
+static char *check_added_templates(const struct resize_inputs *in, const json_t *desired)
+{
+	size_t i;
+	json_t *d;
+	json_array_foreach(desired, i, d) {
+		const char *name = kube_obj_str(d, "metadata.name");
+		const char *cls = kube_obj_str(d, "spec.storageClassName");
+		if (resize_template(in->sts, name) || !cls || !*cls || !in->storage_classes)
+			continue;
+		if (!plan_storage_class(in, cls))
+			return xasprintf("annotation %s adds volumeClaimTemplate %s with StorageClass \"%s\", which "
+					 "does not exist; create it or fix the manifest",
+					 ANNOTATION_DESIRED_TEMPLATES, name, cls);
+	}
+	return NULL;
+}
+
 /* The first step of what req (completed here with the templates' own targets) asks; nothing when nothing is. */
 static void resize_start(const struct resize_inputs *in, long long now_ms, struct resize_request *req,
 			 struct action *a)
 {
 	add_template_targets(in, req);
-	if (!req->ntargets)
+	if (!req->ntargets && !req->templates_change)
 		return; /* nothing asked */
 	json_t *targets = json_object();
 	json_t *classes = json_object();
+	/* Recorded at the start: a crash resumes, and the re-create uses, exactly these. */
+	json_t *templates = req->desired ? json_loads(req->desired, 0, NULL) : NULL;
+	json_t *attributes = NULL;
 	bool copy = false;
+	char *why = check_added_templates(in, templates);
+	if (why) {
+		plan_refuse(a, "ResizeStorageClassNotFound", why);
+		goto out;
+	}
 	for (int i = 0; i < req->ntargets; i++) {
 		const struct resize_target *t = &req->targets[i];
 		const char *reason = NULL;
 		const json_t *sc = NULL;
-		char *why = check_target(in, req, t, &reason, &sc, &copy);
+		why = check_target(in, req, t, &reason, &sc, &copy);
 		if (why) {
 			plan_refuse(a, reason, why);
 			goto out;
@@ -109,11 +155,31 @@ static void resize_start(const struct resize_inputs *in, long long now_ms, struc
 		const char *cls = t->storage_class[0] ? t->storage_class : kube_obj_str(sc, "metadata.name");
 		json_object_set_new(classes, t->template_name, json_string(cls));
 	}
-	if (copy || req->strategy == RESIZE_COPY)
+	copy |= req->ntargets && req->strategy == RESIZE_COPY;
+	attributes = modify_targets(in->sts, templates);
+	if (copy && json_object_size(attributes)) {
+		/* A copy makes new claims: their class would be changed after the re-create, not before. */
+		plan_refuse(a, "ResizeAttributesClassWithCopy",
+			    xasprintf("annotation %s changes a volumeAttributesClassName together with a change that "
+				      "copies the data (a smaller size, another StorageClass, or a class that cannot "
+				      "expand); apply the attributes class change on its own, before or after",
+				      ANNOTATION_DESIRED_TEMPLATES));
+		goto out;
+	}
+	if (!req->ntargets)
+		templates_start(in, now_ms, a);
+	else if (copy)
 		copy_plan_start(in, now_ms, req, targets, classes, a);
 	else
 		expand_start(in, now_ms, targets, a);
+	if (templates && a->state && !strcmp(action_name(a), "SetState")) {
+		json_object_set(a->state, "templates", templates);
+		if (json_object_size(attributes))
+			json_object_set(a->state, "attributesClasses", attributes);
+	}
 out:
+	json_decref(attributes);
+	json_decref(templates);
 	json_decref(classes);
 	json_decref(targets);
 }
@@ -155,6 +221,16 @@ static void plan_with_statefulset(const struct resize_inputs *in, long long now_
 		action_event(a, "Warning", "ResizeAborted",
 			     "resize aborted on request; volumes already grown keep their new size (a volume "
 			     "cannot shrink in place), the StatefulSet template is unchanged");
+		break;
+	case RESIZE_PHASE_MODIFYING:
+		if (!req.abort) {
+			expand_modifying(in, now_ms, &st, a);
+			break;
+		}
+		plan_finish(in, a);
+		action_event(a, "Warning", "ResizeAborted",
+			     "resize aborted on request; claims already modified keep their new VolumeAttributesClass, "
+			     "the StatefulSet template is unchanged");
 		break;
 	case RESIZE_PHASE_SAVING:
 		expand_saving(in, now_ms, &st, a);

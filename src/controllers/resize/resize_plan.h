@@ -6,8 +6,9 @@
  * after a crash is in the cluster: the resize-state annotation
  * (resize_state.h) on the StatefulSet, or on the saved copy while the
  * StatefulSet is gone. resize_plan.c dispatches on the phase, and starts
- * a resize: what is asked (the annotations, or a template already bigger
- * than its claims), checked against the StorageClasses, decides the
+ * a resize: what is asked (the annotations, the desired templates the
+ * admission webhook recorded (resize_desired.c), or a template already
+ * bigger than its claims), checked against the StorageClasses, decides the
  * strategy (in place, or by copy as soon as one template needs it).
  *
  * The in-place ("expand") cycle (resize_expand_plan.c), one replica at a
@@ -20,6 +21,8 @@
  *          -> Saving: the StatefulSet is saved in ConfigMap <sts>-sts-backup
  *          -> Recreating: orphan-delete the StatefulSet (UID precondition),
  *             create it again from the saved copy with the new sizes
+ *          -> (Modifying: each claim's volumeAttributesClassName, when the
+ *             desired templates change it: resize_modify_plan.c)
  *          -> Adopting: the new StatefulSet owns the pods; the backup goes
  *          -> (none), or Failed when the volume driver refused: then the
  *             claims to lower are recorded ("lowering"), each claim's
@@ -56,7 +59,8 @@ struct resize_inputs {
 	const json_t *pvs;             /* the PVs whose claimRef names such a claim; NULL when they cannot be read */
 	const json_t *jobs;            /* the set's copy Jobs */
 	const char *copy_image;        /* --copy-image */
-	/* {claim: the API server's message} of LowerRequest patches refused since the last SetState, or NULL */
+	/* {claim: the API server's message} of LowerRequest (or RevertAttributesClass) patches refused since
+	 * the last SetState, or NULL */
 	const json_t *lower_refusals;
 };
 
@@ -77,7 +81,10 @@ json_t *resize_saved_copy(const json_t *sts);
 /*
  * The saved copy with each target template's storage request set to its
  * new size (state.targets) and, for a class change, its storageClassName
- * (state.classes). New reference.
+ * (state.classes). When the state carries desired templates
+ * (state.templates), the templates are those (resize_templates_merged),
+ * and the desired-templates annotation goes if it equals them (a newer one
+ * stays for the next resize). New reference.
  */
 json_t *resize_with_new_sizes(const json_t *saved, const json_t *state);
 

@@ -148,6 +148,93 @@ static int parse_copy_settings(const json_t *ann, struct resize_request *req, st
 	return 0;
 }
 
+/*
+ * The target of template tmpl (of sts) in req: the one there, or a new one
+ * asking for the template's own size and class. NULL, refused, when req is
+ * full or the template's size is no quantity.
+ */
+static struct resize_target *target_of(const json_t *sts, const char *tmpl, struct resize_request *req,
+				       struct refusal *refusal)
+{
+	for (int i = 0; i < req->ntargets; i++)
+		if (!strcmp(req->targets[i].template_name, tmpl))
+			return &req->targets[i];
+	if (req->ntargets == RESIZE_MAX_TEMPLATES) {
+		refuse(refusal, "ResizeTooManyTemplates", "more than %d templates to resize at once",
+		       RESIZE_MAX_TEMPLATES);
+		return NULL;
+	}
+	struct resize_target *t = &req->targets[req->ntargets];
+	memset(t, 0, sizeof(*t));
+	snprintf(t->template_name, sizeof(t->template_name), "%s", tmpl);
+	if (parse_template_size(tmpl, template_size(sts, tmpl), &t->template_size, refusal) < 0)
+		return NULL;
+	t->size = t->template_size;
+	req->ntargets++;
+	return t;
+}
+
+int resize_request_add_size(const json_t *sts, const char *key, const char *tmpl, const char *text,
+			    struct resize_request *req, struct refusal *refusal)
+{
+	const char *current = template_size(sts, tmpl);
+	if (!current)
+		return refuse_unknown_template(refusal, sts, key, tmpl);
+	struct resize_target t;
+	memset(&t, 0, sizeof(t));
+	char *perr = NULL;
+	if (quantity_parse(text ? text : "", &t.size, &perr) < 0) {
+		int rc = refuse(refusal, "ResizeInvalidSize", "annotation %s: %s", key, perr);
+		free(perr);
+		return rc;
+	}
+	if (quantity_sign(&t.size) <= 0)
+		return refuse(refusal, "ResizeInvalidSize", "annotation %s: size %s must be larger than zero", key,
+			      text);
+	if (parse_template_size(tmpl, current, &t.template_size, refusal) < 0)
+		return -1;
+	int cmp = quantity_cmp(&t.size, &t.template_size);
+	if (cmp == 0)
+		return 0; /* already so: nothing asked of this template */
+	if (cmp < 0 && (req->strategy != RESIZE_COPY || !req->allow_shrink)) {
+		char *now = quantity_format(&t.template_size);
+		int rc = refuse(refusal, "ResizeShrinkRefused",
+				"annotation %s asks to shrink %s from %s to %s: shrinking moves the "
+				"data, so it needs %s: copy and %s: \"true\"",
+				key, tmpl, now, text, ANNOTATION_STRATEGY, ANNOTATION_ALLOW_SHRINK);
+		free(now);
+		return rc;
+	}
+	struct resize_target *have = target_of(sts, tmpl, req, refusal);
+	if (!have)
+		return -1;
+	have->size = t.size;
+	return 0;
+}
+
+int resize_request_add_class(const json_t *sts, const char *key, const char *tmpl, const char *cls,
+			     struct resize_request *req, struct refusal *refusal)
+{
+	const char *current = template_size(sts, tmpl);
+	if (!current)
+		return refuse_unknown_template(refusal, sts, key, tmpl);
+	if (!cls || !*cls || strlen(cls) >= RESIZE_NAME_MAX)
+		return refuse(refusal, "ResizeInvalidAnnotation", "annotation %s must name a StorageClass", key);
+	const char *now = kube_obj_str(resize_template(sts, tmpl), "spec.storageClassName");
+	if (now && !strcmp(now, cls))
+		return 0; /* already so */
+	if (req->strategy == RESIZE_EXPAND)
+		return refuse(refusal, "ResizeClassChangeNeedsCopy",
+			      "annotation %s asks for StorageClass %s: a volume changes class only by "
+			      "copying its data; set %s to copy or auto",
+			      key, cls, ANNOTATION_STRATEGY);
+	struct resize_target *t = target_of(sts, tmpl, req, refusal);
+	if (!t)
+		return -1;
+	snprintf(t->storage_class, sizeof(t->storage_class), "%s", cls);
+	return 0;
+}
+
 /* storage-class.stateful-operator.io/<template>: a class change, which only a copy can make. */
 static int parse_class_changes(const json_t *sts, const json_t *ann, struct resize_request *req,
 			       struct refusal *refusal)
@@ -158,40 +245,8 @@ static int parse_class_changes(const json_t *sts, const json_t *ann, struct resi
 	json_object_foreach((json_t *)ann, key, value) {
 		if (strncmp(key, CLASS_ANNOTATION_PREFIX, plen))
 			continue;
-		const char *tmpl = key + plen;
-		const char *cls = json_string_value(value);
-		const char *current = template_size(sts, tmpl);
-		if (!current)
-			return refuse_unknown_template(refusal, sts, key, tmpl);
-		if (!cls || !*cls || strlen(cls) >= RESIZE_NAME_MAX)
-			return refuse(refusal, "ResizeInvalidAnnotation",
-				      "annotation %s must name a StorageClass", key);
-		const char *now = kube_obj_str(resize_template(sts, tmpl), "spec.storageClassName");
-		if (now && !strcmp(now, cls))
-			continue; /* already so */
-		if (req->strategy == RESIZE_EXPAND)
-			return refuse(refusal, "ResizeClassChangeNeedsCopy",
-				      "annotation %s asks for StorageClass %s: a volume changes class only by "
-				      "copying its data; set %s to copy or auto",
-				      key, cls, ANNOTATION_STRATEGY);
-		struct resize_target *t = NULL;
-		for (int i = 0; i < req->ntargets; i++)
-			if (!strcmp(req->targets[i].template_name, tmpl))
-				t = &req->targets[i];
-		if (!t) {
-			if (req->ntargets == RESIZE_MAX_TEMPLATES)
-				return refuse(refusal, "ResizeTooManyTemplates",
-					      "more than %d templates to resize at once", RESIZE_MAX_TEMPLATES);
-			t = &req->targets[req->ntargets++];
-			memset(t, 0, sizeof(*t));
-			snprintf(t->template_name, sizeof(t->template_name), "%s", tmpl);
-			if (parse_template_size(tmpl, current, &t->template_size, refusal) < 0) {
-				req->ntargets--;
-				return -1;
-			}
-			t->size = t->template_size;
-		}
-		snprintf(t->storage_class, sizeof(t->storage_class), "%s", cls);
+		if (resize_request_add_class(sts, key, key + plen, json_string_value(value), req, refusal) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -227,46 +282,16 @@ int resize_request_parse(const json_t *sts, struct resize_request *req, struct r
 	json_object_foreach((json_t *)ann, key, value) {
 		if (strncmp(key, RESIZE_ANNOTATION_PREFIX, plen))
 			continue;
-		const char *tmpl = key + plen;
-		const char *text = json_string_value(value);
 		if (!json_array_size(templates_of(sts)))
 			return refuse(refusal, "ResizeNoVolumeClaimTemplates",
 				      "annotation %s asks for a resize, but the StatefulSet has no "
 				      "volumeClaimTemplates; remove the annotation",
 				      key);
-		const char *current = template_size(sts, tmpl);
-		if (!current)
-			return refuse_unknown_template(refusal, sts, key, tmpl);
-		struct resize_target t;
-		memset(&t, 0, sizeof(t));
-		char *perr = NULL;
-		if (quantity_parse(text ? text : "", &t.size, &perr) < 0) {
-			int rc = refuse(refusal, "ResizeInvalidSize", "annotation %s: %s", key, perr);
-			free(perr);
-			return rc;
-		}
-		if (quantity_sign(&t.size) <= 0)
-			return refuse(refusal, "ResizeInvalidSize",
-				      "annotation %s: size %s must be larger than zero", key, text);
-		if (parse_template_size(tmpl, current, &t.template_size, refusal) < 0)
+		if (resize_request_add_size(sts, key, key + plen, json_string_value(value), req, refusal) < 0)
 			return -1;
-		int cmp = quantity_cmp(&t.size, &t.template_size);
-		if (cmp == 0)
-			continue; /* already so: nothing asked of this template */
-		if (cmp < 0 && (req->strategy != RESIZE_COPY || !req->allow_shrink)) {
-			char *now = quantity_format(&t.template_size);
-			int rc = refuse(refusal, "ResizeShrinkRefused",
-					"annotation %s asks to shrink %s from %s to %s: shrinking moves the "
-					"data, so it needs %s: copy and %s: \"true\"",
-					key, tmpl, now, text, ANNOTATION_STRATEGY, ANNOTATION_ALLOW_SHRINK);
-			free(now);
-			return rc;
-		}
-		if (req->ntargets == RESIZE_MAX_TEMPLATES)
-			return refuse(refusal, "ResizeTooManyTemplates",
-				      "more than %d templates to resize at once", RESIZE_MAX_TEMPLATES);
-		snprintf(t.template_name, sizeof(t.template_name), "%s", tmpl);
-		req->targets[req->ntargets++] = t;
 	}
-	return parse_class_changes(sts, ann, req, refusal);
+	if (parse_class_changes(sts, ann, req, refusal) < 0)
+		return -1;
+	/* Last: the per-template annotations win over the desired templates for their field. */
+	return resize_desired_request(sts, req, refusal);
 }

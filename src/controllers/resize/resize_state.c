@@ -11,7 +11,7 @@ static const char *const phase_names[] = {
 	[RESIZE_PHASE_EXPANDING] = "Expanding", [RESIZE_PHASE_SAVING] = "Saving",
 	[RESIZE_PHASE_RECREATING] = "Recreating", [RESIZE_PHASE_ADOPTING] = "Adopting",
 	[RESIZE_PHASE_FAILED] = "Failed", [RESIZE_PHASE_COPYING] = "Copying",
-	[RESIZE_PHASE_CLEANING] = "Cleaning",
+	[RESIZE_PHASE_CLEANING] = "Cleaning", [RESIZE_PHASE_MODIFYING] = "Modifying",
 };
 static const char *const stage_names[] = {
 	[COPY_STAGE_PREPARE] = "Prepare", [COPY_STAGE_PRECOPY] = "Precopy", [COPY_STAGE_STOP] = "Stop",
@@ -53,6 +53,8 @@ bool resize_state_read(const json_t *obj, struct resize_state *st)
 	st->message = kube_obj_str(js, "message");
 	st->targets = json_object_get(js, "targets");
 	st->classes = json_object_get(js, "classes");
+	st->templates = json_object_get(js, "templates");
+	st->attributes_classes = json_object_get(js, "attributesClasses");
 	st->restart = json_object_get(js, "restart");
 	st->lowering = json_object_get(js, "lowering");
 	st->lowered = json_object_get(js, "lowered");

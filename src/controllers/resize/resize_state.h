@@ -8,8 +8,10 @@
  *
  * {"phase", "strategy": "expand" | "copy", "targets": {tmpl: size},
  *  "classes": {tmpl: class}, "statefulSetUID", "started", "updated",
- *  "message"}, plus for expand "restart": {"pod", "uid"}, "lowering" and
- * "lowered": {claim: outcome}; for copy see resize_copy_plan.c ("batch":
+ *  "message", "templates": [the desired templates carried out]}, plus for
+ * expand "restart": {"pod", "uid"}, "lowering" and "lowered": {claim:
+ * outcome}, "attributesClasses": {tmpl: VolumeAttributesClass} and, after
+ * an infeasible one, "attributesRevert": {"claim", "to", "outcome"}; for copy see resize_copy_plan.c ("batch":
  * {"ordinals", "step", "volumes", "restore", "failed"}, "done",
  * "oldVolumes", "ordinals", ...).
  *
@@ -30,6 +32,7 @@ enum resize_phase {
 	RESIZE_PHASE_FAILED,
 	RESIZE_PHASE_COPYING,
 	RESIZE_PHASE_CLEANING,
+	RESIZE_PHASE_MODIFYING, /* in place: the claims' volumeAttributesClassName (resize_modify_plan.c) */
 	RESIZE_PHASE_UNKNOWN, /* a phase this version does not know: nothing is done */
 };
 
@@ -57,6 +60,8 @@ struct resize_state {
 	const char *message;    /* Failed: why */
 	const json_t *targets;  /* {template: size} */
 	const json_t *classes;  /* {template: StorageClass} */
+	const json_t *templates; /* the desired volumeClaimTemplates being carried out, or NULL */
+	const json_t *attributes_classes; /* {template: VolumeAttributesClass} */
 	/* expand: */
 	const json_t *restart;  /* {"pod", "uid"}: the pod restarted to grow its file system */
 	const json_t *lowering; /* Failed: {claim: "pending" | its refusal} */

@@ -120,6 +120,16 @@ bool plan_saved_for(const struct resize_inputs *in, const char *uid)
 	return yes;
 }
 
+bool plan_saved_misses_desired(const struct resize_inputs *in)
+{
+	json_t *saved = plan_saved_statefulset(in->backup);
+	const char *live = kube_obj_annotation(in->sts, ANNOTATION_DESIRED_TEMPLATES);
+	const char *kept = kube_obj_annotation(saved, ANNOTATION_DESIRED_TEMPLATES);
+	bool misses = saved && (live || kept) && !streq(live, kept);
+	json_decref(saved);
+	return misses;
+}
+
 /* ---- the steps on the StatefulSet ---- */
 
 void plan_refuse(struct action *a, const char *reason, char *message)
@@ -261,10 +271,28 @@ json_t *resize_saved_copy(const json_t *sts)
 	return copy;
 }
 
+/* The desired-templates annotation goes once it is what was carried out; a newer one stays, to be carried out next. */
+static void drop_desired_carried_out(json_t *sts, const json_t *templates)
+{
+	json_t *ann = json_object_get(json_object_get(sts, "metadata"), "annotations");
+	const char *text = json_string_value(json_object_get(ann, ANNOTATION_DESIRED_TEMPLATES));
+	json_t *desired = text ? json_loads(text, 0, NULL) : NULL;
+	if (desired && json_equal(desired, templates))
+		json_object_del(ann, ANNOTATION_DESIRED_TEMPLATES);
+	json_decref(desired);
+}
+
 json_t *resize_with_new_sizes(const json_t *saved, const json_t *state)
 {
 	json_t *sts = json_deep_copy(saved);
 	const json_t *targets = json_object_get(state, "targets");
+	const json_t *templates = json_object_get(state, "templates");
+	json_t *spec = json_object_get(sts, "spec");
+	if (json_is_array(templates) && json_is_object(spec)) {
+		json_object_set_new(spec, "volumeClaimTemplates",
+				    resize_templates_merged(json_object_get(spec, "volumeClaimTemplates"), templates));
+		drop_desired_carried_out(sts, templates);
+	}
 	size_t i;
 	json_t *t;
 	json_array_foreach(json_object_get(json_object_get(sts, "spec"), "volumeClaimTemplates"), i, t) {
