@@ -2,6 +2,9 @@
 
 #include <errno.h>
 #include <microhttpd.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -696,6 +699,21 @@ static void stop_retired(struct http_server *s)
 	s->retired_cert_pem = s->retired_key_pem = NULL;
 }
 
+/* Whether key_pem is the private key of the certificate in cert_pem (libmicrohttpd finds out only at start). */
+static bool pem_pair_matches(const char *cert_pem, const char *key_pem)
+{
+	BIO *cb = BIO_new_mem_buf(cert_pem, -1), *kb = BIO_new_mem_buf(key_pem, -1);
+	X509 *cert = cb ? PEM_read_bio_X509(cb, NULL, NULL, NULL) : NULL;
+	EVP_PKEY *key = kb ? PEM_read_bio_PrivateKey(kb, NULL, NULL, (void *)"") : NULL;
+	bool ok = cert && key && X509_check_private_key(cert, key) == 1;
+	EVP_PKEY_free(key);
+	X509_free(cert);
+	BIO_free(kb);
+	BIO_free(cb);
+	ERR_clear_error();
+	return ok;
+}
+
 int http_server_set_certificate(struct http_server *s, const char *cert_pem, const char *key_pem, char **err)
 {
 	*err = NULL;
@@ -703,32 +721,37 @@ int http_server_set_certificate(struct http_server *s, const char *cert_pem, con
 		*err = xstrdup("not an HTTPS server");
 		return -1;
 	}
+	if (!pem_pair_matches(cert_pem, key_pem)) {
+		*err = xstrdup("the new certificate and key are not a PEM pair; still serving the old one");
+		return -1;
+	}
 	/* The connections of the certificate before last have had a whole renewal period to finish. */
 	stop_retired(s);
-	char *cert = xstrdup(cert_pem), *key = xstrdup(key_pem);
 	MHD_socket fd = MHD_quiesce_daemon(s->daemon);
 	if (fd == MHD_INVALID_SOCKET) {
 		*err = xstrdup("libmicrohttpd could not hand over the listening socket");
-		free(cert);
-		free(key);
 		return -1;
 	}
-	struct MHD_Daemon *fresh = start_daemon(s, (int)fd, cert, key);
+	/*
+	 * Each daemon gets its own descriptor of the socket (a failed start
+	 * may close the one it was given); the quiesced one is ours to close.
+	 */
+	char *cert = xstrdup(cert_pem), *key = xstrdup(key_pem);
+	struct MHD_Daemon *fresh = start_daemon(s, dup(fd), cert, key);
 	if (!fresh) {
 		free(cert);
 		free(key);
 		*err = xstrdup("libmicrohttpd refused the new certificate and key (see the log); still serving the old "
 			       "one");
-		/* The old daemon no longer accepts: a new one with the old certificate takes the socket. */
-		fresh = start_daemon(s, (int)fd, s->cert_pem, s->key_pem);
-		if (!fresh) {
+		fresh = start_daemon(s, dup(fd), s->cert_pem, s->key_pem);
+		if (!fresh)
 			log_error("http", "HTTPS on port %d stopped: no daemon could take the socket over", s->port);
-			close((int)fd);
-		}
+		close(fd);
 		MHD_stop_daemon(s->daemon);
 		s->daemon = fresh;
 		return -1;
 	}
+	close(fd);
 	/* The old daemon finishes the connections it has; the new one takes every new connection. */
 	s->retired = s->daemon;
 	s->retired_cert_pem = s->cert_pem;

@@ -27,7 +27,7 @@ static void make_bundle(struct cert_bundle *b, const char *cn)
 {
 	char *err = NULL;
 	long long now = (long long)time(NULL);
-	if (cert_bundle_make_ca(b, cn, 30, now, &err) < 0 || cert_bundle_make_serving(b, names, 10, now, &err) < 0)
+	if (cert_bundle_make_ca(b, cn, CERT_CA_DAYS_DEFAULT, now, &err) < 0 || cert_bundle_make_serving(b, names, CERT_SERVING_DAYS_DEFAULT, now, &err) < 0)
 		fail_msg("making a certificate: %s", err);
 }
 
