@@ -11,7 +11,12 @@
 #   - the RBAC that `up` applied (deploy/rbac/cluster) lets the operator's
 #     ServiceAccount do what it needs and nothing of a sample it must not;
 #   - the namespaced Role, bound in a scratch namespace, grants its verbs there
-#     and nothing elsewhere.
+#     and nothing elsewhere;
+#   - the admission webhook in both overlays: its Service, a configuration with
+#     failurePolicy Ignore, sideEffects None, the match condition, the opt-out
+#     selectors (and, in the namespace overlay, only the operator's namespace),
+#     the Deployment serving it on :9443, and its RBAC: its Secret and its one
+#     configuration, nothing more.
 # The only object it creates is that scratch namespace (with a ServiceAccount,
 # Role and RoleBinding in it), deleted on exit.
 set -euo pipefail
@@ -104,25 +109,56 @@ have() { # overlay kind n: the overlay renders exactly n objects of that kind
 	[ "$(count "$1" "$2")" = "$3" ] || fail "expected $3 $2 in the $1 overlay, got $(count "$1" "$2")"
 }
 
-step "cluster overlay: ClusterRole + ClusterRoleBinding, one Role (the state key) in the operator's namespace, all namespaces"
-have cluster ClusterRole 1
-have cluster ClusterRoleBinding 1
-have cluster Role 1
-have cluster RoleBinding 1
-[ "$(field cluster Role 2)" = "$OPNS" ] || fail "the state key's Role is not in $OPNS"
+WH='{.kind}|{.webhooks[0].failurePolicy}|{.webhooks[0].sideEffects}|{.webhooks[0].rules}'
+WH+='|{.webhooks[0].matchConditions[0].expression}|{.webhooks[0].objectSelector}|{.webhooks[0].namespaceSelector}'
+WH+='|{.webhooks[0].clientConfig.service}{"\n"}'
+for overlay in cluster namespace; do
+	step "$overlay overlay: the admission webhook"
+	have "$overlay" MutatingWebhookConfiguration 1
+	have "$overlay" Service 1
+	[ "$(field "$overlay" Service 3)" = stateful-operator-webhook ] || fail "the Service is not stateful-operator-webhook"
+	grep -qF '"--webhook-bind-address=:9443"' <<<"$(field "$overlay" Deployment 5)" ||
+		fail "the Deployment does not serve the webhook on :9443"
+	hook=$(kubectl create --dry-run=client -f "$TMP/$overlay.yaml" -o jsonpath="$WH" | grep '^MutatingWebhookConfiguration|')
+	IFS='|' read -r _ policy effects rules expr objsel nssel svc <<<"$hook"
+	[ "$policy" = Ignore ] || fail "failurePolicy is $policy, not Ignore"
+	[ "$effects" = None ] || fail "sideEffects is $effects, not None"
+	grep -qF '"operations":["UPDATE"]' <<<"$rules" || fail "the rules are not UPDATE only: $rules"
+	grep -qF '"resources":["statefulsets"]' <<<"$rules" || fail "the rules are not statefulsets: $rules"
+	grep -qF 'object.spec.volumeClaimTemplates' <<<"$expr" || fail "no match condition on the templates: $expr"
+	for sel in "$objsel" "$nssel"; do
+		grep -qF '"key":"stateful-operator.io/webhook","operator":"NotIn","values":["disabled"]' <<<"$sel" ||
+			fail "no opt-out label in a selector: $sel"
+	done
+	grep -qF '"name":"stateful-operator-webhook"' <<<"$svc" || fail "the configuration calls another Service: $svc"
+	if [ "$overlay" = namespace ]; then
+		grep -qF "\"key\":\"kubernetes.io/metadata.name\",\"operator\":\"In\",\"values\":[\"$OPNS\"]" <<<"$nssel" ||
+			fail "the namespace overlay's webhook is not limited to $OPNS: $nssel"
+	elif grep -qF 'kubernetes.io/metadata.name' <<<"$nssel"; then
+		fail "the cluster overlay's webhook is limited to a namespace: $nssel"
+	fi
+done
+
+step "cluster overlay: ClusterRole + ClusterRoleBinding (and the webhook's), Roles for the state key's and the webhook's Secrets in the operator's namespace, all namespaces"
+have cluster ClusterRole 2
+have cluster ClusterRoleBinding 2
+have cluster Role 2
+have cluster RoleBinding 2
+[ "$(field cluster Role 2 | sort -u)" = "$OPNS" ] || fail "the Secrets' Roles are not in $OPNS"
 if grep -qF -- '--namespace' <<<"$(field cluster Deployment 5)"; then
 	fail "the cluster overlay restricts the operator to a namespace"
 fi
 grep -qF "ClusterRole/stateful-operator [{\"kind\":\"ServiceAccount\",\"name\":\"stateful-operator\",\"namespace\":\"$OPNS\"}]" \
 	<<<"$(field cluster ClusterRoleBinding 9)" || fail "ClusterRoleBinding does not bind the ServiceAccount"
 
-step "namespace overlay: Role + RoleBinding in the operator's namespace, no ClusterRole, scope = that namespace"
-have namespace Role 1
-have namespace RoleBinding 1
-have namespace ClusterRole 0
-have namespace ClusterRoleBinding 0
-[ "$(field namespace Role 2)" = "$OPNS" ] || fail "Role not in $OPNS"
-[ "$(field namespace RoleBinding 2)" = "$OPNS" ] || fail "RoleBinding not in $OPNS"
+step "namespace overlay: Roles + RoleBindings in the operator's namespace, no ClusterRole but the webhook's, scope = that namespace"
+have namespace Role 2
+have namespace RoleBinding 2
+have namespace ClusterRole 1
+have namespace ClusterRoleBinding 1
+[ "$(field namespace ClusterRole 3)" = stateful-operator-webhook ] || fail "a ClusterRole other than the webhook's"
+[ "$(field namespace Role 2 | sort -u)" = "$OPNS" ] || fail "Role not in $OPNS"
+[ "$(field namespace RoleBinding 2 | sort -u)" = "$OPNS" ] || fail "RoleBinding not in $OPNS"
 # $(POD_NAMESPACE) is expanded by the kubelet from the env checked above, i.e.
 # the pod's own namespace, which is the Role's.
 # shellcheck disable=SC2016 # a literal $(POD_NAMESPACE)
@@ -175,6 +211,15 @@ expect no "$SA" get secrets/stateful-operator-state-key -n default
 expect no "$SA" create secrets -n default
 expect no "$SA" list secrets -n "$OPNS"
 expect no "$SA" update secrets/stateful-operator-state-key -n "$OPNS"
+# The webhook: its certificate's Secret (made by the first replica), and the
+# caBundle of its one configuration.
+expect yes "$SA" get secrets/stateful-operator-webhook-cert -n "$OPNS"
+expect yes "$SA" update secrets/stateful-operator-webhook-cert -n "$OPNS"
+expect no "$SA" update secrets/stateful-operator-webhook-cert -n default
+expect yes "$SA" patch mutatingwebhookconfigurations.admissionregistration.k8s.io/stateful-operator
+expect no "$SA" patch mutatingwebhookconfigurations.admissionregistration.k8s.io/another
+expect no "$SA" create mutatingwebhookconfigurations.admissionregistration.k8s.io
+expect yes "$SA" watch volumeattributesclasses.storage.k8s.io
 expect yes "$SA" patch statefulsets.apps -n default
 expect yes "$SA" patch persistentvolumeclaims -n default
 # The copy strategy: new claims, rebinding (claims deleted once their PV is
