@@ -1,0 +1,386 @@
+/*
+ * What each applied template change does, on the real API server with the
+ * webhook registered (webhook_steps.h): a StorageClass change by copy, with
+ * the same manifest re-applied mid-copy (no restart, one ResizeStarted);
+ * labels and annotations onto the claims; a template added (existing pods get
+ * its volume when re-created) and removed (claims kept, named in an Event);
+ * a volumeAttributesClassName change (the test bed's resizer plays the
+ * driver), and one the driver finds Infeasible; the opt-out label and a
+ * server-side dry run; two replicas serving one certificate, and a
+ * certificate near expiry renewed at start.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client/kube_object.h"
+#include "controllers/contract.h"
+#include "daemon.h"
+#include "itest.h"
+#include "util/base64.h"
+#include "util/xalloc.h"
+#include "webhook/webhook.h"
+#include "webhook/webhook_cert.h"
+#include "webhook_steps.h"
+
+#define OPERATOR_NS "stateful-operator-system"
+
+static void apply_ok(struct wh_test *f, const char *verb)
+{
+	char *out = NULL;
+	if (wh_kubectl(f, verb, &out))
+		fail_msg("kubectl %s: %s", verb, out);
+	free(out);
+}
+
+static char *claim_field(struct wh_test *f, const char *claim, const char *path)
+{
+	json_t *pvc = it_get(f->admin, &KUBE_PVCS, f->ns, claim);
+	const char *v = kube_obj_str(pvc, path);
+	char *out = v ? xstrdup(v) : NULL;
+	json_decref(pvc);
+	return out;
+}
+
+static char *set_uid(struct wh_test *f)
+{
+	json_t *sts = wh_get_set(f);
+	char *uid = sts ? xstrdup(kube_obj_str(sts, "metadata.uid")) : NULL;
+	json_decref(sts);
+	return uid;
+}
+
+static bool resize_under_way(void *ctx)
+{
+	struct wh_test *f = ctx;
+	json_t *sts = wh_get_set(f);
+	bool on = sts && it_annotation(sts, ANNOTATION_RESIZE_STATE);
+	json_decref(sts);
+	return on;
+}
+
+static void test_class_change_by_copy_reapplied_mid_copy(void **state)
+{
+	struct wh_test *f = *state;
+	json_t *sts = wh_statefulset("1Mi", NULL, "pause");
+	wh_write(f, sts);
+	wh_create(f);
+	char *uid = set_uid(f);
+	json_object_set_new(json_object_get(wh_template(sts, 0), "spec"), "storageClassName", json_string("fixed"));
+	wh_write(f, sts);
+	apply_ok(f, "apply");
+	if (!it_wait(resize_under_way, f, 30000))
+		fail_msg("no resize started");
+	/* A GitOps loop applying the same manifest while the copy runs: nothing restarts. */
+	apply_ok(f, "apply");
+	it_sleep_ms(500);
+	apply_ok(f, "apply --server-side --force-conflicts");
+	wh_wait_settled(f, uid);
+	json_t *now = wh_get_set(f);
+	assert_string_equal(kube_obj_str(wh_template(now, 0), "spec.storageClassName"), "fixed");
+	json_decref(now);
+	for (int k = 0; k < 2; k++) {
+		char claim[32];
+		snprintf(claim, sizeof(claim), "data-" WH_SET "-%d", k);
+		char *cls = claim_field(f, claim, "spec.storageClassName");
+		assert_string_equal(cls, "fixed");
+		free(cls);
+	}
+	assert_int_equal(it_event_count(f->admin, f->ns, "ResizeStarted", NULL), 1);
+	free(uid);
+	json_decref(sts);
+}
+
+static void test_labels_and_annotations_reach_the_claims(void **state)
+{
+	struct wh_test *f = *state;
+	json_t *sts = wh_statefulset("1Mi", NULL, "pause");
+	wh_write(f, sts);
+	wh_create(f);
+	char *uid = set_uid(f);
+	json_t *meta = json_object_get(wh_template(sts, 0), "metadata");
+	json_object_set_new(meta, "labels", json_pack("{s:s}", "tier", "gold"));
+	json_object_set_new(meta, "annotations", json_pack("{s:s}", "backup.example.com/schedule", "daily"));
+	wh_write(f, sts);
+	apply_ok(f, "apply");
+	wh_wait_settled(f, uid);
+	for (int k = 0; k < 2; k++) {
+		char claim[32];
+		snprintf(claim, sizeof(claim), "data-" WH_SET "-%d", k);
+		char *tier = claim_field(f, claim, "metadata.labels.tier");
+		json_t *pvc = it_get(f->admin, &KUBE_PVCS, f->ns, claim);
+		assert_string_equal(tier, "gold");
+		assert_string_equal(it_annotation(pvc, "backup.example.com/schedule"), "daily");
+		json_decref(pvc);
+		free(tier);
+	}
+	json_t *now = wh_get_set(f);
+	assert_string_equal(kube_obj_str(wh_template(now, 0), "metadata.labels.tier"), "gold");
+	json_decref(now);
+	free(uid);
+	json_decref(sts);
+}
+
+static bool pod_recreated_with_logs(void *ctx)
+{
+	struct wh_test *f = ctx;
+	json_t *pvc = it_get(f->admin, &KUBE_PVCS, f->ns, "logs-" WH_SET "-1");
+	json_t *pod = it_get(f->admin, &KUBE_PODS, f->ns, WH_SET "-1");
+	bool done = pvc && pod && kube_pod_ready(pod);
+	json_decref(pvc);
+	json_decref(pod);
+	return done;
+}
+
+static void test_template_added_then_removed(void **state)
+{
+	struct wh_test *f = *state;
+	json_t *sts = wh_statefulset("1Mi", NULL, "pause");
+	wh_write(f, sts);
+	wh_create(f);
+	char *uid = set_uid(f);
+	json_t *logs = json_deep_copy(wh_template(sts, 0));
+	json_object_set_new(json_object_get(logs, "metadata"), "name", json_string("logs"));
+	json_array_append_new(json_object_get(json_object_get(sts, "spec"), "volumeClaimTemplates"), logs);
+	wh_write(f, sts);
+	apply_ok(f, "apply");
+	wh_wait_settled(f, uid);
+	json_t *now = wh_get_set(f);
+	assert_int_equal(json_array_size(json_object_get(json_object_get(now, "spec"), "volumeClaimTemplates")), 2);
+	json_decref(now);
+	/* Running pods keep what they had; a pod created again gets the new volume. */
+	json_t *pvc = it_get(f->admin, &KUBE_PVCS, f->ns, "logs-" WH_SET "-1");
+	assert_null(pvc);
+	it_sh("kubectl delete pod -n %s " WH_SET "-1 --wait=false >/dev/null", f->ns);
+	if (!it_wait(pod_recreated_with_logs, f, WH_WAIT_MS))
+		fail_msg("the re-created pod did not get claim logs-" WH_SET "-1");
+
+	/* Removed: the set is re-created without it, the claim is kept and named. */
+	free(uid);
+	uid = set_uid(f);
+	json_array_remove(json_object_get(json_object_get(sts, "spec"), "volumeClaimTemplates"), 1);
+	wh_write(f, sts);
+	apply_ok(f, "apply");
+	wh_wait_settled(f, uid);
+	now = wh_get_set(f);
+	assert_int_equal(json_array_size(json_object_get(json_object_get(now, "spec"), "volumeClaimTemplates")), 1);
+	json_decref(now);
+	pvc = it_get(f->admin, &KUBE_PVCS, f->ns, "logs-" WH_SET "-1");
+	assert_non_null(pvc);
+	json_decref(pvc);
+	char *msg = it_event_message(f->admin, f->ns, "VolumeClaimTemplateRemoved", NULL);
+	if (!msg || !strstr(msg, "logs-" WH_SET "-1"))
+		fail_msg("no VolumeClaimTemplateRemoved Event naming the kept claim: %s", msg ? msg : "(none)");
+	free(msg);
+	free(uid);
+	json_decref(sts);
+}
+
+static void make_attributes_class(const char *name, bool fail)
+{
+	if (it_sh("kubectl apply -f - >/dev/null <<'EOF'\n"
+		  "apiVersion: storage.k8s.io/v1\nkind: VolumeAttributesClass\nmetadata: {name: %s}\n"
+		  "driverName: kubernetes.io/host-path\nparameters: {iops: \"3000\"%s}\nEOF",
+		  name, fail ? ", testbed.stateful-operator.io/modify-fail: \"true\"" : ""))
+		fail_msg("cannot create VolumeAttributesClass %s", name);
+}
+
+struct attrs {
+	struct wh_test *f;
+	const char *cls;
+};
+
+static bool claims_have_attributes_class(void *ctx)
+{
+	struct attrs *a = ctx;
+	bool done = true;
+	for (int k = 0; done && k < 2; k++) {
+		char claim[32];
+		snprintf(claim, sizeof(claim), "data-" WH_SET "-%d", k);
+		char *cur = claim_field(a->f, claim, "status.currentVolumeAttributesClassName");
+		done = cur && !strcmp(cur, a->cls);
+		free(cur);
+	}
+	return done;
+}
+
+static void test_attributes_class_change_and_an_infeasible_one(void **state)
+{
+	struct wh_test *f = *state;
+	make_attributes_class("it-webhook-gold", false);
+	make_attributes_class("it-webhook-broken", true);
+	json_t *sts = wh_statefulset("1Mi", NULL, "pause");
+	wh_write(f, sts);
+	wh_create(f);
+	char *uid = set_uid(f);
+	char *pod_before = NULL;
+	json_t *pod = it_get(f->admin, &KUBE_PODS, f->ns, WH_SET "-0");
+	pod_before = xstrdup(kube_obj_str(pod, "metadata.uid"));
+	json_decref(pod);
+
+	json_t *spec = json_object_get(wh_template(sts, 0), "spec");
+	json_object_set_new(spec, "volumeAttributesClassName", json_string("it-webhook-gold"));
+	wh_write(f, sts);
+	apply_ok(f, "apply");
+	struct attrs a = {f, "it-webhook-gold"};
+	if (!it_wait(claims_have_attributes_class, &a, WH_WAIT_MS)) {
+		wh_dump_log(f);
+		fail_msg("the claims did not reach VolumeAttributesClass it-webhook-gold");
+	}
+	wh_wait_settled(f, uid);
+	json_t *now = wh_get_set(f);
+	assert_string_equal(kube_obj_str(wh_template(now, 0), "spec.volumeAttributesClassName"), "it-webhook-gold");
+	json_decref(now);
+	/* No pod restarted. */
+	pod = it_get(f->admin, &KUBE_PODS, f->ns, WH_SET "-0");
+	assert_string_equal(kube_obj_str(pod, "metadata.uid"), pod_before);
+	json_decref(pod);
+
+	/* The driver refuses: reported like a failed expansion, the template stays. */
+	json_object_set_new(spec, "volumeAttributesClassName", json_string("it-webhook-broken"));
+	wh_write(f, sts);
+	apply_ok(f, "apply");
+	for (int i = 0; i < 600 && it_event_count(f->admin, f->ns, "ResizeFailed", NULL) == 0; i++)
+		it_sleep_ms(200);
+	char *msg = it_event_message(f->admin, f->ns, "ResizeFailed", NULL);
+	if (!msg || !strstr(msg, "Infeasible"))
+		fail_msg("no ResizeFailed Event saying Infeasible: %s", msg ? msg : "(none)");
+	free(msg);
+	now = wh_get_set(f);
+	assert_string_equal(kube_obj_str(wh_template(now, 0), "spec.volumeAttributesClassName"), "it-webhook-gold");
+	json_decref(now);
+	free(pod_before);
+	free(uid);
+	json_decref(sts);
+	it_sh("kubectl delete volumeattributesclass it-webhook-gold it-webhook-broken --wait=false >/dev/null 2>&1");
+}
+
+static void test_opt_out_label_and_server_dry_run(void **state)
+{
+	struct wh_test *f = *state;
+	json_t *sts = wh_statefulset("1Mi", NULL, "pause");
+	wh_write(f, sts);
+	wh_create(f);
+	json_object_set_new(json_object_get(json_object_get(json_object_get(wh_template(sts, 0), "spec"), "resources"),
+					    "requests"),
+			    "storage", json_string("2Mi"));
+	/* A server-side dry run is answered, and nothing is recorded. */
+	wh_write(f, sts);
+	apply_ok(f, "apply --dry-run=server");
+	json_t *now = wh_get_set(f);
+	assert_null(it_annotation(now, ANNOTATION_DESIRED_TEMPLATES));
+	json_decref(now);
+	it_sleep_ms(2000);
+	assert_int_equal(it_event_count(f->admin, f->ns, "ResizeStarted", NULL), 0);
+
+	/* Opted out: the API server refuses the change as without the operator. */
+	json_object_set_new(json_object_get(sts, "metadata"), "labels",
+			    json_pack("{s:s}", LABEL_WEBHOOK, WEBHOOK_DISABLED));
+	wh_write(f, sts);
+	char *out = NULL;
+	assert_int_not_equal(wh_kubectl(f, "apply", &out), 0);
+	if (!strstr(out, "volumeClaimTemplates") || strstr(out, "denied the request"))
+		fail_msg("not the API server's own refusal: %s", out);
+	free(out);
+	json_decref(sts);
+}
+
+/* The Secret's CA (PEM, new string). */
+static char *secret_ca(struct wh_test *f, struct cert_bundle *b)
+{
+	json_t *secret = it_get(f->admin, &KUBE_SECRETS, OPERATOR_NS, WEBHOOK_SECRET);
+	char *err = NULL;
+	if (!secret || cert_bundle_from_secret(secret, b, &err) < 0)
+		fail_msg("Secret %s/%s: %s", OPERATOR_NS, WEBHOOK_SECRET, err ? err : "missing");
+	json_decref(secret);
+	return xstrdup(b->ca_cert_pem);
+}
+
+/* curl's exit status for a POST to the webhook at address, trusting ca (a file). */
+static int post_verified(const char *address, const char *ca_file)
+{
+	return it_sh("curl -sf --cacert %s -o /dev/null -X POST -H 'Content-Type: application/json' "
+		     "-d '{}' https://%s" WEBHOOK_PATH,
+		     ca_file, address);
+}
+
+static void test_two_replicas_one_certificate_renewed_at_start(void **state)
+{
+	struct wh_test *f = *state;
+	struct cert_bundle b = CERT_BUNDLE_INIT;
+	char *ca = secret_ca(f, &b);
+	char ca_file[64];
+	snprintf(ca_file, sizeof(ca_file), "/tmp/it-webhook-ca-%d.pem", (int)getpid());
+	FILE *fp = fopen(ca_file, "w");
+	fputs(ca, fp);
+	fclose(fp);
+
+	/* A second replica on another port serves the same certificate. */
+	struct daemon second;
+	char address[64];
+	snprintf(address, sizeof(address), "127.0.0.1:%d", wh_free_port());
+	const char *args[] = {"--kubeconfig", getenv("SOP_OPERATOR_KUBECONFIG"), "--metrics-bind-address", "0",
+			      "--health-probe-bind-address", "0", "--webhook-bind-address", address,
+			      "--webhook-cert-names", "127.0.0.1", "--controllers", "scaledown", NULL};
+	daemon_start(&second, args, NULL);
+	if (!daemon_wait_log(&second, "serving admission reviews", 20000))
+		fail_msg("the second replica did not serve the webhook");
+	assert_int_equal(post_verified(wh_address(), ca_file), 0);
+	assert_int_equal(post_verified(address, ca_file), 0);
+	wh_kill_operator(&second);
+
+	/* A serving certificate 5 days from expiry: the next replica to start renews it. */
+	long long now = (long long)time(NULL);
+	char *err = NULL;
+	if (cert_bundle_make_serving(&b, (const char *const[]){"127.0.0.1", NULL}, 365, now - 360 * 86400LL, &err) < 0)
+		fail_msg("make: %s", err);
+	json_t *secret = it_get(f->admin, &KUBE_SECRETS, OPERATOR_NS, WEBHOOK_SECRET);
+	json_object_set_new(secret, "data", cert_bundle_secret_data(&b));
+	struct kube_error kerr;
+	if (kube_replace(f->admin, &KUBE_SECRETS, OPERATOR_NS, WEBHOOK_SECRET, NULL, secret, NULL, &kerr) < 0)
+		fail_msg("replace Secret: %s", kerr.message);
+	json_decref(secret);
+	wh_kill_operator(&f->d);
+	wh_start_operator(&f->d, "resize,scaledown,cluster");
+	struct cert_bundle renewed = CERT_BUNDLE_INIT;
+	char *ca2 = secret_ca(f, &renewed);
+	assert_string_equal(ca2, ca); /* the same CA: the caBundle stays */
+	assert_true(cert_not_after_s(renewed.cert_pem) > now + 300 * 86400LL);
+	/* And it is what the replica serves. */
+	char *served = it_sh_output("echo | openssl s_client -connect %s 2>/dev/null | openssl x509 -noout -enddate",
+				    wh_address());
+	char *stored = it_sh_output("echo '%s' | openssl x509 -noout -enddate", renewed.cert_pem);
+	assert_non_null(served);
+	assert_string_equal(served, stored);
+	assert_int_equal(post_verified(wh_address(), ca_file), 0);
+	free(served);
+	free(stored);
+	free(ca2);
+	cert_bundle_release(&renewed);
+	cert_bundle_release(&b);
+	free(ca);
+	remove(ca_file);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_class_change_by_copy_reapplied_mid_copy, wh_setup, wh_teardown),
+		cmocka_unit_test_setup_teardown(test_labels_and_annotations_reach_the_claims, wh_setup, wh_teardown),
+		cmocka_unit_test_setup_teardown(test_template_added_then_removed, wh_setup, wh_teardown),
+		cmocka_unit_test_setup_teardown(test_attributes_class_change_and_an_infeasible_one, wh_setup,
+						wh_teardown),
+		cmocka_unit_test_setup_teardown(test_opt_out_label_and_server_dry_run, wh_setup, wh_teardown),
+		cmocka_unit_test_setup_teardown(test_two_replicas_one_certificate_renewed_at_start, wh_setup,
+						wh_teardown),
+	};
+	return cmocka_run_group_tests(tests, wh_group_setup, wh_group_teardown);
+}
