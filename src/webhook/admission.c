@@ -133,6 +133,16 @@ static bool statefulset_update(const json_t *req)
 	       json_is_object(json_object_get(req, "object")) && json_is_object(json_object_get(req, "oldObject"));
 }
 
+/* A CREATE of a StatefulSet (no subresource). */
+static bool statefulset_create(const json_t *req)
+{
+	const char *sub = kube_obj_str(req, "subResource");
+	return same_str(kube_obj_str(req, "operation"), "CREATE") && same_str(kube_obj_str(req, "kind.group"), "apps") &&
+	       same_str(kube_obj_str(req, "kind.version"), "v1") &&
+	       same_str(kube_obj_str(req, "kind.kind"), "StatefulSet") && (!sub || !*sub) &&
+	       json_is_object(json_object_get(req, "object"));
+}
+
 static bool opted_out(const json_t *sts)
 {
 	return same_str(kube_obj_label(sts, LABEL_WEBHOOK), WEBHOOK_DISABLED) ||
@@ -146,9 +156,36 @@ static const json_t *templates_of(const json_t *sts)
 	return json_is_null(t) ? NULL : t;
 }
 
+/*
+ * While a resize by copy has the StatefulSet deleted (to take replicas
+ * down, or to re-create it with new templates), the operator re-creates it
+ * from its saved copy, carrying its resize state. A create by anyone else
+ * in that window (a GitOps tool healing the "missing" object, a kubectl
+ * apply) would start pods on claims in the middle of a swap and take the
+ * resize's place: it is refused, to be retried once the operator's own is
+ * there (then it is an update, which the webhook handles).
+ */
+static json_t *guard_recreate(const json_t *req, const struct admission_view *view)
+{
+	const json_t *sts = json_object_get(req, "object");
+	const char *ns = kube_obj_str(req, "namespace"), *name = kube_obj_str(sts, "metadata.name");
+	if (opted_out(sts) || !ns || !name || !view->saved_copy || !view->saved_copy(view->saved_copy_ctx, ns, name) ||
+	    kube_obj_annotation(sts, ANNOTATION_RESIZE_STATE))
+		return allowed();
+	char *msg = xasprintf("stateful-operator is resizing the volumes of StatefulSet %s and re-creates it in a moment "
+			      "from its saved copy (ConfigMap %s" BACKUP_SUFFIX "); retry then: your manifest is applied "
+			      "as an update, and a change of its volumeClaimTemplates is carried out after this resize",
+			      name, name);
+	json_t *r = denied(409, "AlreadyExists", msg);
+	free(msg);
+	return r;
+}
+
 static json_t *decide(const json_t *req, const struct admission_view *view)
 {
 	const json_t *sts = json_object_get(req, "object"), *stored = json_object_get(req, "oldObject");
+	if (statefulset_create(req))
+		return guard_recreate(req, view);
 	if (!statefulset_update(req) || opted_out(sts))
 		return allowed();
 

@@ -6,6 +6,10 @@
  * ANNOTATION_DESIRED_TEMPLATES (contract.h) for the resize controller, and
  * every other change of the update goes through untouched. A change the
  * operator cannot carry out is denied with a message that says what to fix.
+ * A create of a StatefulSet that a resize by copy has deleted and is about
+ * to re-create (its saved copy exists) is refused unless it is the
+ * operator's own (it carries the resize state), so a GitOps tool healing the
+ * "missing" object cannot take the resize's place mid-swap.
  *
  * Pure: no I/O, no clock; answers from what the caller's caches hold. Safe
  * from any thread on inputs nobody modifies.
@@ -14,6 +18,7 @@
 #define SOP_WEBHOOK_ADMISSION_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 /*
  * The webhook configuration's matchConditions expression: only updates
@@ -33,6 +38,12 @@
 struct admission_view {
 	const json_t *storage_classes;    /* every StorageClass (array); NULL = unknown, not checked */
 	const json_t *attributes_classes; /* every VolumeAttributesClass (array); NULL = the cluster serves none */
+	/*
+	 * Whether the operator holds a saved copy of StatefulSet ns/name (a
+	 * resize has it deleted, to re-create it); NULL: none is known.
+	 */
+	bool (*saved_copy)(void *ctx, const char *ns, const char *name);
+	void *saved_copy_ctx;
 };
 
 /*

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "client/kube_object.h"
+#include "controllers/contract.h"
 #include "runtime/http_server.h"
 #include "runtime/store.h"
 #include "util/clock.h"
@@ -20,6 +21,7 @@ struct webhook {
 	struct webhook_tls *tls;
 	struct informer *classes;      /* StorageClasses, or NULL (namespace scope) */
 	struct informer *attr_classes; /* VolumeAttributesClasses, or NULL (not served) */
+	struct informer *saved_copies; /* the resize's saved StatefulSets (ConfigMaps) */
 	struct metric_family *requests, *duration;
 
 	pthread_t sync_thread;
@@ -42,6 +44,19 @@ static const struct doc_limits review_limits = {
 static json_t *cached(struct informer *inf)
 {
 	return inf && informer_has_synced(inf) ? store_list(informer_store(inf)) : NULL;
+}
+
+/* admission_view.saved_copy: ConfigMap <name>-sts-backup of the resize's cache (a synced one). */
+static bool saved_copy_exists(void *ctx, const char *ns, const char *name)
+{
+	struct informer *inf = ctx;
+	if (!informer_has_synced(inf))
+		return false;
+	char *key = xasprintf("%s/%s" BACKUP_SUFFIX, ns, name);
+	json_t *cm = store_get(informer_store(inf), key);
+	free(key);
+	json_decref(cm);
+	return cm != NULL;
 }
 
 static const char *outcome_of(const json_t *review)
@@ -80,7 +95,10 @@ static int on_review(void *ctx, const struct http_request *req, const char **con
 	}
 	json_t *classes = cached(w->classes);
 	json_t *attr_classes = cached(w->attr_classes);
-	struct admission_view view = {.storage_classes = classes, .attributes_classes = attr_classes};
+	struct admission_view view = {.storage_classes = classes,
+				      .attributes_classes = attr_classes,
+				      .saved_copy = saved_copy_exists,
+				      .saved_copy_ctx = w->saved_copies};
 	json_t *out = admission_review(in, &view);
 	const char *outcome = outcome_of(out);
 	log_decision(in, out, outcome);
@@ -184,6 +202,7 @@ struct webhook *webhook_start(const struct webhook_options *o, struct kube_clien
 		if (attributes_classes_served(client))
 			w->attr_classes = manager_informer(m, &KUBE_VOLUMEATTRIBUTESCLASSES);
 	}
+	w->saved_copies = manager_informer_selected(m, &KUBE_CONFIGMAPS, LABEL_SAVED_STATEFULSET);
 	w->requests = metrics_counter(metrics, "stateful_operator_webhook_requests_total",
 				      "AdmissionReviews answered, by outcome (allowed, mutated, denied, invalid).",
 				      METRIC_LABELS("outcome"));

@@ -1,9 +1,9 @@
 /*
  * The admission webhook: HTTPS on --webhook-bind-address, one route,
  * WEBHOOK_PATH, for the API server's AdmissionReviews of StatefulSet
- * updates (the decision is admission.h's). It answers from the caches
- * (StorageClasses, VolumeAttributesClasses), never asking the API server
- * while a request waits.
+ * updates and creates (the decision is admission.h's). It answers from the
+ * caches (StorageClasses, VolumeAttributesClasses, the resize's saved
+ * copies), never asking the API server while a request waits.
  *
  * Its certificate (webhook_tls.h): a CA and a serving certificate the
  * operator makes, kept in Secret WEBHOOK_SECRET of its own namespace, the

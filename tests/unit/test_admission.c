@@ -82,8 +82,7 @@ static void views_init(struct views *v)
 {
 	v->classes = parse(CLASSES);
 	v->attribute_classes = parse(ATTRIBUTE_CLASSES);
-	v->view.storage_classes = v->classes;
-	v->view.attributes_classes = v->attribute_classes;
+	v->view = (struct admission_view){.storage_classes = v->classes, .attributes_classes = v->attribute_classes};
 }
 
 static void views_release(struct views *v)
@@ -406,7 +405,7 @@ static json_t *answer_update(const char *old_templates, const char *new_template
 static void test_what_the_cluster_lacks(void **state)
 {
 	(void)state;
-	struct admission_view none = {NULL, NULL};
+	struct admission_view none = {.storage_classes = NULL};
 	json_t *a = answer_update(DATA_10, "[" TMPL("data", "10Gi", ",\"volumeAttributesClassName\":\"gold\"") "]", NULL,
 				  &none);
 	assert_false(json_is_true(json_object_get(response_of(a), "allowed")));
@@ -419,7 +418,7 @@ static void test_what_the_cluster_lacks(void **state)
 
 	/* The cluster has classes but no default: a template without a class cannot be resized. */
 	json_t *classes = parse("[{\"metadata\":{\"name\":\"slow\"}}]");
-	struct admission_view no_default = {classes, NULL};
+	struct admission_view no_default = {.storage_classes = classes};
 	a = answer_update(DATA_10, "[" TMPL("data", "20Gi", "") "]", NULL, &no_default);
 	assert_false(json_is_true(json_object_get(response_of(a), "allowed")));
 	assert_non_null(strstr(message_of(a), "no default one (existing: slow)"));
@@ -683,7 +682,7 @@ static void test_odd_shapes(void **state)
 		"{\"storage\":\"1Gi\"}}}}]",
 	};
 	json_t *classes = parse("[1, {\"metadata\":7}, {\"metadata\":{\"name\":\"fast\"}}]");
-	struct admission_view odd = {classes, classes};
+	struct admission_view odd = {.storage_classes = classes, .attributes_classes = classes};
 	for (size_t i = 0; i < sizeof(templates) / sizeof(templates[0]); i++) {
 		for (int old_side = 0; old_side < 2; old_side++) {
 			json_t *a = answer_update(old_side ? templates[i] : DATA_10, old_side ? DATA_10 : templates[i],
@@ -706,6 +705,66 @@ static void test_match_condition(void **state)
 	assert_non_null(strstr(ADMISSION_MATCH_CONDITION, "has(oldObject.spec.volumeClaimTemplates)"));
 }
 
+static bool saved_copy_of_web(void *ctx, const char *ns, const char *name)
+{
+	(*(int *)ctx)++;
+	return !strcmp(ns, "ns") && !strcmp(name, "web");
+}
+
+/* The AdmissionReview of a CREATE of obj (stolen). */
+static json_t *create_review(json_t *obj)
+{
+	json_t *r = review_of("c-1", json_null(), obj);
+	json_t *req = json_object_get(r, "request");
+	json_object_set_new(req, "operation", json_string("CREATE"));
+	json_object_del(req, "oldObject");
+	return r;
+}
+
+/* A StatefulSet a resize by copy has deleted: only the operator's re-create (with its state) gets through. */
+static void test_create_while_a_resize_recreates_the_set(void **state)
+{
+	(void)state;
+	int asked = 0;
+	struct admission_view view = {.saved_copy = saved_copy_of_web, .saved_copy_ctx = &asked};
+	json_t *review = create_review(statefulset("db:2", NULL, DATA_10));
+	json_t *a = admission_review(review, &view);
+	assert_false(json_is_true(json_object_get(response_of(a), "allowed")));
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(response_of(a), "status"), "code")), 409);
+	assert_non_null(strstr(message_of(a), "re-creates it in a moment"));
+	assert_non_null(strstr(message_of(a), "web-sts-backup"));
+	assert_int_equal(asked, 1);
+	json_decref(a);
+	json_decref(review);
+
+	/* The operator's own re-create carries the resize state. */
+	review = create_review(statefulset("db:2", "{\"stateful-operator.io/resize-state\":\"{}\"}", DATA_10));
+	a = admission_review(review, &view);
+	assert_true(json_is_true(json_object_get(response_of(a), "allowed")));
+	assert_null(json_object_get(response_of(a), "patch"));
+	json_decref(a);
+	json_decref(review);
+
+	/* Another set, no saved copy: created as usual, untouched. */
+	json_t *other = statefulset("db:2", NULL, DATA_10);
+	json_object_set_new(json_object_get(other, "metadata"), "name", json_string("db"));
+	review = create_review(other);
+	a = admission_review(review, &view);
+	assert_true(json_is_true(json_object_get(response_of(a), "allowed")));
+	json_decref(a);
+	json_decref(review);
+
+	/* Opted out: never refused. */
+	json_t *out = statefulset("db:2", NULL, DATA_10);
+	json_object_set_new(json_object_get(json_object_get(out, "metadata"), "labels"), LABEL_WEBHOOK,
+			    json_string(WEBHOOK_DISABLED));
+	review = create_review(out);
+	a = admission_review(review, &view);
+	assert_true(json_is_true(json_object_get(response_of(a), "allowed")));
+	json_decref(a);
+	json_decref(review);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -720,6 +779,7 @@ int main(void)
 		cmocka_unit_test(test_not_a_review),
 		cmocka_unit_test(test_odd_shapes),
 		cmocka_unit_test(test_match_condition),
+		cmocka_unit_test(test_create_while_a_resize_recreates_the_set),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

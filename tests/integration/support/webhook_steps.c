@@ -86,7 +86,9 @@ static void register_webhook(void)
 	assert_string_equal(kube_obj_str(json_array_get(json_object_get(hook, "matchConditions"), 0), "expression"),
 			    ADMISSION_MATCH_CONDITION);
 	char *url = xasprintf("https://127.0.0.1:%d" WEBHOOK_PATH, port);
-	json_object_set_new(hook, "clientConfig", json_pack("{s:s}", "url", url));
+	size_t i;
+	json_array_foreach(json_object_get(config, "webhooks"), i, hook)
+		json_object_set_new(hook, "clientConfig", json_pack("{s:s}", "url", url));
 	free(url);
 	struct kube_client *admin = it_admin_client();
 	struct kube_error err;
@@ -249,6 +251,10 @@ static bool settled(void *ctx)
 	bool done = sts && !it_annotation(sts, ANNOTATION_RESIZE_STATE) &&
 		    !it_annotation(sts, ANNOTATION_DESIRED_TEMPLATES) && (!s->old_uid || (uid && strcmp(uid, s->old_uid)));
 	json_decref(sts);
+	/* While a copy takes replicas down, the set is re-created without its state: the saved copy holds it. */
+	json_t *backup = done ? it_get(s->f->admin, &KUBE_CONFIGMAPS, s->f->ns, WH_SET BACKUP_SUFFIX) : NULL;
+	done &= backup == NULL;
+	json_decref(backup);
 	return done;
 }
 

@@ -57,7 +57,10 @@ void wh_create(struct wh_test *f);
 
 /* Waits until the template and both claims are at size, no resize in flight or left; the log on failure. */
 void wh_wait_all_at_size(struct wh_test *f, const char *size);
-/* Waits until the set has no resize state and no desired templates left (with a new UID when old_uid given). */
+/*
+ * Waits until the set has no resize state, no desired templates and no
+ * saved copy left (with a new UID when old_uid is given).
+ */
 void wh_wait_settled(struct wh_test *f, const char *old_uid);
 /* The set (new reference) or NULL. */
 json_t *wh_get_set(struct wh_test *f);
