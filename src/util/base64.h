@@ -11,7 +11,8 @@
 char *base64_encode(const void *data, size_t len);
 
 /*
- * The bytes of text (padded base64, no whitespace): a new buffer, NUL-
+ * The bytes of text (padded base64: only the standard alphabet, '=' only
+ * as the last one or two characters, no whitespace): a new buffer, NUL-
  * terminated past its *len bytes, or NULL when text is not base64.
  */
 char *base64_decode(const char *text, size_t *len);

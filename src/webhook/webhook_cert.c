@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "util/strbuf.h"
+#include "util/base64.h"
 #include "util/xalloc.h"
 
 #define SECONDS_PER_DAY 86400LL
@@ -576,53 +577,28 @@ json_t *cert_bundle_secret_data(const struct cert_bundle *b)
 		const char *pem = field_value(b, i);
 		if (!pem)
 			continue;
-		size_t len = strlen(pem);
-		size_t size = 4 * ((len + 2) / 3) + 1;
-		char *b64 = xmalloc(size);
-		EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)pem, (int)len);
+		char *b64 = base64_encode(pem, strlen(pem));
 		json_object_set_new(data, secret_fields[i].key, json_string(b64));
 		if (secret_fields[i].secret)
-			OPENSSL_cleanse(b64, size);
+			OPENSSL_cleanse(b64, strlen(b64));
 		free(b64);
 	}
 	return data;
 }
 
-static bool b64_char(char c)
+/* Padded base64 of text (no NUL inside) into a new string in *out. */
+static int b64_decode_text(const char *in, char **out)
 {
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/';
-}
-
-/*
- * Padded standard base64, as the API server writes it (no line breaks),
- * decoded to a new NUL-terminated string in *out; refuses other
- * characters, '=' anywhere but the last two places, and bytes that are
- * not text (a NUL).
- */
-static int b64_decode_text(const char *in, size_t len, char **out)
-{
-	size_t pad = 0;
-	if (len % 4 != 0)
+	size_t len = 0;
+	char *buf = base64_decode(in, &len);
+	if (!buf)
 		return -1;
-	for (size_t i = 0; i < len; i++) {
-		if (in[i] == '=') {
-			if (i + 2 < len)
-				return -1;
-			pad++;
-		} else if (pad || !b64_char(in[i])) {
-			return -1;
-		}
-	}
-	size_t size = len / 4 * 3 + 1;
-	unsigned char *buf = xmalloc(size);
-	int n = EVP_DecodeBlock(buf, (const unsigned char *)in, (int)len);
-	if (n < 0 || (size_t)n < pad || memchr(buf, '\0', (size_t)n - pad)) {
-		OPENSSL_cleanse(buf, size);
+	if (memchr(buf, '\0', len)) {
+		OPENSSL_cleanse(buf, len);
 		free(buf);
 		return -1;
 	}
-	buf[(size_t)n - pad] = '\0';
-	*out = (char *)buf;
+	*out = buf;
 	return 0;
 }
 
@@ -648,7 +624,7 @@ int cert_bundle_from_secret(const json_t *secret, struct cert_bundle *b, char **
 		/* An empty value is how an emptied key reads back: as good as absent. */
 		if (!*text)
 			continue;
-		if (b64_decode_text(text, strlen(text), field(b, i)) < 0) {
+		if (b64_decode_text(text, field(b, i)) < 0) {
 			fail(err, "the Secret's data.%s is not the padded base64 of PEM text", secret_fields[i].key);
 			goto bad;
 		}
