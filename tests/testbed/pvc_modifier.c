@@ -86,7 +86,7 @@ static int get_class(struct pvc_modifier *m, const char *name, json_t **vac)
 	return -1;
 }
 
-/* The bound PV of the claim uid gets spec.volumeAttributesClassName target, unless it has it. */
+/* The bound PV of the claim uid gets spec.volumeAttributesClassName target, unless it has it or is not CSI. */
 static int set_pv_class(struct pvc_modifier *m, const char *volume, const char *uid, const char *target)
 {
 	json_t *pv = store_get(m->pvs, volume);
@@ -102,7 +102,7 @@ static int set_pv_class(struct pvc_modifier *m, const char *volume, const char *
 		log_warn(COMPONENT, "pv %s is not bound to claim uid %s; leaving it", volume, uid);
 		goto out;
 	}
-	if (now && !strcmp(now, target)) {
+	if ((now && !strcmp(now, target)) || !modify_pv_takes_class(pv)) {
 		rc = 0;
 		goto out;
 	}

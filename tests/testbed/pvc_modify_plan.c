@@ -164,6 +164,11 @@ json_t *modify_status(const json_t *pvc, enum modify_step step, const char *targ
 	return NULL;
 }
 
+bool modify_pv_takes_class(const json_t *pv)
+{
+	return json_is_object(json_object_get(json_object_get(pv, "spec"), "csi"));
+}
+
 const char *modify_provisioned_class(const json_t *pv, const json_t *pvc)
 {
 	const char *ref_uid = kube_obj_str(pv, "spec.claimRef.uid");
@@ -171,7 +176,8 @@ const char *modify_provisioned_class(const json_t *pv, const json_t *pvc)
 	const char *volume = kube_obj_str(pvc, "spec.volumeName");
 	const char *wanted = kube_obj_str(pvc, "spec.volumeAttributesClassName");
 	const char *has = class_or_empty(kube_obj_str(pv, "spec.volumeAttributesClassName"));
-	if (!kube_obj_annotation(pv, "pv.kubernetes.io/provisioned-by") || !ref_uid || !uid || strcmp(ref_uid, uid))
+	if (!modify_pv_takes_class(pv) || !kube_obj_annotation(pv, "pv.kubernetes.io/provisioned-by") || !ref_uid ||
+	    !uid || strcmp(ref_uid, uid))
 		return NULL;
 	if ((volume && *volume) || !wanted || !*wanted || *has)
 		return NULL;

@@ -85,10 +85,17 @@ enum modify_step modify_plan(const json_t *pvc, const json_t *vac, bool delay_du
 json_t *modify_status(const json_t *pvc, enum modify_step step, const char *target, const char *now);
 
 /*
+ * The API server takes spec.volumeAttributesClassName on CSI volumes only
+ * ("spec.csi: Required value"); the test bed's hostPath and local volumes
+ * keep the class on their claims alone, as the claim's status records it.
+ */
+bool modify_pv_takes_class(const json_t *pv);
+
+/*
  * The class the PV pv should get for the claim pvc (borrowed from pvc), or
  * NULL: pv was provisioned (pv.kubernetes.io/provisioned-by) for pvc
  * (claimRef.uid), the claim is not bound yet and asks for a class, and the
- * PV has none (a class someone chose is never rewritten).
+ * PV is a CSI volume with none (a class someone chose is never rewritten).
  */
 const char *modify_provisioned_class(const json_t *pv, const json_t *pvc);
 

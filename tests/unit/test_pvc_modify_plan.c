@@ -277,11 +277,12 @@ static void test_cleared_class_in_progress_is_finished(void **unused)
 	json_decref(fast);
 }
 
-/* A PV for claim uid ref_uid, provisioned (annotation) or not, with class cls (NULL = none). */
+/* A CSI PV for claim uid ref_uid, provisioned (annotation) or not, with class cls (NULL = none). */
 static json_t *pv(const char *ref_uid, bool provisioned, const char *cls)
 {
-	json_t *v = json_pack("{s:{s:s, s:{}}, s:{s:{s:s, s:s, s:s}}}", "metadata", "name", "pvc-1", "annotations",
-			      "spec", "claimRef", "namespace", "db", "name", "data-db-3", "uid", ref_uid);
+	json_t *v = json_pack("{s:{s:s, s:{}}, s:{s:{s:s, s:s, s:s}, s:{s:s, s:s}}}", "metadata", "name", "pvc-1",
+			      "annotations", "spec", "claimRef", "namespace", "db", "name", "data-db-3", "uid", ref_uid,
+			      "csi", "driver", "hostpath.csi.k8s.io", "volumeHandle", "v1");
 	if (provisioned)
 		json_object_set_new(json_object_get(json_object_get(v, "metadata"), "annotations"),
 				    "pv.kubernetes.io/provisioned-by", json_string("kubernetes.io/host-path"));
@@ -317,14 +318,16 @@ static void test_provisioned_class_only_when_all_hold(void **unused)
 	(void)unused;
 	json_t *fast = new_claim("fast", NULL), *none = new_claim(NULL, NULL), *bound = new_claim("fast", "pvc-1");
 	json_t *ok = pv("u3", true, NULL), *other = pv("u9", true, NULL), *static_pv = pv("u3", false, NULL);
-	json_t *chosen = pv("u3", true, "gold"), *empty = pv("u3", true, "");
+	json_t *chosen = pv("u3", true, "gold"), *empty = pv("u3", true, ""), *host_path = pv("u3", true, NULL);
+	json_object_del(json_object_get(host_path, "spec"), "csi");
 	assert_null(modify_provisioned_class(ok, none));      /* the claim asks for no class */
 	assert_null(modify_provisioned_class(ok, bound));     /* bound already: the modify path's */
 	assert_null(modify_provisioned_class(other, fast));   /* provisioned for another claim */
 	assert_null(modify_provisioned_class(static_pv, fast)); /* an administrator's PV */
 	assert_null(modify_provisioned_class(chosen, fast));  /* a class someone chose stays */
 	assert_string_equal(modify_provisioned_class(empty, fast), "fast"); /* "" is no class */
-	json_t *all[] = {fast, none, bound, ok, other, static_pv, chosen, empty};
+	assert_null(modify_provisioned_class(host_path, fast)); /* the API takes the class on CSI volumes only */
+	json_t *all[] = {fast, none, bound, ok, other, static_pv, chosen, empty, host_path};
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		json_decref(all[i]);
 }
