@@ -4,7 +4,8 @@
  * configuration (its matchConditions, selectors and failurePolicy; only the
  * address differs: the test bed's API server calls https://127.0.0.1:PORT),
  * turns an applied template change into a resize. kubectl apply
- * (client-side and server-side) and kubectl replace succeed and end with
+ * (client-side and server-side), kubectl replace and helm upgrade of a
+ * changed chart (helm built from the Go module proxy) succeed and end with
  * the template and every claim at the new size, pods kept; an image change
  * in the same update rolls out; denials say what to fix and change
  * nothing; with the webhook gone the API server refuses template changes
@@ -83,6 +84,71 @@ static void test_server_side_apply_grows_the_volumes(void **state)
 static void test_kubectl_replace_grows_the_volumes(void **state)
 {
 	grow_with(*state, "create", "replace");
+}
+
+/*
+ * A chart holding the set (the manifest as its template, the size from
+ * values), in dir; helm's own state under dir too.
+ */
+static void write_chart(struct wh_test *f, const char *dir, const char *version, const char *size)
+{
+	json_t *sts = wh_statefulset("SIZE", NULL, "pause");
+	char *text = json_dumps(sts, JSON_INDENT(1));
+	json_decref(sts);
+	char *quoted = strstr(text, "\"SIZE\"");
+	assert_non_null(quoted);
+	*quoted = '\0';
+	if (it_sh("mkdir -p %s/chart/templates && cd %s/chart && "
+		  "printf 'apiVersion: v2\\nname: web\\nversion: %s\\n' > Chart.yaml && "
+		  "printf 'size: %s\\n' > values.yaml && "
+		  "printf '%%s' '%s' > templates/statefulset.yaml && "
+		  "printf '{{ .Values.size | quote }}%%s' '%s' >> templates/statefulset.yaml",
+		  dir, dir, version, size, text, quoted + strlen("\"SIZE\"")))
+		fail_msg("cannot write the chart in %s", dir);
+	(void)f;
+	free(text);
+}
+
+/* helm verb of dir's chart as release web in the test's namespace; 0 on success, else *out says why. */
+static int helm(struct wh_test *f, const char *dir, const char *verb, char **out)
+{
+	char *text = it_sh_output("HELM_CACHE_HOME=%s/cache HELM_CONFIG_HOME=%s/config HELM_DATA_HOME=%s/data "
+				  "helm %s web %s/chart -n %s 2>&1; echo \"rc=$?\"",
+				  dir, dir, dir, verb, dir, f->ns);
+	const char *rc = text ? strstr(text, "rc=") : NULL;
+	int status = rc ? atoi(rc + 3) : -1;
+	*out = text;
+	return status;
+}
+
+/* helm upgrade of a chart whose new version has a bigger template: accepted, carried out in place. */
+static void test_helm_upgrade_grows_the_volumes(void **state)
+{
+	struct wh_test *f = *state;
+	char dir[64];
+	snprintf(dir, sizeof(dir), "/tmp/it-webhook-helm-%d", (int)getpid());
+	write_chart(f, dir, "1.0.0", "1Mi");
+	char *out = NULL;
+	if (helm(f, dir, "install", &out))
+		fail_msg("helm install: %s", out);
+	free(out);
+	it_wait_ready_and_bound(f->admin, f->ns, 2, 2, 60000);
+	char *uid0 = pod_uid(f, 0);
+
+	write_chart(f, dir, "1.1.0", "2Mi");
+	if (helm(f, dir, "upgrade", &out))
+		fail_msg("helm upgrade of a chart with a bigger template was refused: %s", out);
+	free(out);
+	wh_wait_all_at_size(f, "2Mi");
+	char *after0 = pod_uid(f, 0);
+	assert_string_equal(after0, uid0);
+	/* helm still owns the set: the release's next upgrade works on it. */
+	if (helm(f, dir, "upgrade --reuse-values", &out))
+		fail_msg("helm upgrade after the resize: %s", out);
+	free(out);
+	free(uid0);
+	free(after0);
+	it_sh("rm -rf %s", dir);
 }
 
 struct image_ctx {
@@ -245,6 +311,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_kubectl_apply_grows_the_volumes, wh_setup, wh_teardown),
 		cmocka_unit_test_setup_teardown(test_server_side_apply_grows_the_volumes, wh_setup, wh_teardown),
 		cmocka_unit_test_setup_teardown(test_kubectl_replace_grows_the_volumes, wh_setup, wh_teardown),
+		cmocka_unit_test_setup_teardown(test_helm_upgrade_grows_the_volumes, wh_setup, wh_teardown),
 		cmocka_unit_test_setup_teardown(test_image_and_template_in_one_update, wh_setup, wh_teardown),
 		cmocka_unit_test_setup_teardown(test_denials_say_what_to_fix_and_change_nothing, wh_setup, wh_teardown),
 		cmocka_unit_test_setup_teardown(test_without_the_webhook_the_api_server_refuses_as_always, wh_setup,

@@ -2,7 +2,10 @@
  * What each applied template change does, on the real API server with the
  * webhook registered (webhook_steps.h): a StorageClass change by copy, with
  * the same manifest re-applied mid-copy (no restart, one ResizeStarted);
- * labels and annotations onto the claims; the opt-out label and a
+ * labels and annotations onto the claims; a template added (each pod
+ * restarted to mount it) and removed (claims kept, named in an Event);
+ * a volumeAttributesClassName change (the test bed's resizer plays the
+ * driver), and one the driver finds Infeasible; the opt-out label and a
  * server-side dry run; two replicas serving one certificate, and a
  * certificate near expiry renewed at start.
  */
@@ -148,6 +151,159 @@ static void test_labels_and_annotations_reach_the_claims(void **state)
 	json_decref(sts);
 }
 
+/* Every pod Ready, mounting its claim logs-web-<ordinal>. */
+static bool pods_mount_logs(void *ctx)
+{
+	struct wh_test *f = ctx;
+	bool done = true;
+	for (int k = 0; done && k < 2; k++) {
+		char name[16], claim[32];
+		snprintf(name, sizeof(name), WH_SET "-%d", k);
+		snprintf(claim, sizeof(claim), "logs-" WH_SET "-%d", k);
+		json_t *pod = it_get(f->admin, &KUBE_PODS, f->ns, name);
+		bool mounts = false;
+		size_t i;
+		json_t *v;
+		json_array_foreach(json_object_get(json_object_get(pod, "spec"), "volumes"), i, v) {
+			const char *c = kube_obj_str(v, "persistentVolumeClaim.claimName");
+			mounts |= c && !strcmp(c, claim);
+		}
+		done = mounts && kube_pod_ready(pod);
+		json_decref(pod);
+	}
+	return done;
+}
+
+static void test_template_added_then_removed(void **state)
+{
+	struct wh_test *f = *state;
+	json_t *sts = wh_statefulset("1Mi", NULL, "pause");
+	wh_write(f, sts);
+	wh_create(f);
+	char *uid = set_uid(f);
+	json_t *logs = json_deep_copy(wh_template(sts, 0));
+	json_object_set_new(json_object_get(logs, "metadata"), "name", json_string("logs"));
+	json_array_append_new(json_object_get(json_object_get(sts, "spec"), "volumeClaimTemplates"), logs);
+	wh_write(f, sts);
+	apply_ok(f, "apply");
+	wh_wait_settled(f, uid);
+	json_t *now = wh_get_set(f);
+	assert_int_equal(json_array_size(json_object_get(json_object_get(now, "spec"), "volumeClaimTemplates")), 2);
+	json_decref(now);
+	/*
+	 * The pods made before the template cannot mount it, and the
+	 * StatefulSet controller stalls on them: the operator restarts each,
+	 * one at a time, before it is done.
+	 */
+	if (!it_wait(pods_mount_logs, f, WH_WAIT_MS)) {
+		it_sh("kubectl get pods,pvc -n %s -o wide; kubectl get events -n %s", f->ns, f->ns);
+		wh_dump_log(f);
+		fail_msg("the pods did not come back with their logs claims");
+	}
+	if (it_event_count(f->admin, f->ns, "RestartingPod", NULL) != 2)
+		fail_msg("want one RestartingPod Event per pod, got %d",
+			 it_event_count(f->admin, f->ns, "RestartingPod", NULL));
+
+	/* Removed: the set is re-created without it, the claim is kept and named. */
+	free(uid);
+	uid = set_uid(f);
+	json_array_remove(json_object_get(json_object_get(sts, "spec"), "volumeClaimTemplates"), 1);
+	wh_write(f, sts);
+	apply_ok(f, "apply");
+	wh_wait_settled(f, uid);
+	now = wh_get_set(f);
+	assert_int_equal(json_array_size(json_object_get(json_object_get(now, "spec"), "volumeClaimTemplates")), 1);
+	json_decref(now);
+	json_t *pvc = it_get(f->admin, &KUBE_PVCS, f->ns, "logs-" WH_SET "-1");
+	assert_non_null(pvc);
+	json_decref(pvc);
+	char *msg = it_event_message(f->admin, f->ns, "VolumeClaimTemplateRemoved", NULL);
+	if (!msg || !strstr(msg, "logs-" WH_SET "-1"))
+		fail_msg("no VolumeClaimTemplateRemoved Event naming the kept claim: %s", msg ? msg : "(none)");
+	free(msg);
+	free(uid);
+	json_decref(sts);
+}
+
+static void make_attributes_class(const char *name, bool fail)
+{
+	if (it_sh("kubectl apply -f - >/dev/null <<'EOF'\n"
+		  "apiVersion: storage.k8s.io/v1\nkind: VolumeAttributesClass\nmetadata: {name: %s}\n"
+		  "driverName: kubernetes.io/host-path\nparameters: {iops: \"3000\"%s}\nEOF",
+		  name, fail ? ", testbed.stateful-operator.io/modify-fail: \"true\"" : ""))
+		fail_msg("cannot create VolumeAttributesClass %s", name);
+}
+
+struct attrs {
+	struct wh_test *f;
+	const char *cls;
+};
+
+static bool claims_have_attributes_class(void *ctx)
+{
+	struct attrs *a = ctx;
+	bool done = true;
+	for (int k = 0; done && k < 2; k++) {
+		char claim[32];
+		snprintf(claim, sizeof(claim), "data-" WH_SET "-%d", k);
+		char *cur = claim_field(a->f, claim, "status.currentVolumeAttributesClassName");
+		done = cur && !strcmp(cur, a->cls);
+		free(cur);
+	}
+	return done;
+}
+
+static void test_attributes_class_change_and_an_infeasible_one(void **state)
+{
+	struct wh_test *f = *state;
+	make_attributes_class("it-webhook-gold", false);
+	make_attributes_class("it-webhook-broken", true);
+	json_t *sts = wh_statefulset("1Mi", NULL, "pause");
+	wh_write(f, sts);
+	wh_create(f);
+	char *uid = set_uid(f);
+	char *pod_before = NULL;
+	json_t *pod = it_get(f->admin, &KUBE_PODS, f->ns, WH_SET "-0");
+	pod_before = xstrdup(kube_obj_str(pod, "metadata.uid"));
+	json_decref(pod);
+
+	json_t *spec = json_object_get(wh_template(sts, 0), "spec");
+	json_object_set_new(spec, "volumeAttributesClassName", json_string("it-webhook-gold"));
+	wh_write(f, sts);
+	apply_ok(f, "apply");
+	struct attrs a = {f, "it-webhook-gold"};
+	if (!it_wait(claims_have_attributes_class, &a, WH_WAIT_MS)) {
+		wh_dump_log(f);
+		fail_msg("the claims did not reach VolumeAttributesClass it-webhook-gold");
+	}
+	wh_wait_settled(f, uid);
+	json_t *now = wh_get_set(f);
+	assert_string_equal(kube_obj_str(wh_template(now, 0), "spec.volumeAttributesClassName"), "it-webhook-gold");
+	json_decref(now);
+	/* No pod restarted. */
+	pod = it_get(f->admin, &KUBE_PODS, f->ns, WH_SET "-0");
+	assert_string_equal(kube_obj_str(pod, "metadata.uid"), pod_before);
+	json_decref(pod);
+
+	/* The driver refuses: reported like a failed expansion, the template stays. */
+	json_object_set_new(spec, "volumeAttributesClassName", json_string("it-webhook-broken"));
+	wh_write(f, sts);
+	apply_ok(f, "apply");
+	for (int i = 0; i < 600 && it_event_count(f->admin, f->ns, "ResizeFailed", NULL) == 0; i++)
+		it_sleep_ms(200);
+	char *msg = it_event_message(f->admin, f->ns, "ResizeFailed", NULL);
+	if (!msg || !strstr(msg, "Infeasible"))
+		fail_msg("no ResizeFailed Event saying Infeasible: %s", msg ? msg : "(none)");
+	free(msg);
+	now = wh_get_set(f);
+	assert_string_equal(kube_obj_str(wh_template(now, 0), "spec.volumeAttributesClassName"), "it-webhook-gold");
+	json_decref(now);
+	free(pod_before);
+	free(uid);
+	json_decref(sts);
+	it_sh("kubectl delete volumeattributesclass it-webhook-gold it-webhook-broken --wait=false >/dev/null 2>&1");
+}
+
 static void test_opt_out_label_and_server_dry_run(void **state)
 {
 	struct wh_test *f = *state;
@@ -260,6 +416,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_class_change_by_copy_reapplied_mid_copy, wh_setup, wh_teardown),
 		cmocka_unit_test_setup_teardown(test_labels_and_annotations_reach_the_claims, wh_setup, wh_teardown),
+		cmocka_unit_test_setup_teardown(test_template_added_then_removed, wh_setup, wh_teardown),
+		cmocka_unit_test_setup_teardown(test_attributes_class_change_and_an_infeasible_one, wh_setup,
+						wh_teardown),
 		cmocka_unit_test_setup_teardown(test_opt_out_label_and_server_dry_run, wh_setup, wh_teardown),
 		cmocka_unit_test_setup_teardown(test_two_replicas_one_certificate_renewed_at_start, wh_setup,
 						wh_teardown),

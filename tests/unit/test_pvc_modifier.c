@@ -208,9 +208,10 @@ static void env_start(struct env *e, const char *spec, const char *pv_claim_uid)
 				      "currentVolumeAttributesClassName", "slow", "conditions", "type", "Resizing",
 				      "status", "True"));
 	json_object_set_new(e->f.objects, PV_PATH,
-			    json_pack("{s:{s:s, s:s}, s:{s:s, s:{s:s, s:s, s:s}}}", "metadata", "name", "pv-1",
-				      "resourceVersion", "2", "spec", "volumeAttributesClassName", "slow", "claimRef",
-				      "namespace", "db", "name", "data-db-0", "uid", pv_claim_uid));
+			    json_pack("{s:{s:s, s:s}, s:{s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s}}}", "metadata", "name",
+				      "pv-1", "resourceVersion", "2", "spec", "volumeAttributesClassName", "slow",
+				      "claimRef", "namespace", "db", "name", "data-db-0", "uid", pv_claim_uid, "csi",
+				      "driver", "testbed", "volumeHandle", "pv-1"));
 	json_object_set_new(e->f.objects, VAC_PATH "fast",
 			    json_pack("{s:{s:s, s:s}, s:s, s:{s:s}}", "metadata", "name", "fast", "resourceVersion",
 				      "3", "driverName", "testbed", "parameters", "iops", "6000"));
@@ -313,6 +314,21 @@ static void test_modification_ends_with_pv_then_claim_status(void **unused)
 	env_stop(&e);
 }
 
+/* A hostPath or local volume cannot carry the class (the API server wants spec.csi): the claim alone does. */
+static void test_volume_without_csi_keeps_the_class_on_the_claim(void **unused)
+{
+	(void)unused;
+	struct env e;
+	env_start(&e, "fast", "claim-uid");
+	json_object_del(json_object_get(object(&e, PV_PATH), "spec"), "csi");
+	long requeue = -1;
+	assert_int_equal(pvc_modifier_reconcile(&e.m, "db", "data-db-0", &requeue), 0);
+	assert_string_equal(kube_obj_str(object(&e, PVC_PATH), "status.currentVolumeAttributesClassName"), "fast");
+	assert_string_equal(kube_obj_str(object(&e, PV_PATH), "spec.volumeAttributesClassName"), "slow");
+	assert_int_equal(logged(&e, "PATCH " PV_PATH, 0), -1);
+	env_stop(&e);
+}
+
 static void test_delay_leaves_it_in_progress(void **unused)
 {
 	(void)unused;
@@ -407,10 +423,10 @@ static void add_provisioned(struct env *e, const char *cls)
 				      "name", "data-db-3", "uid", "u3", "resourceVersion", "5", "spec",
 				      "volumeAttributesClassName", cls, "status", "phase", "Pending"));
 	json_object_set_new(e->f.objects, NEW_PV_PATH,
-			    json_pack("{s:{s:s, s:s, s:{s:s}}, s:{s:{s:s, s:s, s:s}}}", "metadata", "name", "pvc-u3",
-				      "resourceVersion", "6", "annotations", "pv.kubernetes.io/provisioned-by",
-				      "kubernetes.io/host-path", "spec", "claimRef", "namespace", "db", "name",
-				      "data-db-3", "uid", "u3"));
+			    json_pack("{s:{s:s, s:s, s:{s:s}}, s:{s:{s:s, s:s, s:s}, s:{s:s, s:s}}}", "metadata", "name",
+				      "pvc-u3", "resourceVersion", "6", "annotations", "pv.kubernetes.io/provisioned-by",
+				      "testbed", "spec", "claimRef", "namespace", "db", "name", "data-db-3", "uid", "u3",
+				      "csi", "driver", "testbed", "volumeHandle", "pvc-u3"));
 }
 
 static void test_provisioned_pv_gets_the_class_its_claim_asks_for(void **unused)
@@ -450,6 +466,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_modification_ends_with_pv_then_claim_status),
+		cmocka_unit_test(test_volume_without_csi_keeps_the_class_on_the_claim),
 		cmocka_unit_test(test_delay_leaves_it_in_progress),
 		cmocka_unit_test(test_failing_class_is_infeasible_once),
 		cmocka_unit_test(test_missing_class_is_pending),

@@ -207,6 +207,23 @@ static void perform_call(struct world *w, bool again)
 		snprintf(uid, sizeof(uid), "uid-%d", ++w->uids);
 		json_object_set_new(sim_meta(w->sts), "uid", json_string(uid));
 		adopt_pods(w);
+	} else if (!strcmp(step, "RestoreFieldManagers")) {
+		sim_merge_patch(w->sts, a->body);
+	} else if (!strcmp(step, "DeletePod")) {
+		/* The StatefulSet controller makes it again, with a volume for every template. */
+		json_t *p = sim_find_in(w->pods, "ns", a->name);
+		if (!p || !sim_streq(kube_obj_str(p, "metadata.uid"), a->uid))
+			return; /* deleted before */
+		json_object_set_new(sim_meta(p), "uid", json_sprintf("%s-new", a->name));
+		json_t *vols = json_array();
+		size_t i;
+		json_t *t;
+		json_array_foreach(templates_of(w->sts), i, t) {
+			char *claim_name = xasprintf("%s-%s", kube_obj_str(t, "metadata.name"), a->name);
+			json_array_append_new(vols, json_pack("{s:{s:s}}", "persistentVolumeClaim", "claimName", claim_name));
+			free(claim_name);
+		}
+		json_object_set_new(p, "spec", json_pack("{s:o}", "volumes", vols));
 	} else if (!strcmp(step, "DeleteBackup")) {
 		json_decref(w->backup);
 		w->backup = NULL;
@@ -446,9 +463,18 @@ static void test_templates_added_and_removed(void **state)
 	(void)state;
 	struct world w;
 	world_init(&w);
+	/* Applied by helm: after the re-create, helm still owns its fields. */
+	json_object_set_new(sim_meta(w.sts), "managedFields",
+			    json_pack("[{s:s, s:s, s:{}}]", "manager", "helm", "operation", "Apply", "fieldsV1"));
 	desire(w.sts, "[{\"metadata\":{\"name\":\"data\"},\"spec\":{}},{\"metadata\":{\"name\":\"cache\"},\"spec\":"
 		      "{\"accessModes\":[\"ReadWriteOnce\"],\"resources\":{\"requests\":{\"storage\":\"3Gi\"}}}}]");
 	drive(&w, false);
+	assert_string_equal(kube_obj_str(json_array_get(json_object_get(sim_meta(w.sts), "managedFields"), 0), "manager"),
+			    "helm");
+	assert_null(sim_annotation(w.sts, ANNOTATION_RESIZE_STATE));
+	/* Each pod, made before cache was added, restarted once to mount it. */
+	assert_int_equal(sim_events(w.history, "Normal", "RestartingPod", "cache"), 2);
+	assert_string_equal(kube_obj_str(sim_find(w.pods, "web-0"), "metadata.uid"), "web-0-new");
 	const json_t *t = templates_of(w.sts);
 	assert_int_equal(json_array_size(t), 2);
 	assert_string_equal(kube_obj_str(json_array_get(t, 0), "metadata.name"), "data");

@@ -202,7 +202,8 @@ void expand_recreating(const struct resize_inputs *in, long long now_ms, const s
 	}
 }
 
-void expand_adopting(const struct resize_inputs *in, struct action *a)
+void expand_adopting(const struct resize_inputs *in, long long now_ms, const struct resize_state *st,
+		     struct action *a)
 {
 	long long start, replicas = plan_replicas(in->sts, &start);
 	char *pod_name = NULL;
@@ -210,6 +211,8 @@ void expand_adopting(const struct resize_inputs *in, struct action *a)
 			       NULL, start, replicas, kube_obj_str(in->sts, "metadata.uid"), &pod_name)) {
 		action_status(a, "Waiting for the new StatefulSet to adopt %s", pod_name);
 		action_wait(a, POLL_MS);
+	} else if (resize_restart_for_added_templates(in, now_ms, st, a)) {
+		/* a template added: the pods restarted one at a time to mount it */
 	} else if (in->backup) {
 		plan_delete_backup(in, a);
 	} else {

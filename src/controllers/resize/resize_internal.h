@@ -228,6 +228,12 @@ bool plan_recreate(const struct resize_inputs *in, struct action *a, json_t *st,
 		   bool keep_abort);
 /* "DeleteBackup": the backup ConfigMap goes. */
 void plan_delete_backup(const struct resize_inputs *in, struct action *a);
+/*
+ * After a re-create (state "restoreFieldManagers"): the saved set's
+ * managedFields put back, with the flag cleared in the same patch.
+ */
+void plan_restore_field_managers(const struct resize_inputs *in, long long now_ms, const struct resize_state *st,
+				 struct action *a);
 /* A delete of obj (borrowed; UID precondition): gone or replaced already is done (seen next time). */
 void plan_delete(struct action *a, const char *what, const struct kube_resource *r, const json_t *obj);
 /* plan_delete, or a wait while obj is being deleted already. True when the delete was chosen. */
@@ -253,7 +259,24 @@ void expand_saving(const struct resize_inputs *in, long long now_ms, const struc
 /* Recreating: in->sts may be NULL (orphan-deleted: re-create it from the backup). */
 void expand_recreating(const struct resize_inputs *in, long long now_ms, const struct resize_state *st,
 		       struct action *a);
-void expand_adopting(const struct resize_inputs *in, struct action *a);
+void expand_adopting(const struct resize_inputs *in, long long now_ms, const struct resize_state *st,
+		     struct action *a);
+
+/* ---- a template added: the pods restarted to mount it (resize_added_volume.c) ---- */
+
+/*
+ * The first template of sts that the saved StatefulSet lacks and pod (of
+ * ordinal) has no volume for, or NULL. Borrowed from sts.
+ */
+const char *resize_added_template_missing(const json_t *sts, const json_t *saved, const json_t *pod,
+					  long long ordinal);
+/*
+ * While the backup is kept: the next step restarting the pods made before a
+ * template was added (state "restart": {pod, uid, ordinal}), or false when
+ * every pod has every volume.
+ */
+bool resize_restart_for_added_templates(const struct resize_inputs *in, long long now_ms,
+					const struct resize_state *st, struct action *a);
 /*
  * Failed (either strategy): stays failed (and reported) until the user
  * changes what is asked (req; parsed: resize_request_parse's result);

@@ -195,6 +195,10 @@ static void plan_with_statefulset(const struct resize_inputs *in, long long now_
 	resize_state_read(in->sts, &st);
 	if (parsed == 0 && req.ignore)
 		goto out;
+	if (json_is_true(json_object_get(st.json, "restoreFieldManagers"))) {
+		plan_restore_field_managers(in, now_ms, &st, a);
+		goto out;
+	}
 	if (st.copy && (st.phase == RESIZE_PHASE_COPYING || st.phase == RESIZE_PHASE_CLEANING)) {
 		/* Everything the copy needs was recorded when it started: the annotations may change now. */
 		copy_plan(in, now_ms, kube_obj_annotation_true(in->sts, ANNOTATION_ABORT), &st, a);
@@ -239,7 +243,7 @@ static void plan_with_statefulset(const struct resize_inputs *in, long long now_
 		expand_recreating(in, now_ms, &st, a);
 		break;
 	case RESIZE_PHASE_ADOPTING:
-		expand_adopting(in, a);
+		expand_adopting(in, now_ms, &st, a);
 		break;
 	case RESIZE_PHASE_FAILED:
 		resize_failed(in, &st, &req, parsed, a);

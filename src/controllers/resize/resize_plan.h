@@ -74,7 +74,10 @@ void resize_plan(const struct resize_inputs *in, long long now_ms, struct action
 /*
  * The StatefulSet as saved: the whole object but status and the metadata
  * the server sets (uid, resourceVersion, generation, creationTimestamp,
- * managedFields, deletionTimestamp...). New reference.
+ * deletionTimestamp...). managedFields are kept: the re-created set gets
+ * them back, so the tools that applied it (helm, Argo CD, Flux) still own
+ * their fields and their next server-side apply does not conflict with the
+ * operator's create. New reference.
  */
 json_t *resize_saved_copy(const json_t *sts);
 

@@ -63,7 +63,8 @@ struct resize_state {
 	const json_t *templates; /* the desired volumeClaimTemplates being carried out, or NULL */
 	const json_t *attributes_classes; /* {template: VolumeAttributesClass} */
 	/* expand: */
-	const json_t *restart;  /* {"pod", "uid"}: the pod restarted to grow its file system */
+	const json_t *restart;  /* {"pod", "uid"}: the pod restarted to grow its file system (Expanding) or
+				 * to mount an added template's volume (Adopting, with "ordinal") */
 	const json_t *lowering; /* Failed: {claim: "pending" | its refusal} */
 	const json_t *lowered;  /* Failed: {claim: outcome}, once recorded */
 	/* copy: */

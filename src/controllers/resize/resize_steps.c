@@ -189,9 +189,13 @@ bool plan_recreate(const struct resize_inputs *in, struct action *a, json_t *st,
 			     kube_obj_str(in->backup, "metadata.name"), BACKUP_KEY);
 		return false;
 	}
-	json_t *sts = new_template ? resize_with_new_sizes(saved, st) : json_incref(saved);
+	json_t *sts = new_template ? resize_with_new_sizes(saved, st) : json_deep_copy(saved);
 	json_decref(saved);
 	json_t *meta = json_object_get(sts, "metadata");
+	/* A create records its caller as the owner of every field: the saved owners are put back next. */
+	if (json_array_size(json_object_get(meta, "managedFields")))
+		json_object_set_new(st, "restoreFieldManagers", json_true());
+	json_object_del(meta, "managedFields");
 	if (!json_is_object(json_object_get(meta, "annotations")))
 		json_object_set_new(meta, "annotations", json_object());
 	json_t *ann = json_object_get(meta, "annotations");
@@ -206,6 +210,30 @@ bool plan_recreate(const struct resize_inputs *in, struct action *a, json_t *st,
 	json_decref(a->state);
 	a->state = st;
 	return true;
+}
+
+void plan_restore_field_managers(const struct resize_inputs *in, long long now_ms, const struct resize_state *st,
+				 struct action *a)
+{
+	json_t *saved = plan_saved_statefulset(in->backup);
+	const json_t *managers = json_object_get(json_object_get(saved, "metadata"), "managedFields");
+	json_t *n = resize_state_next(st, now_ms, st->phase);
+	json_object_del(n, "restoreFieldManagers");
+	if (!json_array_size(managers)) {
+		plan_set_state(in, a, n); /* nothing saved to put back */
+		goto out;
+	}
+	/* managedFields set explicitly replace the server's record (a merge patch replaces the list). */
+	char *text = resize_state_text(n);
+	action_patch(a, "RestoreFieldManagers", &KUBE_STATEFULSETS, kube_obj_str(in->sts, "metadata.name"),
+		     json_pack("{s:{s:O, s:{s:s}}}", "metadata", "managedFields", managers, "annotations",
+			       ANNOTATION_RESIZE_STATE, text));
+	free(text);
+	action_patch_precondition(a, kube_obj_str(in->sts, "metadata.resourceVersion"), NULL);
+	json_decref(a->state);
+	a->state = n;
+out:
+	json_decref(saved);
 }
 
 void plan_delete_backup(const struct resize_inputs *in, struct action *a)
@@ -264,7 +292,7 @@ json_t *resize_saved_copy(const json_t *sts)
 	json_object_del(copy, "status");
 	json_t *meta = json_object_get(copy, "metadata");
 	static const char *const server_set[] = {"uid", "resourceVersion", "generation", "creationTimestamp",
-						 "managedFields", "deletionTimestamp",
+						 "deletionTimestamp",
 						 "deletionGracePeriodSeconds", "selfLink"};
 	for (size_t i = 0; i < sizeof(server_set) / sizeof(server_set[0]); i++)
 		json_object_del(meta, server_set[i]);
