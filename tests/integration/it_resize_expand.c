@@ -167,9 +167,28 @@ static void test_grows_one_template_in_place_and_recreates_the_set(void **state)
 		assert_string_equal(kube_obj_str(owner, "uid"), kube_obj_str(after, "metadata.uid"));
 	}
 
-	/* Field by field: the re-created set is the original but for the data template's size. */
+	/*
+	 * Field by field: the re-created set is the original but for the data
+	 * template's size; each field owner the original had owns the same
+	 * fields again (a create alone would make the operator own them all).
+	 */
 	json_t *want = resize_saved_copy(before);
 	json_t *got = resize_saved_copy(after);
+	json_t *owners_before = json_object_get(json_object_get(want, "metadata"), "managedFields");
+	json_t *owners_after = json_object_get(json_object_get(got, "metadata"), "managedFields");
+	assert_true(json_array_size(owners_before) > 0);
+	json_array_foreach(owners_before, i, p) {
+		bool kept = false;
+		size_t j;
+		json_t *q;
+		json_array_foreach(owners_after, j, q) kept |=
+			!strcmp(kube_obj_str(p, "manager"), kube_obj_str(q, "manager")) &&
+			json_equal(json_object_get(p, "fieldsV1"), json_object_get(q, "fieldsV1"));
+		if (!kept && strcmp(kube_obj_str(p, "manager"), "stateful-operator"))
+			fail_msg("field manager %s lost its fields in the re-create", kube_obj_str(p, "manager"));
+	}
+	json_object_del(json_object_get(want, "metadata"), "managedFields");
+	json_object_del(json_object_get(got, "metadata"), "managedFields");
 	json_object_set_new(json_object_get(json_object_get(json_object_get(json_array_get(
 								    json_object_get(json_object_get(want, "spec"),
 										    "volumeClaimTemplates"),

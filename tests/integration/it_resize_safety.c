@@ -128,7 +128,7 @@ static void test_crash_after_every_step_resumes(void **state)
 	/* Every step of a two-replica resize, in order (SetState: start, Saving, Recreating). */
 	static const char *const steps[] = {"SetState#1", "PatchPVC#1", "PatchPVC#2", "SetState#2",
 					    "Save",       "SetState#3", "OrphanDelete", "Recreate",
-					    "DeleteBackup", "Finish"};
+					    "RestoreFieldManagers", "DeleteBackup", "Finish"};
 	struct kube_client *admin = it_admin_client();
 	for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
 		char *ns = it_namespace_new(admin, "it-crash");
