@@ -72,6 +72,14 @@ static char *set_uid(struct wh_test *f)
 	return uid;
 }
 
+/* Creates sts from the manifest file and waits for its pods; its UID (a new string). */
+static char *create_set(struct wh_test *f, const json_t *sts)
+{
+	wh_write(f, sts);
+	wh_create(f);
+	return set_uid(f);
+}
+
 static bool resize_under_way(void *ctx)
 {
 	struct wh_test *f = ctx;
@@ -85,9 +93,7 @@ static void test_class_change_by_copy_reapplied_mid_copy(void **state)
 {
 	struct wh_test *f = *state;
 	json_t *sts = wh_statefulset("1Mi", NULL, "pause");
-	wh_write(f, sts);
-	wh_create(f);
-	char *uid = set_uid(f);
+	char *uid = create_set(f, sts);
 	json_object_set_new(json_object_get(wh_template(sts, 0), "spec"), "storageClassName", json_string("fixed"));
 	wh_write(f, sts);
 	apply_ok(f, "apply");
@@ -125,9 +131,7 @@ static void test_labels_and_annotations_reach_the_claims(void **state)
 {
 	struct wh_test *f = *state;
 	json_t *sts = wh_statefulset("1Mi", NULL, "pause");
-	wh_write(f, sts);
-	wh_create(f);
-	char *uid = set_uid(f);
+	char *uid = create_set(f, sts);
 	json_t *meta = json_object_get(wh_template(sts, 0), "metadata");
 	json_object_set_new(meta, "labels", json_pack("{s:s}", "tier", "gold"));
 	json_object_set_new(meta, "annotations", json_pack("{s:s}", "backup.example.com/schedule", "daily"));
@@ -178,9 +182,7 @@ static void test_template_added_then_removed(void **state)
 {
 	struct wh_test *f = *state;
 	json_t *sts = wh_statefulset("1Mi", NULL, "pause");
-	wh_write(f, sts);
-	wh_create(f);
-	char *uid = set_uid(f);
+	char *uid = create_set(f, sts);
 	json_t *logs = json_deep_copy(wh_template(sts, 0));
 	json_object_set_new(json_object_get(logs, "metadata"), "name", json_string("logs"));
 	json_array_append_new(json_object_get(json_object_get(sts, "spec"), "volumeClaimTemplates"), logs);
@@ -259,9 +261,7 @@ static void test_attributes_class_change_and_an_infeasible_one(void **state)
 	make_attributes_class("it-webhook-gold", false);
 	make_attributes_class("it-webhook-broken", true);
 	json_t *sts = wh_statefulset("1Mi", NULL, "pause");
-	wh_write(f, sts);
-	wh_create(f);
-	char *uid = set_uid(f);
+	char *uid = create_set(f, sts);
 	char *pod_before = NULL;
 	json_t *pod = it_get(f->admin, &KUBE_PODS, f->ns, WH_SET "-0");
 	pod_before = xstrdup(kube_obj_str(pod, "metadata.uid"));
