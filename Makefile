@@ -7,7 +7,7 @@ BUILD      ?= build
 BUILD_ASAN ?= build-asan
 JOBS       ?= 2
 
-.PHONY: all deps build build-asan test unit demo cluster-up cluster-down clean
+.PHONY: all deps build build-asan test unit demo soak cluster-up cluster-down clean
 
 all: build
 
@@ -30,6 +30,14 @@ test: deps
 
 demo: build
 	scripts/demo
+
+# The chaos soak at length (tests/soak/soak.c): SOAK_SECONDS of new operations
+# (default 30 min), a new seed each run unless SOAK_SEED is given.
+SOAK_SECONDS ?= 1800
+SOAK_SEED ?= $(shell od -An -N8 -tu8 /dev/urandom | tr -d ' ')
+soak: build
+	scripts/local-cluster up
+	eval "$$(scripts/local-cluster env)" && SOP_SOAK_SECONDS=$(SOAK_SECONDS) SOP_SOAK_SEED=$(SOAK_SEED) build/soak
 
 cluster-up: deps
 	scripts/local-cluster up

@@ -121,6 +121,15 @@ int daemon_wait_exit(struct daemon *d, long timeout_ms)
 	return -1;
 }
 
+bool daemon_running(struct daemon *d, int *exit_code)
+{
+	int status;
+	if (waitpid(d->pid, &status, WNOHANG) != d->pid)
+		return true;
+	*exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return false;
+}
+
 void daemon_signal(const struct daemon *d, int sig)
 {
 	kill(d->pid, sig);

@@ -47,6 +47,8 @@ bool daemon_wait_log(const struct daemon *d, const char *needle, long timeout_ms
 int daemon_wait_exit(struct daemon *d, long timeout_ms);
 /* Sends sig. */
 void daemon_signal(const struct daemon *d, int sig);
+/* d still runs; once it has exited (reaped here), false with *exit_code as daemon_wait_exit gives it. */
+bool daemon_running(struct daemon *d, int *exit_code);
 /* Removes the log file. */
 void daemon_cleanup(struct daemon *d);
 /* GET http://127.0.0.1:port/path; returns the HTTP code (0 when no answer); *body (may be NULL) a new string. */

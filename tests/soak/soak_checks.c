@@ -1,0 +1,220 @@
+#include "soak_checks.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/kube_object.h"
+#include "controllers/contract.h"
+#include "itest.h"
+#include "util/xalloc.h"
+
+static void violation(json_t *violations, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void violation(json_t *violations, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char buf[512];
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	json_array_append_new(violations, json_string(buf));
+}
+
+void soak_check_ended(const struct soak_op *ops, int n, json_t *violations)
+{
+	for (int i = 0; i < n; i++) {
+		if (ops[i].phase == PHASE_FAILED && (!ops[i].message || !*ops[i].message))
+			violation(violations, "%s (%s) failed without a message", ops[i].name, soak_op_names[ops[i].kind]);
+		else if (ops[i].phase != PHASE_DONE && ops[i].phase != PHASE_FAILED)
+			violation(violations, "%s (%s) did not end (%s)", ops[i].name, soak_op_names[ops[i].kind],
+				  ops[i].phase == PHASE_CREATED ? "never ready" : "asked, never completed");
+	}
+}
+
+/* The end of a life in rv terms: its deletion's start, or forever. */
+static long long life_end(const json_t *life)
+{
+	long long end = json_integer_value(json_object_get(life, "deleting_rv"));
+	return end ? end : INT64_MAX;
+}
+
+/*
+ * Lives (it_lives) grouped by key (a new string per life, NULL: not
+ * grouped): any two of one group alive at once is a violation.
+ */
+static void never_two(const json_t *lives, char *(*key_of)(const json_t *obj), const char *what, json_t *violations)
+{
+	size_t n = json_array_size(lives);
+	for (size_t i = 0; i < n; i++) {
+		const json_t *a = json_array_get(lives, i);
+		char *ka = key_of(json_object_get(a, "first"));
+		for (size_t j = i + 1; ka && j < n; j++) {
+			const json_t *b = json_array_get(lives, j);
+			char *kb = key_of(json_object_get(b, "first"));
+			long long a0 = json_integer_value(json_object_get(a, "added_rv"));
+			long long b0 = json_integer_value(json_object_get(b, "added_rv"));
+			if (kb && !strcmp(ka, kb) && a0 < life_end(b) && b0 < life_end(a))
+				violation(violations, "two %s for %s at once: %s and %s", what, ka,
+					  json_string_value(json_object_get(a, "name")),
+					  json_string_value(json_object_get(b, "name")));
+			free(kb);
+		}
+		free(ka);
+	}
+}
+
+static char *copy_job_key(const json_t *job)
+{
+	const char *set = it_label(job, LABEL_COPY_OF), *ordinal = it_label(job, LABEL_RESIZE_ORDINAL);
+	return set && ordinal ? xasprintf("%s/%s", set, ordinal) : NULL;
+}
+
+static char *cleanup_pod_key(const json_t *pod)
+{
+	const char *set = it_label(pod, LABEL_CLEANUP_FOR), *ordinal = it_annotation(pod, ANNOTATION_CLEANUP_ORDINAL);
+	return set && ordinal ? xasprintf("%s/%s", set, ordinal) : NULL;
+}
+
+static char *member_key(const json_t *pod)
+{
+	const char *member = it_label(pod, LABEL_CLUSTER_MEMBER);
+	return member ? xstrdup(member) : NULL;
+}
+
+void soak_check_never_two(const json_t *job_records, const json_t *pod_records, json_t *violations)
+{
+	json_t *jobs = it_lives(job_records, LABEL_COPY_OF, NULL);
+	json_t *cleanups = it_lives(pod_records, LABEL_CLEANUP_FOR, NULL);
+	json_t *members = it_lives(pod_records, LABEL_CLUSTER_MEMBER, NULL);
+	never_two(jobs, copy_job_key, "copy Jobs", violations);
+	never_two(cleanups, cleanup_pod_key, "cleanup pods", violations);
+	never_two(members, member_key, "pods of one identity", violations);
+	json_decref(jobs);
+	json_decref(cleanups);
+	json_decref(members);
+}
+
+/* The ordinals whose claims op must keep: [0, *to). */
+static void kept_claims(const struct soak_op *op, int *to)
+{
+	switch (op->kind) {
+	case OP_SCALEDOWN:
+		*to = op->phase == PHASE_DONE ? 1 : 3; /* cleaned up: only replica 0's */
+		break;
+	case OP_SCALEDOWN_FAIL:
+		*to = 3; /* given up: all kept */
+		break;
+	case OP_CLUSTER:
+		*to = 0; /* identities, not ordinals: the PV check covers them */
+		break;
+	default:
+		*to = op->phase == PHASE_CREATED ? 0 : 2;
+	}
+}
+
+void soak_check_claims(struct kube_client *admin, const char *ns, const struct soak_op *ops, int n,
+		       json_t *violations)
+{
+	for (int i = 0; i < n; i++) {
+		int to;
+		kept_claims(&ops[i], &to);
+		for (int k = 0; k < to; k++) {
+			char claim[64];
+			snprintf(claim, sizeof(claim), "data-%s-%d", ops[i].name, k);
+			json_t *pvc = it_get(admin, &KUBE_PVCS, ns, claim);
+			if (!pvc)
+				violation(violations, "claim %s of %s (%s) is gone", claim, ops[i].name,
+					  soak_op_names[ops[i].kind]);
+			json_decref(pvc);
+		}
+	}
+	json_t *pvcs = it_list(admin, &KUBE_PVCS, ns, NULL);
+	size_t i;
+	json_t *pvc;
+	json_array_foreach(pvcs, i, pvc) {
+		const char *volume = kube_obj_str(pvc, "spec.volumeName");
+		if (!volume || !*volume)
+			continue;
+		json_t *pv = it_get(admin, &KUBE_PVS, NULL, volume);
+		const char *ref = kube_obj_str(pv, "spec.claimRef.uid");
+		if (!pv || !ref || strcmp(ref, kube_obj_str(pvc, "metadata.uid")))
+			violation(violations, "claim %s names volume %s, which is %s", kube_obj_str(pvc, "metadata.name"),
+				  volume, pv ? "bound to another claim" : "gone");
+		json_decref(pv);
+	}
+	json_decref(pvcs);
+}
+
+static const char *str_or_empty(const char *s)
+{
+	return s ? s : "";
+}
+
+static bool has_our_finalizer(const json_t *obj)
+{
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "finalizers"), i, f) {
+		const char *s = json_string_value(f);
+		if (s && !strncmp(s, "stateful-operator.io/", strlen("stateful-operator.io/")))
+			return true;
+	}
+	return false;
+}
+
+static void no_items(struct kube_client *admin, const struct kube_resource *r, const char *ns, const char *selector,
+		     const char *what, json_t *violations)
+{
+	json_t *items = it_list(admin, r, ns, selector);
+	size_t i;
+	json_t *o;
+	json_array_foreach(items, i, o) violation(violations, "%s left: %s", what, kube_obj_str(o, "metadata.name"));
+	json_decref(items);
+}
+
+/* A copy that failed (or was aborted) keeps the old volumes of the replicas it had copied, for the user. */
+static bool kept_for_user(const json_t *pv, const struct soak_op *ops, int n)
+{
+	const char *set = it_label(pv, LABEL_OLD_VOLUME);
+	for (int i = 0; set && i < n; i++)
+		if (!strcmp(ops[i].name, set))
+			return ops[i].phase == PHASE_FAILED;
+	return false;
+}
+
+void soak_check_leftovers(struct kube_client *admin, const char *ns, const struct soak_op *ops, int n,
+			  json_t *violations)
+{
+	no_items(admin, &KUBE_CONFIGMAPS, ns, LABEL_SAVED_STATEFULSET, "saved StatefulSet", violations);
+	no_items(admin, &KUBE_JOBS, ns, LABEL_COPY_OF, "copy Job", violations);
+	json_t *old = it_list(admin, &KUBE_PVS, NULL, LABEL_OLD_VOLUME);
+	size_t j;
+	json_t *pv;
+	json_array_foreach(old, j, pv) {
+		const char *claim = str_or_empty(it_annotation(pv, ANNOTATION_OLD_CLAIM)); /* ns/claim */
+		if (!strncmp(claim, ns, strlen(ns)) && claim[strlen(ns)] == '/' && !kept_for_user(pv, ops, n))
+			violation(violations, "old volume left: %s", kube_obj_str(pv, "metadata.name"));
+	}
+	json_decref(old);
+	static const struct kube_resource *const kinds[] = {&KUBE_PVCS, &KUBE_STATEFULSETS, &KUBE_PODS};
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		json_t *items = it_list(admin, kinds[k], ns, NULL);
+		size_t i;
+		json_t *o;
+		json_array_foreach(items, i, o) {
+			const char *name = kube_obj_str(o, "metadata.name");
+			size_t len = strlen(name);
+			if (kinds[k] == &KUBE_PVCS && len > 5 && !strcmp(name + len - 5, "-copy"))
+				violation(violations, "temporary claim left: %s", name);
+			if (kube_obj_str(o, "metadata.deletionTimestamp") && has_our_finalizer(o))
+				violation(violations, "%s in deletion still holds our finalizer", name);
+		}
+		json_decref(items);
+	}
+}
