@@ -1,8 +1,8 @@
 /*
  * The quantity parser (client/quantity.c) on any text. A quantity that
  * parses prints canonically, and what it prints parses back to the same
- * value and prints the same again; a whole value converts to an int64 and
- * back unchanged.
+ * value and, in the same format, prints the same again; a whole value
+ * converts to an int64 and back unchanged.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -47,7 +47,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	FUZZ_CHECK(quantity_cmp(&q, &again) == 0, "the canonical string has the same value");
 	char *reprinted = quantity_format(&again);
-	FUZZ_CHECK(strcmp(printed, reprinted) == 0, "the canonical string is a fixed point");
+	/* "62.5Ki" prints as "64000", which reads back as DecimalSI ("64k"), as in Kubernetes. */
+	if (again.format == q.format)
+		FUZZ_CHECK(strcmp(printed, reprinted) == 0, "the canonical string is a fixed point");
 	check_int64_round_trip(&q);
 
 	free(reprinted);
