@@ -267,6 +267,8 @@ node='{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"status":{"condi
 lost='{"apiVersion":"v1","kind":"Node","metadata":{"name":"n2"},"status":{"conditions":[{"type":"Ready","status":"Unknown","lastTransitionTime":"2025-12-31T23:50:00Z"}]}}'
 rev='{"apiVersion":"apps/v1","kind":"ControllerRevision","metadata":{"name":"kv-abc","namespace":"ns","labels":{"stateful-operator.io/cluster":"kv"}},"revision":1,"data":{"spec":{"template":{}}}}'
 seed cluster_plan members "{\"cluster\":$sc_state,\"pods\":[$(podj kv-0 Running True n1),$(podj kv-1 Running False n2),$(podj kv-2 Failed False n1)],\"pvcs\":[$(pvcj kv-0),$(pvcj kv-1),$(pvcj kv-2)],\"revisions\":[$rev],\"nodes\":[$node,$lost]}"
+# The same claim listed three times once overflowed a member's claims (test_claim_listed_twice).
+seed cluster_plan claim_listed_thrice "{\"cluster\":$sc_state,\"pods\":[$(podj kv-0 Running True n1)],\"pvcs\":[$(pvcj kv-0),$(pvcj kv-0),$(pvcj kv-0)]}"
 seed cluster_plan rebuild_state "{\"cluster\":$sc,\"pods\":[$(podj kv-4 Running True n1),$(podj kv-11 Pending False n1)],\"pvcs\":[$(pvcj kv-12)],\"revisions\":[]}"
 seed cluster_plan scale_to_zero "$(printf '%s' "$sc_state" | sed 's/"replicas":3/"replicas":0/')"
 seed cluster_plan on_delete "$(printf '%s' "$sc" | sed 's/"type":"RollingUpdate"/"type":"OnDelete"/')"
