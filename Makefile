@@ -5,9 +5,11 @@
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
+BUILD_FUZZ ?= build-fuzz
+FUZZ_SECONDS ?= 60
 JOBS       ?= 2
 
-.PHONY: all deps build build-asan test unit demo soak cluster-up cluster-down clean
+.PHONY: all deps build build-asan test unit fuzz demo soak cluster-up cluster-down clean
 
 all: build
 
@@ -28,6 +30,12 @@ unit: build
 test: deps
 	scripts/test
 
+# Each libFuzzer harness of fuzz/ for FUZZ_SECONDS on a scratch copy of its
+# corpus (clang build in $(BUILD_FUZZ)); a crash fails and keeps the input.
+# FUZZ_MERGE=1 adds the new inputs that gain coverage to fuzz/corpus/.
+fuzz: deps
+	BUILD_FUZZ=$(BUILD_FUZZ) JOBS=$(JOBS) scripts/fuzz $(FUZZ_SECONDS)
+
 demo: build
 	scripts/demo
 
@@ -46,4 +54,4 @@ cluster-down:
 	scripts/local-cluster down
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)

@@ -192,9 +192,9 @@ static void blob_take(struct kube_blob *b, char *s)
 	b->len = s ? strlen(s) : 0;
 }
 
-/* Parses the plugin's stdout into out (zeroed; the caller releases it on failure). */
-static WUR int parse_credential(const struct kube_exec_config *exec, const char *buf, size_t len,
-			    struct kube_exec_credential *out, char **err)
+/* The plugin's stdout: see kube_config.h. */
+int kube_exec_credential_parse(const struct kube_exec_config *exec, const char *buf, size_t len,
+			       struct kube_exec_credential *out, char **err)
 {
 	const char *cmd = exec->command;
 	json_error_t jerr;
@@ -491,7 +491,7 @@ int kube_exec_credential_get(const struct kube_exec_config *exec, const char *se
 				 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 		goto out;
 	}
-	rc = parse_credential(exec, strbuf_str(&sb), sb.len, out, err);
+	rc = kube_exec_credential_parse(exec, strbuf_str(&sb), sb.len, out, err);
 out:
 	if (pid > 0) {
 		/* Timed out or failed while it runs: kill its whole group, then reap it. */

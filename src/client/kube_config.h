@@ -86,6 +86,16 @@ struct kube_exec_credential {
 void kube_exec_credential_release(struct kube_exec_credential *cred);
 
 /*
+ * Parses a plugin's stdout (buf, len bytes; borrowed) into out (zeroed
+ * first by the caller): an ExecCredential of exec->api_version with a
+ * token, or a client certificate and key, or both. On failure returns -1
+ * and *err is a new message that never quotes the output (it may hold a
+ * secret); the caller then releases out.
+ */
+int kube_exec_credential_parse(const struct kube_exec_config *exec, const char *buf, size_t len,
+			       struct kube_exec_credential *out, char **err)
+	__attribute__((warn_unused_result));
+/*
  * Runs the plugin (no shell; stdin closed, stderr passed through) with
  * KUBERNETES_EXEC_INFO set, and parses its ExecCredential. server is
  * passed as cluster info when provide_cluster_info is set.

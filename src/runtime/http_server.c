@@ -369,8 +369,11 @@ static void *reaper_main(void *arg)
 	return NULL;
 }
 
-/* libmicrohttpd's messages, at most 5 a second: a flood of connections must not flood the log. */
-static void mhd_log(void *cls, const char *fmt, va_list ap)
+/*
+ * libmicrohttpd's messages, at most 5 a second: a flood of connections must
+ * not flood the log. The format attribute tells clang the format is MHD's.
+ */
+__attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	struct http_server *s = cls;
 	char buf[512];

@@ -2686,6 +2686,22 @@ static void test_on_delete(void **state)
 	free(rev2);
 }
 
+/* Found by fuzz/fuzz_cluster_plan.c: a claim listed three times overflowed its member's claims. */
+static void test_claim_listed_twice(void **state)
+{
+	struct world *w = *state;
+	start_world(w, USUAL, NULL);
+	settle(w);
+	json_t *claim = json_incref(sim_find(w->pvcs, "data-coder-1"));
+	assert_non_null(claim);
+	json_array_append_new(w->pvcs, json_deep_copy(claim));
+	json_array_append_new(w->pvcs, json_deep_copy(claim));
+	json_decref(claim);
+	plan(w);
+	if (step_of(&w->a) != STEP_NOTHING)
+		world_fail(w, "a claim listed three times: %s", w->steps.seen);
+}
+
 static bool has_revision(const struct world *w, const char *name)
 {
 	return sim_find(w->revisions, name) != NULL;
@@ -3329,6 +3345,7 @@ int main(void)
 		TEST(test_deleted_uids_count_as_going),
 		TEST(test_partition),
 		TEST(test_on_delete),
+		TEST(test_claim_listed_twice),
 		TEST(test_revision_history),
 		TEST(test_state_wiped),
 		TEST(test_state_lost_as_a_member_fails),

@@ -91,6 +91,14 @@ static struct identity *identity_get(struct plan *p, long n)
 	return id;
 }
 
+static bool has_claim(const struct identity *id, const char *name)
+{
+	for (int i = 0; i < id->nclaims; i++)
+		if (!strcmp(kube_obj_str(id->claims[i], "metadata.name"), name))
+			return true;
+	return false;
+}
+
 static int by_identity(const void *a, const void *b)
 {
 	long x = ((const struct identity *)a)->n, y = ((const struct identity *)b)->n;
@@ -128,7 +136,13 @@ static void collect(struct plan *p)
 				continue;
 			}
 			struct identity *id = identity_get(p, n);
-			id->claims[id->nclaims++] = o;
+			/*
+			 * A claim listed twice (no cache holds two objects of one name, but
+			 * the planner must not write past claims on the word of its input)
+			 * counts once: claims holds one per template.
+			 */
+			if (!has_claim(id, kube_obj_str(o, "metadata.name")))
+				id->claims[id->nclaims++] = o;
 		}
 	}
 }

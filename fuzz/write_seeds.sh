@@ -1,0 +1,299 @@
+#!/usr/bin/env bash
+# Writes the seed corpora fuzz/corpus/<target>/: real-looking inputs and the
+# edge cases each parser documents. Run it again after changing a seed here;
+# the files it writes are committed (make fuzz and scripts/test read them).
+set -euo pipefail
+cd "$(dirname "$0")"
+mkdir -p corpus && cd corpus
+
+seed() { # target name text: one seed file, exactly text (printf %b: \n, \t, \0 escapes)
+	mkdir -p "$1"
+	printf '%b' "$3" >"$1/$2"
+}
+
+# ---- quantity: every suffix, signs, fractions, exponents, the refusals ----
+for q in 0 1 20Gi 1.5Gi 1536Mi 500m 0.5 1000 1k 100M 12e6 1E3 1e-3 -1 +5 .5 5. 0.1n -0.1n 8Ei 9223372036854775807 \
+	1e21 1000E 10e2147483647 1e4294967297 1e-2147483647 Gi . - 20Gb " 1Gi" 1Ti 2Pi 123456789012345678901234567890 \
+	0.000000001 1u 999999999999999999999Ei; do
+	seed quantity "q_$(printf '%s' "$q" | tr -c 'A-Za-z0-9.+-' '_')" "$q"
+done
+
+# ---- watch decoder: first byte is where the stream is cut in two reads ----
+pod='{"type":"ADDED","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"db-0","namespace":"ns","resourceVersion":"12"}}}'
+seed watch_decoder added "\x20$pod\n"
+seed watch_decoder two_events "\x30$pod\n{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\"db-0\"}}}\n"
+seed watch_decoder bookmark "\x05{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"resourceVersion\":\"99\"}}}\n"
+seed watch_decoder error_410 "\x10{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":\"too old resource version\",\"reason\":\"Expired\",\"code\":410}}\n"
+seed watch_decoder deleted_crlf "\x40{\"type\":\"DELETED\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\"db-1\"}}}\r\n"
+seed watch_decoder unfinished "\x08{\"type\":\"ADDED\",\"object\":{\"kind\""
+seed watch_decoder blank_lines "\x01\n\n$pod\n\n"
+seed watch_decoder not_json "\x02not json\n"
+seed watch_decoder no_type "\x03{\"object\":{}}\n"
+seed watch_decoder escaped "\x11{\"type\":\"ADDED\",\"object\":{\"data\":\"\\\\u003c\\\\n\\\\\"}\"}}\n"
+
+# ---- LIST scanner ----
+seed list_scan pods '{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"42","continue":"abc"},"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b","labels":{"x":"]}"}}}]}'
+seed list_scan empty_items '{"kind":"List","metadata":{},"items":[]}'
+seed list_scan null_items '{"kind":"List","items":null}'
+seed list_scan items_first '{"items":[1,"two",[3],{"4":4},true,null],"metadata":{"resourceVersion":"7"}}'
+seed list_scan whitespace ' \n\t{ "items" : [ { } , { "a" : "\\"" } ] } '
+seed list_scan nested_items_key '{"metadata":{"items":[9]},"items":[{"items":[1]}]}'
+seed list_scan truncated '{"kind":"PodList","items":[{"metadata":{"name":"a"}},{"meta'
+seed list_scan not_object '[{"items":[]}]'
+seed list_scan no_items '{"kind":"PodList","metadata":{}}'
+seed list_scan escapes '{"items":["\\u00e9\\ud83d\\ude00","\\\\",""]}'
+
+# ---- kubeconfig ----
+kc='apiVersion: v1
+kind: Config
+current-context: dev
+clusters:
+- name: dev
+  cluster:
+    server: https://127.0.0.1:6443/
+    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUIKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=
+contexts:
+- name: dev
+  context:
+    cluster: dev
+    user: admin
+    namespace: ns
+users:
+- name: admin
+  user:
+    token: abc.def
+'
+seed kubeconfig token "$kc"
+seed kubeconfig exec 'apiVersion: v1
+kind: Config
+current-context: c
+clusters: [{name: k, cluster: {server: "https://user:pw@k.example:443", tls-server-name: api, insecure-skip-tls-verify: false}}]
+contexts: [{name: c, context: {cluster: k, user: u}}]
+users:
+- name: u
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: aws
+      args: [eks, get-token, --cluster-name, k]
+      env: [{name: AWS_PROFILE, value: dev}]
+      provideClusterInfo: true
+      interactiveMode: Never
+'
+seed kubeconfig client_cert 'apiVersion: v1
+kind: Config
+current-context: c
+clusters: [{name: k, cluster: {server: "http://localhost:8080", certificate-authority: ca.crt}}]
+contexts: [{name: c, context: {cluster: k, user: u}}]
+users: [{name: u, user: {client-certificate-data: Zm9v, client-key-data: YmFy, token-file: token}}]
+'
+seed kubeconfig json '{"apiVersion":"v1","kind":"Config","current-context":"c","clusters":[{"name":"k","cluster":{"server":"https://[::1]:6443"}}],"contexts":[{"name":"c","context":{"cluster":"k","user":"u"}}],"users":[{"name":"u","user":{"username":"a","password":"b"}}]}'
+seed kubeconfig no_context 'apiVersion: v1
+kind: Config
+clusters: [{name: k, cluster: {server: "https://k"}}]
+'
+seed kubeconfig missing_cluster 'current-context: c
+contexts: [{name: c, context: {cluster: nope, user: u}}]
+users: [{name: u, user: {}}]
+'
+seed kubeconfig anchors 'current-context: &c c
+clusters: [{name: k, cluster: &k {server: "https://k"}}]
+contexts: [{name: *c, context: {cluster: k, user: u, <<: {namespace: n}}}]
+users: [{name: u, user: {token: t}}]
+'
+seed kubeconfig bad_base64 'current-context: c
+clusters: [{name: k, cluster: {server: "https://k", certificate-authority-data: "!!!"}}]
+contexts: [{name: c, context: {cluster: k, user: u}}]
+users: [{name: u, user: {token: t}}]
+'
+seed kubeconfig empty ''
+seed kubeconfig not_yaml '{[: :'
+
+# ---- exec credential (apiVersion client.authentication.k8s.io/v1) ----
+av='"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential"'
+seed exec_credential token "{$av,\"status\":{\"token\":\"k8s-aws-v1.abc\",\"expirationTimestamp\":\"2026-11-25T10:00:00Z\"}}"
+seed exec_credential cert "{$av,\"status\":{\"clientCertificateData\":\"-----BEGIN CERTIFICATE-----\\\\n\",\"clientKeyData\":\"-----BEGIN PRIVATE KEY-----\\\\n\"}}"
+seed exec_credential fractional_time "{$av,\"status\":{\"token\":\"t\",\"expirationTimestamp\":\"2026-02-28T23:59:59.123+05:30\"}}"
+seed exec_credential bad_time "{$av,\"status\":{\"token\":\"t\",\"expirationTimestamp\":\"2026-13-45T99:00:00Z\"}}"
+seed exec_credential cert_without_key "{$av,\"status\":{\"clientCertificateData\":\"c\"}}"
+seed exec_credential control_char "{$av,\"status\":{\"token\":\"a\\\\nb\"}}"
+seed exec_credential v1beta1 '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"t"}}'
+seed exec_credential no_status "{$av}"
+seed exec_credential spec_only "{$av,\"spec\":{\"interactive\":false},\"status\":{}}"
+seed exec_credential not_json 'error: token expired'
+seed exec_credential array '[]'
+
+# ---- YAML -> JSON ----
+seed yaml_json pod_template 'metadata:
+  labels: {app: cleanup}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: c
+    image: busybox
+    command: ["sh", "-c", "rm -rf /data/*"]
+    volumeMounts: [{name: data, mountPath: /data}]
+'
+seed yaml_json scalars 'a: null
+b: ~
+c: true
+d: False
+e: 0x1F
+f: 0o17
+g: -12
+h: 1.5e3
+i: .inf
+j: -.Inf
+k: .nan
+l: "quoted\ttab \u00e9"
+m: '"'"'single '"'"''"'"' quote'"'"'
+n: 12:30
+o: 2026-11-25
+'
+seed yaml_json anchors_merge 'base: &b {cpu: 100m, memory: 64Mi}
+limits: *b
+requests:
+  <<: *b
+  cpu: 50m
+list: &l [1, 2]
+again: [*l, *l]
+'
+seed yaml_json block_scalars 'literal: |
+  line 1
+  line 2
+folded: >-
+  folded
+  text
+keep: |+
+  kept
+
+'
+seed yaml_json json '{"resources":{"requests":{"storage":"10Gi"}},"n":[1,2.5,-3e2,true,null,"s"]}'
+seed yaml_json multi_doc 'a: 1
+---
+b: 2
+'
+seed yaml_json tags 'a: !!str 123
+b: !custom x
+'
+seed yaml_json complex_key '? [a, b]
+: v
+'
+seed yaml_json duplicate_key 'a: 1
+a: 2
+'
+seed yaml_json alias_bomb 'a: &a [x, x, x, x, x, x, x, x, x]
+b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]
+c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]
+d: [*c, *c, *c, *c, *c, *c, *c, *c, *c]
+'
+seed yaml_json deep '[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]'
+seed yaml_json undefined_alias 'a: *nope'
+seed yaml_json empty ''
+seed yaml_json bad_indent 'a:
+  b: 1
+ c: 2
+'
+
+# ---- label selectors ----
+seed label_selector match_labels '{"selector":{"matchLabels":{"app":"db","tier":"data"}},"labels":{"app":"db","tier":"data","x":"y"}}'
+seed label_selector expressions '{"selector":{"matchExpressions":[{"key":"app","operator":"In","values":["db","cache"]},{"key":"env","operator":"NotIn","values":["prod"]},{"key":"tier","operator":"Exists"},{"key":"old","operator":"DoesNotExist"}]},"labels":{"app":"db","tier":"x"}}'
+seed label_selector both '{"selector":{"matchLabels":{"app":"db"},"matchExpressions":[{"key":"app","operator":"In","values":["db"]}]},"labels":{"app":"web"}}'
+seed label_selector empty '{"selector":{},"labels":{}}'
+seed label_selector no_labels '{"selector":{"matchLabels":{"a":"b"}}}'
+seed label_selector bad_operator '{"selector":{"matchExpressions":[{"key":"a","operator":"Gt","values":["1"]}]},"labels":{"a":"2"}}'
+seed label_selector in_without_values '{"selector":{"matchExpressions":[{"key":"a","operator":"In"}]},"labels":{"a":"b"}}'
+seed label_selector exists_with_values '{"selector":{"matchExpressions":[{"key":"a","operator":"Exists","values":["x"]}]},"labels":{"a":"b"}}'
+seed label_selector wrong_types '{"selector":{"matchLabels":{"a":1},"matchExpressions":{"key":"a"}},"labels":{"a":1}}'
+seed label_selector labels_array '{"selector":{"matchLabels":{"a":"b"}},"labels":["a","b"]}'
+
+# ---- resize request: a whole StatefulSet, or "annotation\nvalue" on a fixed one ----
+sts() { # annotations-json templates-json: a StatefulSet "db"
+	printf '{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"db","namespace":"ns","uid":"u1","annotations":%s},"spec":{"replicas":3,"serviceName":"db","selector":{"matchLabels":{"app":"db"}},"template":{"metadata":{"labels":{"app":"db"}},"spec":{"containers":[{"name":"db","image":"postgres:16","volumeMounts":[{"name":"data","mountPath":"/var/lib/postgresql"}]}]}},"volumeClaimTemplates":%s}}' "$1" "$2"
+}
+vct='[{"metadata":{"name":"data"},"spec":{"accessModes":["ReadWriteOnce"],"storageClassName":"standard","resources":{"requests":{"storage":"1Gi"}}}},{"metadata":{"name":"wal"},"spec":{"accessModes":["ReadWriteOnce"],"storageClassName":"standard","resources":{"requests":{"storage":"500Mi"}}}}]'
+seed resize_request sts_expand "$(sts '{"resize.stateful-operator.io/data":"20Gi","stateful-operator.io/resize-strategy":"expand"}' "$vct")"
+seed resize_request sts_copy "$(sts '{"resize.stateful-operator.io/data":"512Mi","stateful-operator.io/resize-strategy":"copy","stateful-operator.io/allow-shrink":"true","stateful-operator.io/copy-mode":"offline","stateful-operator.io/copy-timeout":"2h","stateful-operator.io/keep-old-volumes":"24h","stateful-operator.io/copy-resources":"{\"limits\":{\"cpu\":\"1\"}}","stateful-operator.io/copy-pod-annotations":"{\"a\":\"b\"}"}' "$vct")"
+seed resize_request sts_class "$(sts '{"storage-class.stateful-operator.io/wal":"fast","stateful-operator.io/precopy":"true"}' "$vct")"
+seed resize_request sts_desired "$(sts '{"stateful-operator.io/desired-volume-claim-templates":"[{\"metadata\":{\"name\":\"data\",\"labels\":{\"a\":\"b\"}},\"spec\":{\"resources\":{\"requests\":{\"storage\":\"2Gi\"}}}},{\"metadata\":{\"name\":\"logs\"},\"spec\":{\"resources\":{\"requests\":{\"storage\":\"1Gi\"}}}}]"}' "$vct")"
+seed resize_request sts_unknown_template "$(sts '{"resize.stateful-operator.io/nope":"2Gi"}' "$vct")"
+seed resize_request sts_no_templates "$(sts '{"resize.stateful-operator.io/data":"2Gi"}' '[]')"
+seed resize_request sts_abort_ignore "$(sts '{"stateful-operator.io/resize-abort":"true","stateful-operator.io/ignore":"true"}' "$vct")"
+seed resize_request ann_size 'resize.stateful-operator.io/data\n2Gi'
+seed resize_request ann_shrink 'resize.stateful-operator.io/data\n100Mi'
+seed resize_request ann_bad_size 'resize.stateful-operator.io/data\n2GB'
+seed resize_request ann_class 'storage-class.stateful-operator.io/data\nfast-ssd'
+seed resize_request ann_strategy 'stateful-operator.io/resize-strategy\nsideways'
+seed resize_request ann_timeout 'stateful-operator.io/copy-timeout\n90m'
+seed resize_request ann_keep_old 'stateful-operator.io/keep-old-volumes\n-1h'
+seed resize_request ann_copy_image 'stateful-operator.io/copy-image\nregistry.example/copy:1@sha256:abc'
+seed resize_request ann_copy_resources 'stateful-operator.io/copy-resources\n{"requests":{"memory":"64Mi"},"limits":{"memory":"x"}}'
+seed resize_request ann_pod_annotations 'stateful-operator.io/copy-pod-annotations\n{"a":1}'
+seed resize_request ann_desired 'stateful-operator.io/desired-volume-claim-templates\n[{"metadata":{"name":"data"},"spec":{"storageClassName":"fast","resources":{"requests":{"storage":"3Gi"}}}}]'
+seed resize_request ann_desired_dup 'stateful-operator.io/desired-volume-claim-templates\n[{"metadata":{"name":"data"}},{"metadata":{"name":"data"}}]'
+seed resize_request ann_desired_bad 'stateful-operator.io/desired-volume-claim-templates\n{"metadata":{}}'
+
+# ---- scale-down request ----
+tmpl_json='{"metadata":{"labels":{"role":"cleanup"}},"spec":{"containers":[{"name":"c","image":"busybox","command":["sh","-c","rm -rf /data/*"],"volumeMounts":[{"name":"data","mountPath":"/data"}]}]}}'
+seed scaledown_request ann_json "stateful-operator.io/scaledown-pod-template\n$tmpl_json"
+seed scaledown_request ann_yaml 'stateful-operator.io/scaledown-pod-template\nspec:\n  restartPolicy: Never\n  containers:\n  - name: c\n    image: busybox\n    args: [echo, bye]\n'
+seed scaledown_request ann_legacy 'statefulsets.kubernetes.io/scaledown-pod-template\n{"apiVersion":"v1","kind":"Pod","spec":{"containers":[{"name":"c","image":"i"}]}}'
+seed scaledown_request ann_wrong_kind 'stateful-operator.io/scaledown-pod-template\n{"kind":"Deployment","spec":{"containers":[{"name":"c","image":"i"}]}}'
+seed scaledown_request ann_no_containers 'stateful-operator.io/scaledown-pod-template\n{"spec":{"containers":[]}}'
+seed scaledown_request ann_restart_always 'stateful-operator.io/scaledown-pod-template\n{"spec":{"restartPolicy":"Always","containers":[{"name":"c","image":"i"}]}}'
+seed scaledown_request ann_selector_match 'stateful-operator.io/scaledown-pod-template\n{"metadata":{"labels":{"app":"db"}},"spec":{"containers":[{"name":"c","image":"i"}]}}'
+seed scaledown_request ann_volume_conflict 'stateful-operator.io/scaledown-pod-template\n{"spec":{"volumes":[{"name":"data","emptyDir":{}}],"containers":[{"name":"c","image":"i"}]}}'
+seed scaledown_request ann_not_yaml 'stateful-operator.io/scaledown-pod-template\n{[: x'
+seed scaledown_request ann_alias_bomb 'stateful-operator.io/scaledown-pod-template\na: &a [x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a]\nc: [*b, *b, *b, *b, *b, *b, *b, *b]\n'
+ann_sd() { # extra-annotations: a StatefulSet with the JSON template and these annotations
+	sts "{\"stateful-operator.io/scaledown-pod-template\":$(printf '%s' "$tmpl_json" | sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$/"/')$1}" "$vct"
+}
+seed scaledown_request sts_parallel "$(ann_sd ',"stateful-operator.io/scaledown-parallelism":"4","stateful-operator.io/scaledown-timeout":"10m","stateful-operator.io/scaledown-max-attempts":"5"' | sed 's/"serviceName"/"podManagementPolicy":"Parallel","serviceName"/')"
+seed scaledown_request sts_bad_settings "$(ann_sd ',"stateful-operator.io/scaledown-parallelism":"0","stateful-operator.io/scaledown-timeout":"1ms","stateful-operator.io/scaledown-max-attempts":"101"')"
+seed scaledown_request sts_when_scaled_delete "$(ann_sd '' | sed 's/"serviceName"/"persistentVolumeClaimRetentionPolicy":{"whenScaled":"Delete"},"serviceName"/')"
+seed scaledown_request sts_template_not_string "$(sts '{"stateful-operator.io/scaledown-pod-template":{"spec":{}}}' "$vct")"
+
+# ---- cluster plan: a StatefulCluster, alone or with its pods, claims, revisions, nodes ----
+sc='{"apiVersion":"stateful-operator.io/v1alpha1","kind":"StatefulCluster","metadata":{"name":"kv","namespace":"ns","uid":"uid-kv","resourceVersion":"5","generation":2},"spec":{"replicas":3,"serviceName":"kv","selector":{"matchLabels":{"app":"kv"}},"template":{"metadata":{"labels":{"app":"kv"}},"spec":{"containers":[{"name":"kv","image":"etcd:3"}]}},"volumeClaimTemplates":[{"metadata":{"name":"data"},"spec":{"resources":{"requests":{"storage":"1Gi"}}}}],"updateStrategy":{"type":"RollingUpdate","rollingUpdate":{"maxUnavailable":"34%","partition":1}},"replacement":{"unhealthyAfterSeconds":60,"nodeLostAfterSeconds":30,"startupGraceSeconds":10},"whenReplaced":"Delete","whenScaled":"Retain","whenDeleted":"Delete","revisionHistoryLimit":2,"minReadySeconds":5}}'
+seed cluster_plan new_cluster "$sc"
+state='{"next":3,"members":["kv-0","kv-1","kv-2"],"released":{"kv-9":"Replaced"},"currentRevision":"kv-abc"}'
+sc_state=$(printf '%s' "$sc" | sed "s/\"generation\":2/\"generation\":2,\"annotations\":{\"stateful-operator.io\/cluster-state\":$(printf '%s' "$state" | sed 's/"/\\\\"/g; s/^/"/; s/$/"/')}/")
+seed cluster_plan with_state "$sc_state"
+podj() { # name phase ready node
+	printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s","namespace":"ns","uid":"uid-%s","creationTimestamp":"2025-12-31T23:00:00Z","labels":{"app":"kv","stateful-operator.io/cluster":"kv","stateful-operator.io/cluster-member":"%s","controller-revision-hash":"kv-abc"},"ownerReferences":[{"apiVersion":"stateful-operator.io/v1alpha1","kind":"StatefulCluster","name":"kv","uid":"uid-kv","controller":true}]},"spec":{"nodeName":"%s","hostname":"%s","subdomain":"kv"},"status":{"phase":"%s","conditions":[{"type":"Ready","status":"%s","lastTransitionTime":"2025-12-31T23:30:00Z"}]}}' "$1" "$1" "$1" "$4" "$1" "$2" "$3"
+}
+pvcj() { printf '{"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"data-%s","namespace":"ns","labels":{"stateful-operator.io/cluster":"kv","stateful-operator.io/cluster-member":"%s"}},"spec":{"resources":{"requests":{"storage":"1Gi"}}},"status":{"phase":"Bound"}}' "$1" "$1"; }
+node='{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"status":{"conditions":[{"type":"Ready","status":"True"}]}}'
+lost='{"apiVersion":"v1","kind":"Node","metadata":{"name":"n2"},"status":{"conditions":[{"type":"Ready","status":"Unknown","lastTransitionTime":"2025-12-31T23:50:00Z"}]}}'
+rev='{"apiVersion":"apps/v1","kind":"ControllerRevision","metadata":{"name":"kv-abc","namespace":"ns","labels":{"stateful-operator.io/cluster":"kv"}},"revision":1,"data":{"spec":{"template":{}}}}'
+seed cluster_plan members "{\"cluster\":$sc_state,\"pods\":[$(podj kv-0 Running True n1),$(podj kv-1 Running False n2),$(podj kv-2 Failed False n1)],\"pvcs\":[$(pvcj kv-0),$(pvcj kv-1),$(pvcj kv-2)],\"revisions\":[$rev],\"nodes\":[$node,$lost]}"
+# The same claim listed three times once overflowed a member's claims (test_claim_listed_twice).
+seed cluster_plan claim_listed_thrice "{\"cluster\":$sc_state,\"pods\":[$(podj kv-0 Running True n1)],\"pvcs\":[$(pvcj kv-0),$(pvcj kv-0),$(pvcj kv-0)]}"
+seed cluster_plan rebuild_state "{\"cluster\":$sc,\"pods\":[$(podj kv-4 Running True n1),$(podj kv-11 Pending False n1)],\"pvcs\":[$(pvcj kv-12)],\"revisions\":[]}"
+seed cluster_plan scale_to_zero "$(printf '%s' "$sc_state" | sed 's/"replicas":3/"replicas":0/')"
+seed cluster_plan on_delete "$(printf '%s' "$sc" | sed 's/"type":"RollingUpdate"/"type":"OnDelete"/')"
+seed cluster_plan bad_policy "$(printf '%s' "$sc" | sed 's/"whenReplaced":"Delete"/"whenReplaced":"Burn"/')"
+seed cluster_plan bad_selector "$(printf '%s' "$sc" | sed 's/"matchLabels":{"app":"kv"}/"matchExpressions":[{"key":"app","operator":"Near"}]/')"
+seed cluster_plan deleting "$(printf '%s' "$sc_state" | sed 's/"generation":2/"generation":2,"deletionTimestamp":"2026-01-01T00:00:00Z"/')"
+seed cluster_plan bad_state "$(printf '%s' "$sc" | sed 's/"generation":2/"generation":2,"annotations":{"stateful-operator.io\/cluster-state":"{\\"next\\":-4,\\"members\\":[\\"kv-x\\",7]}"}/')"
+seed cluster_plan minimal '{"metadata":{"name":"kv"}}'
+
+# ---- admission: AdmissionReviews of StatefulSet updates ----
+review() { # uid operation old-templates new-templates [annotations]
+	printf '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"%s","kind":{"group":"apps","version":"v1","kind":"StatefulSet"},"resource":{"group":"apps","version":"v1","resource":"statefulsets"},"operation":"%s","name":"db","namespace":"ns","dryRun":false,"object":%s,"oldObject":%s}}' \
+		"$1" "$2" "$(sts "${5:-{\}}" "$4")" "$(sts '{}' "$3")"
+}
+big='[{"metadata":{"name":"data"},"spec":{"accessModes":["ReadWriteOnce"],"storageClassName":"standard","resources":{"requests":{"storage":"20Gi"}}}},{"metadata":{"name":"wal"},"spec":{"accessModes":["ReadWriteOnce"],"storageClassName":"standard","resources":{"requests":{"storage":"500Mi"}}}}]'
+seed admission grow "$(review u1 UPDATE "$vct" "$big")"
+seed admission same "$(review u2 UPDATE "$vct" "$vct")"
+seed admission reordered "$(review u3 UPDATE "$vct" '[{"metadata":{"name":"wal"},"spec":{"accessModes":["ReadWriteOnce"],"storageClassName":"standard","resources":{"requests":{"storage":"0.5Gi"}}}},{"metadata":{"name":"data"},"spec":{"accessModes":["ReadWriteOnce"],"storageClassName":"standard","resources":{"requests":{"storage":"1024Mi"}}}}]')"
+seed admission shrink "$(review u4 UPDATE "$vct" "$(printf '%s' "$vct" | sed 's/"1Gi"/"1Mi"/')")"
+seed admission class_change "$(review u5 UPDATE "$vct" '[{"metadata":{"name":"data"},"spec":{"accessModes":["ReadWriteOnce"],"storageClassName":"unknown","resources":{"requests":{"storage":"1Gi"}}}},{"metadata":{"name":"wal"},"spec":{"accessModes":["ReadWriteOnce"],"storageClassName":"standard","resources":{"requests":{"storage":"500Mi"}}}}]')"
+seed admission added_template "$(review u6 UPDATE "$vct" "$(printf '%s' "$big" | sed 's/]$/,{"metadata":{"name":"logs","labels":{"a":"b"}},"spec":{"storageClassName":"standard","resources":{"requests":{"storage":"1Gi"}}}}]/')")"
+seed admission other_field "$(review u7 UPDATE "$vct" '[{"metadata":{"name":"data"},"spec":{"accessModes":["ReadWriteMany"],"storageClassName":"standard","resources":{"requests":{"storage":"1Gi"}}}},{"metadata":{"name":"wal"},"spec":{"accessModes":["ReadWriteOnce"],"storageClassName":"standard","resources":{"requests":{"storage":"500Mi"}}}}]')"
+seed admission copy_shrink "$(review u8 UPDATE "$vct" '[{"metadata":{"name":"data"},"spec":{"accessModes":["ReadWriteOnce"],"storageClassName":"standard","resources":{"requests":{"storage":"512Mi"}}}},{"metadata":{"name":"wal"},"spec":{"accessModes":["ReadWriteOnce"],"storageClassName":"standard","resources":{"requests":{"storage":"500Mi"}}}}]' '{"stateful-operator.io/resize-strategy":"copy","stateful-operator.io/allow-shrink":"true"}')"
+seed admission create_saved "$(review u9 CREATE '[]' "$vct")"
+seed admission opted_out "$(review u10 UPDATE "$vct" "$big" '{"stateful-operator.io/ignore":"true"}')"
+seed admission not_a_review '{"apiVersion":"v1","kind":"Status"}'
+seed admission no_request '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}'
+seed admission scale_subresource '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u11","kind":{"group":"autoscaling","version":"v1","kind":"Scale"},"subResource":"scale","operation":"UPDATE","object":{},"oldObject":{}}}'
