@@ -13,14 +13,6 @@
 #include "util/xalloc.h"
 #include "client/kube_object.h"
 
-/*
- * A LIST page or an object larger than this is refused (the buffer cap).
- * Pages are 100 items (kube_list_all too), so this allows 160 KiB per
- * item, and a single object (etcd keeps at most 1.5 MiB) fits ten times;
- * informers list one page at a time, so this stays far below the 128 Mi
- * memory limit even with the parsed tree of a page.
- */
-#define RESPONSE_MAX (16u << 20)
 #define LIST_PAGE_DEFAULT 100
 
 /*
@@ -525,7 +517,7 @@ static int request_raw(struct kube_client *c, const char *method, const char *pa
 		if (sink.too_big) {
 			/* The same answer would come again: not retried. */
 			kube__set_error(err, code, "", "%s %s: answer larger than %u MiB", method, path,
-					RESPONSE_MAX >> 20);
+					KUBE_RESPONSE_MAX >> 20);
 			rc = KUBE_ETOOLARGE;
 			break;
 		} else if (cc != CURLE_OK) {
@@ -570,7 +562,7 @@ static int request_json(struct kube_client *c, const char *method, const char *p
 			const char *body, bool repeat_ok, json_t **out, struct kube_error *err)
 {
 	struct strbuf resp;
-	strbuf_init(&resp, RESPONSE_MAX);
+	strbuf_init(&resp, KUBE_RESPONSE_MAX);
 	if (out)
 		*out = NULL;
 	int rc = request_raw(c, method, path, content_type, body, repeat_ok, &resp, err);
@@ -690,7 +682,7 @@ int kube_list_page_each(struct kube_client *c, const struct kube_resource *r, co
 	*resource_version = NULL;
 	char *path = list_path(r, ns, opts);
 	struct strbuf resp;
-	strbuf_init(&resp, RESPONSE_MAX);
+	strbuf_init(&resp, KUBE_RESPONSE_MAX);
 	int rc = request_raw(c, "GET", path, NULL, NULL, false, &resp, err);
 	if (rc == KUBE_OK) {
 		struct each_item ei = {fn, ctx, false};
