@@ -1,10 +1,15 @@
 #include "client/list_scan.h"
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <string.h>
 
-/* Deep enough for any Kubernetes object; deeper input is refused. */
-#define MAX_DEPTH 256
+/*
+ * Each item is parsed by jansson next, which stops at this depth; the
+ * scanner allows as much, so that a LIST reads every object a watch
+ * delivers (custom resources nest as deep as their unknown fields do).
+ */
+#define MAX_DEPTH JSON_PARSER_MAX_DEPTH
 
 static size_t skip_ws(const char *s, size_t len, size_t i)
 {
