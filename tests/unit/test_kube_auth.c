@@ -83,14 +83,8 @@ static void test_token_file_size_cap(void **state)
 {
 	(void)state;
 	size_t cap = 64u << 10;
-	char *text = xmalloc(cap + 2);
-	memset(text, 'a', cap + 1);
-	text[cap] = '\0';
-	char *at_cap = write_file("token-at-cap", text, 0600);
-	text[cap] = 'a';
-	text[cap + 1] = '\0';
-	char *over = write_file("token-over-cap", text, 0600);
-	free(text);
+	char *at_cap = scratch_file_sized(tmpdir, "token-at-cap", "", 'a', cap);
+	char *over = scratch_file_sized(tmpdir, "token-over-cap", "", 'a', cap + 1);
 
 	struct kube_config cfg = {0};
 	cfg.token_file = at_cap;

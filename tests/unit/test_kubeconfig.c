@@ -716,15 +716,9 @@ static void test_load_size_cap(void **state)
 				   "clusters: [{name: c, cluster: {server: 'https://h'}}]\n"
 				   "contexts: [{name: a, context: {cluster: c}}]\n";
 	size_t cap = 16u << 20;
-	char *text = xmalloc(cap + 2);
-	memcpy(text, head, strlen(head));
-	memset(text + strlen(head), '#', cap + 1 - strlen(head)); /* a comment to the end */
-	text[cap] = '\0';
-	char *at_cap = write_file("size/exact", text, 0600);
-	text[cap] = '#';
-	text[cap + 1] = '\0';
-	char *over = write_file("size/over", text, 0600);
-	free(text);
+	/* A comment to the end of the file. */
+	char *at_cap = scratch_file_sized(tmpdir, "size/exact", head, '#', cap);
+	char *over = scratch_file_sized(tmpdir, "size/over", head, '#', cap + 1);
 
 	struct kube_config cfg;
 	char *err = NULL;
