@@ -657,16 +657,28 @@ int kube_list_page(struct kube_client *c, const struct kube_resource *r, const c
 struct each_item {
 	kube_list_item_fn fn;
 	void *ctx;
-	bool bad_item;
+	char bad_item[JSON_ERROR_TEXT_LENGTH + 32]; /* why an item could not be read; "" when none */
 };
 
 static int parse_item(void *ctx, const char *text, size_t len)
 {
 	struct each_item *ei = ctx;
-	json_t *item = json_loadb(text, len, 0, NULL);
+	json_error_t jerr;
+	json_t *item = json_loadb(text, len, 0, &jerr);
 	if (!json_is_object(item)) {
+		if (item) {
+			snprintf(ei->bad_item, sizeof(ei->bad_item), "an item is not a JSON object");
+		} else {
+			/*
+			 * jansson's words say why (nesting past its 2048 levels, say),
+			 * without its "near '...'": that quotes the text, perhaps a Secret's.
+			 */
+			char *near = strstr(jerr.text, " near ");
+			if (near)
+				*near = '\0';
+			snprintf(ei->bad_item, sizeof(ei->bad_item), "an item is not JSON: %s", jerr.text);
+		}
 		json_decref(item);
-		ei->bad_item = true;
 		return -1;
 	}
 	ei->fn(ei->ctx, item);
@@ -685,14 +697,14 @@ int kube_list_page_each(struct kube_client *c, const struct kube_resource *r, co
 	strbuf_init(&resp, KUBE_RESPONSE_MAX);
 	int rc = request_raw(c, "GET", path, NULL, NULL, false, &resp, err);
 	if (rc == KUBE_OK) {
-		struct each_item ei = {fn, ctx, false};
+		struct each_item ei = {fn, ctx, ""};
 		const char *meta_text = NULL;
 		size_t meta_len = 0;
 		json_t *meta = NULL;
 		if (list_scan(resp.buf ? resp.buf : "", resp.len, parse_item, &ei, &meta_text, &meta_len) ||
 		    !meta_text || !(meta = json_loadb(meta_text, meta_len, 0, NULL))) {
-			kube__set_error(err, 200, "", "LIST %s: answer is not a List%s", r->plural,
-				  ei.bad_item ? " (an item is not a JSON object)" : "");
+			kube__set_error(err, 200, "", "LIST %s: answer is not a List%s%s%s", r->plural,
+				  ei.bad_item[0] ? " (" : "", ei.bad_item, ei.bad_item[0] ? ")" : "");
 			rc = KUBE_EDECODE;
 		} else {
 			const char *cont = json_string_value(json_object_get(meta, "continue"));

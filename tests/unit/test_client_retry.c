@@ -37,16 +37,17 @@
  * one repeats): an answer (with Retry-After when the step gives one), 409
  * AlreadyExists, a cut (the request is read, then the connection closed unanswered: the
  * client cannot tell whether it was acted on), a stall, a body of a
- * given size, a watch stream that idles between two events, or a watch
- * event of a given size.
+ * given size, a watch stream that idles between two events, a watch
+ * event of a given size, or a LIST whose one item nests a given depth.
  */
-enum step_kind { ANSWER, EXISTS, CUT, STALL, BIG, WATCH_IDLE, WATCH_BIG };
+enum step_kind { ANSWER, EXISTS, CUT, STALL, BIG, WATCH_IDLE, WATCH_BIG, LIST_DEEP };
 
 struct step {
 	enum step_kind kind;
 	int code;
 	int retry_after; /* seconds; -1 = no header */
-	size_t size;     /* BIG: the body, {"d":"aaa..."}; WATCH_BIG: the event, without its newline */
+	size_t size;     /* BIG: the body, {"d":"aaa..."}; WATCH_BIG: the event, without its newline;
+			    LIST_DEEP: the item's depth, {"d":[[...]]} */
 };
 
 #define MAX_CONNS 32
@@ -188,6 +189,16 @@ static bool serve_step(struct fake *f, int fd, const struct step *st)
 			return false;
 		send_all(fd, "0\r\n\r\n", 5);
 		return true;
+	}
+	case LIST_DEEP: {
+		static const char list_head[] = "{\"metadata\":{\"resourceVersion\":\"1\"},\"items\":[{\"d\":";
+		static const char list_tail[] = "}]}";
+		size_t arrays = st->size - 1; /* the item object is a level */
+		int hn = snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+				  "Content-Length: %zu\r\n\r\n", strlen(list_head) + 2 * arrays + strlen(list_tail));
+		return send_all(fd, head, (size_t)hn) && send_all(fd, list_head, strlen(list_head)) &&
+		       send_filler(fd, '[', arrays) && send_filler(fd, ']', arrays) &&
+		       send_all(fd, list_tail, strlen(list_tail));
 	}
 	case ANSWER:
 	case EXISTS:
@@ -698,6 +709,48 @@ static void test_watch_frame_cap(void **state)
 	fake_stop(&f);
 }
 
+static void count_item(void *ctx, json_t *item)
+{
+	(void)item;
+	(*(int *)ctx)++;
+}
+
+/*
+ * A LIST item nested as deep as jansson parses (2048 levels) is read; one
+ * level more fails the page with jansson's reason, not a crash.
+ */
+static void test_list_item_depth(void **state)
+{
+	(void)state;
+	struct fake f;
+	struct step steps[] = {{LIST_DEEP, 0, -1, JSON_PARSER_MAX_DEPTH}};
+	struct kube_client_options o = {.max_retries = -1};
+	fake_start_steps(&f, steps, 1, &o);
+	struct kube_error err;
+	struct kube_list_options lo = {.limit = 100};
+	char *cont = NULL, *rv = NULL;
+	int items = 0;
+	assert_int_equal(kube_list_page_each(f.client, &KUBE_CONFIGMAPS, "ns", &lo, count_item, &items, &cont, &rv,
+					     &err), KUBE_OK);
+	assert_int_equal(items, 1);
+	assert_string_equal(rv, "1");
+	free(cont);
+	free(rv);
+	fake_stop(&f);
+
+	steps[0].size = JSON_PARSER_MAX_DEPTH + 1;
+	fake_start_steps(&f, steps, 1, &o);
+	items = 0;
+	assert_int_equal(kube_list_page_each(f.client, &KUBE_CONFIGMAPS, "ns", &lo, count_item, &items, &cont, &rv,
+					     &err), KUBE_EDECODE);
+	assert_int_equal(items, 0);
+	assert_null(cont);
+	assert_null(rv);
+	assert_string_equal(err.message,
+			    "LIST configmaps: answer is not a List (an item is not JSON: maximum parsing depth reached)");
+	fake_stop(&f);
+}
+
 /* kube_list_all asks for pages, so every answer stays under the cap. */
 static void test_list_all_pages(void **state)
 {
@@ -750,6 +803,7 @@ int main(void)
 		cmocka_unit_test(test_idle_watch_is_not_a_stall),
 		cmocka_unit_test(test_response_cap),
 		cmocka_unit_test(test_watch_frame_cap),
+		cmocka_unit_test(test_list_item_depth),
 		cmocka_unit_test(test_list_all_pages),
 		cmocka_unit_test(test_server_userinfo_refused),
 	};
