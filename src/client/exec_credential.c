@@ -37,8 +37,6 @@
 
 #define WUR __attribute__((warn_unused_result))
 
-#define EXEC_OUTPUT_CAP (1024u * 1024u)
-#define EXEC_TIMEOUT_MS 60000
 
 extern char **environ;
 
@@ -284,11 +282,19 @@ out:
 	return rc;
 }
 
+/* A new message for a plugin still running at its time limit (the caller kills it). */
+static char *timed_out(const char *cmd, long timeout_ms)
+{
+	return xasprintf("exec plugin \"%s\" did not finish within %g s; killed it", cmd,
+			 (double)timeout_ms / 1000.0);
+}
+
 /*
  * Reads the child's stdout until EOF, the cap or the deadline. Returns 0
  * at EOF, -1 with *err set otherwise.
  */
-static WUR int read_output(const char *cmd, int fd, int64_t deadline, struct strbuf *sb, char **err)
+static WUR int read_output(const char *cmd, int fd, int64_t deadline, long timeout_ms, struct strbuf *sb,
+			   char **err)
 {
 	char chunk[16384];
 	int rc = -1;
@@ -296,8 +302,7 @@ static WUR int read_output(const char *cmd, int fd, int64_t deadline, struct str
 	for (;;) {
 		int64_t left = deadline - now_ms();
 		if (left <= 0) {
-			*err = xasprintf("exec plugin \"%s\" did not finish within %d seconds", cmd,
-					 EXEC_TIMEOUT_MS / 1000);
+			*err = timed_out(cmd, timeout_ms);
 			goto out;
 		}
 		struct pollfd pfd = {.fd = fd, .events = POLLIN};
@@ -321,8 +326,8 @@ static WUR int read_output(const char *cmd, int fd, int64_t deadline, struct str
 		if (n == 0)
 			break;
 		if (strbuf_add(sb, chunk, (size_t)n) < 0) {
-			*err = xasprintf("exec plugin \"%s\" printed more than %u KiB", cmd,
-					 EXEC_OUTPUT_CAP / 1024u);
+			*err = xasprintf("exec plugin \"%s\" printed more than %u KiB on stdout; killed it",
+					 cmd, KUBE_EXEC_OUTPUT_MAX / 1024u);
 			goto out;
 		}
 	}
@@ -333,7 +338,8 @@ out:
 }
 
 /* Waits for pid until the deadline. Returns 0 with *status, or -1 with *err set. */
-static WUR int wait_child(const char *cmd, pid_t pid, int64_t deadline, int *status, char **err)
+static WUR int wait_child(const char *cmd, pid_t pid, int64_t deadline, long timeout_ms, int *status,
+			  char **err)
 {
 	long nap = 1;
 	for (;;) {
@@ -345,8 +351,7 @@ static WUR int wait_child(const char *cmd, pid_t pid, int64_t deadline, int *sta
 			return -1;
 		}
 		if (now_ms() >= deadline) {
-			*err = xasprintf("exec plugin \"%s\" did not finish within %d seconds", cmd,
-					 EXEC_TIMEOUT_MS / 1000);
+			*err = timed_out(cmd, timeout_ms);
 			return -1;
 		}
 		clock_sleep_ms(nap);
@@ -394,6 +399,12 @@ static char *find_program(const char *cmd)
 int kube_exec_credential_get(const struct kube_exec_config *exec, const char *server,
 			     struct kube_exec_credential *out, char **err)
 {
+	return kube_exec_credential_run(exec, server, KUBE_EXEC_TIMEOUT_MS, out, err);
+}
+
+int kube_exec_credential_run(const struct kube_exec_config *exec, const char *server, long timeout_ms,
+			     struct kube_exec_credential *out, char **err)
+{
 	char **argv = NULL, **envp = NULL, *info = NULL, *prog = NULL;
 	int pipefd[2] = {-1, -1};
 	pid_t pid = -1;
@@ -406,7 +417,7 @@ int kube_exec_credential_get(const struct kube_exec_config *exec, const char *se
 
 	memset(out, 0, sizeof(*out));
 	*err = NULL;
-	strbuf_init(&sb, EXEC_OUTPUT_CAP);
+	strbuf_init(&sb, KUBE_EXEC_OUTPUT_MAX);
 	if (!exec || !exec->command || !*exec->command || !exec->api_version) {
 		*err = xstrdup("exec plugin: command and apiVersion must be set");
 		goto out;
@@ -475,10 +486,10 @@ int kube_exec_credential_get(const struct kube_exec_config *exec, const char *se
 	close(pipefd[1]);
 	pipefd[1] = -1;
 
-	int64_t deadline = now_ms() + EXEC_TIMEOUT_MS;
-	if (read_output(cmd, pipefd[0], deadline, &sb, err) < 0)
+	int64_t deadline = now_ms() + timeout_ms;
+	if (read_output(cmd, pipefd[0], deadline, timeout_ms, &sb, err) < 0)
 		goto out;
-	if (wait_child(cmd, pid, deadline, &status, err) < 0)
+	if (wait_child(cmd, pid, deadline, timeout_ms, &status, err) < 0)
 		goto out;
 	pid = -1; /* reaped */
 	if (WIFSIGNALED(status)) {

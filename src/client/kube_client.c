@@ -13,14 +13,6 @@
 #include "util/xalloc.h"
 #include "client/kube_object.h"
 
-/*
- * A LIST page or an object larger than this is refused (the buffer cap).
- * Pages are 100 items (kube_list_all too), so this allows 160 KiB per
- * item, and a single object (etcd keeps at most 1.5 MiB) fits ten times;
- * informers list one page at a time, so this stays far below the 128 Mi
- * memory limit even with the parsed tree of a page.
- */
-#define RESPONSE_MAX (16u << 20)
 #define LIST_PAGE_DEFAULT 100
 
 /*
@@ -525,7 +517,7 @@ static int request_raw(struct kube_client *c, const char *method, const char *pa
 		if (sink.too_big) {
 			/* The same answer would come again: not retried. */
 			kube__set_error(err, code, "", "%s %s: answer larger than %u MiB", method, path,
-					RESPONSE_MAX >> 20);
+					KUBE_RESPONSE_MAX >> 20);
 			rc = KUBE_ETOOLARGE;
 			break;
 		} else if (cc != CURLE_OK) {
@@ -570,7 +562,7 @@ static int request_json(struct kube_client *c, const char *method, const char *p
 			const char *body, bool repeat_ok, json_t **out, struct kube_error *err)
 {
 	struct strbuf resp;
-	strbuf_init(&resp, RESPONSE_MAX);
+	strbuf_init(&resp, KUBE_RESPONSE_MAX);
 	if (out)
 		*out = NULL;
 	int rc = request_raw(c, method, path, content_type, body, repeat_ok, &resp, err);
@@ -665,16 +657,28 @@ int kube_list_page(struct kube_client *c, const struct kube_resource *r, const c
 struct each_item {
 	kube_list_item_fn fn;
 	void *ctx;
-	bool bad_item;
+	char bad_item[JSON_ERROR_TEXT_LENGTH + 32]; /* why an item could not be read; "" when none */
 };
 
 static int parse_item(void *ctx, const char *text, size_t len)
 {
 	struct each_item *ei = ctx;
-	json_t *item = json_loadb(text, len, 0, NULL);
+	json_error_t jerr;
+	json_t *item = json_loadb(text, len, 0, &jerr);
 	if (!json_is_object(item)) {
+		if (item) {
+			snprintf(ei->bad_item, sizeof(ei->bad_item), "an item is not a JSON object");
+		} else {
+			/*
+			 * jansson's words say why (nesting past its 2048 levels, say),
+			 * without its "near '...'": that quotes the text, perhaps a Secret's.
+			 */
+			char *near = strstr(jerr.text, " near ");
+			if (near)
+				*near = '\0';
+			snprintf(ei->bad_item, sizeof(ei->bad_item), "an item is not JSON: %s", jerr.text);
+		}
 		json_decref(item);
-		ei->bad_item = true;
 		return -1;
 	}
 	ei->fn(ei->ctx, item);
@@ -690,17 +694,17 @@ int kube_list_page_each(struct kube_client *c, const struct kube_resource *r, co
 	*resource_version = NULL;
 	char *path = list_path(r, ns, opts);
 	struct strbuf resp;
-	strbuf_init(&resp, RESPONSE_MAX);
+	strbuf_init(&resp, KUBE_RESPONSE_MAX);
 	int rc = request_raw(c, "GET", path, NULL, NULL, false, &resp, err);
 	if (rc == KUBE_OK) {
-		struct each_item ei = {fn, ctx, false};
+		struct each_item ei = {fn, ctx, ""};
 		const char *meta_text = NULL;
 		size_t meta_len = 0;
 		json_t *meta = NULL;
 		if (list_scan(resp.buf ? resp.buf : "", resp.len, parse_item, &ei, &meta_text, &meta_len) ||
 		    !meta_text || !(meta = json_loadb(meta_text, meta_len, 0, NULL))) {
-			kube__set_error(err, 200, "", "LIST %s: answer is not a List%s", r->plural,
-				  ei.bad_item ? " (an item is not a JSON object)" : "");
+			kube__set_error(err, 200, "", "LIST %s: answer is not a List%s%s%s", r->plural,
+				  ei.bad_item[0] ? " (" : "", ei.bad_item, ei.bad_item[0] ? ")" : "");
 			rc = KUBE_EDECODE;
 		} else {
 			const char *cont = json_string_value(json_object_get(meta, "continue"));

@@ -13,6 +13,15 @@
 #include "client/kube_client.h"
 #include "util/strbuf.h"
 
+/*
+ * A LIST page or an object larger than this is refused (the buffer cap).
+ * Pages are 100 items (kube_list_all too), so this allows 160 KiB per
+ * item, and a single object (etcd keeps at most 1.5 MiB) fits ten times;
+ * informers list one page at a time, so this stays far below the 128 Mi
+ * memory limit even with the parsed tree of a page.
+ */
+#define KUBE_RESPONSE_MAX (16u << 20)
+
 struct thread_handle {
 	CURL *curl;
 	struct kube_client *client;

@@ -95,12 +95,34 @@ void kube_exec_credential_release(struct kube_exec_credential *cred);
 int kube_exec_credential_parse(const struct kube_exec_config *exec, const char *buf, size_t len,
 			       struct kube_exec_credential *out, char **err)
 	__attribute__((warn_unused_result));
+
+/*
+ * A plugin may print this much on stdout: an ExecCredential is a token or
+ * a certificate and key, a few KiB; more is a broken or hostile plugin,
+ * which is killed rather than allowed to fill the operator's memory.
+ */
+#define KUBE_EXEC_OUTPUT_MAX (1024u * 1024u)
+/*
+ * A plugin still running after this is killed with its process group.
+ * Cloud plugins take a few seconds, more on a cold start that fetches a
+ * token from an identity service; a hung one must not hold the callers
+ * that wait for a credential forever.
+ */
+#define KUBE_EXEC_TIMEOUT_MS 60000L
+
 /*
  * Runs the plugin (no shell; stdin closed, stderr passed through) with
  * KUBERNETES_EXEC_INFO set, and parses its ExecCredential. server is
- * passed as cluster info when provide_cluster_info is set.
+ * passed as cluster info when provide_cluster_info is set. Refused, the
+ * plugin and its process group killed, past KUBE_EXEC_OUTPUT_MAX or
+ * KUBE_EXEC_TIMEOUT_MS.
  */
 int kube_exec_credential_get(const struct kube_exec_config *exec, const char *server,
+			     struct kube_exec_credential *out, char **err)
+	__attribute__((warn_unused_result));
+
+/* kube_exec_credential_get with another time limit (tests use a short one). */
+int kube_exec_credential_run(const struct kube_exec_config *exec, const char *server, long timeout_ms,
 			     struct kube_exec_credential *out, char **err)
 	__attribute__((warn_unused_result));
 

@@ -7,6 +7,9 @@
 #include "client/watch_decoder.h"
 #include "util/xalloc.h"
 
+/* The body of a watch refused with an error: a Status, a few hundred bytes; more is cut off. */
+#define WATCH_ERROR_BODY_MAX (1u << 20)
+
 struct watch_state {
 	CURL *curl;
 	struct watch_decoder dec;
@@ -71,7 +74,7 @@ int kube_watch(struct kube_client *c, const struct kube_resource *r, const char 
 	struct curl_slist *headers = kube__setup_handle(c, h, "GET", url, NULL, &auth);
 	struct watch_state ws = {.curl = h, .fn = fn, .ctx = ctx, .stop = stop};
 	watch_decoder_init(&ws.dec);
-	strbuf_init(&ws.error_body, 1u << 20);
+	strbuf_init(&ws.error_body, WATCH_ERROR_BODY_MAX);
 	char curl_err[CURL_ERROR_SIZE] = "";
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, curl_err);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, watch_body);

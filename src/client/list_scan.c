@@ -3,8 +3,14 @@
 #include <stdbool.h>
 #include <string.h>
 
-/* Deep enough for any Kubernetes object; deeper input is refused. */
-#define MAX_DEPTH 256
+/*
+ * The API server decodes JSON with Go's encoding/json, which stops at
+ * 10,000 levels, and custom resources nest as deep as their unknown
+ * fields do: the scanner hands over whatever the server can send, and the
+ * parser of the item (jansson, 2048 levels) refuses what is too deep with
+ * its own words. One bit a level: '{' or '['.
+ */
+#define MAX_DEPTH 10000
 
 static size_t skip_ws(const char *s, size_t len, size_t i)
 {
@@ -32,7 +38,7 @@ size_t json_value_span(const char *s, size_t len)
 	size_t i = skip_ws(s, len, 0);
 	if (i >= len)
 		return 0;
-	char stack[MAX_DEPTH];
+	unsigned char is_object[(MAX_DEPTH + 7) / 8] = {0}; /* bit d: level d opened with '{' */
 	int depth = 0;
 	for (;;) {
 		if (i >= len)
@@ -45,10 +51,18 @@ size_t json_value_span(const char *s, size_t len)
 		} else if (c == '{' || c == '[') {
 			if (depth == MAX_DEPTH)
 				return 0;
-			stack[depth++] = c == '{' ? '}' : ']';
+			unsigned char bit = (unsigned char)(1u << (depth % 8));
+			if (c == '{')
+				is_object[depth / 8] |= bit;
+			else
+				is_object[depth / 8] &= (unsigned char)~bit;
+			depth++;
 			i++;
 		} else if (c == '}' || c == ']') {
-			if (!depth || stack[depth - 1] != c)
+			if (!depth)
+				return 0;
+			bool object = is_object[(depth - 1) / 8] & (1u << ((depth - 1) % 8));
+			if (object != (c == '}'))
 				return 0;
 			depth--;
 			i++;

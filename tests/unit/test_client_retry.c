@@ -25,6 +25,7 @@
 
 #include "client/kube_client.h"
 #include "client/kube_client_internal.h"
+#include "client/watch_decoder.h"
 #include "util/clock.h"
 #include "loopback.h"
 #include "util/xalloc.h"
@@ -35,15 +36,18 @@
  * connection. Each request takes the next step of the script (the last
  * one repeats): an answer (with Retry-After when the step gives one), 409
  * AlreadyExists, a cut (the request is read, then the connection closed unanswered: the
- * client cannot tell whether it was acted on), a stall, an oversized
- * body, or a watch stream that idles between two events.
+ * client cannot tell whether it was acted on), a stall, a body of a
+ * given size, a watch stream that idles between two events, a watch
+ * event of a given size, or a LIST whose one item nests a given depth.
  */
-enum step_kind { ANSWER, EXISTS, CUT, STALL, BIG, WATCH_IDLE };
+enum step_kind { ANSWER, EXISTS, CUT, STALL, BIG, WATCH_IDLE, WATCH_BIG, LIST_DEEP };
 
 struct step {
 	enum step_kind kind;
 	int code;
 	int retry_after; /* seconds; -1 = no header */
+	size_t size;     /* BIG: the body, {"d":"aaa..."}; WATCH_BIG: the event, without its newline;
+			    LIST_DEEP: the item's depth, {"d":[[...]]} */
 };
 
 #define MAX_CONNS 32
@@ -117,6 +121,19 @@ static bool send_all(int fd, const char *data, size_t len)
 	return true;
 }
 
+/* Sends n bytes of c. */
+static bool send_filler(int fd, char c, size_t n)
+{
+	static char chunk[65536];
+	memset(chunk, c, sizeof(chunk));
+	for (size_t k; n; n -= k) {
+		k = n < sizeof(chunk) ? n : sizeof(chunk);
+		if (!send_all(fd, chunk, k))
+			return false;
+	}
+	return true;
+}
+
 static void idle_ms(struct fake *f, long ms)
 {
 	for (long t = 0; t < ms && !atomic_load(&f->stop); t += 10)
@@ -142,18 +159,20 @@ static bool serve_step(struct fake *f, int fd, const struct step *st)
 		return false;
 	}
 	case BIG: {
-		size_t total = (17u << 20) + 2;
 		int hn = snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-				  "Content-Length: %zu\r\n\r\n\"", total);
-		if (!send_all(fd, head, (size_t)hn))
-			return false;
-		static char chunk[65536];
-		memset(chunk, 'a', sizeof(chunk));
-		for (size_t sent = 2; sent < total; sent += sizeof(chunk)) {
-			if (!send_all(fd, chunk, sizeof(chunk)))
-				return false;
-		}
-		(void)send_all(fd, "\"", 1);
+				  "Content-Length: %zu\r\n\r\n{\"d\":\"", st->size);
+		(void)(send_all(fd, head, (size_t)hn) && send_filler(fd, 'a', st->size - 8) &&
+		       send_all(fd, "\"}", 2));
+		return false;
+	}
+	case WATCH_BIG: {
+		static const char ev_head[] = "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"big\"},"
+					      "\"data\":\"";
+		static const char ev_tail[] = "\"}}\n";
+		const char *h = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n";
+		(void)(send_all(fd, h, strlen(h)) && send_all(fd, ev_head, strlen(ev_head)) &&
+		       send_filler(fd, 'x', st->size - strlen(ev_head) - (strlen(ev_tail) - 1)) &&
+		       send_all(fd, ev_tail, strlen(ev_tail)));
 		return false;
 	}
 	case WATCH_IDLE: {
@@ -170,6 +189,16 @@ static bool serve_step(struct fake *f, int fd, const struct step *st)
 			return false;
 		send_all(fd, "0\r\n\r\n", 5);
 		return true;
+	}
+	case LIST_DEEP: {
+		static const char list_head[] = "{\"metadata\":{\"resourceVersion\":\"1\"},\"items\":[{\"d\":";
+		static const char list_tail[] = "}]}";
+		size_t arrays = st->size - 1; /* the item object is a level */
+		int hn = snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+				  "Content-Length: %zu\r\n\r\n", strlen(list_head) + 2 * arrays + strlen(list_tail));
+		return send_all(fd, head, (size_t)hn) && send_all(fd, list_head, strlen(list_head)) &&
+		       send_filler(fd, '[', arrays) && send_filler(fd, ']', arrays) &&
+		       send_all(fd, list_tail, strlen(list_tail));
 	}
 	case ANSWER:
 	case EXISTS:
@@ -258,7 +287,7 @@ static void fake_start(struct fake *f, const int *codes, const int *retry_after,
 {
 	struct step steps[8];
 	for (int i = 0; i < n; i++)
-		steps[i] = (struct step){ANSWER, codes[i], retry_after ? retry_after[i] : -1};
+		steps[i] = (struct step){ANSWER, codes[i], retry_after ? retry_after[i] : -1, 0};
 	struct kube_client_options o = {.max_retries = 3, .dry_run = dry_run};
 	fake_start_steps(f, steps, n, &o);
 }
@@ -377,7 +406,7 @@ static void test_dry_run_marks_mutations_only(void **state)
 
 static struct fake *start_cut(struct fake *f, enum step_kind first, int then_code)
 {
-	struct step steps[] = {{first, 0, -1}, {ANSWER, then_code, -1}};
+	struct step steps[] = {{first, 0, -1, 0}, {ANSWER, then_code, -1, 0}};
 	struct kube_client_options o = {.max_retries = 3};
 	fake_start_steps(f, steps, 2, &o);
 	return f;
@@ -415,7 +444,7 @@ static void test_cut_post_is_not_retried(void **state)
 	fake_stop(&f);
 
 	/* In dry-run mode nothing is stored, so a repeat is harmless. */
-	struct step steps[] = {{CUT, 0, -1}, {ANSWER, 201, -1}};
+	struct step steps[] = {{CUT, 0, -1, 0}, {ANSWER, 201, -1, 0}};
 	struct kube_client_options o = {.max_retries = 3, .dry_run = true};
 	fake_start_steps(&f, steps, 2, &o);
 	assert_int_equal(kube_create(f.client, &KUBE_CONFIGMAPS, "ns", cm, NULL, &err), KUBE_OK);
@@ -486,7 +515,7 @@ static void test_post_not_resent_on_a_kept_alive_connection(void **state)
 	(void)state;
 	struct fake f;
 	struct kube_error err;
-	struct step steps[] = {{ANSWER, 200, -1}, {CUT, 0, -1}, {ANSWER, 201, -1}};
+	struct step steps[] = {{ANSWER, 200, -1, 0}, {CUT, 0, -1, 0}, {ANSWER, 201, -1, 0}};
 	struct kube_client_options o = {.max_retries = 3};
 	fake_start_steps(&f, steps, 3, &o);
 	assert_int_equal(kube_get(f.client, &KUBE_CONFIGMAPS, "ns", "x", NULL, &err), KUBE_OK);
@@ -510,7 +539,7 @@ static void test_named_create_rides_a_kept_alive_connection(void **state)
 	(void)state;
 	struct fake f;
 	struct kube_error err;
-	struct step steps[] = {{ANSWER, 200, -1}, {ANSWER, 201, -1}, {CUT, 0, -1}, {EXISTS, 409, -1}};
+	struct step steps[] = {{ANSWER, 200, -1, 0}, {ANSWER, 201, -1, 0}, {CUT, 0, -1, 0}, {EXISTS, 409, -1, 0}};
 	struct kube_client_options o = {.max_retries = 3};
 	fake_start_steps(&f, steps, 4, &o);
 	assert_int_equal(kube_get(f.client, &KUBE_CONFIGMAPS, "ns", "x", NULL, &err), KUBE_OK);
@@ -569,7 +598,7 @@ static void test_retry_after_is_capped(void **state)
 {
 	(void)state;
 	struct fake f;
-	struct step steps[] = {{ANSWER, 429, 60}};
+	struct step steps[] = {{ANSWER, 429, 60, 0}};
 	struct kube_client_options o = {.max_retries = 5};
 	fake_start_steps(&f, steps, 1, &o);
 	struct kube_error err;
@@ -588,7 +617,7 @@ static void test_stalled_transfer_ends(void **state)
 {
 	(void)state;
 	struct fake f;
-	struct step steps[] = {{STALL, 0, -1}};
+	struct step steps[] = {{STALL, 0, -1, 0}};
 	struct kube_client_options o = {.max_retries = -1, .request_timeout_ms = 20000,
 					.low_speed_seconds = 1};
 	fake_start_steps(&f, steps, 1, &o);
@@ -613,7 +642,7 @@ static void test_idle_watch_is_not_a_stall(void **state)
 {
 	(void)state;
 	struct fake f;
-	struct step steps[] = {{ANSWER, 200, -1}, {WATCH_IDLE, 0, -1}};
+	struct step steps[] = {{ANSWER, 200, -1, 0}, {WATCH_IDLE, 0, -1, 0}};
 	struct kube_client_options o = {.max_retries = -1, .low_speed_seconds = 1};
 	fake_start_steps(&f, steps, 2, &o);
 	/* A request first: the watch reuses the handle that carried it. */
@@ -627,21 +656,98 @@ static void test_idle_watch_is_not_a_stall(void **state)
 	fake_stop(&f);
 }
 
-/* An answer past the cap is refused once, not downloaded again by retries. */
+/* An answer of exactly the cap is read; one byte more is refused once, not downloaded again by retries. */
 static void test_response_cap(void **state)
 {
 	(void)state;
+	assert_int_equal(KUBE_RESPONSE_MAX, 16u << 20);
 	struct fake f;
-	struct step steps[] = {{BIG, 0, -1}};
+	struct step steps[] = {{BIG, 0, -1, KUBE_RESPONSE_MAX}};
 	struct kube_client_options o = {.max_retries = 3};
 	fake_start_steps(&f, steps, 1, &o);
 	struct kube_error err;
 	json_t *out = NULL;
+	assert_int_equal(kube_get(f.client, &KUBE_CONFIGMAPS, "ns", "x", &out, &err), KUBE_OK);
+	assert_int_equal(json_string_length(json_object_get(out, "d")), KUBE_RESPONSE_MAX - 8);
+	json_decref(out);
+	fake_stop(&f);
+
+	steps[0].size = KUBE_RESPONSE_MAX + 1;
+	fake_start_steps(&f, steps, 1, &o);
+	out = NULL;
 	assert_int_equal(kube_get(f.client, &KUBE_CONFIGMAPS, "ns", "x", &out, &err), KUBE_ETOOLARGE);
 	assert_null(out);
 	assert_int_equal(err.code, 200);
 	assert_string_equal(err.message, "GET /api/v1/namespaces/ns/configmaps/x: answer larger than 16 MiB");
 	assert_int_equal(atomic_load(&f.served), 1);
+	fake_stop(&f);
+}
+
+/* A watch event of exactly the frame cap is delivered; one byte more ends the watch with the cap named. */
+static void test_watch_frame_cap(void **state)
+{
+	(void)state;
+	struct fake f;
+	struct step steps[] = {{WATCH_BIG, 0, -1, WATCH_EVENT_MAX}};
+	struct kube_client_options o = {.max_retries = -1};
+	fake_start_steps(&f, steps, 1, &o);
+	struct kube_error err;
+	int events = 0;
+	struct kube_watch_options wo = {.timeout_seconds = 30};
+	assert_int_equal(kube_watch(f.client, &KUBE_CONFIGMAPS, "ns", &wo, count_event, &events, NULL, &err),
+			 KUBE_OK);
+	assert_int_equal(events, 1);
+	fake_stop(&f);
+
+	steps[0].size = WATCH_EVENT_MAX + 1;
+	fake_start_steps(&f, steps, 1, &o);
+	events = 0;
+	assert_int_equal(kube_watch(f.client, &KUBE_CONFIGMAPS, "ns", &wo, count_event, &events, NULL, &err),
+			 KUBE_EDECODE);
+	assert_int_equal(events, 0);
+	assert_string_equal(err.message, "watch configmaps: watch event larger than 10485760 bytes");
+	fake_stop(&f);
+}
+
+static void count_item(void *ctx, json_t *item)
+{
+	(void)item;
+	(*(int *)ctx)++;
+}
+
+/*
+ * A LIST item nested as deep as jansson parses (2048 levels) is read; one
+ * level more fails the page with jansson's reason, not a crash.
+ */
+static void test_list_item_depth(void **state)
+{
+	(void)state;
+	struct fake f;
+	struct step steps[] = {{LIST_DEEP, 0, -1, JSON_PARSER_MAX_DEPTH}};
+	struct kube_client_options o = {.max_retries = -1};
+	fake_start_steps(&f, steps, 1, &o);
+	struct kube_error err;
+	struct kube_list_options lo = {.limit = 100};
+	char *cont = NULL, *rv = NULL;
+	int items = 0;
+	assert_int_equal(kube_list_page_each(f.client, &KUBE_CONFIGMAPS, "ns", &lo, count_item, &items, &cont, &rv,
+					     &err), KUBE_OK);
+	assert_int_equal(items, 1);
+	assert_string_equal(rv, "1");
+	free(cont);
+	free(rv);
+	fake_stop(&f);
+
+	steps[0].size = JSON_PARSER_MAX_DEPTH + 1;
+	fake_start_steps(&f, steps, 1, &o);
+	items = 0;
+	assert_int_equal(kube_list_page_each(f.client, &KUBE_CONFIGMAPS, "ns", &lo, count_item, &items, &cont, &rv,
+					     &err), KUBE_EDECODE);
+	assert_int_equal(items, 0);
+	assert_null(cont);
+	assert_null(rv);
+	assert_string_equal(err.message,
+			    "LIST configmaps: answer is not a List (an item is not JSON: maximum parsing depth reached)");
 	fake_stop(&f);
 }
 
@@ -696,6 +802,8 @@ int main(void)
 		cmocka_unit_test(test_stalled_transfer_ends),
 		cmocka_unit_test(test_idle_watch_is_not_a_stall),
 		cmocka_unit_test(test_response_cap),
+		cmocka_unit_test(test_watch_frame_cap),
+		cmocka_unit_test(test_list_item_depth),
 		cmocka_unit_test(test_list_all_pages),
 		cmocka_unit_test(test_server_userinfo_refused),
 	};

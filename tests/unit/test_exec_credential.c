@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdbool.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 
 #include "client/kube_config.h"
 #include "scratch_dir.h"
+#include "util/clock.h"
 #include "util/xalloc.h"
 
 #define V1 "client.authentication.k8s.io/v1"
@@ -86,16 +88,23 @@ static void get_ok(const struct kube_exec_config *x, const char *server,
 	assert_null(err);
 }
 
-/* Runs x and expects an error containing want; returns nothing, frees everything. */
-static void get_fails(const struct kube_exec_config *x, const char *server, const char *want)
+/* Runs x under timeout_ms and expects an error containing want; frees everything. */
+static void run_fails(const struct kube_exec_config *x, const char *server, long timeout_ms,
+		      const char *want)
 {
 	struct kube_exec_credential cred;
 	char *err = NULL;
 	memset(&cred, 0xA5, sizeof(cred));
-	assert_int_equal(kube_exec_credential_get(x, server, &cred, &err), -1);
+	assert_int_equal(kube_exec_credential_run(x, server, timeout_ms, &cred, &err), -1);
 	assert_err_has(err, want);
 	assert_cred_zeroed(&cred);
 	free(err);
+}
+
+/* Runs x under the default limits and expects an error containing want. */
+static void get_fails(const struct kube_exec_config *x, const char *server, const char *want)
+{
+	run_fails(x, server, KUBE_EXEC_TIMEOUT_MS, want);
 }
 
 static struct kube_exec_config simple(char *cmd, const char *api)
@@ -375,19 +384,128 @@ static void test_bad_credentials(void **state)
 	}
 }
 
+#define CRED_JSON "{\"apiVersion\":\"" V1 "\",\"kind\":\"ExecCredential\",\"status\":{\"token\":\"t\"}}"
+
+/* A plugin that prints a valid credential padded with spaces to total bytes. */
+static char *padded_plugin(const char *name, size_t total)
+{
+	char *body = xasprintf("printf '%%s' '%s'\nhead -c %zu /dev/zero | tr '\\000' ' '\n", CRED_JSON,
+			       total - strlen(CRED_JSON));
+	char *p = plugin(name, body);
+	free(body);
+	return p;
+}
+
+/*
+ * Waits up to 2 s for the process whose pid the plugin wrote to pidfile
+ * to be gone (or dead, a zombie its new parent has not reaped yet).
+ */
+static void assert_killed(const char *pidfile)
+{
+	FILE *f = fopen(pidfile, "r");
+	assert_non_null(f);
+	long pid = 0;
+	assert_int_equal(fscanf(f, "%ld", &pid), 1);
+	fclose(f);
+	assert_true(pid > 1);
+	char *stat_path = xasprintf("/proc/%ld/stat", pid);
+	bool gone = false;
+	for (int i = 0; i < 200 && !gone; i++) {
+		char line[512] = "";
+		FILE *sf = fopen(stat_path, "r");
+		if (!sf) {
+			gone = true;
+			break;
+		}
+		size_t n = fread(line, 1, sizeof(line) - 1, sf);
+		fclose(sf);
+		line[n] = '\0';
+		const char *paren = strrchr(line, ')'); /* "pid (comm) S ..." */
+		gone = paren && paren[1] == ' ' && paren[2] == 'Z';
+		if (!gone)
+			clock_sleep_ms(10);
+	}
+	if (!gone)
+		fail_msg("process %ld the plugin started still runs", pid);
+	free(stat_path);
+}
+
+/* stdout: exactly the cap is read; one byte more is refused, and so is endless output, cut and killed. */
 static void test_output_cap(void **state)
 {
 	(void)state;
-	char *p = plugin("big", "head -c 2000000 /dev/zero | tr '\\000' a\n");
+	char *p = padded_plugin("exact", KUBE_EXEC_OUTPUT_MAX);
 	struct kube_exec_config x = simple(p, V1);
-	get_fails(&x, NULL, "printed more than 1024 KiB");
+	struct kube_exec_credential cred;
+	get_ok(&x, NULL, &cred);
+	assert_string_equal(cred.token, "t");
+	kube_exec_credential_release(&cred);
 	free(p);
 
-	/* Just under the cap is read in full (and then found not to be JSON). */
-	p = plugin("almost", "head -c 1048000 /dev/zero | tr '\\000' a\n");
+	p = padded_plugin("over", KUBE_EXEC_OUTPUT_MAX + 1);
 	x = simple(p, V1);
-	get_fails(&x, NULL, "not valid JSON (line 1, column");
+	char *want = xasprintf("exec plugin \"%s\" printed more than 1024 KiB on stdout; killed it", p);
+	get_fails(&x, NULL, want);
+	free(want);
 	free(p);
+
+	/* Endless output, from the plugin and a child of its own: cut at the cap, both killed. */
+	p = plugin("endless", "yes aaaaaaaa &\necho $! > \"$0.pid\"\nexec yes bbbbbbbb\n");
+	char *pidfile = xasprintf("%s.pid", p);
+	x = simple(p, V1);
+	double t0 = clock_mono_ms();
+	get_fails(&x, NULL, "printed more than 1024 KiB on stdout; killed it");
+	assert_true(clock_mono_ms() - t0 < 10000);
+	assert_killed(pidfile);
+	free(p);
+	free(pidfile);
+}
+
+/*
+ * Run time: a plugin that finishes within the limit is read; one that
+ * hangs (with its output open or closed) or trickles output forever is
+ * killed at the limit, its children too, with an error naming it and the
+ * limit.
+ */
+static void test_run_time_limit(void **state)
+{
+	(void)state;
+	assert_int_equal(KUBE_EXEC_TIMEOUT_MS, 60000);
+	char *body = xasprintf("sleep 0.2\nprintf '%%s' '%s'\n", CRED_JSON);
+	char *p = plugin("slowish", body);
+	struct kube_exec_config x = simple(p, V1);
+	struct kube_exec_credential cred;
+	char *err = NULL;
+	if (kube_exec_credential_run(&x, NULL, 5000, &cred, &err) != 0)
+		fail_msg("a plugin done in 0.2 s under a 5 s limit: %s", err);
+	assert_string_equal(cred.token, "t");
+	kube_exec_credential_release(&cred);
+	free(body);
+	free(p);
+
+	static const struct {
+		const char *name;
+		const char *body; /* writes the pid to watch into "$0.pid" */
+	} hangs[] = {
+		{"sleeps", "sleep 1000 &\necho $! > \"$0.pid\"\nwait\n"},
+		{"closes_stdout", "exec >&-\nsleep 1000 &\necho $! > \"$0.pid\"\nwait\n"},
+		{"trickles", "echo $$ > \"$0.pid\"\nwhile :; do printf ' '; sleep 0.05; done\n"},
+	};
+	for (size_t i = 0; i < sizeof(hangs) / sizeof(hangs[0]); i++) {
+		p = plugin(hangs[i].name, hangs[i].body);
+		char *pidfile = xasprintf("%s.pid", p);
+		x = simple(p, V1);
+		char *want = xasprintf("exec plugin \"%s\" did not finish within 0.4 s; killed it", p);
+		double t0 = clock_mono_ms();
+		run_fails(&x, NULL, 400, want);
+		double took = clock_mono_ms() - t0;
+		if (took < 400 || took > 5000)
+			fail_msg("%s: refused after %.0f ms, want 400 ms", hangs[i].name, took);
+		assert_killed(pidfile);
+		free(want);
+		free(p);
+		free(pidfile);
+	}
 }
 
 /*
@@ -444,6 +562,7 @@ int main(void)
 		cmocka_unit_test(test_path_lookup_and_missing),
 		cmocka_unit_test(test_bad_credentials),
 		cmocka_unit_test(test_output_cap),
+		cmocka_unit_test(test_run_time_limit),
 		cmocka_unit_test(test_release_is_safe),
 		cmocka_unit_test(test_descriptors_not_inherited),
 	};

@@ -78,6 +78,38 @@ static void test_token_file_trailing_newline(void **state)
 	kube_client_free(c);
 }
 
+/* A token file of 64 KiB is read; one byte more is refused, naming the file and the cap. */
+static void test_token_file_size_cap(void **state)
+{
+	(void)state;
+	size_t cap = 64u << 10;
+	char *at_cap = scratch_file_sized(tmpdir, "token-at-cap", "", 'a', cap);
+	char *over = scratch_file_sized(tmpdir, "token-over-cap", "", 'a', cap + 1);
+
+	struct kube_config cfg = {0};
+	cfg.token_file = at_cap;
+	struct kube_client *c = client_with(&cfg);
+	struct request_auth a;
+	char *err = NULL;
+	if (kube__get_auth(c, false, &a, &err) != 0)
+		fail_msg("a 64 KiB token: %s", err);
+	assert_int_equal(strlen(a.bearer), cap);
+	kube__request_auth_release(&a);
+	kube_client_free(c);
+
+	cfg = (struct kube_config){0};
+	cfg.token_file = xstrdup(over);
+	c = client_with(&cfg);
+	assert_int_equal(kube__get_auth(c, false, &a, &err), -1);
+	assert_null(a.bearer);
+	char *want = xasprintf("token file %s is larger than 65536 bytes", over);
+	assert_string_equal(err, want);
+	free(want);
+	free(err);
+	kube_client_free(c);
+	free(over);
+}
+
 /* A line break inside the token would put a header of its own on every request. */
 static void test_token_file_line_break_refused(void **state)
 {
@@ -298,6 +330,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_token_file_trailing_newline),
 		cmocka_unit_test(test_token_file_line_break_refused),
+		cmocka_unit_test(test_token_file_size_cap),
 		cmocka_unit_test(test_renewal_ahead_of_expiry_does_not_block),
 		cmocka_unit_test(test_one_run_for_all_waiters),
 		cmocka_unit_test(test_failure_is_shared),

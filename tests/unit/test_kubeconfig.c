@@ -708,6 +708,61 @@ static void test_load_errors_name_the_file(void **state)
 	free(p);
 }
 
+/* A file of exactly 16 MiB is read; one byte more is refused, naming the file and the cap. */
+static void test_load_size_cap(void **state)
+{
+	(void)state;
+	static const char head[] = "current-context: a\n"
+				   "clusters: [{name: c, cluster: {server: 'https://h'}}]\n"
+				   "contexts: [{name: a, context: {cluster: c}}]\n";
+	size_t cap = 16u << 20;
+	/* A comment to the end of the file. */
+	char *at_cap = scratch_file_sized(tmpdir, "size/exact", head, '#', cap);
+	char *over = scratch_file_sized(tmpdir, "size/over", head, '#', cap + 1);
+
+	struct kube_config cfg;
+	char *err = NULL;
+	if (kubeconfig_load(at_cap, NULL, &cfg, &err) != 0)
+		fail_msg("a 16 MiB kubeconfig: %s", err);
+	assert_string_equal(cfg.server, "https://h");
+	kube_config_release(&cfg);
+
+	assert_int_equal(kubeconfig_load(over, NULL, &cfg, &err), -1);
+	char *want = xasprintf("kubeconfig %s: is larger than 16 MiB", over);
+	assert_string_equal(err, want);
+	assert_zeroed(&cfg);
+	free(want);
+	free(err);
+	free(at_cap);
+	free(over);
+}
+
+/* A billion-laughs kubeconfig is refused at once, the message naming the file and the limit. */
+static void test_load_alias_bomb(void **state)
+{
+	(void)state;
+	struct strbuf sb = STRBUF_INIT;
+	assert_int_equal(strbuf_addstr(&sb, "current-context: a\nx0: &x0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"), 0);
+	for (int i = 1; i < 10; i++) {
+		assert_int_equal(strbuf_addf(&sb, "x%d: &x%d [", i, i), 0);
+		for (int j = 0; j < 10; j++)
+			assert_int_equal(strbuf_addf(&sb, "%s*x%d", j ? ", " : "", i - 1), 0);
+		assert_int_equal(strbuf_addstr(&sb, "]\n"), 0);
+	}
+	char *p = write_file("bomb/config", strbuf_str(&sb), 0600);
+	strbuf_release(&sb);
+	struct kube_config cfg;
+	char *err = NULL;
+	assert_int_equal(kubeconfig_load(p, NULL, &cfg, &err), -1);
+	char *want = xasprintf("kubeconfig %s: YAML error at line ", p);
+	assert_err_has(err, want);
+	assert_err_has(err, ": too large: more than 4000000 keys and values once aliases are expanded");
+	assert_zeroed(&cfg);
+	free(want);
+	free(err);
+	free(p);
+}
+
 static void test_kubeconfig_merge(void **state)
 {
 	(void)state;
@@ -987,6 +1042,8 @@ int main(void)
 		cmocka_unit_test(test_url_redact),
 		cmocka_unit_test_setup_teardown(test_load_file_relative, env_setup, env_teardown),
 		cmocka_unit_test_setup_teardown(test_load_errors_name_the_file, env_setup, env_teardown),
+		cmocka_unit_test_setup_teardown(test_load_size_cap, env_setup, env_teardown),
+		cmocka_unit_test_setup_teardown(test_load_alias_bomb, env_setup, env_teardown),
 		cmocka_unit_test_setup_teardown(test_kubeconfig_merge, env_setup, env_teardown),
 		cmocka_unit_test_setup_teardown(test_home_fallback, env_setup, env_teardown),
 		cmocka_unit_test_setup_teardown(test_in_cluster, env_setup, env_teardown),

@@ -246,6 +246,60 @@ static void test_oversized_event_is_refused(void **state)
 	watch_decoder_release(&d);
 }
 
+/* An event whose object nests depth arrays: {"type":"ADDED","object":{"d":[[...]]}} and a newline. */
+static char *deep_event(size_t depth, size_t *len)
+{
+	static const char head[] = "{\"type\":\"ADDED\",\"object\":{\"d\":";
+	static const char tail[] = "}}\n";
+	*len = strlen(head) + 2 * depth + strlen(tail);
+	char *ev = xmalloc(*len + 1);
+	memcpy(ev, head, strlen(head));
+	memset(ev + strlen(head), '[', depth);
+	memset(ev + strlen(head) + depth, ']', depth);
+	memcpy(ev + strlen(head) + 2 * depth, tail, strlen(tail) + 1);
+	return ev;
+}
+
+/*
+ * Nesting: jansson (2.14 in Debian 12) stops at 2048 levels, so an event
+ * nested deeper is refused with that said, never a stack overflow; one
+ * within it is delivered.
+ */
+static void test_deep_event_is_refused(void **state)
+{
+	(void)state;
+	assert_int_equal(JSON_PARSER_MAX_DEPTH, 2048);
+	size_t len;
+	char *ev = deep_event(JSON_PARSER_MAX_DEPTH - 2, &len); /* the event and its object are two levels */
+	struct watch_decoder d;
+	struct seen s = {0};
+	watch_decoder_init(&d);
+	feed_ok(&d, ev, len, &s);
+	assert_int_equal(s.n, 1);
+	watch_decoder_release(&d);
+	free(ev);
+
+	ev = deep_event(JSON_PARSER_MAX_DEPTH - 1, &len);
+	memset(&s, 0, sizeof(s));
+	char *err = NULL;
+	watch_decoder_init(&d);
+	assert_int_equal(watch_decoder_feed(&d, ev, len, record, &s, &err), -1);
+	if (!strstr(err, "watch event is not JSON: maximum parsing depth reached"))
+		fail_msg("message: %s", err);
+	assert_int_equal(s.n, 0);
+	free(err);
+	watch_decoder_release(&d);
+	free(ev);
+
+	ev = deep_event(1000000, &len);
+	watch_decoder_init(&d);
+	assert_int_equal(watch_decoder_feed(&d, ev, len, record, &s, &err), -1);
+	assert_non_null(strstr(err, "maximum parsing depth reached"));
+	free(err);
+	watch_decoder_release(&d);
+	free(ev);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -258,6 +312,7 @@ int main(void)
 		cmocka_unit_test(test_malformed_event_is_an_error),
 		cmocka_unit_test(test_event_size_limit),
 		cmocka_unit_test(test_oversized_event_is_refused),
+		cmocka_unit_test(test_deep_event_is_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

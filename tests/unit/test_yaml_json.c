@@ -70,17 +70,23 @@ static void expanded(const json_t *v, size_t *nodes, size_t *bytes)
 	}
 }
 
-/* Reads YAML under the annotation limits; must be accepted. New reference. */
-static json_t *yaml_ok(const char *text, size_t len)
+/* Reads YAML under lim; must be accepted. New reference. */
+static json_t *yaml_ok_under(const struct doc_limits *lim, const char *text, size_t len)
 {
 	json_t *v = NULL;
 	char *msg = NULL;
-	int rc = yaml_to_json_limited(text, len, &doc_limits_annotation, &v, &msg);
+	int rc = yaml_to_json_limited(text, len, lim, &v, &msg);
 	if (rc != 0)
 		fail_msg("refused: %s", msg);
 	assert_null(msg);
 	assert_non_null(v);
 	return v;
+}
+
+/* Reads YAML under the annotation limits; must be accepted. New reference. */
+static json_t *yaml_ok(const char *text, size_t len)
+{
+	return yaml_ok_under(&doc_limits_annotation, text, len);
 }
 
 /* Reads text (YAML, or JSON when json) under lim; must be refused with rc, msg holding needle. */
@@ -248,23 +254,32 @@ static void test_yaml_depth(void **state)
 	strbuf_release(&sb);
 }
 
+/* Under lim, one anchor and max_aliases - 1 aliases are read; one alias more is not. */
+static void alias_count_cap(const struct doc_limits *lim)
+{
+	char want[128];
+	snprintf(want, sizeof(want), "more than %zu anchors (&) and aliases (*); write the repeated parts out",
+		 lim->max_aliases);
+	for (size_t n = lim->max_aliases - 1; n <= lim->max_aliases; n++) {
+		struct strbuf sb = STRBUF_INIT;
+		add(&sb, "a: &a x\nl: [");
+		for (size_t i = 0; i < n; i++)
+			add(&sb, "%s*a", i ? ", " : "");
+		add(&sb, "]\n");
+		if (n < lim->max_aliases)
+			json_decref(yaml_ok_under(lim, sb.buf, sb.len));
+		else
+			refused(false, sb.buf, sb.len, lim, DOC_TOO_LARGE, want);
+		strbuf_release(&sb);
+	}
+}
+
 /* Anchors and aliases: 1000 are read, more are not. */
 static void test_yaml_alias_count(void **state)
 {
 	(void)state;
-	for (int n = 999; n <= 1000; n++) { /* one anchor and n aliases */
-		struct strbuf sb = STRBUF_INIT;
-		add(&sb, "a: &a x\nl: [");
-		for (int i = 0; i < n; i++)
-			add(&sb, "%s*a", i ? ", " : "");
-		add(&sb, "]\n");
-		if (n == 999)
-			json_decref(yaml_ok(sb.buf, sb.len));
-		else
-			refused(false, sb.buf, sb.len, &doc_limits_annotation, DOC_TOO_LARGE,
-				"more than 1000 anchors (&) and aliases (*); write the repeated parts out");
-		strbuf_release(&sb);
-	}
+	assert_int_equal(doc_limits_annotation.max_aliases, 1000);
+	alias_count_cap(&doc_limits_annotation);
 }
 
 /* The text itself: 256 KiB. */
@@ -319,6 +334,131 @@ static void test_yaml_invalid_is_not_too_large(void **state)
 	(void)state;
 	refused(false, "a: [", 4, &doc_limits_annotation, DOC_INVALID, "YAML syntax error at line");
 	refused(false, "a: *nope\n", 9, &doc_limits_annotation, DOC_INVALID, "names no anchor");
+}
+
+/* ---- the limits of files (kubeconfig) ---- */
+
+/* Reads YAML under the file limits; must be accepted. New reference. */
+static json_t *file_ok(const char *text, size_t len)
+{
+	return yaml_ok_under(&doc_limits_file, text, len);
+}
+
+/* The text: 16 MiB are read, one byte more is not. */
+static void test_file_bytes(void **state)
+{
+	(void)state;
+	assert_int_equal(doc_limits_file.max_bytes, 16u << 20);
+	size_t len = doc_limits_file.max_bytes + 1;
+	char *text = malloc(len + 1);
+	assert_non_null(text);
+	memcpy(text, "a: 1\n", 5);
+	memset(text + 5, '#', len - 5); /* a comment after a valid document */
+	text[len] = '\0';
+	refused(false, text, len, &doc_limits_file, DOC_TOO_LARGE, "16777217 bytes, more than the 16777216 read");
+	json_t *v = file_ok(text, len - 1);
+	assert_int_equal(json_integer_value(json_object_get(v, "a")), 1);
+	json_decref(v);
+	free(text);
+}
+
+/* Anchors and aliases in a file: 10,000 are read, more are not. */
+static void test_file_alias_count(void **state)
+{
+	(void)state;
+	assert_int_equal(doc_limits_file.max_aliases, 10000);
+	alias_count_cap(&doc_limits_file);
+}
+
+/*
+ * "a: &a [x, x, ...]" (nitems one-byte strings), "l: [*a, *a, ...]"
+ * (naliases), then "p: [x, x, ...]" (npad). Counted as the reader counts:
+ * the mapping, its keys, each list and each item are nodes.
+ */
+static void expansion_doc(struct strbuf *sb, int nitems, int naliases, int npad)
+{
+	add(sb, "a: &a [");
+	for (int i = 0; i < nitems; i++)
+		add(sb, "%sx", i ? ", " : "");
+	add(sb, "]\nl: [");
+	for (int i = 0; i < naliases; i++)
+		add(sb, "%s*a", i ? ", " : "");
+	add(sb, "]\np: [");
+	for (int i = 0; i < npad; i++)
+		add(sb, "%sx", i ? ", " : "");
+	add(sb, "]\n");
+}
+
+/*
+ * Keys and values of a file, aliases expanded: 4,000,000 are read, one
+ * more is not; and 64 MiB of their text, not a byte more. What is read
+ * stays a small tree (aliases share their node), so this costs little.
+ */
+static void test_file_expansion(void **state)
+{
+	(void)state;
+	assert_int_equal(doc_limits_file.max_nodes, 4000000);
+	assert_int_equal(doc_limits_file.max_expanded_bytes, 64u << 20);
+	/* mapping + 3 keys + 3 lists = 7; list a: 1000 items; each alias its list and items, 1001. */
+	int nitems = 1000, naliases = 3994;
+	int npad = (int)(doc_limits_file.max_nodes - 7 - (size_t)nitems - (size_t)naliases * 1001);
+	assert_true(npad > 0 && npad < 1001);
+	for (int extra = 0; extra <= 1; extra++) {
+		struct strbuf sb = STRBUF_INIT;
+		expansion_doc(&sb, nitems, naliases, npad + extra);
+		if (!extra) {
+			json_t *v = file_ok(sb.buf, sb.len);
+			size_t nodes = 0, bytes = 0;
+			expanded(v, &nodes, &bytes);
+			assert_int_equal(nodes, doc_limits_file.max_nodes);
+			json_decref(v);
+		} else {
+			refused(false, sb.buf, sb.len, &doc_limits_file, DOC_TOO_LARGE,
+				"more than 4000000 keys and values once aliases are expanded");
+		}
+		strbuf_release(&sb);
+	}
+
+	/* Bytes: the same shape with long strings, "s" padding to exactly 64 MiB. */
+	struct strbuf sb = STRBUF_INIT;
+	add(&sb, "a: &a [");
+	for (int i = 0; i < 16; i++) { /* 16 strings of 4 KiB: 64 KiB an alias */
+		add(&sb, "%s", i ? ", " : "");
+		for (int k = 0; k < 4096; k++)
+			assert_int_equal(strbuf_add(&sb, "z", 1), 0);
+	}
+	add(&sb, "]\nl: [");
+	for (int i = 0; i < 1022; i++) /* with the anchor itself: 1023 copies */
+		add(&sb, "%s*a", i ? ", " : "");
+	add(&sb, "]\ns: ");
+	size_t used = 3 /* keys a, l, s */ + (size_t)1023 * 16 * 4096;
+	size_t pad = doc_limits_file.max_expanded_bytes - used;
+	for (size_t i = 0; i < pad; i++)
+		assert_int_equal(strbuf_add(&sb, "y", 1), 0);
+	add(&sb, "\n");
+	json_t *v = file_ok(sb.buf, sb.len);
+	size_t nodes = 0, bytes = 0;
+	expanded(v, &nodes, &bytes);
+	assert_int_equal(bytes, doc_limits_file.max_expanded_bytes);
+	json_decref(v);
+	sb.buf[sb.len - 1] = 'y';
+	add(&sb, "\n");
+	refused(false, sb.buf, sb.len, &doc_limits_file, DOC_TOO_LARGE,
+		"more than 67108864 bytes of keys and values once aliases are expanded");
+	strbuf_release(&sb);
+}
+
+/* The billion laughs in a file: refused at once, with the line and column of the alias that passed. */
+static void test_file_alias_bomb(void **state)
+{
+	(void)state;
+	struct strbuf sb = STRBUF_INIT;
+	bomb(&sb, "");
+	double t0 = now_s();
+	refused(false, sb.buf, sb.len, &doc_limits_file, DOC_TOO_LARGE,
+		"too large: more than 4000000 keys and values once aliases are expanded");
+	assert_true(now_s() - t0 < 1.0);
+	strbuf_release(&sb);
 }
 
 /* ---- JSON ---- */
@@ -433,6 +573,10 @@ int main(void)
 		cmocka_unit_test(test_yaml_bytes),
 		cmocka_unit_test(test_yaml_ordinary_template),
 		cmocka_unit_test(test_yaml_invalid_is_not_too_large),
+		cmocka_unit_test(test_file_bytes),
+		cmocka_unit_test(test_file_alias_count),
+		cmocka_unit_test(test_file_expansion),
+		cmocka_unit_test(test_file_alias_bomb),
 		cmocka_unit_test(test_json_depth),
 		cmocka_unit_test(test_json_size),
 		cmocka_unit_test(test_json_invalid),

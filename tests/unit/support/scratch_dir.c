@@ -57,3 +57,16 @@ char *scratch_file_write(const char *dir, const char *rel, const char *content, 
 	assert_int_equal(chmod(path, mode), 0);
 	return path;
 }
+
+char *scratch_file_sized(const char *dir, const char *rel, const char *head, char fill, size_t size)
+{
+	size_t hlen = strlen(head);
+	assert_true(hlen <= size);
+	char *text = xmalloc(size + 1);
+	memcpy(text, head, hlen);
+	memset(text + hlen, fill, size - hlen);
+	text[size] = '\0';
+	char *path = scratch_file_write(dir, rel, text, 0600);
+	free(text);
+	return path;
+}

@@ -17,4 +17,11 @@ void scratch_dir_remove(char *dir);
 /* Writes content to dir/rel with mode, making parent directories; returns the full path (new string). */
 char *scratch_file_write(const char *dir, const char *rel, const char *content, mode_t mode);
 
+/*
+ * Writes dir/rel (mode 0600) of exactly size bytes: head, then fill to the
+ * end; for files at a size cap and one byte past it. Returns the full path
+ * (new string).
+ */
+char *scratch_file_sized(const char *dir, const char *rel, const char *head, char fill, size_t size);
+
 #endif
