@@ -44,7 +44,7 @@
 struct soak {
 	struct kube_client *admin;
 	char *ns, *kubeconfig;
-	uint64_t rng;
+	uint64_t rng[3]; /* one stream each for kinds, launch times and kills: the kinds replay exactly */
 	struct daemon operators[2];
 	int running;
 	int kills;
@@ -54,18 +54,21 @@ struct soak {
 	int nops;
 };
 
-/* xorshift64*: the soak's own seeded sequence. */
-static uint64_t next_random(struct soak *s)
+enum { RNG_KINDS, RNG_LAUNCH, RNG_KILL };
+
+/* xorshift64*: the soak's own seeded sequences. */
+static uint64_t next_random(struct soak *s, int stream)
 {
-	s->rng ^= s->rng >> 12;
-	s->rng ^= s->rng << 25;
-	s->rng ^= s->rng >> 27;
-	return s->rng * 0x2545f4914f6cdd1dULL;
+	uint64_t *x = &s->rng[stream];
+	*x ^= *x >> 12;
+	*x ^= *x << 25;
+	*x ^= *x >> 27;
+	return *x * 0x2545f4914f6cdd1dULL;
 }
 
-static long between(struct soak *s, long lo, long hi)
+static long between(struct soak *s, int stream, long lo, long hi)
 {
-	return lo + (long)(next_random(s) % (uint64_t)(hi - lo + 1));
+	return lo + (long)(next_random(s, stream) % (uint64_t)(hi - lo + 1));
 }
 
 static void start_operator(struct soak *s, int i)
@@ -142,7 +145,7 @@ static void poll_ops(struct soak *s, int *in_flight)
 static void launch(struct soak *s)
 {
 	struct soak_op *op = &s->ops[s->nops];
-	op->kind = (enum soak_op_kind)(next_random(s) % OP_KINDS);
+	op->kind = (enum soak_op_kind)(next_random(s, RNG_KINDS) % OP_KINDS);
 	snprintf(op->name, sizeof(op->name), "%c%d", "ecoasfk"[op->kind], s->nops);
 	op->created_ms = it_now_ms();
 	if (soak_op_create(s->admin, s->ns, op) < 0)
@@ -169,9 +172,9 @@ static void report(const struct soak *s, struct fault_proxy *proxy, double minut
 	printf("\n# soak: %d operator kills survived, %d leaderships lost and taken again; %zu invariant violations\n",
 	       s->kills, s->exits, json_array_size(violations));
 	for (int i = 0; i < s->nops; i++)
-		if (s->ops[i].phase == PHASE_FAILED)
-			printf("# soak: %s (%s) failed: %s\n", s->ops[i].name, soak_op_names[s->ops[i].kind],
-			       s->ops[i].message);
+		if (s->ops[i].message)
+			printf("# soak: %s (%s) %s: %s\n", s->ops[i].name, soak_op_names[s->ops[i].kind],
+			       s->ops[i].phase == PHASE_FAILED ? "failed" : "ended", s->ops[i].message);
 }
 
 static void test_soak(void **unused)
@@ -183,7 +186,8 @@ static void test_soak(void **unused)
 	uint64_t seed = seed_env && *seed_env ? strtoull(seed_env, NULL, 10) : DEFAULT_SEED;
 	printf("# soak: seed %" PRIu64 " (replay: SOP_SOAK_SEED=%" PRIu64 "), %ld s of new operations\n", seed, seed,
 	       seconds);
-	s->rng = seed ? seed : 1;
+	for (int i = 0; i < 3; i++)
+		s->rng[i] = (seed ^ (0x9e3779b97f4a7c15ULL * (uint64_t)(i + 1))) | 1;
 	s->violations = json_array();
 	s->admin = it_admin_client();
 	s->ns = it_namespace_new(s->admin, "soak");
@@ -197,7 +201,7 @@ static void test_soak(void **unused)
 	start_operators(s, 1);
 
 	double t0 = it_now_ms(), stop_starting = t0 + (double)seconds * 1000;
-	double next_launch = t0, next_kill = t0 + (double)between(s, 15000, 45000);
+	double next_launch = t0, next_kill = t0 + (double)between(s, RNG_KILL, 15000, 45000);
 	int in_flight = 0;
 	for (;;) {
 		double now = it_now_ms();
@@ -208,7 +212,7 @@ static void test_soak(void **unused)
 			break; /* what is still in flight is reported as not ended */
 		if (starting && now >= next_launch && in_flight < MAX_IN_FLIGHT && s->nops < MAX_OPS) {
 			launch(s);
-			next_launch = now + (double)between(s, 1000, 5000);
+			next_launch = now + (double)between(s, RNG_LAUNCH, 1000, 5000);
 		}
 		/*
 		 * Kills only while operations start (a new process waits for the
@@ -217,8 +221,8 @@ static void test_soak(void **unused)
 		 */
 		if (starting && now >= next_kill) {
 			kill_operators(s);
-			start_operators(s, (int)between(s, 1, 2));
-			next_kill = now + (double)between(s, 15000, 45000);
+			start_operators(s, (int)between(s, RNG_KILL, 1, 2));
+			next_kill = now + (double)between(s, RNG_KILL, 15000, 45000);
 		}
 		if (!starting && s->running != 1) {
 			kill_operators(s);

@@ -137,13 +137,16 @@ static void poll_resize(struct kube_client *admin, const char *ns, struct soak_o
 					"spec.resources.requests.storage");
 	if (!sts) {
 		/* Gone for a moment: a re-create under way. */
-	} else if (op->kind == OP_COPY_ABORT && state && !it_annotation(sts, ANNOTATION_ABORT) && strstr(state, "Copying")) {
+	} else if (op->kind == OP_COPY_ABORT && state && !it_annotation(sts, ANNOTATION_ABORT)) {
+		/* As soon as the resize is under way: the abort lands in a copy or just before one. */
 		it_merge_patch(admin, &KUBE_STATEFULSETS, ns, op->name,
 			       "{\"metadata\":{\"annotations\":{\"" ANNOTATION_ABORT "\":\"true\"}}}");
+		printf("# soak: %s: abort asked (%s)\n", op->name, status ? status : "no status yet");
 	} else if (status && !strncmp(status, "Failed", 6)) {
 		end(op, PHASE_FAILED, status, now_ms);
 	} else if (!state && op->kind == OP_COPY_ABORT && it_annotation(sts, ANNOTATION_ABORT)) {
-		end(op, PHASE_DONE, NULL, now_ms); /* aborted: the set as it was, or grown if it finished first */
+		/* Aborted: the set as it was, or grown when the copy finished first. */
+		end(op, PHASE_DONE, size && !strcmp(size, "2Mi") ? "finished before the abort" : "aborted", now_ms);
 	} else if (!state && size && !strcmp(size, "2Mi") && claims_matching(admin, ns, op->name, 2, "2Mi") == 2) {
 		end(op, PHASE_DONE, NULL, now_ms);
 	}
@@ -164,7 +167,8 @@ static void poll_scaledown(struct kube_client *admin, const char *ns, struct soa
 	}
 	if (op->kind == OP_SCALEDOWN && left == 0 && !it_annotation(sts, ANNOTATION_SCALEDOWN_STATE))
 		end(op, PHASE_DONE, NULL, now_ms);
-	else if (op->kind == OP_SCALEDOWN_FAIL && status && strstr(status, "gave up") && left == 2)
+	else if (op->kind == OP_SCALEDOWN_FAIL && status && strstr(status, "ordinal 1: Failed") &&
+		 strstr(status, "ordinal 2: Failed") && left == 2)
 		end(op, PHASE_DONE, status, now_ms); /* the failure as asked: given up, claims kept */
 	json_decref(sts);
 }
