@@ -6,7 +6,8 @@
  * scaling), while the operator is killed with SIGKILL at seeded moments
  * and started again, one replica or two under leader election. At the end
  * the invariants of soak_checks.h are read from the cluster's own state and
- * from watch records, and the figures printed: operations per minute,
+ * from watch records, with the proxy's record of writes repeated after an
+ * unknown outcome without a precondition, and the figures printed: operations per minute,
  * faults injected by kind, kills survived, violations (goal: 0).
  *
  *   SOP_SOAK_SECONDS   how long operations are started (default 150)
@@ -240,6 +241,17 @@ static void test_soak(void **unused)
 	soak_check_never_two(job_records, pod_records, violations);
 	soak_check_claims(s->admin, s->ns, s->ops, s->nops, violations);
 	soak_check_leftovers(s->admin, s->ns, s->ops, s->nops, violations);
+	/* No write repeated after an unknown outcome without a precondition (the proxy's record). */
+	json_t *unsafe = fault_proxy_unsafe_repeats(proxy);
+	size_t u;
+	json_t *w;
+	json_array_foreach(unsafe, u, w) {
+		char *what = xasprintf("write repeated after an unknown outcome without a precondition: %s",
+				       json_string_value(w));
+		json_array_append_new(violations, json_string(what));
+		free(what);
+	}
+	json_decref(unsafe);
 	report(s, proxy, minutes, violations);
 	for (size_t i = 0; i < json_array_size(violations); i++)
 		printf("# violation: %s\n", json_string_value(json_array_get(violations, i)));
