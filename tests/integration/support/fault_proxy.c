@@ -272,6 +272,17 @@ static void outcome_unknown(struct fault_proxy *p, const char *method, const cha
 	free(key);
 }
 
+/* The faults answered by the proxy itself, not forwarded. */
+static const struct {
+	int code;
+	const char *reason;
+} status_answers[FAULT_KINDS] = {
+	[FAULT_TOO_MANY] = {429, "Too Many Requests"},
+	[FAULT_INTERNAL] = {500, "Internal Server Error"},
+	[FAULT_UNAVAILABLE] = {503, "Service Unavailable"},
+	[FAULT_TIMEOUT] = {504, "Gateway Timeout"},
+};
+
 /* One request on one connection: read it, fault it or forward it. */
 static void serve(struct fault_proxy *p, struct served *s, SSL *ssl)
 {
@@ -312,16 +323,10 @@ static void serve(struct fault_proxy *p, struct served *s, SSL *ssl)
 	enum fault_kind k = decide(p, method, path, body, &latency_ms);
 	switch (k) {
 	case FAULT_TOO_MANY:
-		answer(ssl, 429, "Too Many Requests", true);
-		break;
 	case FAULT_INTERNAL:
-		answer(ssl, 500, "Internal Server Error", false);
-		break;
 	case FAULT_UNAVAILABLE:
-		answer(ssl, 503, "Service Unavailable", false);
-		break;
 	case FAULT_TIMEOUT:
-		answer(ssl, 504, "Gateway Timeout", false);
+		answer(ssl, status_answers[k].code, status_answers[k].reason, k == FAULT_TOO_MANY);
 		break;
 	case FAULT_RESET_BEFORE:
 		break; /* closed unanswered */
