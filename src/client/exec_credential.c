@@ -486,7 +486,8 @@ int kube_exec_credential_run(const struct kube_exec_config *exec, const char *se
 	close(pipefd[1]);
 	pipefd[1] = -1;
 
-	int64_t deadline = now_ms() + timeout_ms;
+	/* +1: now_ms() truncates, and the plugin is owed the whole limit. */
+	int64_t deadline = now_ms() + timeout_ms + 1;
 	if (read_output(cmd, pipefd[0], deadline, timeout_ms, &sb, err) < 0)
 		goto out;
 	if (wait_child(cmd, pid, deadline, timeout_ms, &status, err) < 0)
