@@ -3,12 +3,13 @@
  * operator's requests fail, fault_proxy.h), many operations at once
  * (soak_ops.h: in-place resizes, copy resizes rolling, offline and
  * aborted, scale-downs with cleanups that succeed or fail, StatefulCluster
- * scaling), while the operator is killed with SIGKILL at seeded moments
- * and started again, one replica or two under leader election. At the end
- * the invariants of soak_checks.h are read from the cluster's own state and
- * from watch records, with the proxy's record of writes repeated after an
- * unknown outcome without a precondition, and the figures printed: operations per minute,
- * faults injected by kind, kills survived, violations (goal: 0).
+ * scaling down, and up with a member failing), while the operator is
+ * killed with SIGKILL at seeded moments and started again, one replica or
+ * two under leader election. At the end the invariants of soak_checks.h
+ * are read from the cluster's own state and from watch records, with the
+ * proxy's record of writes repeated after an unknown outcome without a
+ * precondition, and the figures printed: operations per minute, faults
+ * injected by kind, kills survived, violations (goal: 0).
  *
  *   SOP_SOAK_SECONDS   how long operations are started (default 150)
  *   SOP_SOAK_SEED      the seed of everything random (default: fixed, so
@@ -147,7 +148,7 @@ static void launch(struct soak *s)
 {
 	struct soak_op *op = &s->ops[s->nops];
 	op->kind = (enum soak_op_kind)(next_random(s, RNG_KINDS) % OP_KINDS);
-	snprintf(op->name, sizeof(op->name), "%c%d", "ecoasfk"[op->kind], s->nops);
+	snprintf(op->name, sizeof(op->name), "%c%d", "ecoasfkm"[op->kind], s->nops);
 	op->created_ms = it_now_ms();
 	if (soak_op_create(s->admin, s->ns, op) < 0)
 		fail_msg("cannot create the workload of operation %s", op->name);

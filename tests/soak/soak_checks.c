@@ -113,6 +113,9 @@ static void kept_claims(const struct soak_op *op, int *to)
 	case OP_CLUSTER:
 		*to = 0; /* identities, not ordinals: the PV check covers them */
 		break;
+	case OP_CLUSTER_FAIL:
+		*to = op->phase == PHASE_DONE ? 2 : 0; /* whenReplaced Retain: the failed member 1's claim stays */
+		break;
 	default:
 		*to = op->phase == PHASE_CREATED ? 0 : 2;
 	}

@@ -18,6 +18,7 @@
 
 const char *const soak_op_names[OP_KINDS] = {
 	"expand", "copy-rolling", "copy-offline", "copy-abort", "scaledown", "scaledown-fail", "cluster",
+	"cluster-fail",
 };
 
 static bool is_resize(enum soak_op_kind k)
@@ -25,15 +26,20 @@ static bool is_resize(enum soak_op_kind k)
 	return k == OP_EXPAND || k == OP_COPY_ROLLING || k == OP_COPY_OFFLINE || k == OP_COPY_ABORT;
 }
 
+static bool is_cluster(enum soak_op_kind k)
+{
+	return k == OP_CLUSTER || k == OP_CLUSTER_FAIL;
+}
+
 static int replicas_of(enum soak_op_kind k)
 {
-	return k == OP_SCALEDOWN || k == OP_SCALEDOWN_FAIL || k == OP_CLUSTER ? 3 : 2;
+	return k == OP_SCALEDOWN || k == OP_SCALEDOWN_FAIL || is_cluster(k) ? 3 : 2;
 }
 
 int soak_op_create(struct kube_client *admin, const char *ns, struct soak_op *op)
 {
 	struct kube_error err;
-	if (op->kind == OP_CLUSTER) {
+	if (is_cluster(op->kind)) {
 		json_t *stc = cl_manifest(op->name, 3, "data");
 		int rc = kube_create(admin, &KUBE_STATEFULCLUSTERS, ns, stc, NULL, &err);
 		json_decref(stc);
@@ -99,12 +105,22 @@ static bool workload_ready(struct kube_client *admin, const char *ns, const stru
 	int n = replicas_of(op->kind);
 	if (ready_pods(admin, ns, op->name) < n)
 		return false;
-	if (op->kind != OP_CLUSTER)
+	if (!is_cluster(op->kind))
 		return claims_matching(admin, ns, op->name, n, NULL) == n;
 	json_t *stc = it_get(admin, &KUBE_STATEFULCLUSTERS, ns, op->name);
 	bool ready = json_integer_value(json_object_get(json_object_get(stc, "status"), "readyReplicas")) == n;
 	json_decref(stc);
 	return ready;
+}
+
+/* Member <name>-1's pod fails (the test bed's outcome annotation) as the cluster is asked for a fourth member. */
+static void fail_member_and_grow(struct kube_client *admin, const char *ns, const char *name)
+{
+	char pod[64];
+	snprintf(pod, sizeof(pod), "%s-1", name);
+	it_merge_patch(admin, &KUBE_PODS, ns, pod, "{\"metadata\":{\"annotations\":{\"%s\":\"fail\"}}}",
+		       CL_OUTCOME);
+	it_merge_patch(admin, &KUBE_STATEFULCLUSTERS, ns, name, "{\"spec\":{\"replicas\":4}}");
 }
 
 static void ask(struct kube_client *admin, const char *ns, struct soak_op *op)
@@ -114,6 +130,8 @@ static void ask(struct kube_client *admin, const char *ns, struct soak_op *op)
 			       "{\"metadata\":{\"annotations\":{\"resize.stateful-operator.io/data\":\"2Mi\"}}}");
 	else if (op->kind == OP_CLUSTER)
 		it_merge_patch(admin, &KUBE_STATEFULCLUSTERS, ns, op->name, "{\"spec\":{\"replicas\":2}}");
+	else if (op->kind == OP_CLUSTER_FAIL)
+		fail_member_and_grow(admin, ns, op->name);
 	else
 		it_merge_patch(admin, &KUBE_STATEFULSETS, ns, op->name, "{\"spec\":{\"replicas\":1}}");
 }
@@ -173,6 +191,30 @@ static void poll_scaledown(struct kube_client *admin, const char *ns, struct soa
 	json_decref(sts);
 }
 
+/*
+ * Scaled to 2; or, with a failed member, 4 Ready members and the failed
+ * one's pod gone: a new identity took its place (identities 0-4 used).
+ */
+static void poll_cluster(struct kube_client *admin, const char *ns, struct soak_op *op, double now_ms)
+{
+	int want = op->kind == OP_CLUSTER ? 2 : 4;
+	json_t *stc = it_get(admin, &KUBE_STATEFULCLUSTERS, ns, op->name);
+	const json_t *st = json_object_get(stc, "status");
+	bool settled = json_integer_value(json_object_get(st, "replicas")) == want &&
+		       json_integer_value(json_object_get(st, "readyReplicas")) == want &&
+		       ready_pods(admin, ns, op->name) == want;
+	if (settled && op->kind == OP_CLUSTER_FAIL) {
+		char failed[64];
+		snprintf(failed, sizeof(failed), "%s-1", op->name);
+		json_t *pod = it_get(admin, &KUBE_PODS, ns, failed);
+		settled = !pod && json_integer_value(json_object_get(st, "nextIdentity")) == 5;
+		json_decref(pod);
+	}
+	if (settled)
+		end(op, PHASE_DONE, NULL, now_ms);
+	json_decref(stc);
+}
+
 void soak_op_poll(struct kube_client *admin, const char *ns, struct soak_op *op, double now_ms)
 {
 	if (op->phase == PHASE_CREATED) {
@@ -184,14 +226,8 @@ void soak_op_poll(struct kube_client *admin, const char *ns, struct soak_op *op,
 	} else if (op->phase == PHASE_ASKED) {
 		if (is_resize(op->kind)) {
 			poll_resize(admin, ns, op, now_ms);
-		} else if (op->kind == OP_CLUSTER) {
-			json_t *stc = it_get(admin, &KUBE_STATEFULCLUSTERS, ns, op->name);
-			const json_t *st = json_object_get(stc, "status");
-			if (json_integer_value(json_object_get(st, "replicas")) == 2 &&
-			    json_integer_value(json_object_get(st, "readyReplicas")) == 2 &&
-			    ready_pods(admin, ns, op->name) == 2)
-				end(op, PHASE_DONE, NULL, now_ms);
-			json_decref(stc);
+		} else if (is_cluster(op->kind)) {
+			poll_cluster(admin, ns, op, now_ms);
 		} else {
 			poll_scaledown(admin, ns, op, now_ms);
 		}

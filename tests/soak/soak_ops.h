@@ -18,6 +18,7 @@ enum soak_op_kind {
 	OP_SCALEDOWN,      /* 3 -> 1 with a cleanup pod that succeeds */
 	OP_SCALEDOWN_FAIL, /* 3 -> 1 with a cleanup pod that fails: given up, claims kept */
 	OP_CLUSTER,        /* a StatefulCluster of 3 scaled to 2 */
+	OP_CLUSTER_FAIL,   /* a StatefulCluster of 3 scaled to 4 while member 1 fails: replaced by a new identity */
 	OP_KINDS
 };
 
