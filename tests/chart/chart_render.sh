@@ -28,16 +28,8 @@ CHART=$REPO/charts/stateful-operator
 NS=stateful-operator-system
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-STEP=
-
-fail() {
-	echo "FAIL: $STEP: $*" >&2
-	exit 1
-}
-step() {
-	STEP=$*
-	echo "--- $STEP"
-}
+# shellcheck source=../lib/steps.sh
+source "$REPO/tests/lib/steps.sh"
 
 step "helm and kubectl from the test bed's cache"
 BIN=$("$REPO/scripts/testbed-build") || fail "scripts/testbed-build failed"
