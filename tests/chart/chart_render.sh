@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks charts/stateful-operator without a cluster (ctest label "chart"):
-#   - helm lint, in both scopes;
+#   - helm lint, in both scopes; bad values refused with a message naming them;
 #   - crds/ holds exactly deploy/crds' CRDs, byte for byte;
 #   - helm template renders the same objects as kubectl kustomize of the
 #     matching overlay, for the same settings: the defaults = deploy/overlays/
@@ -82,11 +82,21 @@ for scope in cluster namespace; do
 	"$HELM" lint --strict "$CHART" --set scope="$scope" >"$TMP/lint" 2>&1 || { cat "$TMP/lint" >&2; fail "helm lint"; }
 done
 
-step "helm refuses a scope that is neither cluster nor namespace"
-if "$HELM" template x "$CHART" --set scope=everything >/dev/null 2>"$TMP/err"; then
-	fail "scope=everything rendered"
-fi
-grep -q 'scope must be cluster or namespace' "$TMP/err" || fail "unclear error: $(cat "$TMP/err")"
+refused() { # what --set...: helm template must refuse these values, naming what
+	local what=$1
+	shift
+	if "$HELM" template x "$CHART" "$@" >/dev/null 2>"$TMP/err"; then
+		fail "rendered with $*"
+	fi
+	grep -qF -- "$what" "$TMP/err" || fail "the error for $* does not name $what: $(cat "$TMP/err")"
+}
+step "helm refuses bad values (schema, and the templates' own checks)"
+refused "'/scope'" --set scope=everything
+refused 'scope must be cluster or namespace' --set scope=everything --skip-schema-validation
+refused "'replica' not allowed" --set replica=3
+refused "'/replicas'" --set replicas=two
+refused "'/leaderElection/enabled'" --set leaderElection.enabled=maybe
+refused 'leaderElection.enabled must be auto, true or false' --set leaderElection.enabled=maybe --skip-schema-validation
 
 step "crds/ = deploy/crds"
 crds=$(cd "$REPO/deploy/crds" && ls | grep -v '^kustomization.yaml$')
