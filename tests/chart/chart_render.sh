@@ -78,8 +78,11 @@ scratch() {
 }
 
 for scope in cluster namespace; do
-	step "helm lint, scope $scope"
+	step "helm lint, scope $scope (defaults, and every optional object on)"
 	"$HELM" lint --strict "$CHART" --set scope="$scope" >"$TMP/lint" 2>&1 || { cat "$TMP/lint" >&2; fail "helm lint"; }
+	"$HELM" lint --strict "$CHART" --set scope="$scope" --set metrics.service.enabled=true \
+		--set metrics.serviceMonitor.enabled=true --set metrics.podMonitor.enabled=true \
+		--set prometheusRule.enabled=true --set webhook.enabled=false >"$TMP/lint" 2>&1 || { cat "$TMP/lint" >&2; fail "helm lint"; }
 done
 
 refused() { # what --set...: helm template must refuse these values, naming what
