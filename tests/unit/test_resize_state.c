@@ -104,12 +104,47 @@ static void test_recreating(void **state)
 	}
 }
 
+/* The stuck-resize gauge's value: the age of resizes still at work, and only of those. */
+static void test_in_flight_seconds(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *state;
+		double age; /* -1: not in flight */
+	} cases[] = {
+		{"{\"phase\":\"Expanding\",\"started\":\"2026-11-21T11:00:00Z\"}", 3600},
+		{"{\"phase\":\"Saving\",\"started\":\"2026-11-21T11:59:30Z\"}", 30},
+		{"{\"phase\":\"Recreating\",\"started\":\"2026-11-21T10:00:00Z\"}", 7200},
+		{"{\"phase\":\"Adopting\",\"started\":\"2026-11-21T12:00:00Z\"}", 0},
+		{"{\"phase\":\"Copying\",\"started\":\"2026-11-20T12:00:00Z\",\"batch\":{\"step\":\"Copy\"}}", 86400},
+		{"{\"phase\":\"Modifying\",\"started\":\"2026-11-21T11:50:00Z\"}", 600},
+		{"{\"phase\":\"Expanding\",\"started\":\"2026-11-21T12:05:00Z\"}", 0}, /* clock skew */
+		{"{\"phase\":\"Failed\",\"started\":\"2026-11-21T11:00:00Z\"}", -1},
+		{"{\"phase\":\"Cleaning\",\"started\":\"2026-11-21T11:00:00Z\"}", -1}, /* done, old volumes kept */
+		{"{\"phase\":\"Shrinking\",\"started\":\"2026-11-21T11:00:00Z\"}", -1},
+		{"{\"phase\":\"Expanding\"}", -1},
+		{"{\"phase\":\"Expanding\",\"started\":\"yesterday\"}", -1},
+		{"{\"phase\":\"Expanding\",\"started\":5}", -1},
+		{"{\"started\":\"2026-11-21T11:00:00Z\"}", -1},
+		{"not json", -1},
+		{NULL, -1},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *s = sts_with(cases[i].state);
+		double age = resize_state_in_flight_seconds(s, NOW_MS / 1000);
+		if (age != cases[i].age)
+			fail_msg("%s: %g s, want %g", cases[i].state ? cases[i].state : "(none)", age, cases[i].age);
+		json_decref(s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_read),
 		cmocka_unit_test(test_written_back_with_unknown_keys),
 		cmocka_unit_test(test_recreating),
+		cmocka_unit_test(test_in_flight_seconds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

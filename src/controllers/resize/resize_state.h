@@ -107,4 +107,14 @@ char *resize_state_text(const json_t *js);
  */
 bool resize_state_recreating(const json_t *sts);
 
+/*
+ * How long the resize recorded on sts (borrowed) has been under way at
+ * now_s (seconds since the epoch), from its "started": 0 or more while it
+ * works towards new volumes (Expanding, Saving, Recreating, Adopting,
+ * Copying, Modifying). -1 when there is none, it failed, it is done and only
+ * keeps old volumes (Cleaning), its phase is unknown or its start is not
+ * a readable time. For the stuck-resize alert's gauge.
+ */
+double resize_state_in_flight_seconds(const json_t *sts, long long now_s);
+
 #endif
