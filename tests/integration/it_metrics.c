@@ -67,6 +67,25 @@ static void promtool_accepts(const char *text)
 	free(cmd);
 }
 
+/* Starts the operator with /metrics on METRICS_PORT (no probes) and waits for its caches. */
+static void start_with_metrics(struct daemon *d)
+{
+	char maddr[32];
+	snprintf(maddr, sizeof(maddr), "127.0.0.1:%d", METRICS_PORT);
+	const char *args[] = {"--kubeconfig", getenv("SOP_OPERATOR_KUBECONFIG"), "--metrics-bind-address", maddr,
+			      "--health-probe-bind-address", "0", NULL};
+	daemon_start(d, args, NULL);
+	assert_true(daemon_wait_log(d, "all caches synced", 20000));
+}
+
+/* SIGTERM: the operator exits 0 within 10 s. */
+static void stop_cleanly(struct daemon *d)
+{
+	daemon_signal(d, SIGTERM);
+	assert_int_equal(daemon_wait_exit(d, 10000), 0);
+	daemon_cleanup(d);
+}
+
 static void test_metrics_parse_and_move(void **state)
 {
 	(void)state;
@@ -126,9 +145,7 @@ static void test_metrics_parse_and_move(void **state)
 	assert_int_equal((int)objects2, (int)objects + 1);
 	assert_true(gets2 >= gets);
 
-	daemon_signal(&d, SIGTERM);
-	assert_int_equal(daemon_wait_exit(&d, 10000), 0);
-	daemon_cleanup(&d);
+	stop_cleanly(&d);
 	json_decref(sts);
 	free(before);
 	free(after);
@@ -156,10 +173,6 @@ static void test_cleanup_counters_move(void **state)
 	(void)state;
 	struct kube_client *admin = it_admin_client();
 	char *ns = it_namespace_new(admin, "it-metrics-sd");
-	char maddr[32];
-	snprintf(maddr, sizeof(maddr), "127.0.0.1:%d", METRICS_PORT);
-	const char *args[] = {"--kubeconfig", getenv("SOP_OPERATOR_KUBECONFIG"), "--metrics-bind-address", maddr,
-			      "--health-probe-bind-address", "0", NULL};
 	static const char *const names[] = {"ok", "bad"};
 	for (int i = 0; i < 2; i++) {
 		json_t *sts = it_statefulset(names[i], 2, "OrderedReady", "data");
@@ -175,8 +188,7 @@ static void test_cleanup_counters_move(void **state)
 	}
 	it_wait_ready_and_bound(admin, ns, 4, 4, 60000);
 	struct daemon d;
-	daemon_start(&d, args, NULL);
-	assert_true(daemon_wait_log(&d, "all caches synced", 20000));
+	start_with_metrics(&d);
 	char *before = scrape();
 	for (int i = 0; i < 2; i++)
 		it_merge_patch(admin, &KUBE_STATEFULSETS, ns, names[i], "{\"spec\":{\"replicas\":1}}");
@@ -195,9 +207,7 @@ static void test_cleanup_counters_move(void **state)
 		assert_int_equal((int)(a - b), moved[i]);
 	}
 
-	daemon_signal(&d, SIGTERM);
-	assert_int_equal(daemon_wait_exit(&d, 10000), 0);
-	daemon_cleanup(&d);
+	stop_cleanly(&d);
 	free(before);
 	free(after);
 	it_delete_all_removing_finalizer(admin, &KUBE_STATEFULSETS, ns, "stateful-operator.io/scaledown");
@@ -223,13 +233,8 @@ static void test_replacement_counter_moves(void **state)
 	(void)state;
 	struct kube_client *admin = it_admin_client();
 	char *ns = it_namespace_new(admin, "it-metrics-stc");
-	char maddr[32];
-	snprintf(maddr, sizeof(maddr), "127.0.0.1:%d", METRICS_PORT);
-	const char *args[] = {"--kubeconfig", getenv("SOP_OPERATOR_KUBECONFIG"), "--metrics-bind-address", maddr,
-			      "--health-probe-bind-address", "0", NULL};
 	struct daemon d;
-	daemon_start(&d, args, NULL);
-	assert_true(daemon_wait_log(&d, "all caches synced", 20000));
+	start_with_metrics(&d);
 	char *before = scrape();
 	/* Every member's pod fails 3 s after it starts (kwok, as annotated): each is replaced in turn. */
 	json_t *stc = it_json("{\"apiVersion\":\"stateful-operator.io/v1alpha1\",\"kind\":\"StatefulCluster\","
@@ -249,9 +254,7 @@ static void test_replacement_counter_moves(void **state)
 	assert_true(a - b >= 1);
 
 	assert_int_equal(kube_delete(admin, &KUBE_STATEFULCLUSTERS, ns, "x", NULL, &err), 0);
-	daemon_signal(&d, SIGTERM);
-	assert_int_equal(daemon_wait_exit(&d, 10000), 0);
-	daemon_cleanup(&d);
+	stop_cleanly(&d);
 	json_decref(stc);
 	free(before);
 	free(after);
@@ -279,10 +282,6 @@ static void test_resize_in_flight_gauge(void **state)
 	(void)state;
 	struct kube_client *admin = it_admin_client();
 	char *ns = it_namespace_new(admin, "it-metrics-rs");
-	char maddr[32];
-	snprintf(maddr, sizeof(maddr), "127.0.0.1:%d", METRICS_PORT);
-	const char *args[] = {"--kubeconfig", getenv("SOP_OPERATOR_KUBECONFIG"), "--metrics-bind-address", maddr,
-			      "--health-probe-bind-address", "0", NULL};
 	time_t started = time(NULL) - 4 * 3600;
 	struct tm tm;
 	char when[32];
@@ -302,8 +301,7 @@ static void test_resize_in_flight_gauge(void **state)
 		json_decref(sts);
 	}
 	struct daemon d;
-	daemon_start(&d, args, NULL);
-	assert_true(daemon_wait_log(&d, "all caches synced", 20000));
+	start_with_metrics(&d);
 	char *stuck = in_flight_series(ns, "stuck"), *failed = in_flight_series(ns, "failed"),
 	     *plain = in_flight_series(ns, "plain");
 	char *text = scrape();
@@ -321,9 +319,7 @@ static void test_resize_in_flight_gauge(void **state)
 	text = scrape();
 	assert_true(sample(text, stuck) < 0);
 
-	daemon_signal(&d, SIGTERM);
-	assert_int_equal(daemon_wait_exit(&d, 10000), 0);
-	daemon_cleanup(&d);
+	stop_cleanly(&d);
 	free(text);
 	free(stuck);
 	free(failed);
