@@ -24,6 +24,7 @@ if [ -z "${PROMTOOL:-}" ]; then
 	PROMTOOL=$bin/promtool
 fi
 [ -x "$PROMTOOL" ] || fail "promtool not found ($PROMTOOL); scripts/testbed-build builds it"
+echo "alerts check: $("$PROMTOOL" --version 2>&1 | head -1)"
 command -v jq >/dev/null || fail "jq is needed (scripts/install-deps installs it)"
 
 work=$(mktemp -d)

@@ -112,7 +112,7 @@ static void test_metrics_parse_and_move(void **state)
 		"stateful_operator_resizes_completed_total", "stateful_operator_resizes_failed_total",
 		"stateful_operator_copy_bytes_total", "stateful_operator_cleanups_started_total",
 		"stateful_operator_cleanups_succeeded_total", "stateful_operator_cleanups_failed_total",
-		"stateful_operator_cluster_member_replacements_total",
+		"stateful_operator_cleanups_given_up_total", "stateful_operator_cluster_member_replacements_total",
 		"stateful_operator_api_request_duration_seconds"};
 	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
 		char *type = xasprintf("# TYPE %s ", families[i]);
