@@ -48,15 +48,20 @@ static void count_request(void *ctx, const char *verb, long code, double seconds
 /*
  * Each StatefulSet's resize at work, by age: refilled at every scrape, so a
  * resize that ends (or a set that goes) drops out. One series per set with
- * a resize under way, at most.
+ * a resize under way, at most. Reads only the sets with a resize state,
+ * through the index the resize controller adds; without that controller
+ * nothing is under way.
  */
 static void collect_resizes(struct observability *o, struct informer *statefulsets)
 {
-	json_t *all = store_list(informer_store(statefulsets));
+	struct store *s = informer_store(statefulsets);
+	metric_reset(o->resize_in_flight);
+	if (!store_has_index(s, RESIZE_STATE_INDEX))
+		return;
+	json_t *all = store_by_index(s, RESIZE_STATE_INDEX, RESIZE_STATE_INDEX_VALUE);
 	long long now_s = clock_wall_ms() / 1000;
 	size_t i;
 	json_t *sts;
-	metric_reset(o->resize_in_flight);
 	json_array_foreach(all, i, sts) {
 		const char *ns = kube_obj_str(sts, "metadata.namespace");
 		const char *name = kube_obj_str(sts, "metadata.name");

@@ -6,6 +6,7 @@
 #include "client/kube_object.h"
 #include "controllers/contract.h"
 #include "util/duration.h"
+#include "util/xalloc.h"
 
 /* The names on the cluster: the only place they are spelled. */
 static const char *const phase_names[] = {
@@ -155,4 +156,13 @@ double resize_state_in_flight_seconds(const json_t *sts, long long now_s)
 	}
 	resize_state_release(&st);
 	return age;
+}
+
+size_t resize_state_index(const json_t *obj, char ***values)
+{
+	if (!kube_obj_annotation(obj, ANNOTATION_RESIZE_STATE))
+		return 0;
+	*values = xmalloc(sizeof(**values));
+	(*values)[0] = xstrdup(RESIZE_STATE_INDEX_VALUE);
+	return 1;
 }

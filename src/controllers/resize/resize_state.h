@@ -22,6 +22,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 enum resize_phase {
 	RESIZE_PHASE_NONE, /* no state */
@@ -116,5 +117,15 @@ bool resize_state_recreating(const json_t *sts);
  * a readable time. For the stuck-resize alert's gauge.
  */
 double resize_state_in_flight_seconds(const json_t *sts, long long now_s);
+
+/*
+ * An index of the StatefulSets cache (a store_index_fn): every set that
+ * carries a resize state, under the one value RESIZE_STATE_INDEX_VALUE, so
+ * that the metrics read those sets and not the whole fleet at each scrape.
+ * *values: a new array of new strings.
+ */
+#define RESIZE_STATE_INDEX "resize-state"
+#define RESIZE_STATE_INDEX_VALUE "present"
+size_t resize_state_index(const json_t *obj, char ***values);
 
 #endif
