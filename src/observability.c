@@ -274,15 +274,24 @@ fail:
 	return NULL;
 }
 
-void observability_stop(struct observability *o)
+void observability_stop_serving(struct observability *o)
 {
 	if (!o)
 		return;
 	if (o->client)
 		kube_client_set_observer(o->client, NULL, NULL);
+	o->client = NULL;
 	if (o->probe_server != o->metrics_server)
 		http_server_stop(o->probe_server);
 	http_server_stop(o->metrics_server);
+	o->probe_server = o->metrics_server = NULL;
+}
+
+void observability_stop(struct observability *o)
+{
+	if (!o)
+		return;
+	observability_stop_serving(o);
 	metrics_free(o->metrics);
 	free(o);
 }
@@ -302,10 +311,10 @@ struct metrics *observability_metrics(struct observability *o)
 
 int observability_metrics_port(const struct observability *o)
 {
-	return http_server_port(o->metrics_server);
+	return o->metrics_server ? http_server_port(o->metrics_server) : 0;
 }
 
 int observability_probe_port(const struct observability *o)
 {
-	return http_server_port(o->probe_server);
+	return o->probe_server ? http_server_port(o->probe_server) : 0;
 }
