@@ -182,6 +182,7 @@ static void report(const struct soak *s, struct fault_proxy *proxy, double minut
 static void test_soak(void **unused)
 {
 	(void)unused;
+	setvbuf(stdout, NULL, _IOLBF, 0); /* progress lines as they happen, also into a file */
 	struct soak *s = xcalloc(1, sizeof(*s));
 	const char *sec_env = getenv("SOP_SOAK_SECONDS"), *seed_env = getenv("SOP_SOAK_SEED");
 	long seconds = sec_env ? atol(sec_env) : DEFAULT_SECONDS;

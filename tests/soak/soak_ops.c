@@ -156,10 +156,18 @@ static void poll_resize(struct kube_client *admin, const char *ns, struct soak_o
 	if (!sts) {
 		/* Gone for a moment: a re-create under way. */
 	} else if (op->kind == OP_COPY_ABORT && state && !it_annotation(sts, ANNOTATION_ABORT)) {
-		/* As soon as the resize is under way: the abort lands in a copy or just before one. */
-		it_merge_patch(admin, &KUBE_STATEFULSETS, ns, op->name,
-			       "{\"metadata\":{\"annotations\":{\"" ANNOTATION_ABORT "\":\"true\"}}}");
-		printf("# soak: %s: abort asked (%s)\n", op->name, status ? status : "no status yet");
+		/*
+		 * As soon as the resize is under way: the abort lands in a copy or
+		 * just before one. The set may be gone by now (orphan-deleted for a
+		 * copy): asked again at the next poll.
+		 */
+		json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", ANNOTATION_ABORT, "true");
+		struct kube_error err;
+		if (kube_patch(admin, &KUBE_STATEFULSETS, ns, op->name, NULL, KUBE_PATCH_MERGE, patch, NULL, &err) == 0)
+			printf("# soak: %s: abort asked (%s)\n", op->name, status ? status : "no status yet");
+		else if (err.code != 404)
+			fail_msg("asking %s to abort: %s", op->name, err.message);
+		json_decref(patch);
 	} else if (status && !strncmp(status, "Failed", 6)) {
 		end(op, PHASE_FAILED, status, now_ms);
 	} else if (!state && op->kind == OP_COPY_ABORT && it_annotation(sts, ANNOTATION_ABORT)) {
