@@ -197,6 +197,8 @@ static void perform_call(struct world *w, bool again)
 		free(text);
 		json_decref(saved);
 	} else if (!strcmp(step, "OrphanDelete")) {
+		if (a->resource_version[0] && !sim_streq(kube_obj_str(w->sts, "metadata.resourceVersion"), a->resource_version))
+			return; /* 409: changed since the plan read it */
 		json_decref(w->sts); /* its pods stay */
 		w->sts = NULL;
 	} else if (!strcmp(step, "Recreate")) {
@@ -524,6 +526,18 @@ static void test_reapplied_and_newer_annotations_mid_operation(void **state)
 	world_release(&w);
 }
 
+/* Plans and performs until the next step planned is step (not performed). */
+static void plan_up_to(struct world *w, const char *step)
+{
+	for (;;) {
+		plan(w);
+		if (!strcmp(action_name(&w->a), step))
+			return;
+		assert_int_not_equal(w->a.verb, ACTION_NOTHING);
+		perform(w);
+	}
+}
+
 /* Applied after the set was saved, before it is deleted: saved again, so the newer templates are not lost. */
 static void test_newer_annotation_after_the_save_is_kept(void **state)
 {
@@ -531,13 +545,7 @@ static void test_newer_annotation_after_the_save_is_kept(void **state)
 	struct world w;
 	world_init(&w);
 	desire(w.sts, NEW_LABELS);
-	for (;;) {
-		plan(&w);
-		if (!strcmp(action_name(&w.a), "OrphanDelete"))
-			break;
-		assert_int_not_equal(w.a.verb, ACTION_NOTHING);
-		perform(&w);
-	}
+	plan_up_to(&w, "OrphanDelete");
 	const char *newer = "[{\"metadata\":{\"labels\":{\"tier\":\"replica\"},\"name\":\"data\"},\"spec\":{}},"
 			    "{\"metadata\":{\"name\":\"logs\"},\"spec\":{}}]";
 	desire(w.sts, newer);
@@ -546,6 +554,36 @@ static void test_newer_annotation_after_the_save_is_kept(void **state)
 	assert_string_equal(kube_obj_str(json_array_get(templates_of(w.sts), 0), "metadata.labels.tier"), "replica");
 	assert_string_equal(label_of(sim_find(w.pvcs, "data-web-0"), "tier"), "replica");
 	assert_null(sim_annotation(w.sts, ANNOTATION_DESIRED_TEMPLATES));
+	world_release(&w);
+}
+
+/*
+ * Any change to the set between the Save and the OrphanDelete (here a label
+ * and a scale, landing after the delete was planned) survives the re-create:
+ * the delete is refused for the newer version, the set saved again.
+ */
+static void test_edit_after_the_save_is_kept(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w);
+	desire(w.sts, NEW_LABELS);
+	plan_up_to(&w, "OrphanDelete");
+	assert_string_equal(w.a.resource_version, kube_obj_str(w.sts, "metadata.resourceVersion"));
+	assert_true(w.a.answers & ACTION_STALE_409);
+	json_t *meta = sim_meta(w.sts);
+	if (!json_is_object(json_object_get(meta, "labels")))
+		json_object_set_new(meta, "labels", json_object());
+	json_object_set_new(json_object_get(meta, "labels"), "team", json_string("blue"));
+	json_object_set_new(json_object_get(w.sts, "spec"), "replicas", json_integer(3));
+	json_object_set_new(meta, "resourceVersion", json_string("11"));
+	perform(&w); /* refused: planned for version 10 */
+	assert_non_null(w.sts);
+	drive(&w, false);
+	assert_string_equal(label_of(w.sts, "team"), "blue");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(w.sts, "spec"), "replicas")), 3);
+	assert_string_equal(kube_obj_str(json_array_get(templates_of(w.sts), 0), "metadata.labels.team"),
+			    label_of(sim_find(w.pvcs, "data-web-1"), "team"));
 	world_release(&w);
 }
 
@@ -736,6 +774,7 @@ int main(void)
 		cmocka_unit_test(test_templates_added_and_removed),
 		cmocka_unit_test(test_reapplied_and_newer_annotations_mid_operation),
 		cmocka_unit_test(test_newer_annotation_after_the_save_is_kept),
+		cmocka_unit_test(test_edit_after_the_save_is_kept),
 		cmocka_unit_test(test_copy_stop_saves_again_for_newer_templates),
 		cmocka_unit_test(test_recreate_uses_the_recorded_templates),
 		cmocka_unit_test(test_failed_resize_and_the_desired_templates),

@@ -374,7 +374,7 @@ static void step_stop(struct ctx *c)
 			action_wait(c->a, POLL_MS); /* the garbage collector is orphaning the pods */
 			return;
 		}
-		if (plan_saved_for(in, uid) && !plan_saved_misses_desired(in)) {
+		if (plan_saved_for(in, uid) && !plan_saved_is_stale(in)) {
 			plan_orphan_delete(in, c->a);
 			action_event(c->a, "Normal", "OrphanDeleting",
 				   "deleting the StatefulSet with propagationPolicy Orphan (the other pods keep "

@@ -158,7 +158,7 @@ void expand_expanding(const struct resize_inputs *in, long long now_ms, const st
 void expand_saving(const struct resize_inputs *in, long long now_ms, const struct resize_state *st,
 		   struct action *a)
 {
-	if (plan_saved_for(in, kube_obj_str(in->sts, "metadata.uid")) && !plan_saved_misses_desired(in)) {
+	if (plan_saved_for(in, kube_obj_str(in->sts, "metadata.uid")) && !plan_saved_is_stale(in)) {
 		plan_set_state(in, a, resize_state_next(st, now_ms, RESIZE_PHASE_RECREATING));
 		action_status(a, "Re-creating the StatefulSet");
 	} else if (in->backup) {
@@ -190,9 +190,9 @@ void expand_recreating(const struct resize_inputs *in, long long now_ms, const s
 		/* Orphan deletion under way: the garbage collector is releasing the pods. */
 		action_status(a, "Re-creating the StatefulSet");
 		action_wait(a, POLL_MS);
-	} else if (streq(st->uid, kube_obj_str(in->sts, "metadata.uid")) && plan_saved_misses_desired(in)) {
+	} else if (streq(st->uid, kube_obj_str(in->sts, "metadata.uid")) && plan_saved_is_stale(in)) {
 		plan_set_state(in, a, resize_state_next(st, now_ms, RESIZE_PHASE_SAVING));
-		action_status(a, "Saving the StatefulSet again (new desired templates applied)");
+		action_status(a, "Saving the StatefulSet again (it changed since it was saved)");
 	} else if (streq(st->uid, kube_obj_str(in->sts, "metadata.uid"))) {
 		plan_orphan_delete(in, a);
 		action_event(a, "Normal", "OrphanDeleting",

@@ -192,11 +192,13 @@ bool plan_pods_adopted(const struct resize_inputs *in, const char *ns, const cha
 /* The backup holds the StatefulSet with UID uid as saved by this resize (its state names uid). */
 bool plan_saved_for(const struct resize_inputs *in, const char *uid);
 /*
- * The saved copy misses desired templates applied to in->sts since it was
- * taken (a GitOps sync between Save and OrphanDelete): the set must be
- * saved again, so the re-created one keeps them for the next resize.
+ * The saved copy misses a change made to in->sts since it was taken: its
+ * spec, labels or annotations other than the resize's own state and status
+ * (a GitOps sync's desired templates, a scale, an edit, the other
+ * controllers' state between Save and OrphanDelete). The set must be saved
+ * again, or the re-created one would silently undo the change.
  */
-bool plan_saved_misses_desired(const struct resize_inputs *in);
+bool plan_saved_is_stale(const struct resize_inputs *in);
 /* The reclaim policy of pv, and the one the copy cycle recorded before it Retained it (or NULL). */
 const char *plan_reclaim_policy(const json_t *pv);
 const char *plan_original_policy(const json_t *pv);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "client/kube_object.h"
+#include "controllers/state_seal.h"
 #include "util/xalloc.h"
 
 /* ---- names ---- */
@@ -120,14 +121,38 @@ bool plan_saved_for(const struct resize_inputs *in, const char *uid)
 	return yes;
 }
 
-bool plan_saved_misses_desired(const struct resize_inputs *in)
+/* The annotations of sts but the resize's own, which every step rewrites on the live set. */
+static json_t *user_annotations(const json_t *sts)
+{
+	json_t *ann = json_deep_copy(json_object_get(json_object_get(sts, "metadata"), "annotations"));
+	if (!ann)
+		return json_object();
+	json_object_del(ann, ANNOTATION_RESIZE_STATE);
+	json_object_del(ann, ANNOTATION_RESIZE_STATE STATE_SEAL_SUFFIX);
+	json_object_del(ann, ANNOTATION_RESIZE_STATUS);
+	return ann;
+}
+
+static bool same_member(const json_t *a, const json_t *b, const char *key)
+{
+	const json_t *x = json_object_get(a, key), *y = json_object_get(b, key);
+	return (!x && !y) || (x && y && json_equal(x, y));
+}
+
+bool plan_saved_is_stale(const struct resize_inputs *in)
 {
 	json_t *saved = plan_saved_statefulset(in->backup);
-	const char *live = kube_obj_annotation(in->sts, ANNOTATION_DESIRED_TEMPLATES);
-	const char *kept = kube_obj_annotation(saved, ANNOTATION_DESIRED_TEMPLATES);
-	bool misses = saved && (live || kept) && !streq(live, kept);
+	if (!saved || !in->sts) {
+		json_decref(saved);
+		return false;
+	}
+	json_t *saved_ann = user_annotations(saved), *live_ann = user_annotations(in->sts);
+	bool same = json_equal(saved_ann, live_ann) && same_member(saved, in->sts, "spec") &&
+		    same_member(json_object_get(saved, "metadata"), json_object_get(in->sts, "metadata"), "labels");
+	json_decref(saved_ann);
+	json_decref(live_ann);
 	json_decref(saved);
-	return misses;
+	return !same;
 }
 
 /* ---- the steps on the StatefulSet ---- */
@@ -167,7 +192,13 @@ void plan_orphan_delete(const struct resize_inputs *in, struct action *a)
 {
 	action_delete(a, "OrphanDelete", &KUBE_STATEFULSETS, in->sts);
 	a->propagation = "Orphan";
-	a->answers = ACTION_OK_404;
+	/*
+	 * Only the set as saved (plan_saved_is_stale said so of this version):
+	 * a change made since is refused with 409, seen, and saved first.
+	 */
+	const char *rv = kube_obj_str(in->sts, "metadata.resourceVersion");
+	snprintf(a->resource_version, sizeof(a->resource_version), "%s", rv ? rv : "");
+	a->answers = ACTION_OK_404 | ACTION_STALE_409;
 }
 
 /* How often an unreadable saved copy is looked at again. */
