@@ -58,9 +58,9 @@ for lib in $libs; do
 	[[ $lib == "$root"/* ]] || fail "$lib was found outside the image"
 	path=${lib#"$root"}
 	# Bookworm's packages name /lib or /usr/lib (merged /usr): either counts.
-	pkg=$(grep -lxF -e "$path" -e "${path#/usr}" -e "/usr$path" "$root"/var/lib/dpkg/info/*.list | head -1) ||
-		fail "$path belongs to no package of the image"
-	pkg=$(basename "$pkg" .list)
+	pkg=$(grep -lxF -e "$path" -e "${path#/usr}" -e "/usr$path" "$root"/var/lib/dpkg/info/*.list || true)
+	[ -n "$pkg" ] || fail "$path belongs to no package of the image"
+	pkg=$(basename "${pkg%%$'\n'*}" .list)
 	pkg=${pkg%%:*}
 	jq -e --arg p "$pkg" 'any(.packages[]; .name == $p)' "$sbom" >/dev/null ||
 		fail "$path belongs to $pkg, which the SBOM does not list"
