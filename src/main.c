@@ -367,7 +367,11 @@ int main(int argc, char **argv)
 	pthread_kill(sig_thread, SIGUSR1);
 	pthread_join(sig_thread, NULL);
 out:
-	/* The manager first: it stops the controllers that use the rest. */
+	/*
+	 * No scrape reads the caches while they go; then the manager: it stops
+	 * the controllers that use the rest.
+	 */
+	observability_stop_serving(obs);
 	webhook_stop(webhook);
 	manager_free(manager);
 	manager = NULL;

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/kube_object.h"
+#include "controllers/resize/resize_state.h"
 #include "runtime/controller.h"
 #include "runtime/http_server.h"
 #include "util/clock.h"
@@ -25,6 +27,7 @@ struct observability {
 	struct metric_family *watch_restarts, *informer_events, *informer_lists, *informer_objects,
 		*informer_synced;
 	struct metric_family *leader_gauge;
+	struct metric_family *resize_in_flight;
 	struct metric_family *outcomes[16];
 	int noutcomes;
 };
@@ -42,6 +45,33 @@ static void count_request(void *ctx, const char *verb, long code, double seconds
 		metric_observe(o->api_duration, seconds, METRIC_LABELS(verb));
 }
 
+/*
+ * Each StatefulSet's resize at work, by age: refilled at every scrape, so a
+ * resize that ends (or a set that goes) drops out. One series per set with
+ * a resize under way, at most. Reads only the sets with a resize state,
+ * through the index the resize controller adds; without that controller
+ * nothing is under way.
+ */
+static void collect_resizes(struct observability *o, struct informer *statefulsets)
+{
+	struct store *s = informer_store(statefulsets);
+	metric_reset(o->resize_in_flight);
+	if (!store_has_index(s, RESIZE_STATE_INDEX))
+		return;
+	json_t *all = store_by_index(s, RESIZE_STATE_INDEX, RESIZE_STATE_INDEX_VALUE);
+	long long now_s = clock_wall_ms() / 1000;
+	size_t i;
+	json_t *sts;
+	json_array_foreach(all, i, sts) {
+		const char *ns = kube_obj_str(sts, "metadata.namespace");
+		const char *name = kube_obj_str(sts, "metadata.name");
+		double age = resize_state_in_flight_seconds(sts, now_s);
+		if (ns && name && age >= 0)
+			metric_set(o->resize_in_flight, age, METRIC_LABELS(ns, name));
+	}
+	json_decref(all);
+}
+
 /* At scrape time: copy the live stats of informers, queues and controllers. */
 static void collect(void *ctx, struct metrics *m)
 {
@@ -57,6 +87,8 @@ static void collect(void *ctx, struct metrics *m)
 		metric_set(o->informer_lists, (double)st.lists, METRIC_LABELS(res));
 		metric_set(o->informer_objects, (double)store_len(informer_store(inf)), METRIC_LABELS(res));
 		metric_set(o->informer_synced, informer_has_synced(inf) ? 1 : 0, METRIC_LABELS(res));
+		if (informer_resource(inf) == &KUBE_STATEFULSETS)
+			collect_resizes(o, inf);
 	}
 	for (int i = 0; i < manager_controller_count(o->manager); i++) {
 		struct controller *c = manager_controller_at(o->manager, i);
@@ -93,6 +125,8 @@ static const char *const outcome[][2] = {
 	{"stateful_operator_cleanups_started_total", "Scale-down cleanup pods started."},
 	{"stateful_operator_cleanups_succeeded_total", "Scale-down cleanups that succeeded."},
 	{"stateful_operator_cleanups_failed_total", "Scale-down cleanups that failed."},
+	{"stateful_operator_cleanups_given_up_total",
+	 "Scale-down cleanups given up after their last attempt failed (claims kept, no retry)."},
 	{"stateful_operator_cluster_member_replacements_total",
 	 "StatefulCluster members replaced by a new identity."},
 };
@@ -143,6 +177,11 @@ static void register_families(struct observability *o)
 					    "Objects in the cache.", resource);
 	o->informer_synced = metrics_gauge(m, "stateful_operator_informer_synced",
 					   "1 once the cache has synced.", resource);
+	/* Not "namespace": Prometheus would rename it, the target's own namespace label wins. */
+	o->resize_in_flight = metrics_gauge(m, "stateful_operator_resize_in_flight_seconds",
+					    "Age of each StatefulSet's resize under way, from its start (Failed and "
+					    "Cleaning are not under way).",
+					    METRIC_LABELS("statefulset_namespace", "statefulset"));
 	if (o->leader)
 		o->leader_gauge = metrics_gauge(m, "stateful_operator_leader",
 						"1 while this replica holds the Lease.", METRIC_NO_LABELS);
@@ -235,15 +274,24 @@ fail:
 	return NULL;
 }
 
-void observability_stop(struct observability *o)
+void observability_stop_serving(struct observability *o)
 {
 	if (!o)
 		return;
 	if (o->client)
 		kube_client_set_observer(o->client, NULL, NULL);
+	o->client = NULL;
 	if (o->probe_server != o->metrics_server)
 		http_server_stop(o->probe_server);
 	http_server_stop(o->metrics_server);
+	o->probe_server = o->metrics_server = NULL;
+}
+
+void observability_stop(struct observability *o)
+{
+	if (!o)
+		return;
+	observability_stop_serving(o);
 	metrics_free(o->metrics);
 	free(o);
 }
@@ -263,10 +311,10 @@ struct metrics *observability_metrics(struct observability *o)
 
 int observability_metrics_port(const struct observability *o)
 {
-	return http_server_port(o->metrics_server);
+	return o->metrics_server ? http_server_port(o->metrics_server) : 0;
 }
 
 int observability_probe_port(const struct observability *o)
 {
-	return http_server_port(o->probe_server);
+	return o->probe_server ? http_server_port(o->probe_server) : 0;
 }

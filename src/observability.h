@@ -29,6 +29,13 @@ struct observability *observability_start(const char *metrics_address, const cha
 					  struct kube_client *client, struct manager *manager,
 					  struct leader_elector *leader, char **err);
 void observability_stop(struct observability *o);
+/*
+ * Stops the listeners (waiting for the requests in progress) and unhooks
+ * the client, so that no scrape reads the manager's caches any more: call
+ * it before manager_free(). The registry stays, for the controllers' last
+ * counts, until observability_stop(). NULL is a no-op; so is a second call.
+ */
+void observability_stop_serving(struct observability *o);
 /* The registry, for controllers' own counters. Borrowed. */
 struct metrics *observability_metrics(struct observability *o);
 /*
@@ -38,7 +45,7 @@ struct metrics *observability_metrics(struct observability *o);
  */
 void observability_count(void *obs, const char *family, double v);
 
-/* The ports actually bound (for ":0" in tests); 0 when disabled. */
+/* The ports actually bound (for ":0" in tests); 0 when disabled or stopped. */
 int observability_metrics_port(const struct observability *o);
 int observability_probe_port(const struct observability *o);
 

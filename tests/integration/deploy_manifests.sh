@@ -29,26 +29,17 @@ OPNS=stateful-operator-system
 SA=system:serviceaccount:$OPNS:stateful-operator
 NS=deploy-manifests-$$
 TMP=$(mktemp -d)
-STEP=
 CREATED_NS=0
+# shellcheck source=../lib/steps.sh
+source "$REPO/tests/lib/steps.sh"
 
-fail() {
-	echo "FAIL: $STEP: $*" >&2
-	exit 1
-}
-step() {
-	STEP=$*
-	echo "--- $STEP"
-}
 cleanup() {
 	local rc=$?
 	if [ "$CREATED_NS" = 1 ]; then
-		kubectl delete namespace "$NS" --ignore-not-found --wait=true --timeout=120s >/dev/null ||
-			{ echo "cleanup: namespace $NS not deleted in time" >&2; rc=1; }
+		delete_namespace "$NS" || rc=1
 	fi
 	rm -rf "$TMP"
-	[ $rc -eq 0 ] && echo "PASS: deploy manifests" || echo "deploy manifests: FAILED" >&2
-	exit $rc
+	verdict "deploy manifests" $rc
 }
 trap cleanup EXIT
 

@@ -18,25 +18,18 @@ eval "$("$REPO/scripts/local-cluster" env)"
 
 NS=testbed-smoke-$$
 WAIT=${SMOKE_TIMEOUT:-90s}
-STEP=
+# shellcheck source=../lib/steps.sh
+source "$REPO/tests/lib/steps.sh"
 
-fail() {
-	echo "FAIL: $STEP: $*" >&2
+on_fail() { # what fail prints besides its message
 	echo "--- objects in $NS:" >&2
 	kubectl get -n "$NS" pods,pvc,sts,jobs -o wide >&2 || true
 	kubectl get events -n "$NS" --sort-by=.lastTimestamp 2>/dev/null | tail -n 20 >&2 || true
-	exit 1
-}
-step() {
-	STEP=$*
-	echo "--- $STEP"
 }
 cleanup() {
 	local rc=$?
-	kubectl delete namespace "$NS" --ignore-not-found --wait=true --timeout=120s >/dev/null ||
-		{ echo "cleanup: namespace $NS not deleted in time" >&2; rc=1; }
-	[ $rc -eq 0 ] && echo "PASS: testbed smoke" || echo "testbed smoke: FAILED" >&2
-	exit $rc
+	delete_namespace "$NS" || rc=1
+	verdict "testbed smoke" $rc
 }
 trap cleanup EXIT
 

@@ -7,15 +7,15 @@
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
-fail() {
-	echo "image_arch_test: FAIL: $*" >&2
-	exit 1
-}
+# shellcheck source=../lib/steps.sh
+. "$REPO/tests/lib/steps.sh"
 
+step "ARCH=arm64 is refused for the test bed's own images"
 if ARCH=arm64 "$REPO/scripts/testbed-images" >/dev/null 2>&1; then
 	fail "ARCH=arm64 without a command made the test bed's images (they are the host's)"
 fi
 
+step "ARCH=arm64 reaches the Dockerfile's build stage"
 command -v qemu-aarch64 >/dev/null || fail "qemu-aarch64 is missing (scripts/build-arm64 installs qemu-user)"
 
 name=$(ARCH=arm64 "$REPO/scripts/testbed-images" build-stage) || fail "the arm64 build stage did not build"

@@ -8,16 +8,16 @@
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
-fail() {
-	echo "sbom_test: FAIL: $*" >&2
-	exit 1
-}
+# shellcheck source=../lib/steps.sh
+. "$REPO/tests/lib/steps.sh"
 
+step "scripts/sbom makes a document"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 root=$work/root sbom=$work/sbom.json
 SBOM_ROOT=$root "$REPO/scripts/sbom" "$@" >"$sbom" || fail "scripts/sbom failed"
 
+step "SPDX 2.3 fields"
 # Required fields (SPDX 2.3, clauses 6 and 7), ids unique and well formed.
 jq -e '.spdxVersion == "SPDX-2.3" and .dataLicense == "CC0-1.0" and .SPDXID == "SPDXRef-DOCUMENT"
 	and (.name | length > 0) and (.documentNamespace | test("^https?://"))
@@ -31,6 +31,7 @@ jq -e '[.packages[].SPDXID] as $ids | all(.relationships[]; (.relatedSpdxElement
 	and any(.relationships[]; .relationshipType == "DESCRIBES")' "$sbom" >/dev/null ||
 	fail "a relationship names an unknown package, or nothing is DESCRIBED"
 
+step "the image's Debian packages"
 # Every installed package of the image, at its version.
 dpkg-query --admindir="$root/var/lib/dpkg" -W -f='${db:Status-Status} ${Package} ${Version}\n' |
 	awk '$1 == "installed" { print $2 " " $3 }' | sort >"$work/dpkg"
@@ -39,13 +40,14 @@ jq -r '.packages[] | select(.externalRefs[]?.referenceLocator | startswith("pkg:
 diff -u "$work/dpkg" "$work/listed" || fail "the Debian packages listed differ from the image's dpkg database"
 echo "sbom_test: $(wc -l <"$work/listed") Debian packages, as dpkg lists them"
 
-# Our binary: its checksum and version.
+step "our binary's checksum"
 binary=$root/usr/local/bin/stateful-operator
 sha=$(sha256sum "$binary" | cut -d' ' -f1)
 jq -e --arg sha "$sha" '.packages[] | select(.name == "stateful-operator")
 	| .checksums[] | select(.algorithm == "SHA256") | .checksumValue == $sha' "$sbom" >/dev/null ||
 	fail "stateful-operator's SHA256 is not $sha"
 
+step "the libraries the binary loads"
 # Every library the binary loads, resolved in the image, is in a listed package.
 loader=$(readelf -l "$binary" | sed -nE 's/.*Requesting program interpreter: (.*)\]$/\1/p')
 [ -n "$loader" ] && [ -e "$root$loader" ] || fail "the image has no loader '$loader'"

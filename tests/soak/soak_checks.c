@@ -181,14 +181,31 @@ static void no_items(struct kube_client *admin, const struct kube_resource *r, c
 	json_decref(items);
 }
 
-/* A copy that failed (or was aborted) keeps the old volumes of the replicas it had copied, for the user. */
-static bool kept_for_user(const json_t *pv, const struct soak_op *ops, int n)
+/*
+ * A copy that failed or was aborted keeps the old volumes of the replicas
+ * it had copied before, for the user: allowed where the claim it held is
+ * now on another volume (that replica was copied), never for the replica
+ * that was in flight, which went back to its own volume.
+ */
+static bool kept_for_user(struct kube_client *admin, const json_t *pv, const char *claim, const struct soak_op *ops,
+			  int n)
 {
 	const char *set = it_label(pv, LABEL_OLD_VOLUME);
-	for (int i = 0; set && i < n; i++)
+	const struct soak_op *op = NULL;
+	for (int i = 0; set && i < n && !op; i++)
 		if (!strcmp(ops[i].name, set))
-			return ops[i].phase == PHASE_FAILED;
-	return false;
+			op = &ops[i];
+	bool stopped = op && (op->phase == PHASE_FAILED || (op->message && !strcmp(op->message, "aborted")));
+	const char *slash = strchr(claim, '/');
+	if (!stopped || !slash)
+		return false;
+	char *ns = xstrndup(claim, (size_t)(slash - claim));
+	json_t *pvc = it_get(admin, &KUBE_PVCS, ns, slash + 1);
+	const char *now_on = kube_obj_str(pvc, "spec.volumeName");
+	bool copied = now_on && *now_on && strcmp(now_on, kube_obj_str(pv, "metadata.name"));
+	json_decref(pvc);
+	free(ns);
+	return copied;
 }
 
 void soak_check_leftovers(struct kube_client *admin, const char *ns, const struct soak_op *ops, int n,
@@ -201,7 +218,7 @@ void soak_check_leftovers(struct kube_client *admin, const char *ns, const struc
 	json_t *pv;
 	json_array_foreach(old, j, pv) {
 		const char *claim = str_or_empty(it_annotation(pv, ANNOTATION_OLD_CLAIM)); /* ns/claim */
-		if (!strncmp(claim, ns, strlen(ns)) && claim[strlen(ns)] == '/' && !kept_for_user(pv, ops, n))
+		if (!strncmp(claim, ns, strlen(ns)) && claim[strlen(ns)] == '/' && !kept_for_user(admin, pv, claim, ops, n))
 			violation(violations, "old volume left: %s", kube_obj_str(pv, "metadata.name"));
 	}
 	json_decref(old);

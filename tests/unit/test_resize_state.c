@@ -15,6 +15,7 @@
 #include "client/kube_object.h"
 #include "controllers/contract.h"
 #include "controllers/resize/resize_state.h"
+#include "runtime/store.h"
 
 #define NOW_MS 1795262400000LL /* 2026-11-21T12:00:00Z */
 
@@ -104,12 +105,91 @@ static void test_recreating(void **state)
 	}
 }
 
+/* The stuck-resize gauge's value: the age of resizes still at work, and only of those. */
+static void test_in_flight_seconds(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *state;
+		double age; /* -1: not in flight */
+	} cases[] = {
+		{"{\"phase\":\"Expanding\",\"started\":\"2026-11-21T11:00:00Z\"}", 3600},
+		{"{\"phase\":\"Saving\",\"started\":\"2026-11-21T11:59:30Z\"}", 30},
+		{"{\"phase\":\"Recreating\",\"started\":\"2026-11-21T10:00:00Z\"}", 7200},
+		{"{\"phase\":\"Adopting\",\"started\":\"2026-11-21T12:00:00Z\"}", 0},
+		{"{\"phase\":\"Copying\",\"started\":\"2026-11-20T12:00:00Z\",\"batch\":{\"step\":\"Copy\"}}", 86400},
+		{"{\"phase\":\"Modifying\",\"started\":\"2026-11-21T11:50:00Z\"}", 600},
+		{"{\"phase\":\"Expanding\",\"started\":\"2026-11-21T12:05:00Z\"}", 0}, /* clock skew */
+		{"{\"phase\":\"Failed\",\"started\":\"2026-11-21T11:00:00Z\"}", -1},
+		{"{\"phase\":\"Cleaning\",\"started\":\"2026-11-21T11:00:00Z\"}", -1}, /* done, old volumes kept */
+		{"{\"phase\":\"Shrinking\",\"started\":\"2026-11-21T11:00:00Z\"}", -1},
+		{"{\"phase\":\"Expanding\"}", -1},
+		{"{\"phase\":\"Expanding\",\"started\":\"yesterday\"}", -1},
+		{"{\"phase\":\"Expanding\",\"started\":5}", -1},
+		{"{\"started\":\"2026-11-21T11:00:00Z\"}", -1},
+		{"not json", -1},
+		{NULL, -1},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *s = sts_with(cases[i].state);
+		double age = resize_state_in_flight_seconds(s, NOW_MS / 1000);
+		if (age != cases[i].age)
+			fail_msg("%s: %g s, want %g", cases[i].state ? cases[i].state : "(none)", age, cases[i].age);
+		json_decref(s);
+	}
+}
+
+/* sts_with(state), named name in namespace "ns" at resourceVersion rv, for a store. New reference. */
+static json_t *stored_sts(const char *name, const char *rv, const char *state)
+{
+	json_t *o = sts_with(state);
+	json_t *meta = json_object_get(o, "metadata");
+	json_object_set_new(meta, "name", json_string(name));
+	json_object_set_new(meta, "namespace", json_string("ns"));
+	json_object_set_new(meta, "resourceVersion", json_string(rv));
+	return o;
+}
+
+/* The index the metrics read through: the sets with a resize state, whatever its phase, and no other. */
+static void test_index_holds_the_sets_with_a_state(void **state)
+{
+	(void)state;
+	struct store *s = store_new();
+	store_add_index(s, RESIZE_STATE_INDEX, resize_state_index);
+	static const char *const states[] = {"{\"phase\":\"Expanding\"}", NULL, "{\"phase\":\"Failed\"}", NULL};
+	for (int i = 0; i < 4; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "web-%d", i);
+		json_t *o = stored_sts(name, "1", states[i]);
+		assert_true(store_upsert(s, o, NULL));
+		json_decref(o);
+	}
+	json_t *sets = store_by_index(s, RESIZE_STATE_INDEX, RESIZE_STATE_INDEX_VALUE);
+	assert_int_equal(json_array_size(sets), 2);
+	for (size_t i = 0; i < json_array_size(sets); i++) {
+		const char *name = kube_obj_str(json_array_get(sets, i), "metadata.name");
+		if (strcmp(name, "web-0") && strcmp(name, "web-2"))
+			fail_msg("%s has no resize state", name);
+	}
+	json_decref(sets);
+	/* Its state removed, a set leaves the index. */
+	json_t *o = stored_sts("web-0", "2", NULL);
+	assert_true(store_upsert(s, o, NULL));
+	json_decref(o);
+	sets = store_by_index(s, RESIZE_STATE_INDEX, RESIZE_STATE_INDEX_VALUE);
+	assert_int_equal(json_array_size(sets), 1);
+	json_decref(sets);
+	store_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_read),
 		cmocka_unit_test(test_written_back_with_unknown_keys),
 		cmocka_unit_test(test_recreating),
+		cmocka_unit_test(test_in_flight_seconds),
+		cmocka_unit_test(test_index_holds_the_sets_with_a_state),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

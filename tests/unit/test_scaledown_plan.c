@@ -67,6 +67,7 @@
 #define STARTED_TOTAL "stateful_operator_cleanups_started_total"
 #define SUCCEEDED_TOTAL "stateful_operator_cleanups_succeeded_total"
 #define FAILED_TOTAL "stateful_operator_cleanups_failed_total"
+#define GIVEN_UP_TOTAL "stateful_operator_cleanups_given_up_total"
 
 #define NITEMS(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -1423,8 +1424,9 @@ static void perform(struct world *w)
 					step_id(step_of(a)), "object", a->name, "type", a->event_type, "reason",
 					a->event_reason, "message", a->event_message, "requeue",
 					(json_int_t)a->requeue_ms));
-	if (a->counts[0].family)
-		sim_count(w->counts, a->counts[0].family);
+	for (int i = 0; i < ACTION_MAX_COUNTS; i++)
+		if (a->counts[i].family)
+			sim_count(w->counts, a->counts[i].family);
 	check_call(w, a);
 	apply(w, a);
 	if (w->double_apply && !resting(step_of(a)))
@@ -2038,6 +2040,7 @@ static void test_failure_backoff_and_give_up(void **state)
 	assert_int_equal(sim_counted(w->counts, FAILED_TOTAL), 3);
 	assert_int_equal(sim_counted(w->counts, STARTED_TOTAL), 3);
 	assert_int_equal(sim_counted(w->counts, SUCCEEDED_TOTAL), 0);
+	assert_int_equal(sim_counted(w->counts, GIVEN_UP_TOTAL), 1); /* the third, not the first two */
 	assert_int_equal(sim_seen_count(w->history, "DELETE_CLAIM", 0), 0);
 	expect_set(w, 1, true);
 	expect_no_cleanup_pod(w);
@@ -2114,6 +2117,8 @@ static void test_max_attempts_and_recovery(void **state)
 		int failures = cases[i].fail_first < tried ? cases[i].fail_first : tried;
 		assert_int_equal(sim_counted(w->counts, FAILED_TOTAL), failures);
 		assert_int_equal(sim_counted(w->counts, SUCCEEDED_TOTAL), cases[i].cleaned);
+		/* Given up exactly once when the last attempt failed; never when a retry cleaned it. */
+		assert_int_equal(sim_counted(w->counts, GIVEN_UP_TOTAL), !cases[i].cleaned);
 		world_release(w);
 	}
 }
@@ -2135,6 +2140,7 @@ static void test_ordered_gives_up_then_goes_on(void **state)
 	expect_no_cleanup_pod(w);
 	assert_int_equal(sim_counted(w->counts, FAILED_TOTAL), 2);
 	assert_int_equal(sim_counted(w->counts, SUCCEEDED_TOTAL), 1);
+	assert_int_equal(sim_counted(w->counts, GIVEN_UP_TOTAL), 1);
 }
 
 /*

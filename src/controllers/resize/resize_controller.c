@@ -372,6 +372,8 @@ static void performed(void *ctx, const struct reconcile_key *k, void *snapshot, 
 
 void resize_caches_index(const struct resize_caches *c)
 {
+	if (!store_has_index(c->statefulsets, RESIZE_STATE_INDEX))
+		store_add_index(c->statefulsets, RESIZE_STATE_INDEX, resize_state_index);
 	set_index_ensure(c->pvcs, set_index_claim);
 	set_index_ensure(c->pods, set_index_pod);
 	if (c->pvs)

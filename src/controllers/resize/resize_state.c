@@ -5,6 +5,8 @@
 
 #include "client/kube_object.h"
 #include "controllers/contract.h"
+#include "util/duration.h"
+#include "util/xalloc.h"
 
 /* The names on the cluster: the only place they are spelled. */
 static const char *const phase_names[] = {
@@ -127,4 +129,40 @@ bool resize_state_recreating(const json_t *sts)
 		    st.phase == RESIZE_PHASE_COPYING);
 	resize_state_release(&st);
 	return yes;
+}
+
+double resize_state_in_flight_seconds(const json_t *sts, long long now_s)
+{
+	struct resize_state st;
+	resize_state_read(sts, &st);
+	double age = -1;
+	switch (st.phase) {
+	case RESIZE_PHASE_EXPANDING:
+	case RESIZE_PHASE_SAVING:
+	case RESIZE_PHASE_RECREATING:
+	case RESIZE_PHASE_ADOPTING:
+	case RESIZE_PHASE_COPYING:
+	case RESIZE_PHASE_MODIFYING: {
+		int64_t started = st.started ? rfc3339_seconds(st.started) : -1;
+		if (started >= 0) /* a start ahead of this clock (skew) counts as just started */
+			age = now_s > started ? (double)(now_s - started) : 0;
+		break;
+	}
+	case RESIZE_PHASE_NONE:
+	case RESIZE_PHASE_FAILED:
+	case RESIZE_PHASE_CLEANING:
+	case RESIZE_PHASE_UNKNOWN:
+		break;
+	}
+	resize_state_release(&st);
+	return age;
+}
+
+size_t resize_state_index(const json_t *obj, char ***values)
+{
+	if (!kube_obj_annotation(obj, ANNOTATION_RESIZE_STATE))
+		return 0;
+	*values = xmalloc(sizeof(**values));
+	(*values)[0] = xstrdup(RESIZE_STATE_INDEX_VALUE);
+	return 1;
 }

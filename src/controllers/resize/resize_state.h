@@ -22,6 +22,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 enum resize_phase {
 	RESIZE_PHASE_NONE, /* no state */
@@ -106,5 +107,25 @@ char *resize_state_text(const json_t *js);
  * it. Scale-down then takes the deletion for an orphaning one.
  */
 bool resize_state_recreating(const json_t *sts);
+
+/*
+ * How long the resize recorded on sts (borrowed) has been under way at
+ * now_s (seconds since the epoch), from its "started": 0 or more while it
+ * works towards new volumes (Expanding, Saving, Recreating, Adopting,
+ * Copying, Modifying). -1 when there is none, it failed, it is done and only
+ * keeps old volumes (Cleaning), its phase is unknown or its start is not
+ * a readable time. For the stuck-resize alert's gauge.
+ */
+double resize_state_in_flight_seconds(const json_t *sts, long long now_s);
+
+/*
+ * An index of the StatefulSets cache (a store_index_fn): every set that
+ * carries a resize state, under the one value RESIZE_STATE_INDEX_VALUE, so
+ * that the metrics read those sets and not the whole fleet at each scrape.
+ * *values: a new array of new strings.
+ */
+#define RESIZE_STATE_INDEX "resize-state"
+#define RESIZE_STATE_INDEX_VALUE "present"
+size_t resize_state_index(const json_t *obj, char ***values);
 
 #endif

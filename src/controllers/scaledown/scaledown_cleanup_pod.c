@@ -164,19 +164,25 @@ bool scaledown_act_on_cleanup(struct plan *p, struct ordinal *o, struct action *
 	char *claims = scaledown_claim_list(o);
 	int attempt = scaledown_pod_attempt(pod) > 0 ? scaledown_pod_attempt(pod) : o->failures + 1;
 	char next[160];
-	if (o->in_range)
+	bool given_up = false;
+	if (o->in_range) {
 		snprintf(next, sizeof(next), "ordinal %ld is back in the StatefulSet: claims kept, no retry", o->k);
-	else if (o->failures + 1 >= p->req.max_attempts)
+	} else if (o->failures + 1 >= p->req.max_attempts) {
+		given_up = true;
 		snprintf(next, sizeof(next), "gave up after %d failed attempts: claims kept, see annotation %s",
 			 o->failures + 1, ANNOTATION_SCALEDOWN_STATUS);
-	else
+	} else {
 		snprintf(next, sizeof(next), "claims kept; retrying in %lds",
 			 scaledown_backoff_ms(o->failures + 1) / 1000);
+	}
 	scaledown_record_state(p, a, SCALEDOWN_RECORD_FAILURE, st, scaledown_status_text(p, st));
 	action_event(a, "Warning", "CleanupFailed",
 		     "cleanup pod %s for ordinal %ld (attempt %d of %d, claims %s) failed: %s; %s", pod_name, o->k,
 		     attempt, p->req.max_attempts, claims, why, next);
 	action_count(a, "stateful_operator_cleanups_failed_total", 1);
+	/* What the CleanupGivenUp alert watches: claims that stay until someone re-arms them. */
+	if (given_up)
+		action_count(a, "stateful_operator_cleanups_given_up_total", 1);
 	free(claims);
 	free(why);
 	return true;

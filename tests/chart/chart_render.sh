@@ -1,0 +1,246 @@
+#!/usr/bin/env bash
+# Checks charts/stateful-operator without a cluster (ctest label "chart"):
+#   - helm lint, in both scopes; bad values refused with a message naming them;
+#   - crds/ holds exactly deploy/crds' CRDs, byte for byte;
+#   - helm template renders the same objects as kubectl kustomize of the
+#     matching overlay, for the same settings: the defaults = deploy/overlays/
+#     cluster, scope=namespace = deploy/overlays/namespace, and changed values
+#     (replicas 1: no --leader-elect; image, resources; webhook off) against
+#     a scratch overlay that changes the same fields;
+#   - the optional objects: metrics Service, ServiceMonitor, PodMonitor (and
+#     /metrics then on all interfaces with a containerPort), PrometheusRule
+#     (the groups of files/alerts.rules.yaml, none when that file is absent).
+# Compared after this normalisation (jq), and nothing else ignored:
+#   - objects sorted by kind/namespace/name (the order of a rendering is not
+#     what gets applied);
+#   - the labels Helm adds (helm.sh/chart, app.kubernetes.io/managed-by,
+#     app.kubernetes.io/instance, app.kubernetes.io/version) dropped: they
+#     describe the release, not the operator; the selectors do not use them;
+#   - the Namespace object left out of the overlays' side: Helm creates the
+#     release's namespace (helm install --create-namespace) and a chart must
+#     not own it (uninstalling would delete everything in it).
+# helm and kubectl come from the test bed's cache (scripts/testbed-build):
+# missing tools fail the test, they do not skip it.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+CHART=$REPO/charts/stateful-operator
+NS=stateful-operator-system
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+# shellcheck source=../lib/steps.sh
+source "$REPO/tests/lib/steps.sh"
+
+step "helm and kubectl from the test bed's cache"
+BIN=$("$REPO/scripts/testbed-build") || fail "scripts/testbed-build failed"
+HELM=$BIN/helm
+KUBECTL=$BIN/kubectl
+[ -x "$HELM" ] || fail "no helm in $BIN"
+[ -x "$KUBECTL" ] || fail "no kubectl in $BIN"
+# Nothing here talks to a cluster; helm keeps its state in the scratch dir.
+export KUBECONFIG=/dev/null HELM_CACHE_HOME=$TMP/helm HELM_CONFIG_HOME=$TMP/helm HELM_DATA_HOME=$TMP/helm
+
+# YAML stream on stdin -> sorted, normalised JSON array (see the top).
+normalise() {
+	"$KUBECTL" label --local -f - -o json chart-render-check- |
+		jq -S -s 'map(if .kind == "List" then .items[] else . end)
+			| map(select(.kind != "Namespace")
+				| if .metadata.labels then .metadata.labels |= del(."helm.sh/chart",
+					."app.kubernetes.io/managed-by", ."app.kubernetes.io/instance",
+					."app.kubernetes.io/version") else . end)
+			| sort_by(.kind, .metadata.namespace // "", .metadata.name)'
+}
+chart() { # helm template flags... -> normalised JSON on stdout
+	"$HELM" template stateful-operator "$CHART" -n "$NS" --include-crds "$@" | normalise
+}
+overlay() { # kustomization dir -> normalised JSON on stdout
+	"$KUBECTL" kustomize "$1" | normalise
+}
+same() { # name chart.json overlay.json
+	if ! diff -u "$3" "$2" >"$TMP/diff"; then
+		head -80 "$TMP/diff" >&2
+		fail "$1: helm template differs from kubectl kustomize (- overlay, + chart)"
+	fi
+	jq -e 'any(.kind == "Deployment") and any(.kind == "CustomResourceDefinition")' "$2" >/dev/null ||
+		fail "$1: no Deployment or no CRD rendered"
+}
+# A scratch overlay on top of deploy/overlays/$1, with the kustomization
+# lines on stdin.
+scratch() {
+	local dir=$TMP/overlay-$RANDOM
+	mkdir "$dir"
+	{
+		printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- %s\n' \
+			"$(realpath --relative-to="$dir" "$REPO/deploy/overlays/$1")"
+		cat
+	} >"$dir/kustomization.yaml"
+	echo "$dir"
+}
+
+for scope in cluster namespace; do
+	step "helm lint, scope $scope (defaults, and every optional object on)"
+	"$HELM" lint --strict "$CHART" --set scope="$scope" >"$TMP/lint" 2>&1 || { cat "$TMP/lint" >&2; fail "helm lint"; }
+	"$HELM" lint --strict "$CHART" --set scope="$scope" --set metrics.service.enabled=true \
+		--set metrics.serviceMonitor.enabled=true --set metrics.podMonitor.enabled=true \
+		--set prometheusRule.enabled=true --set webhook.enabled=false >"$TMP/lint" 2>&1 || { cat "$TMP/lint" >&2; fail "helm lint"; }
+done
+
+refused() { # what --set...: helm template must refuse these values, naming what
+	local what=$1
+	shift
+	if "$HELM" template x "$CHART" "$@" >/dev/null 2>"$TMP/err"; then
+		fail "rendered with $*"
+	fi
+	grep -qF -- "$what" "$TMP/err" || fail "the error for $* does not name $what: $(cat "$TMP/err")"
+}
+step "helm refuses bad values (schema, and the templates' own checks)"
+refused "'/scope'" --set scope=everything
+refused 'scope must be cluster or namespace' --set scope=everything --skip-schema-validation
+refused "'replica' not allowed" --set replica=3
+refused "'/replicas'" --set replicas=two
+refused "'/leaderElection/enabled'" --set leaderElection.enabled=maybe
+refused 'leaderElection.enabled must be auto, true or false' --set leaderElection.enabled=maybe --skip-schema-validation
+
+step "crds/ = deploy/crds"
+crds=$(cd "$REPO/deploy/crds" && ls | grep -v '^kustomization.yaml$')
+[ "$(cd "$CHART/crds" && ls)" = "$crds" ] || fail "charts crds/ has $(ls "$CHART/crds" | xargs), deploy/crds $(xargs <<<"$crds")"
+for f in $crds; do
+	cmp "$REPO/deploy/crds/$f" "$CHART/crds/$f" || fail "crds/$f differs from deploy/crds/$f"
+done
+
+step "defaults = deploy/overlays/cluster"
+chart >"$TMP/c.json"
+overlay "$REPO/deploy/overlays/cluster" >"$TMP/o.json"
+same "cluster scope" "$TMP/c.json" "$TMP/o.json"
+
+step "scope=namespace = deploy/overlays/namespace"
+chart --set scope=namespace >"$TMP/c.json"
+overlay "$REPO/deploy/overlays/namespace" >"$TMP/o.json"
+same "namespace scope" "$TMP/c.json" "$TMP/o.json"
+
+step "replicas 1, another image and resources = the cluster overlay with those changed, no --leader-elect"
+chart --set replicas=1 --set image.repository=registry.example/sop --set image.tag=9.9.9 \
+	--set image.pullPolicy=Always --set resources.requests.cpu=200m --set resources.limits.memory=1Gi \
+	>"$TMP/c.json"
+dir=$(scratch cluster <<'EOF'
+replicas:
+- name: stateful-operator
+  count: 1
+images:
+- name: stateful-operator
+  newName: registry.example/sop
+  newTag: 9.9.9
+patches:
+- target: {kind: Deployment, name: stateful-operator}
+  patch: |-
+    - {op: test, path: /spec/template/spec/containers/0/args/0, value: --leader-elect}
+    - {op: remove, path: /spec/template/spec/containers/0/args/0}
+    - {op: replace, path: /spec/template/spec/containers/0/imagePullPolicy, value: Always}
+    - {op: replace, path: /spec/template/spec/containers/0/resources/requests/cpu, value: 200m}
+    - {op: replace, path: /spec/template/spec/containers/0/resources/limits/memory, value: 1Gi}
+EOF
+)
+overlay "$dir" >"$TMP/o.json"
+same "replicas 1, image, resources" "$TMP/c.json" "$TMP/o.json"
+
+args() { jq -c '.[] | select(.kind == "Deployment") | .spec.template.spec.containers[0].args' "$1"; }
+step "leaderElection.enabled=true with replicas 1 keeps --leader-elect; false drops it with 2"
+chart --set replicas=1 --set leaderElection.enabled=true >"$TMP/c.json"
+grep -qF '"--leader-elect"' <<<"$(args "$TMP/c.json")" || fail "no --leader-elect: $(args "$TMP/c.json")"
+chart --set leaderElection.enabled=false >"$TMP/c.json"
+if grep -qF '"--leader-elect"' <<<"$(args "$TMP/c.json")"; then fail "--leader-elect though disabled"; fi
+
+step "webhook.enabled=false, namespace scope = base, namespace RBAC and CRDs, without the webhook's flag and port"
+chart --set scope=namespace --set webhook.enabled=false >"$TMP/c.json"
+dir=$TMP/no-webhook
+mkdir "$dir"
+cat >"$dir/kustomization.yaml" <<EOF
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- $(realpath --relative-to="$dir" "$REPO/deploy/base")
+- $(realpath --relative-to="$dir" "$REPO/deploy/rbac/namespace")
+- $(realpath --relative-to="$dir" "$REPO/deploy/crds")
+patches:
+- target: {kind: Deployment, name: stateful-operator}
+  patch: |-
+    - {op: test, path: /spec/template/spec/containers/0/args/3, value: "--webhook-bind-address=:9443"}
+    - {op: remove, path: /spec/template/spec/containers/0/args/3}
+    - {op: test, path: /spec/template/spec/containers/0/ports/1/name, value: webhook}
+    - {op: remove, path: /spec/template/spec/containers/0/ports/1}
+    - {op: add, path: /spec/template/spec/containers/0/args/-, value: "--namespace=\$(POD_NAMESPACE)"}
+EOF
+overlay "$dir" >"$TMP/o.json"
+same "no webhook" "$TMP/c.json" "$TMP/o.json"
+
+obj() { jq -c --arg k "$1" --arg n "$2" '.[] | select(.kind == $k and .metadata.name == $n)' "$TMP/c.json"; }
+step "metrics: none by default, /metrics on loopback"
+chart >"$TMP/c.json"
+[ "$(jq '[.[] | select(.kind | test("Monitor$|PrometheusRule"))] | length' "$TMP/c.json")" = 0 ] ||
+	fail "a monitoring object rendered by default"
+[ -z "$(obj Service stateful-operator-metrics)" ] || fail "a metrics Service by default"
+grep -qF '"--metrics-bind-address=127.0.0.1:8080"' <<<"$(args "$TMP/c.json")" || fail "metrics not on loopback"
+
+step "metrics: ServiceMonitor and PodMonitor, the Service, /metrics on all interfaces with a port"
+chart --set metrics.serviceMonitor.enabled=true --set metrics.podMonitor.enabled=true \
+	--set metrics.serviceMonitor.labels.release=prom >"$TMP/c.json"
+svc=$(obj Service stateful-operator-metrics)
+[ -n "$svc" ] || fail "no metrics Service"
+jq -e '.spec.ports == [{"name":"metrics","port":8080,"protocol":"TCP","targetPort":"metrics"}]
+	and .spec.selector == {"app.kubernetes.io/name":"stateful-operator"}' <<<"$svc" >/dev/null ||
+	fail "metrics Service: $svc"
+sm=$(obj ServiceMonitor stateful-operator)
+jq -e '.apiVersion == "monitoring.coreos.com/v1" and .metadata.labels.release == "prom"
+	and .spec.endpoints[0].port == "metrics" and .spec.endpoints[0].path == "/metrics"
+	and .spec.namespaceSelector.matchNames == ["stateful-operator-system"]' <<<"$sm" >/dev/null ||
+	fail "ServiceMonitor: $sm"
+# The ServiceMonitor's selector must select the Service: their labels as
+# rendered, before normalisation.
+"$HELM" template stateful-operator "$CHART" -n "$NS" --set metrics.serviceMonitor.enabled=true |
+	"$KUBECTL" label --local -f - -o json x- >"$TMP/raw.json"
+jq -s -e 'map(if .kind == "List" then .items[] else . end) as $o | ($o[] | select(.kind == "ServiceMonitor") | .spec.selector.matchLabels) as $sel
+	| ($o[] | select(.kind == "Service" and .metadata.name == "stateful-operator-metrics") | .metadata.labels) as $l
+	| $sel | to_entries | all(.value == $l[.key])' "$TMP/raw.json" >/dev/null ||
+	fail "the ServiceMonitor does not select the metrics Service"
+pm=$(obj PodMonitor stateful-operator)
+jq -e '.apiVersion == "monitoring.coreos.com/v1" and .spec.podMetricsEndpoints[0].port == "metrics"
+	and .spec.selector.matchLabels == {"app.kubernetes.io/name":"stateful-operator"}' <<<"$pm" >/dev/null ||
+	fail "PodMonitor: $pm"
+dep=$(obj Deployment stateful-operator)
+jq -e '.spec.template.spec.containers[0]
+	| (.args | index("--metrics-bind-address=:8080")) and (.ports | any(.name == "metrics" and .containerPort == 8080))' \
+	<<<"$dep" >/dev/null || fail "the Deployment does not expose /metrics on :8080"
+chart --set metrics.podMonitor.enabled=true >"$TMP/c.json"
+[ -z "$(obj Service stateful-operator-metrics)" ] || fail "a PodMonitor alone does not need the Service"
+[ -n "$(obj PodMonitor stateful-operator)" ] || fail "no PodMonitor"
+
+step "PrometheusRule: the groups of files/alerts.rules.yaml, or nothing without that file"
+rule_groups() { # rule file -> its groups as JSON (read as an extra field of a scratch object)
+	{ printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: rules}\n'; cat "$1"; } |
+		"$KUBECTL" label --local -f - -o json x- | jq -S .groups
+}
+chart --set prometheusRule.enabled=true --set prometheusRule.labels.release=prom >"$TMP/c.json"
+rule=$(obj PrometheusRule stateful-operator)
+if [ -f "$CHART/files/alerts.rules.yaml" ]; then
+	[ -n "$rule" ] || fail "no PrometheusRule though files/alerts.rules.yaml exists"
+	jq -e '.metadata.labels.release == "prom" and (.spec.groups | length > 0)' <<<"$rule" >/dev/null ||
+		fail "PrometheusRule: $rule"
+	[ "$(jq -S .spec.groups <<<"$rule")" = "$(rule_groups "$CHART/files/alerts.rules.yaml")" ] ||
+		fail "the PrometheusRule's groups are not those of files/alerts.rules.yaml"
+else
+	[ -z "$rule" ] || fail "a PrometheusRule without files/alerts.rules.yaml: $rule"
+fi
+# With a rule file of our own (a copy of the chart): exactly its groups.
+rm -rf "$TMP/chart"
+cp -r "$CHART" "$TMP/chart"
+mkdir -p "$TMP/chart/files"
+printf 'groups:\n- name: probe\n  rules:\n  - alert: Probe\n    expr: up == 0\n    for: 5m\n' >"$TMP/chart/files/alerts.rules.yaml"
+CHART=$TMP/chart chart --set prometheusRule.enabled=true >"$TMP/c.json"
+rule=$(obj PrometheusRule stateful-operator)
+[ -n "$rule" ] || fail "no PrometheusRule from a chart with a rule file"
+[ "$(jq -S .spec.groups <<<"$rule")" = "$(rule_groups "$TMP/chart/files/alerts.rules.yaml")" ] ||
+	fail "PrometheusRule from a rule file: $rule"
+CHART=$TMP/chart chart >"$TMP/c.json"
+[ -z "$(obj PrometheusRule stateful-operator)" ] || fail "a PrometheusRule though prometheusRule.enabled is false"
+
+echo "PASS: chart render"
