@@ -1,20 +1,39 @@
 # stateful-operator image: build on Debian bookworm, run on bookworm-slim with
 # only the shared libraries the binary links, as an unprivileged user.
 #   docker build -t stateful-operator:0.1.0 .
+#   docker build --build-arg ARCH=arm64 -t stateful-operator:0.1.0-arm64 .
+# ARCH is the image's Debian architecture (amd64 or arm64). The build stage
+# runs on the build machine's own and cross-compiles for another with
+# Debian's cross toolchain (cmake/aarch64-linux-gnu.cmake); the runtime stage
+# runs ARCH's packages, so a foreign ARCH needs qemu-user through binfmt_misc.
+# SOP_COMMIT: the commit --version reports (the build context has no .git).
+# RUNTIME_BASE: the runtime stage's image (scripts/testbed-images names its own).
 # deploy/base/deployment.yaml runs this tag with imagePullPolicy IfNotPresent.
+ARG ARCH=amd64
+ARG RUNTIME_BASE=debian:bookworm-slim
 
 FROM debian:bookworm AS build
-RUN apt-get update \
+ARG ARCH
+RUN dev="libcurl4-openssl-dev libjansson-dev libyaml-dev libmicrohttpd-dev libssl-dev libcmocka-dev zlib1g-dev" \
+ && case "$ARCH" in \
+      "$(dpkg --print-architecture)") cross= ;; \
+      arm64) dpkg --add-architecture arm64 && cross=gcc-aarch64-linux-gnu && dev=$(printf '%s:arm64 ' $dev) ;; \
+      *) echo "ARCH=$ARCH: the build machine's own architecture, or arm64" >&2 && exit 1 ;; \
+    esac \
+ && apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      build-essential cmake pkg-config \
-      libcurl4-openssl-dev libjansson-dev libyaml-dev libmicrohttpd-dev libssl-dev libcmocka-dev zlib1g-dev \
+      build-essential cmake pkg-config $cross $dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
-RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSOP_WERROR=ON \
+# After the package layer, so a new commit keeps it cached.
+ARG SOP_COMMIT=
+RUN toolchain= \
+ && if [ "$ARCH" != "$(dpkg --print-architecture)" ]; then toolchain=-DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake; fi \
+ && cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSOP_WERROR=ON -DSOP_COMMIT="$SOP_COMMIT" $toolchain \
  && cmake --build build --target stateful-operator
 
-FROM debian:bookworm-slim
+FROM --platform=linux/${ARCH} ${RUNTIME_BASE}
 # The runtime halves of the -dev packages above (libcmocka is for tests only);
 # ca-certificates for API servers with publicly signed certificates (in-cluster,
 # the service-account CA is used); rsync (Debian's keeps ACLs and xattrs) and

@@ -6,10 +6,11 @@
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
+BUILD_ARM64 ?= build-arm64
 FUZZ_SECONDS ?= 60
 JOBS       ?= 2
 
-.PHONY: all deps build build-asan test unit fuzz demo soak cluster-up cluster-down clean
+.PHONY: all deps build build-asan build-arm64 test unit fuzz demo soak cluster-up cluster-down clean
 
 all: build
 
@@ -23,6 +24,11 @@ build: deps
 build-asan: deps
 	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DSOP_WERROR=ON -DSOP_SANITIZE=ON >/dev/null
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
+
+# arm64: cross-compiled (Debian cross toolchain, an arm64 sysroot made with
+# mmdebstrap), then --version and the unit tests under qemu-user.
+build-arm64: deps
+	BUILD_ARM64=$(BUILD_ARM64) JOBS=$(JOBS) scripts/build-arm64
 
 unit: build
 	ctest --test-dir $(BUILD) -L unit --output-on-failure

@@ -14,6 +14,7 @@
 #include "client/kube_client.h"
 #include "client/kube_config.h"
 #include "observability.h"
+#include "build_info.h"
 #include "options.h"
 #include "own_image.h"
 #include "webhook/webhook.h"
@@ -27,8 +28,6 @@
 #include "runtime/manager.h"
 #include "util/log.h"
 #include "util/xalloc.h"
-
-#define SOP_VERSION "0.1.0"
 
 struct signal_thread {
 	sigset_t set;
@@ -283,7 +282,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (opts.version) {
-		printf("stateful-operator %s\n", SOP_VERSION);
+		printf("stateful-operator %s (commit %s)\n", sop_build_version, sop_build_commit);
 		status = 0;
 		goto out;
 	}
@@ -301,7 +300,8 @@ int main(int argc, char **argv)
 		log_error("main", "%s", err);
 		goto out;
 	}
-	log_info("main", "stateful-operator %s: API server %s%s%s%s", SOP_VERSION, cfg.server,
+	log_info("main", "stateful-operator %s (commit %s): API server %s%s%s%s", sop_build_version,
+		 sop_build_commit, cfg.server,
 		 cfg.context ? ", context " : "", cfg.context ? cfg.context : "",
 		 opts.dry_run ? ", dry-run (nothing is changed)" : "");
 	struct kube_client_options co = {.dry_run = opts.dry_run};
