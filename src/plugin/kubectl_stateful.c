@@ -10,7 +10,7 @@
 #include "plugin/plugin_session.h"
 
 #ifndef SOP_VERSION
-#define SOP_VERSION "dev"
+#define SOP_VERSION "0.1.0" /* the operator's (src/main.c) */
 #endif
 
 int main(int argc, char **argv)

@@ -363,7 +363,10 @@ int plugin_args_parse(int argc, char *const *argv, struct plugin_args *out, char
 			return -1;
 		}
 	}
-	if (out->cmd == PLUGIN_HELP || out->cmd == PLUGIN_VERSION)
+	bool asked = nseen == 0;
+	for (int k = 0; k < nseen; k++)
+		asked |= seen[k].flag->id == F_HELP || seen[k].flag->id == F_VERSION;
+	if ((out->cmd == PLUGIN_HELP && (have_cmd || asked)) || out->cmd == PLUGIN_VERSION)
 		return 0;
 	if (!have_cmd)
 		return fail(err, xstrdup("name a command: status, resize, abort, explain, cleanup, members or completion"));
