@@ -41,7 +41,7 @@ enum plugin_wait {
 };
 
 /* The operator's namespace when --operator-namespace is not given (deploy/base). */
-#define PLUGIN_OPERATOR_NAMESPACE "stateful-operator"
+#define PLUGIN_OPERATOR_NAMESPACE "stateful-operator-system"
 
 /* Every string is borrowed from argv unless said otherwise. */
 struct plugin_args {

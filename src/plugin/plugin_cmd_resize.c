@@ -219,7 +219,8 @@ int plugin_cmd_resize(struct plugin_session *s)
 		json_object_set_new(ann, ANNOTATION_ABORT, json_null());
 	/* The UID: the set that was checked is the one annotated. */
 	json_t *patch = json_pack("{s:{s:o, s:s}}", "metadata", "annotations", ann, "uid", kube_obj_str(sts, "metadata.uid"));
-	long long since = (long long)time(NULL) - 1;
+	/* Events from this second on may be about this request (they have whole seconds). */
+	long long since = (long long)time(NULL);
 	struct kube_error err;
 	if (kube_patch(s->client, &KUBE_STATEFULSETS, s->ns, a->name, NULL, KUBE_PATCH_MERGE, patch, NULL, &err) < 0) {
 		plugin_error("annotating sts/%s: %s", a->name, err.message);
