@@ -21,14 +21,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "client/kube_object.h"
 #include "controllers/contract.h"
 #include "daemon.h"
 #include "itest.h"
 #include "scaledown_steps.h"
-#include "util/strbuf.h"
 #include "util/xalloc.h"
 
 #define SET "db"
@@ -52,25 +50,14 @@ static int plugin(char **out, const char *fmt, ...)
 	va_start(ap, fmt);
 	char *args = xvasprintf(fmt, ap);
 	va_end(ap);
-	char *cmd = xasprintf("%s %s -n %s --operator-namespace %s 2>&1 </dev/null", SOP_PLUGIN_BINARY, args, g.ns, g.ns);
-	FILE *p = popen(cmd, "r");
-	if (!p)
-		fail_msg("popen %s", cmd);
-	struct strbuf sb = STRBUF_INIT;
-	char buf[4096];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
-		if (strbuf_add(&sb, buf, n) < 0)
-			abort();
-	int st = pclose(p);
-	char *text = sb.buf ? strbuf_detach(&sb) : xstrdup("");
-	int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	char *text = NULL;
+	int code = it_sh_capture(&text, "%s %s -n %s --operator-namespace %s 2>&1 </dev/null", SOP_PLUGIN_BINARY, args,
+				 g.ns, g.ns);
 	printf("# kubectl stateful %s -> %d\n", args, code);
 	if (out)
 		*out = text;
 	else
 		free(text);
-	free(cmd);
 	free(args);
 	return code;
 }

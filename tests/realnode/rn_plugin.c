@@ -16,34 +16,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "client/kube_object.h"
 #include "controllers/contract.h"
 #include "itest.h"
 #include "realnode.h"
-#include "util/strbuf.h"
 #include "util/xalloc.h"
 
 #define SET "db"
 #define DATA_MB 40
-
-/* Runs cmd (a shell command line); its output in *out (new string); returns its exit status. */
-static int run(const char *cmd, char **out)
-{
-	FILE *p = popen(cmd, "r");
-	if (!p)
-		fail_msg("popen %s", cmd);
-	struct strbuf sb = STRBUF_INIT;
-	char buf[4096];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
-		if (strbuf_add(&sb, buf, n) < 0)
-			abort();
-	int st = pclose(p);
-	*out = sb.buf ? strbuf_detach(&sb) : xstrdup("");
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
 
 /* Lines of the terminal capture that draw a replica's bar with its figures. */
 static int bar_lines(const char *tty, int *moving)
@@ -81,11 +62,11 @@ static void test_progress_bar_in_a_terminal(void **state)
 	/* A slow copy: the script prints a reading every ~2 s. */
 	rn_annotate(t, "statefulset/" SET, "stateful-operator.io/copy-resources={\"limits\":{\"cpu\":\"20m\"}}");
 
-	char *cmd = xasprintf("script -qec 'stty cols 120 rows 40; %s resize sts/%s data=128Mi --strategy copy -n %s "
-			      "--operator-namespace %s --timeout 8m' /dev/null",
-			      SOP_PLUGIN_BINARY, SET, t->ns, t->ns);
 	char *tty = NULL;
-	int code = run(cmd, &tty);
+	int code = it_sh_capture(&tty,
+				 "script -qec 'stty cols 120 rows 40; %s resize sts/%s data=128Mi --strategy copy -n %s "
+				 "--operator-namespace %s --timeout 8m' /dev/null",
+				 SOP_PLUGIN_BINARY, SET, t->ns, t->ns);
 	printf("# captured terminal of kubectl stateful resize --wait (escape sequences shown as \\e):\n");
 	for (const char *p = tty; *p; p++) {
 		if (*p == '\033')
@@ -110,7 +91,6 @@ static void test_progress_bar_in_a_terminal(void **state)
 	assert_true(moving >= 1);
 	assert_non_null(strstr(tty, "sts/" SET ": resize completed"));
 	free(tty);
-	free(cmd);
 	rn_wait_workload(t, SET, 1);
 }
 
