@@ -22,14 +22,8 @@
 /* The volumeClaimTemplate named tmpl of sts, or NULL. */
 static const json_t *find_template(const json_t *sts, const char *tmpl)
 {
-	size_t i;
-	const json_t *t;
-	json_array_foreach(json_object_get(json_object_get(sts, "spec"), "volumeClaimTemplates"), i, t) {
-		const char *n = kube_obj_str(t, "metadata.name");
-		if (n && !strcmp(n, tmpl))
-			return t;
-	}
-	return NULL;
+	return kube_array_find(json_object_get(json_object_get(sts, "spec"), "volumeClaimTemplates"), "metadata.name",
+			       tmpl);
 }
 
 static char *template_names(const json_t *sts)
