@@ -14,6 +14,7 @@
 #include "controllers/contract.h"
 #include "plugin/plugin_commands.h"
 #include "plugin/plugin_session.h"
+#include "plugin/plugin_table.h"
 #include "util/clock.h"
 #include "util/xalloc.h"
 
@@ -24,6 +25,23 @@ static const json_t *find_template(const json_t *sts, const char *tmpl)
 {
 	return kube_array_find(json_object_get(json_object_get(sts, "spec"), "volumeClaimTemplates"), "metadata.name",
 			       tmpl);
+}
+
+/*
+ * sts's template already has the size (and class, when one is asked) and
+ * no resize is under way: the request changes nothing the operator would
+ * act on.
+ */
+static bool already_there(const json_t *sts, const struct plugin_args *a)
+{
+	const json_t *t = find_template(sts, a->template_name);
+	struct quantity have;
+	const char *cls = kube_obj_str(t, "spec.storageClassName");
+	if (kube_obj_annotation(sts, ANNOTATION_RESIZE_STATE) ||
+	    quantity_parse(kube_obj_str(t, "spec.resources.requests.storage"), &have, NULL) < 0 ||
+	    quantity_cmp(&have, &a->size) != 0)
+		return false;
+	return !a->storage_class || (cls && !strcmp(cls, a->storage_class));
 }
 
 static char *template_names(const json_t *sts)
@@ -88,8 +106,12 @@ static void draw(struct drawer *d, json_t *frame)
 	if (d->tty) {
 		if (d->drawn)
 			printf("\033[%zuA", d->drawn);
-		json_array_foreach(frame, i, line)
-			printf("\r\033[2K%s\n", json_string_value(line));
+		json_array_foreach(frame, i, line) {
+			/* A line that wrapped would throw off the cursor-up count of the next redraw. */
+			char *cut = table_ellipsize(json_string_value(line), d->width > 4 ? (size_t)d->width - 1 : 3);
+			printf("\r\033[2K%s\n", cut);
+			free(cut);
+		}
 		for (size_t k = json_array_size(frame); k < d->drawn; k++)
 			printf("\r\033[2K\n");
 		if (d->drawn > json_array_size(frame))
@@ -224,7 +246,11 @@ int plugin_cmd_resize(struct plugin_session *s)
 		       a->storage_class ? ", class " : "", a->storage_class ? a->storage_class : "");
 		fflush(stdout);
 		bool wait = a->wait == PLUGIN_WAIT_ON || (a->wait == PLUGIN_WAIT_AUTO && s->tty);
-		if (wait)
+		if (wait && already_there(sts, a)) {
+			/* The operator starts nothing for a template that already asks for this. */
+			printf("sts/%s: template %s already asks for %s%s%s; nothing to wait for\n", a->name, a->template_name,
+			       size, a->storage_class ? " in class " : "", a->storage_class ? a->storage_class : "");
+		} else if (wait)
 			code = plugin_wait_resize(s, a->name, stale, since);
 	}
 	json_decref(patch);
