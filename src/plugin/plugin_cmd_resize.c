@@ -14,7 +14,7 @@
 #include "controllers/contract.h"
 #include "plugin/plugin_commands.h"
 #include "plugin/plugin_session.h"
-#include "plugin/plugin_table.h"
+#include "plugin/plugin_draw.h"
 #include "util/clock.h"
 #include "util/xalloc.h"
 
@@ -91,46 +91,17 @@ static json_t *ending_event(struct plugin_session *s, const char *name, long lon
 	return found;
 }
 
-struct drawer {
-	bool tty;
-	int width;
-	size_t drawn;     /* lines drawn last time (terminal) */
-	json_t *printed;  /* the lines printed last (not a terminal) */
-};
-
-/* A terminal gets the frame redrawn in place; anything else one line per change. */
-static void draw(struct drawer *d, json_t *frame)
+/* Writes frame over what d drew before. */
+static void draw(struct wait_drawer *d, json_t *frame)
 {
-	size_t i;
-	json_t *line;
-	if (d->tty) {
-		if (d->drawn)
-			printf("\033[%zuA", d->drawn);
-		json_array_foreach(frame, i, line) {
-			/* A line that wrapped would throw off the cursor-up count of the next redraw. */
-			char *cut = table_ellipsize(json_string_value(line), d->width > 4 ? (size_t)d->width - 1 : 3);
-			printf("\r\033[2K%s\n", cut);
-			free(cut);
-		}
-		for (size_t k = json_array_size(frame); k < d->drawn; k++)
-			printf("\r\033[2K\n");
-		if (d->drawn > json_array_size(frame))
-			printf("\033[%zuA", d->drawn - json_array_size(frame));
-		d->drawn = json_array_size(frame);
-	} else {
-		json_array_foreach(frame, i, line) {
-			const char *was = json_string_value(json_array_get(d->printed, i));
-			if (!was || strcmp(was, json_string_value(line)))
-				printf("%s\n", json_string_value(line));
-		}
-		json_decref(d->printed);
-		d->printed = json_incref(frame);
-	}
+	char *bytes = wait_drawer_render(d, frame);
+	fputs(bytes, stdout);
 	fflush(stdout);
+	free(bytes);
 }
 
 /* Off a terminal a line changes with its rate every reading: the lines compared leave it out. */
-static json_t *frame_for(const char *name, struct resize_view *v, const struct drawer *d)
+static json_t *frame_for(const char *name, struct resize_view *v, const struct wait_drawer *d)
 {
 	if (d->tty)
 		return status_wait_frame(name, v, d->width);
@@ -141,7 +112,7 @@ static json_t *frame_for(const char *name, struct resize_view *v, const struct d
 
 int plugin_wait_resize(struct plugin_session *s, const char *name, const char *stale_started, long long since_s)
 {
-	struct drawer d = {.tty = s->tty, .width = s->width};
+	struct wait_drawer d = {.tty = s->tty, .width = s->width};
 	struct progress_rate *rates = NULL;
 	size_t nrates = 0;
 	bool seen = false;
@@ -182,6 +153,7 @@ int plugin_wait_resize(struct plugin_session *s, const char *name, const char *s
 				printf("sts/%s: resize finished\n", name);
 				rc = PLUGIN_EXIT_OK;
 			}
+			json_decref(ev);
 		}
 		resize_view_release(&v);
 		json_decref(holder);
@@ -194,7 +166,7 @@ int plugin_wait_resize(struct plugin_session *s, const char *name, const char *s
 			clock_sleep_ms(WAIT_POLL_MS);
 	}
 	free(rates);
-	json_decref(d.printed);
+	wait_drawer_release(&d);
 	return rc;
 }
 
