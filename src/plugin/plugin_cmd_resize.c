@@ -19,6 +19,8 @@
 #include "util/xalloc.h"
 
 #define WAIT_POLL_MS 1000
+/* The state goes a moment before the Event that says how it ended is written. */
+#define ENDING_EVENT_GRACE_MS 5000
 
 /* The volumeClaimTemplate named tmpl of sts, or NULL. */
 static const json_t *find_template(const json_t *sts, const char *tmpl)
@@ -116,6 +118,7 @@ int plugin_wait_resize(struct plugin_session *s, const char *name, const char *s
 	struct progress_rate *rates = NULL;
 	size_t nrates = 0;
 	bool seen = false;
+	double gone_at = 0; /* when the state was first seen gone */
 	double deadline = s->args->timeout_ms ? clock_mono_ms() + (double)s->args->timeout_ms : 0;
 	int rc = -1;
 	while (rc < 0) {
@@ -148,8 +151,10 @@ int plugin_wait_resize(struct plugin_session *s, const char *name, const char *s
 			} else if (ev) {
 				plugin_error("resize of sts/%s: %s: %s", name, kube_obj_str(ev, "reason"), kube_obj_str(ev, "message"));
 				rc = PLUGIN_EXIT_FAILED;
-			} else if (seen && holder && !v.active) {
-				/* The state went without an Event we could read: it finished. */
+			} else if (seen && holder && !v.active && gone_at == 0) {
+				gone_at = clock_mono_ms();
+			} else if (gone_at > 0 && clock_mono_ms() - gone_at > ENDING_EVENT_GRACE_MS) {
+				/* The state went and no Event we could read says how: it finished. */
 				printf("sts/%s: resize finished\n", name);
 				rc = PLUGIN_EXIT_OK;
 			}
