@@ -173,6 +173,14 @@ static const json_t *newest_copy_pod(const json_t *pods)
 	return best;
 }
 
+/* One look (status): the average since the copy pod started, bytes per second; < 0 unknown. */
+static double average_rate(const json_t *pod, long long bytes)
+{
+	long long started = status_time_seconds(kube_obj_str(pod, "status.startTime"));
+	long long now = (long long)time(NULL);
+	return started < 0 || now <= started ? -1 : (double)bytes / (double)(now - started);
+}
+
 /* The tail of pod's log: a new string, NULL when it cannot be read (not started yet). */
 static char *copy_log_tail(struct plugin_session *s, const json_t *pod)
 {
@@ -210,6 +218,8 @@ void plugin_read_copy_progress(struct plugin_session *s, const char *sts, struct
 				if (rates) {
 					progress_rate_update(&rates[i], p.bytes, now_ms);
 					r->per_s = rates[i].per_s;
+				} else {
+					r->per_s = average_rate(pod, p.bytes);
 				}
 			}
 			free(log);

@@ -55,7 +55,8 @@ json_t *plugin_events(struct plugin_session *s, const char *ns);
  * For each replica of v copying in StatefulSet sts (REPLICA_STARTING in a
  * Copy or Precopy step), reads the tail of its copy pod's log and, when it
  * reports progress, makes it REPLICA_COPYING with the numbers; rates
- * (indexed like v->replicas, may be NULL) are updated at now_ms.
+ * (indexed like v->replicas) are updated at now_ms. Without rates (one
+ * look) the rate is the average since the copy pod started.
  */
 void plugin_read_copy_progress(struct plugin_session *s, const char *sts, struct resize_view *v,
 			       struct progress_rate *rates, long long now_ms);

@@ -158,6 +158,19 @@ static void test_progress_from_the_copy_pods_log(void **state)
 	assert_int_equal(r->copy.total_bytes, 4096);
 	assert_int_equal(r->copy.files, 1);
 	assert_int_equal(resize_view_replica(&v, 0)->stage, REPLICA_WAITING);
+	resize_view_release(&v);
+	/* One look: the average rate since the pod started (100 s ago: about 10 B/s). */
+	char started[32];
+	time_t t100 = time(NULL) - 100;
+	strftime(started, sizeof(started), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t100));
+	json_t *newer = pod("web-1-copy-new", "2025-11-24T15:05:00Z");
+	json_object_set_new(newer, "status", json_pack("{s:s}", "startTime", started));
+	route_json("/api/v1/namespaces/db/pods", json_pack("{s:s, s:{}, s:[o, o]}", "kind", "PodList", "metadata", "items",
+							   pod("web-1-copy-old", "2025-11-24T15:00:00Z"), newer));
+	resize_view_read(holder, &v);
+	plugin_read_copy_progress(&session, "web", &v, NULL, 0);
+	r = resize_view_replica(&v, 1);
+	assert_true(r->per_s > 9.5 && r->per_s < 10.5);
 	assert_true(requested("/api/v1/namespaces/db/pods?tailLines=&container=&labelSelector="
 			      LABEL_COPY_OF "=web," LABEL_RESIZE_ORDINAL "=1"));
 	assert_true(requested("/api/v1/namespaces/db/pods/web-1-copy-new/log?tailLines=20&container=copy"));
