@@ -175,29 +175,59 @@ int plugin_wait_resize(struct plugin_session *s, const char *name, const char *s
 	return rc;
 }
 
+/*
+ * 0 when no resize is under way on StatefulSet name (none, or one that
+ * Failed: a new size starts over), with *stale its start time (new string
+ * or NULL); else an exit status after saying why.
+ */
+static int check_no_resize(struct plugin_session *s, const char *name, char **stale)
+{
+	json_t *holder = NULL;
+	struct resize_view v;
+	*stale = NULL;
+	int code = plugin_open_resize(s, name, &v, &holder);
+	if (code)
+		return code;
+	if (v.active && (!v.phase || strcmp(v.phase, "Failed"))) {
+		/* One resize at a time: a new size in the middle of one would be carried out by neither. */
+		plugin_error("sts/%s has a resize under way (%s); follow it with kubectl stateful status sts/%s, or "
+			     "stop it with kubectl stateful abort sts/%s",
+			     name, v.status ? v.status : v.phase ? v.phase : "state recorded", name, name);
+		code = PLUGIN_EXIT_FAILED;
+	} else if (v.started) {
+		*stale = xstrdup(v.started);
+	}
+	resize_view_release(&v);
+	json_decref(holder);
+	return code;
+}
+
 int plugin_cmd_resize(struct plugin_session *s)
 {
 	const struct plugin_args *a = s->args;
-	int code = 0;
-	json_t *sts = plugin_get(s, &KUBE_STATEFULSETS, a->name, &code);
-	if (!sts)
+	char *stale = NULL;
+	int code = check_no_resize(s, a->name, &stale);
+	if (code)
 		return code;
+	json_t *sts = plugin_get(s, &KUBE_STATEFULSETS, a->name, &code);
+	if (!sts) {
+		free(stale);
+		return code;
+	}
 	if (!find_template(sts, a->template_name)) {
 		char *names = template_names(sts);
 		plugin_error("sts/%s has no volumeClaimTemplate \"%s\"%s%s", a->name, a->template_name,
 			     *names ? "; it has: " : " (it has none)", names);
 		free(names);
+		free(stale);
 		json_decref(sts);
 		return PLUGIN_EXIT_USAGE;
 	}
 	if ((code = plugin_require_operator(s))) {
+		free(stale);
 		json_decref(sts);
 		return code;
 	}
-	struct resize_view before;
-	resize_view_read(sts, &before);
-	char *stale = before.started ? xstrdup(before.started) : NULL;
-	resize_view_release(&before);
 
 	char *size_key = xasprintf("%s%s", RESIZE_ANNOTATION_PREFIX, a->template_name);
 	char *class_key = xasprintf("%s%s", CLASS_ANNOTATION_PREFIX, a->template_name);

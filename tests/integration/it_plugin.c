@@ -254,6 +254,8 @@ static void test_status_during_a_copy_then_abort(void **state)
 	assert_non_null(strstr(out, "\"operation\": \"resize/copy\""));
 	free(out);
 
+	/* One resize at a time. */
+	EXPECT(1, "resize sts/" SET " data=5Mi --no-wait", "error: sts/" SET " has a resize under way (");
 	/* The set is gone mid-copy: abort goes on its backup. */
 	EXPECT(0, "abort sts/" SET, "sts/" SET ": abort requested");
 	if (!it_wait_every(resize_over, NULL, 120000, 500))

@@ -200,6 +200,17 @@ static void test_progress_from_the_copy_pods_log(void **state)
 static void test_not_found(void **state)
 {
 	(void)state;
+	/* A resize under way (web's backup, routed by the test before): a new one is refused before anything is written. */
+	args.cmd = PLUGIN_RESIZE;
+	args.name = "web";
+	args.template_name = (char *)"data";
+	assert_int_equal(quantity_parse("2Gi", &args.size, NULL), 0);
+	size_t before = json_array_size(fake.requests);
+	assert_int_equal(plugin_cmd_resize(&session), PLUGIN_EXIT_FAILED);
+	for (size_t i = before; i < json_array_size(fake.requests); i++)
+		assert_null(strstr(json_string_value(json_array_get(fake.requests, i)), "/leases/"));
+	args.template_name = NULL;
+
 	json_t *holder = NULL;
 	struct resize_view v;
 	assert_int_equal(plugin_open_resize(&session, "ghost", &v, &holder), PLUGIN_EXIT_USAGE);
