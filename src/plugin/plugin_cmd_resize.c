@@ -133,7 +133,7 @@ int plugin_wait_resize(struct plugin_session *s, const char *name, const char *s
 				memset(rates + nrates, 0, (v.nreplicas - nrates) * sizeof(*rates));
 				nrates = v.nreplicas;
 			}
-			plugin_read_copy_progress(s, name, &v, rates, (long long)clock_mono_ms());
+			plugin_read_copy_progress(s, s->ns, name, &v, rates, (long long)clock_mono_ms());
 			json_t *frame = frame_for(name, &v, &d);
 			draw(&d, frame);
 			json_decref(frame);

@@ -31,7 +31,7 @@ static int sts_rows(struct plugin_session *s, const char *ns, const json_t *even
 		struct resize_view v;
 		resize_view_read(obj, &v);
 		const char *name = kube_obj_str(obj, "metadata.name");
-		plugin_read_copy_progress(s, name, &v, NULL, 0);
+		plugin_read_copy_progress(s, kube_obj_str(obj, "metadata.namespace"), name, &v, NULL, 0);
 		status_sts_rows(rows, kube_obj_str(obj, "metadata.namespace"), name, obj, &v, events, now, false);
 		resize_view_release(&v);
 	}
@@ -40,8 +40,10 @@ static int sts_rows(struct plugin_session *s, const char *ns, const json_t *even
 		const char *bns = kube_obj_str(obj, "metadata.namespace");
 		if (!set || kube_list_find(sets, bns, set))
 			continue;
+		/* Mid-copy the set is gone: this is when its copy pods run. */
 		struct resize_view v;
 		resize_view_read(obj, &v);
+		plugin_read_copy_progress(s, bns, set, &v, NULL, 0);
 		status_sts_rows(rows, bns, set, NULL, &v, events, now, false);
 		resize_view_release(&v);
 	}
@@ -83,7 +85,7 @@ static int one_object(struct plugin_session *s, const json_t *events, json_t *ro
 	code = plugin_open_resize(s, a->name, &v, &holder);
 	if (code)
 		return code;
-	plugin_read_copy_progress(s, a->name, &v, NULL, 0);
+	plugin_read_copy_progress(s, s->ns, a->name, &v, NULL, 0);
 	const char *kind = kube_obj_str(holder, "kind");
 	const json_t *sts = kind && !strcmp(kind, "StatefulSet") ? holder : NULL;
 	status_sts_rows(rows, s->ns, a->name, sts, &v, events, (long long)time(NULL), true);

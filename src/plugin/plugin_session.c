@@ -196,7 +196,7 @@ static char *copy_log_tail(struct plugin_session *s, const json_t *pod)
 	return text;
 }
 
-void plugin_read_copy_progress(struct plugin_session *s, const char *sts, struct resize_view *v,
+void plugin_read_copy_progress(struct plugin_session *s, const char *ns, const char *sts, struct resize_view *v,
 			       struct progress_rate *rates, long long now_ms)
 {
 	if (!v->step || (strcmp(v->step, "Copy") && strcmp(v->step, "Precopy")))
@@ -208,7 +208,7 @@ void plugin_read_copy_progress(struct plugin_session *s, const char *sts, struct
 		char *selector = xasprintf("%s=%s,%s=%lld", LABEL_COPY_OF, sts, LABEL_RESIZE_ORDINAL, r->ordinal);
 		json_t *pods = NULL;
 		struct kube_error err;
-		if (kube_list_all(s->client, &KUBE_PODS, s->ns, selector, 0, &pods, NULL, &err) == 0) {
+		if (kube_list_all(s->client, &KUBE_PODS, ns, selector, 0, &pods, NULL, &err) == 0) {
 			const json_t *pod = newest_copy_pod(pods);
 			char *log = pod ? copy_log_tail(s, pod) : NULL;
 			struct copy_progress p;

@@ -52,13 +52,13 @@ json_t *plugin_get_optional(struct plugin_session *s, const struct kube_resource
 json_t *plugin_events(struct plugin_session *s, const char *ns);
 
 /*
- * For each replica of v copying in StatefulSet sts (REPLICA_STARTING in a
+ * For each replica of v copying in StatefulSet ns/sts (REPLICA_STARTING in a
  * Copy or Precopy step), reads the tail of its copy pod's log and, when it
  * reports progress, makes it REPLICA_COPYING with the numbers; rates
  * (indexed like v->replicas) are updated at now_ms. Without rates (one
  * look) the rate is the average since the copy pod started.
  */
-void plugin_read_copy_progress(struct plugin_session *s, const char *sts, struct resize_view *v,
+void plugin_read_copy_progress(struct plugin_session *s, const char *ns, const char *sts, struct resize_view *v,
 			       struct progress_rate *rates, long long now_ms);
 
 /*

@@ -151,7 +151,7 @@ static void test_progress_from_the_copy_pods_log(void **state)
 	assert_true(v.active);
 	assert_string_equal(v.status, "Copying 1/2: web-1 copying");
 	struct progress_rate rates[2] = {{0}, {0}};
-	plugin_read_copy_progress(&session, "web", &v, rates, 1000);
+	plugin_read_copy_progress(&session, "db", "web", &v, rates, 1000);
 	const struct replica_progress *r = resize_view_replica(&v, 1);
 	assert_int_equal(r->stage, REPLICA_COPYING);
 	assert_int_equal(r->copy.bytes, 1024);
@@ -168,7 +168,7 @@ static void test_progress_from_the_copy_pods_log(void **state)
 	route_json("/api/v1/namespaces/db/pods", json_pack("{s:s, s:{}, s:[o, o]}", "kind", "PodList", "metadata", "items",
 							   pod("web-1-copy-old", "2025-11-24T15:00:00Z"), newer));
 	resize_view_read(holder, &v);
-	plugin_read_copy_progress(&session, "web", &v, NULL, 0);
+	plugin_read_copy_progress(&session, "db", "web", &v, NULL, 0);
 	r = resize_view_replica(&v, 1);
 	assert_true(r->per_s > 9.5 && r->per_s < 10.5);
 	assert_true(requested("/api/v1/namespaces/db/pods?tailLines=&container=&labelSelector="
@@ -180,7 +180,7 @@ static void test_progress_from_the_copy_pods_log(void **state)
 	/* A second reading 2 s later: the rate. */
 	route("/api/v1/namespaces/db/pods/web-1-copy-new/log", "SOP-PROGRESS bytes=3072 files=3 totalBytes=4096 totalFiles=4\n");
 	resize_view_read(holder, &v);
-	plugin_read_copy_progress(&session, "web", &v, rates, 3000);
+	plugin_read_copy_progress(&session, "db", "web", &v, rates, 3000);
 	r = resize_view_replica(&v, 1);
 	assert_int_equal(r->copy.bytes, 3072);
 	assert_true(r->per_s > 1023.9 && r->per_s < 1024.1);
@@ -191,7 +191,7 @@ static void test_progress_from_the_copy_pods_log(void **state)
 	route("/api/v1/namespaces/db/pods/web-1-copy-new/log", "");
 	json_t *again = NULL;
 	assert_int_equal(plugin_open_resize(&session, "web", &v, &again), 0);
-	plugin_read_copy_progress(&session, "web", &v, NULL, 0);
+	plugin_read_copy_progress(&session, "db", "web", &v, NULL, 0);
 	assert_int_equal(resize_view_replica(&v, 1)->stage, REPLICA_STARTING);
 	resize_view_release(&v);
 	json_decref(again);
