@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "plugin/plugin_args.h"
+#include "plugin/plugin_complete.h"
 
 #define MAXARGS 16
 
@@ -163,11 +164,64 @@ static void test_bad(void **state)
 	}
 }
 
+/* kubectl stateful <TAB>: what each position offers, and where the names come from. */
+static void test_complete(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *line; /* the words; a trailing space means an empty word being typed */
+		enum complete_kind want;
+	} cases[] = {
+		{" ", COMPLETE_COMMANDS},
+		{"st", COMPLETE_COMMANDS},
+		{"-n shop re", COMPLETE_COMMANDS},
+		{"status ", COMPLETE_STS_STC},
+		{"status -A ", COMPLETE_STS_STC},
+		{"members ", COMPLETE_STC},
+		{"resize ", COMPLETE_STS},
+		{"resize sts/web ", COMPLETE_NOTHING},
+		{"abort s", COMPLETE_STS},
+		{"explain ", COMPLETE_STS},
+		{"cleanup --retry ", COMPLETE_STS},
+		{"completion ", COMPLETE_SHELLS},
+		{"status --", COMPLETE_FLAGS},
+		{"status -o ", COMPLETE_OUTPUTS},
+		{"resize sts/web data=1Gi --strategy ", COMPLETE_STRATEGIES},
+		{"resize -n ", COMPLETE_NOTHING},
+		{"status sts/web ", COMPLETE_NOTHING},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char buf[256];
+		char *words[MAXARGS];
+		int n = 0;
+		snprintf(buf, sizeof(buf), "%s", cases[i].line);
+		bool trailing = buf[0] && buf[strlen(buf) - 1] == ' ';
+		for (char *save = NULL, *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save))
+			words[n++] = t;
+		if (trailing)
+			words[n++] = (char *)"";
+		struct complete_where where;
+		enum complete_kind got = complete_what(n, words, &where);
+		if (got != cases[i].want)
+			fail_msg("\"%s\": %d, want %d", cases[i].line, got, cases[i].want);
+	}
+	char *w[] = {(char *)"--context", (char *)"kind-x", (char *)"-n", (char *)"shop", (char *)"--kubeconfig=/k",
+		     (char *)"abort", (char *)""};
+	struct complete_where where;
+	assert_int_equal(complete_what(7, w, &where), COMPLETE_STS);
+	assert_string_equal(where.context, "kind-x");
+	assert_string_equal(where.namespace, "shop");
+	assert_string_equal(where.kubeconfig, "/k");
+	assert_string_equal(complete_words(COMPLETE_SHELLS)[1], "zsh");
+	assert_null(complete_words(COMPLETE_STS));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_good),
 		cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_complete),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
