@@ -313,7 +313,11 @@ char *plugin_yaml(const json_t *v)
 		yaml_node(&sb, v, 0);
 	else
 		yaml_value(&sb, v, 0, false);
-	return strbuf_detach(&sb);
+	/* A lone scalar or empty collection: without the space that follows a key. */
+	char *text = strbuf_detach(&sb);
+	if (text[0] == ' ')
+		memmove(text, text + 1, strlen(text));
+	return text;
 }
 
 void plugin_print_doc(FILE *f, const json_t *v, enum plugin_output o)

@@ -267,6 +267,11 @@ static void test_yaml(void **state)
 	json_decref(back);
 	free(y);
 	json_decref(doc);
+	json_t *empty = json_array();
+	y = plugin_yaml(empty);
+	assert_string_equal(y, "[]\n");
+	free(y);
+	json_decref(empty);
 }
 
 static void test_cleanup_rows(void **state)
