@@ -60,7 +60,7 @@ static void test_progress_bar_in_a_terminal(void **state)
 	if (!daemon_wait_log(&t->d, "became leader", 30000) || !daemon_wait_log(&t->d, "all caches synced", 30000))
 		fail_msg("operator did not start leading");
 	/* A slow copy: the script prints a reading every ~2 s. */
-	rn_annotate(t, "statefulset/" SET, "stateful-operator.io/copy-resources={\"limits\":{\"cpu\":\"20m\"}}");
+	rn_annotate(t, "statefulset/" SET, "'stateful-operator.io/copy-resources={\"limits\":{\"cpu\":\"50m\"}}'");
 
 	char *tty = NULL;
 	int code = it_sh_capture(&tty,
