@@ -584,6 +584,18 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
 	return request_json(c, method, path, content_type, body, false, out, err);
 }
 
+int kube_get_text(struct kube_client *c, const char *path, char **out, struct kube_error *err)
+{
+	struct strbuf resp;
+	strbuf_init(&resp, KUBE_RESPONSE_MAX);
+	*out = NULL;
+	int rc = request_raw(c, "GET", path, NULL, NULL, true, &resp, err);
+	if (rc == KUBE_OK)
+		*out = resp.buf ? strbuf_detach(&resp) : xstrdup("");
+	strbuf_release(&resp);
+	return rc;
+}
+
 static char *json_body(const json_t *obj)
 {
 	char *s = json_dumps(obj, JSON_COMPACT);

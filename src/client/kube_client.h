@@ -90,6 +90,13 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
 		 const char *content_type, const char *body, json_t **out, struct kube_error *err)
 	__attribute__((warn_unused_result));
 
+/*
+ * A GET whose answer is text, not JSON (a pod's log: .../pods/NAME/log?tailLines=N).
+ * *out is a new NUL-terminated string on success.
+ */
+int kube_get_text(struct kube_client *c, const char *path, char **out, struct kube_error *err)
+	__attribute__((warn_unused_result));
+
 int kube_get(struct kube_client *c, const struct kube_resource *r, const char *ns,
 	     const char *name, json_t **out, struct kube_error *err) __attribute__((warn_unused_result));
 

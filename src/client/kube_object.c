@@ -178,3 +178,15 @@ long long kube_name_ordinal(const char *name, const char *prefix)
 {
 	return kube_name_number(name, prefix, MAX_ORDINAL_DIGITS);
 }
+
+const json_t *kube_array_find(const json_t *arr, const char *path, const char *value)
+{
+	size_t i;
+	const json_t *item;
+	json_array_foreach(arr, i, item) {
+		const char *v = kube_obj_str(item, path);
+		if (v && !strcmp(v, value))
+			return item;
+	}
+	return NULL;
+}

@@ -52,6 +52,9 @@ char *kube_obj_key(const json_t *obj);
 /* The object named name (in namespace ns unless ns is NULL) in array list, or NULL. */
 const json_t *kube_list_find(const json_t *list, const char *ns, const char *name);
 
+/* The first item of array arr whose string at path (dotted) is value, or NULL. */
+const json_t *kube_array_find(const json_t *arr, const char *path, const char *value);
+
 /*
  * The number n of a name <prefix><n> (prefix includes its dash; n in
  * canonical decimal, at most max_digits digits, at most 18), or -1 when

@@ -24,14 +24,7 @@ long cluster_identity_of(const char *name, const char *tmpl, const char *cluster
 
 const json_t *cluster_condition(const json_t *obj, const char *type)
 {
-	size_t i;
-	const json_t *c;
-	json_array_foreach(json_object_get(json_object_get(obj, "status"), "conditions"), i, c) {
-		const char *t = kube_obj_str(c, "type");
-		if (t && !strcmp(t, type))
-			return c;
-	}
-	return NULL;
+	return kube_array_find(json_object_get(json_object_get(obj, "status"), "conditions"), "type", type);
 }
 
 void cluster_template_hash(const json_t *tmpl, char out[11])

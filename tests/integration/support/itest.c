@@ -141,7 +141,7 @@ const char *it_source_dir(void)
 	return SOP_SOURCE_DIR;
 }
 
-char *it_sh_output(const char *fmt, ...)
+int it_sh_capture(char **out, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -157,12 +157,26 @@ char *it_sh_output(const char *fmt, ...)
 		if (strbuf_add(&sb, buf, n) < 0)
 			break;
 	int rc = pclose(p);
+	free(cmd);
+	*out = sb.buf ? strbuf_detach(&sb) : xstrdup("");
+	return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
+}
+
+char *it_sh_output(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *cmd = xvasprintf(fmt, ap);
+	va_end(ap);
+	char *out = NULL;
+	int rc = it_sh_capture(&out, "%s", cmd);
 	if (rc != 0)
 		fail_msg("command failed (status %d): %s", rc, cmd);
 	free(cmd);
-	while (sb.len && sb.buf[sb.len - 1] == '\n')
-		sb.buf[--sb.len] = '\0';
-	return strbuf_detach(&sb);
+	size_t len = strlen(out);
+	while (len && out[len - 1] == '\n')
+		out[--len] = '\0';
+	return out;
 }
 
 char *it_write_kubeconfig(const char *dir, const char *name, const char *server, const char *token,

@@ -55,6 +55,12 @@ const char *it_source_dir(void);
 /* Runs a shell command and returns its standard output (new string, trailing newline cut), or fails the test. */
 char *it_sh_output(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * Runs a shell command; *out is its standard output (new string, as is),
+ * and it returns its exit status (128+signal when killed), whatever it is.
+ */
+int it_sh_capture(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Like it_wait, polling every interval_ms (for conditions that cost several API calls). */
 bool it_wait_every(bool (*cond)(void *ctx), void *ctx, long timeout_ms, long interval_ms);
 

@@ -1,0 +1,380 @@
+/*
+ * kubectl-stateful's command line. Flags may come anywhere (kubectl's
+ * habit), as --flag value, --flag=value, -n value or -nvalue; "--" ends
+ * them. Each flag belongs to the subcommands that use it, and is refused
+ * elsewhere rather than silently ignored.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin/plugin_args.h"
+#include "util/duration.h"
+#include "util/xalloc.h"
+
+#define NPOSITIONAL 4
+
+static const struct {
+	const char *name;
+	enum plugin_cmd cmd;
+} commands[] = {
+	{"status", PLUGIN_STATUS},   {"resize", PLUGIN_RESIZE},   {"abort", PLUGIN_ABORT},
+	{"explain", PLUGIN_EXPLAIN}, {"cleanup", PLUGIN_CLEANUP}, {"members", PLUGIN_MEMBERS},
+	{"completion", PLUGIN_COMPLETION}, {"help", PLUGIN_HELP}, {"version", PLUGIN_VERSION},
+};
+
+/* Which subcommands a flag applies to (bit per enum plugin_cmd). */
+#define ONLY(c) (1u << (c))
+#define ANY_CLUSTER_CMD                                                                            \
+	(ONLY(PLUGIN_STATUS) | ONLY(PLUGIN_RESIZE) | ONLY(PLUGIN_ABORT) | ONLY(PLUGIN_EXPLAIN) |    \
+	 ONLY(PLUGIN_CLEANUP) | ONLY(PLUGIN_MEMBERS))
+
+enum flag_id {
+	F_KUBECONFIG, F_CONTEXT, F_NAMESPACE, F_ALL_NAMESPACES, F_OUTPUT, F_STRATEGY, F_CLASS, F_WAIT,
+	F_NO_WAIT, F_TIMEOUT, F_RETRY, F_OPERATOR_NS, F_HELP, F_VERSION,
+};
+
+static const struct flag {
+	const char *long_name;
+	char short_name;
+	bool takes_value;
+	unsigned cmds;
+	enum flag_id id;
+} flags[] = {
+	{"kubeconfig", 0, true, ANY_CLUSTER_CMD, F_KUBECONFIG},
+	{"context", 0, true, ANY_CLUSTER_CMD, F_CONTEXT},
+	{"namespace", 'n', true, ANY_CLUSTER_CMD, F_NAMESPACE},
+	{"all-namespaces", 'A', false, ONLY(PLUGIN_STATUS), F_ALL_NAMESPACES},
+	{"output", 'o', true, ONLY(PLUGIN_STATUS) | ONLY(PLUGIN_MEMBERS), F_OUTPUT},
+	{"strategy", 0, true, ONLY(PLUGIN_RESIZE), F_STRATEGY},
+	{"class", 0, true, ONLY(PLUGIN_RESIZE), F_CLASS},
+	{"wait", 0, false, ONLY(PLUGIN_RESIZE), F_WAIT},
+	{"no-wait", 0, false, ONLY(PLUGIN_RESIZE), F_NO_WAIT},
+	{"timeout", 0, true, ONLY(PLUGIN_RESIZE), F_TIMEOUT},
+	{"retry", 0, false, ONLY(PLUGIN_CLEANUP), F_RETRY},
+	{"operator-namespace", 0, true, ANY_CLUSTER_CMD, F_OPERATOR_NS},
+	{"help", 'h', false, ~0u, F_HELP},
+	{"version", 0, false, ~0u, F_VERSION},
+};
+
+const char *plugin_usage(void)
+{
+	return "Usage: kubectl stateful COMMAND [flags]\n"
+	       "\n"
+	       "Commands:\n"
+	       "  status [sts/NAME|stc/NAME]       what the operator is doing or has to say: resizes,\n"
+	       "                                   cleanups, StatefulClusters (-o json|yaml)\n"
+	       "  resize sts/NAME TEMPLATE=SIZE    resize the volumes of a volumeClaimTemplate\n"
+	       "      [--strategy auto|expand|copy] [--class STORAGECLASS]\n"
+	       "      [--wait|--no-wait] [--timeout DURATION]   follow it (default on a terminal)\n"
+	       "  abort sts/NAME                   stop the resize in flight\n"
+	       "  explain sts/NAME                 why a resize or cleanup was refused or is waiting\n"
+	       "  cleanup sts/NAME [--retry]       scale-down cleanups: claim sets, attempts, next retry;\n"
+	       "                                   --retry re-arms the claim sets given up\n"
+	       "  members stc/NAME                 a StatefulCluster's identities, pods, nodes, readiness\n"
+	       "  completion bash|zsh              shell completion script\n"
+	       "\n"
+	       "Flags (kubectl's):\n"
+	       "  --kubeconfig PATH, --context NAME, -n/--namespace NS, -A/--all-namespaces (status)\n"
+	       "  --operator-namespace NS          where the operator runs (default " PLUGIN_OPERATOR_NAMESPACE ")\n"
+	       "  -h/--help, --version\n"
+	       "\n"
+	       "Exit status: 0 done, 1 the operation failed or was refused, 2 bad usage or object,\n"
+	       "3 no operator running.\n";
+}
+
+void plugin_args_release(struct plugin_args *a)
+{
+	free(a->template_name);
+	a->template_name = NULL;
+}
+
+static int fail(char **err, char *msg)
+{
+	*err = msg;
+	return -1;
+}
+
+static const struct flag *find_long(const char *name, size_t len)
+{
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		if (strlen(flags[i].long_name) == len && !strncmp(flags[i].long_name, name, len))
+			return &flags[i];
+	return NULL;
+}
+
+static const struct flag *find_short(char c)
+{
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		if (flags[i].short_name == c)
+			return &flags[i];
+	return NULL;
+}
+
+struct seen_flag {
+	const struct flag *flag;
+	const char *value;
+	const char *as_typed;
+};
+
+/* One flag with its value (may be NULL) applied to out. */
+static int apply_flag(const struct seen_flag *f, struct plugin_args *out, char **err)
+{
+	const char *v = f->value;
+	switch (f->flag->id) {
+	case F_KUBECONFIG: out->kubeconfig = v; break;
+	case F_CONTEXT: out->context = v; break;
+	case F_NAMESPACE: out->namespace = v; break;
+	case F_ALL_NAMESPACES: out->all_namespaces = true; break;
+	case F_OPERATOR_NS: out->operator_namespace = v; break;
+	case F_OUTPUT:
+		if (!strcmp(v, "json"))
+			out->output = PLUGIN_OUT_JSON;
+		else if (!strcmp(v, "yaml"))
+			out->output = PLUGIN_OUT_YAML;
+		else if (!strcmp(v, "table") || !strcmp(v, "wide"))
+			out->output = PLUGIN_OUT_TABLE;
+		else
+			return fail(err, xasprintf("%s: unknown output format \"%s\"; use json or yaml", f->as_typed, v));
+		break;
+	case F_STRATEGY:
+		if (strcmp(v, "auto") && strcmp(v, "expand") && strcmp(v, "copy"))
+			return fail(err, xasprintf("%s: unknown strategy \"%s\"; use auto, expand or copy", f->as_typed, v));
+		out->strategy = v;
+		break;
+	case F_CLASS:
+		if (!*v)
+			return fail(err, xasprintf("%s: name a StorageClass", f->as_typed));
+		out->storage_class = v;
+		break;
+	case F_WAIT:
+		if (!v || !strcmp(v, "true"))
+			out->wait = PLUGIN_WAIT_ON;
+		else if (!strcmp(v, "false"))
+			out->wait = PLUGIN_WAIT_OFF;
+		else
+			return fail(err, xasprintf("%s: use --wait, --wait=true or --wait=false", f->as_typed));
+		break;
+	case F_NO_WAIT: out->wait = PLUGIN_WAIT_OFF; break;
+	case F_TIMEOUT: {
+		char *derr = NULL;
+		int64_t ms;
+		if (duration_parse(v, &ms, &derr) < 0 || ms < 0) {
+			char *m = xasprintf("%s: %s", f->as_typed, derr ? derr : "not a duration (e.g. 30m, 1h)");
+			free(derr);
+			return fail(err, m);
+		}
+		out->timeout_ms = ms;
+		break;
+	}
+	case F_RETRY: out->retry = true; break;
+	case F_HELP: out->cmd = PLUGIN_HELP; break;
+	case F_VERSION: out->cmd = PLUGIN_VERSION; break;
+	}
+	return 0;
+}
+
+/* "sts/NAME" or "stc/NAME" and kubectl's longer spellings. */
+static int parse_object(const char *s, struct plugin_args *out, char **err)
+{
+	static const struct {
+		const char *word;
+		enum plugin_kind kind;
+	} kinds[] = {
+		{"sts", PLUGIN_KIND_STS}, {"statefulset", PLUGIN_KIND_STS}, {"statefulsets", PLUGIN_KIND_STS},
+		{"statefulset.apps", PLUGIN_KIND_STS}, {"statefulsets.apps", PLUGIN_KIND_STS},
+		{"stc", PLUGIN_KIND_STC}, {"statefulcluster", PLUGIN_KIND_STC}, {"statefulclusters", PLUGIN_KIND_STC},
+		{"statefulcluster.stateful-operator.io", PLUGIN_KIND_STC},
+		{"statefulclusters.stateful-operator.io", PLUGIN_KIND_STC},
+	};
+	const char *slash = strchr(s, '/');
+	if (!slash)
+		return fail(err, xasprintf("\"%s\": name the object as sts/NAME or stc/NAME", s));
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (strlen(kinds[i].word) == (size_t)(slash - s) && !strncmp(kinds[i].word, s, (size_t)(slash - s))) {
+			if (!slash[1] || strchr(slash + 1, '/'))
+				return fail(err, xasprintf("\"%s\": no object name after \"/\"", s));
+			out->kind = kinds[i].kind;
+			out->name = slash + 1;
+			return 0;
+		}
+	}
+	return fail(err, xasprintf("\"%s\": unknown kind \"%.*s\"; use sts (StatefulSet) or stc (StatefulCluster)", s,
+				   (int)(slash - s), s));
+}
+
+/* TEMPLATE=SIZE; the size must be a positive quantity. */
+static int parse_target(const char *s, struct plugin_args *out, char **err)
+{
+	const char *eq = strchr(s, '=');
+	if (!eq || eq == s)
+		return fail(err, xasprintf("\"%s\": give the size as TEMPLATE=SIZE, e.g. data=20Gi", s));
+	char *qerr = NULL;
+	if (quantity_parse(eq + 1, &out->size, &qerr) < 0) {
+		char *m = xasprintf("bad size for template \"%.*s\": %s", (int)(eq - s), s, qerr);
+		free(qerr);
+		return fail(err, m);
+	}
+	if (quantity_sign(&out->size) <= 0)
+		return fail(err, xasprintf("bad size for template \"%.*s\": \"%s\" is not more than zero", (int)(eq - s), s,
+					   eq + 1));
+	out->template_name = xstrndup(s, (size_t)(eq - s));
+	out->size_text = eq + 1;
+	return 0;
+}
+
+static const char *cmd_name(enum plugin_cmd c)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (commands[i].cmd == c)
+			return commands[i].name;
+	return "?";
+}
+
+/* The positional arguments of the subcommand: what each takes. */
+static int parse_positionals(const char **pos, int npos, struct plugin_args *out, char **err)
+{
+	const char *cmd = cmd_name(out->cmd);
+	switch (out->cmd) {
+	case PLUGIN_HELP:
+	case PLUGIN_VERSION:
+		return 0;
+	case PLUGIN_STATUS:
+		if (npos > 1)
+			return fail(err, xstrdup("status takes at most one object: status [sts/NAME|stc/NAME]"));
+		if (npos == 1 && parse_object(pos[0], out, err) < 0)
+			return -1;
+		if (npos == 1 && out->all_namespaces)
+			return fail(err, xstrdup("status: -A lists every namespace; it does not go with one object"));
+		return 0;
+	case PLUGIN_COMPLETION:
+		if (npos != 1 || (strcmp(pos[0], "bash") && strcmp(pos[0], "zsh")))
+			return fail(err, xstrdup("completion takes one shell: completion bash|zsh"));
+		out->shell = pos[0];
+		return 0;
+	case PLUGIN_RESIZE:
+		if (npos != 2)
+			return fail(err, xstrdup("resize takes an object and a size: resize sts/NAME TEMPLATE=SIZE"));
+		if (parse_object(pos[0], out, err) < 0 || parse_target(pos[1], out, err) < 0)
+			return -1;
+		break;
+	case PLUGIN_MEMBERS:
+		if (npos != 1)
+			return fail(err, xstrdup("members takes one StatefulCluster: members stc/NAME"));
+		if (parse_object(pos[0], out, err) < 0)
+			return -1;
+		if (out->kind != PLUGIN_KIND_STC)
+			return fail(err, xasprintf("members: \"%s\" is not a StatefulCluster; use stc/NAME", pos[0]));
+		return 0;
+	case PLUGIN_ABORT:
+	case PLUGIN_EXPLAIN:
+	case PLUGIN_CLEANUP:
+		if (npos != 1)
+			return fail(err, xasprintf("%s takes one StatefulSet: %s sts/NAME", cmd, cmd));
+		if (parse_object(pos[0], out, err) < 0)
+			return -1;
+		break;
+	}
+	if (out->kind != PLUGIN_KIND_STS)
+		return fail(err, xasprintf("%s: \"%s\" is not a StatefulSet; use sts/NAME", cmd, pos[0]));
+	return 0;
+}
+
+/* The flag at argv[*i]: its value taken from "=", the rest of "-nVALUE" or the next argument. */
+static int read_flag(int argc, char *const *argv, int *i, struct seen_flag *f, char **err)
+{
+	const char *a = argv[*i];
+	const char *inline_value = NULL;
+	if (a[1] == '-') {
+		const char *eq = strchr(a + 2, '=');
+		size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+		f->flag = find_long(a + 2, len);
+		inline_value = eq ? eq + 1 : NULL;
+	} else {
+		f->flag = find_short(a[1]);
+		inline_value = a[2] ? a + 2 : NULL;
+		if (f->flag && !f->flag->takes_value && inline_value)
+			f->flag = NULL; /* -Ax: no grouped short flags */
+	}
+	f->as_typed = a;
+	if (!f->flag)
+		return fail(err, xasprintf("unknown flag \"%s\" (see kubectl stateful --help)", a));
+	if (!f->flag->takes_value) {
+		/* --wait=false is the one boolean with a value. */
+		if (inline_value && f->flag->id != F_WAIT)
+			return fail(err, xasprintf("%s takes no value", a));
+		f->value = inline_value;
+		return 0;
+	}
+	if (inline_value) {
+		f->value = inline_value;
+	} else if (*i + 1 < argc) {
+		f->value = argv[++*i];
+	} else {
+		return fail(err, xasprintf("%s needs a value", a));
+	}
+	return 0;
+}
+
+int plugin_args_parse(int argc, char *const *argv, struct plugin_args *out, char **err)
+{
+	memset(out, 0, sizeof(*out));
+	*err = NULL;
+	const char *pos[NPOSITIONAL];
+	int npos = 0;
+	struct seen_flag seen[32];
+	int nseen = 0;
+	bool have_cmd = false, flags_done = false;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!flags_done && !strcmp(a, "--")) {
+			flags_done = true;
+		} else if (!flags_done && a[0] == '-' && a[1]) {
+			if (nseen == (int)(sizeof(seen) / sizeof(seen[0])))
+				return fail(err, xstrdup("too many flags"));
+			if (read_flag(argc, argv, &i, &seen[nseen], err) < 0)
+				return -1;
+			nseen++;
+		} else if (!have_cmd) {
+			size_t k;
+			for (k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
+				if (!strcmp(commands[k].name, a))
+					break;
+			if (k == sizeof(commands) / sizeof(commands[0]))
+				return fail(err, xasprintf("unknown command \"%s\"; use status, resize, abort, explain, "
+							   "cleanup, members or completion",
+							   a));
+			out->cmd = commands[k].cmd;
+			have_cmd = true;
+		} else if (npos == NPOSITIONAL) {
+			return fail(err, xasprintf("unexpected argument \"%s\"", a));
+		} else {
+			pos[npos++] = a;
+		}
+	}
+	if (!have_cmd && nseen == 0)
+		out->cmd = PLUGIN_HELP;
+	for (int k = 0; k < nseen; k++) {
+		if (have_cmd && !(seen[k].flag->cmds & ONLY(out->cmd)) && out->cmd != PLUGIN_HELP) {
+			plugin_args_release(out);
+			return fail(err, xasprintf("%s does not apply to %s", seen[k].as_typed, cmd_name(out->cmd)));
+		}
+		if (apply_flag(&seen[k], out, err) < 0) {
+			plugin_args_release(out);
+			return -1;
+		}
+	}
+	bool asked = nseen == 0;
+	for (int k = 0; k < nseen; k++)
+		asked |= seen[k].flag->id == F_HELP || seen[k].flag->id == F_VERSION;
+	if ((out->cmd == PLUGIN_HELP && (have_cmd || asked)) || out->cmd == PLUGIN_VERSION)
+		return 0;
+	if (!have_cmd)
+		return fail(err, xstrdup("name a command: status, resize, abort, explain, cleanup, members or completion"));
+	if (parse_positionals(pos, npos, out, err) < 0) {
+		plugin_args_release(out);
+		return -1;
+	}
+	if (!out->operator_namespace)
+		out->operator_namespace = PLUGIN_OPERATOR_NAMESPACE;
+	return 0;
+}

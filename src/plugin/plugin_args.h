@@ -1,0 +1,83 @@
+/*
+ * The command line of `kubectl stateful` (kubectl-stateful): kubectl's own
+ * connection flags (--kubeconfig, --context, -n/--namespace,
+ * -A/--all-namespaces), a subcommand and its object and flags, checked
+ * before anything talks to the cluster so a typo never becomes a request.
+ *
+ * Pure: no I/O. Thread-safe.
+ */
+#ifndef SOP_PLUGIN_ARGS_H
+#define SOP_PLUGIN_ARGS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "client/quantity.h"
+
+enum plugin_cmd {
+	PLUGIN_HELP,
+	PLUGIN_VERSION,
+	PLUGIN_STATUS,
+	PLUGIN_RESIZE,
+	PLUGIN_ABORT,
+	PLUGIN_EXPLAIN,
+	PLUGIN_CLEANUP,
+	PLUGIN_MEMBERS,
+	PLUGIN_COMPLETION,
+};
+
+enum plugin_kind {
+	PLUGIN_KIND_NONE, /* status of everything */
+	PLUGIN_KIND_STS,  /* sts/NAME */
+	PLUGIN_KIND_STC,  /* stc/NAME */
+};
+
+enum plugin_output { PLUGIN_OUT_TABLE, PLUGIN_OUT_JSON, PLUGIN_OUT_YAML };
+
+enum plugin_wait {
+	PLUGIN_WAIT_AUTO, /* follow when standard output is a terminal */
+	PLUGIN_WAIT_ON,
+	PLUGIN_WAIT_OFF,
+};
+
+/* The operator's namespace when --operator-namespace is not given (deploy/base). */
+#define PLUGIN_OPERATOR_NAMESPACE "stateful-operator-system"
+
+/* Every string is borrowed from argv unless said otherwise. */
+struct plugin_args {
+	enum plugin_cmd cmd;
+	const char *kubeconfig;  /* NULL: $KUBECONFIG, then ~/.kube/config */
+	const char *context;     /* NULL: current-context */
+	const char *namespace;   /* NULL: the context's, else "default" */
+	bool all_namespaces;
+	const char *operator_namespace; /* where the operator's Lease and pods are */
+	enum plugin_output output;
+	enum plugin_kind kind;
+	const char *name;        /* the object's name; NULL with PLUGIN_KIND_NONE */
+	/* resize */
+	char *template_name;     /* owned */
+	const char *size_text;   /* as typed */
+	struct quantity size;
+	const char *strategy;    /* auto, expand or copy; NULL: leave the annotation as it is */
+	const char *storage_class;
+	enum plugin_wait wait;
+	int64_t timeout_ms;      /* --timeout for --wait; 0: none */
+	/* cleanup */
+	bool retry;
+	/* completion */
+	const char *shell;       /* bash or zsh */
+};
+
+/*
+ * Parses argv[1..argc-1] into *out (zeroed first). Returns 0, or -1 with
+ * *err a new message that names the argument and says what is expected
+ * (out is then released). Release out on success too.
+ */
+int plugin_args_parse(int argc, char *const *argv, struct plugin_args *out, char **err)
+	__attribute__((warn_unused_result));
+void plugin_args_release(struct plugin_args *a);
+
+/* The usage text (static). */
+const char *plugin_usage(void);
+
+#endif

@@ -1,0 +1,270 @@
+/*
+ * `kubectl stateful resize sts/NAME TEMPLATE=SIZE`: checks the set and
+ * the template, sets the annotations (the same ones a user would write,
+ * README "Resizing StatefulSet volumes"), and with --wait follows the
+ * resize to its end: exit 0 when it completed, 1 with the operator's own
+ * message when it failed, was refused or aborted.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client/kube_object.h"
+#include "controllers/contract.h"
+#include "plugin/plugin_commands.h"
+#include "plugin/plugin_session.h"
+#include "plugin/plugin_draw.h"
+#include "util/clock.h"
+#include "util/xalloc.h"
+
+#define WAIT_POLL_MS 1000
+/* The state goes a moment before the Event that says how it ended is written. */
+#define ENDING_EVENT_GRACE_MS 5000
+
+/* The volumeClaimTemplate named tmpl of sts, or NULL. */
+static const json_t *find_template(const json_t *sts, const char *tmpl)
+{
+	return kube_array_find(json_object_get(json_object_get(sts, "spec"), "volumeClaimTemplates"), "metadata.name",
+			       tmpl);
+}
+
+/*
+ * sts's template already has the size (and class, when one is asked) and
+ * no resize is under way: the request changes nothing the operator would
+ * act on.
+ */
+static bool already_there(const json_t *sts, const struct plugin_args *a)
+{
+	const json_t *t = find_template(sts, a->template_name);
+	struct quantity have;
+	const char *cls = kube_obj_str(t, "spec.storageClassName");
+	if (kube_obj_annotation(sts, ANNOTATION_RESIZE_STATE) ||
+	    quantity_parse(kube_obj_str(t, "spec.resources.requests.storage"), &have, NULL) < 0 ||
+	    quantity_cmp(&have, &a->size) != 0)
+		return false;
+	return !a->storage_class || (cls && !strcmp(cls, a->storage_class));
+}
+
+static char *template_names(const json_t *sts)
+{
+	char *out = xstrdup("");
+	size_t i;
+	const json_t *t;
+	json_array_foreach(json_object_get(json_object_get(sts, "spec"), "volumeClaimTemplates"), i, t) {
+		char *n = xasprintf("%s%s%s", out, i ? ", " : "", kube_obj_str(t, "metadata.name"));
+		free(out);
+		out = n;
+	}
+	return out;
+}
+
+/* The Event about sts since since_s that ends the wait: a new reference, or NULL; *ok for a completion. */
+static json_t *ending_event(struct plugin_session *s, const char *name, long long since_s, bool *ok)
+{
+	char *field = xasprintf("involvedObject.name=%s,involvedObject.kind=StatefulSet", name);
+	struct kube_list_options lo = {.field_selector = field};
+	json_t *list = NULL, *found = NULL;
+	struct kube_error err;
+	long long best = -1;
+	if (kube_list_page(s->client, &KUBE_EVENTS, s->ns, &lo, &list, &err) == 0) {
+		size_t i;
+		json_t *e;
+		json_array_foreach(json_object_get(list, "items"), i, e) {
+			const char *reason = kube_obj_str(e, "reason");
+			const char *type = kube_obj_str(e, "type");
+			long long t = status_time_seconds(kube_obj_str(e, "lastTimestamp"));
+			if (t < 0)
+				t = status_time_seconds(kube_obj_str(e, "eventTime"));
+			if (!reason || t < since_s || t < best || strncmp(reason, "Resize", 6))
+				continue;
+			bool completed = !strcmp(reason, "ResizeCompleted");
+			bool failed = type && !strcmp(type, "Warning");
+			if (!completed && !failed)
+				continue;
+			json_decref(found);
+			found = json_incref(e);
+			best = t;
+			*ok = completed;
+		}
+	}
+	json_decref(list);
+	free(field);
+	return found;
+}
+
+/* Writes frame over what d drew before. */
+static void draw(struct wait_drawer *d, json_t *frame)
+{
+	char *bytes = wait_drawer_render(d, frame);
+	fputs(bytes, stdout);
+	fflush(stdout);
+	free(bytes);
+}
+
+/* Off a terminal a line changes with its rate every reading: the lines compared leave it out. */
+static json_t *frame_for(const char *name, struct resize_view *v, const struct wait_drawer *d)
+{
+	if (d->tty)
+		return status_wait_frame(name, v, d->width);
+	for (size_t i = 0; i < v->nreplicas; i++)
+		v->replicas[i].per_s = -1;
+	return status_wait_frame(name, v, 100);
+}
+
+int plugin_wait_resize(struct plugin_session *s, const char *name, const char *stale_started, long long since_s)
+{
+	struct wait_drawer d = {.tty = s->tty, .width = s->width};
+	struct progress_rate *rates = NULL;
+	size_t nrates = 0;
+	bool seen = false;
+	double gone_at = 0; /* when the state was first seen gone */
+	double deadline = s->args->timeout_ms ? clock_mono_ms() + (double)s->args->timeout_ms : 0;
+	int rc = -1;
+	while (rc < 0) {
+		json_t *holder = NULL;
+		struct resize_view v;
+		plugin_read_resize(s, name, &v, &holder);
+		bool ours = v.active && (!stale_started || !v.started || strcmp(stale_started, v.started));
+		if (ours) {
+			seen = true;
+			if (v.nreplicas > nrates) {
+				rates = xrealloc(rates, v.nreplicas * sizeof(*rates));
+				memset(rates + nrates, 0, (v.nreplicas - nrates) * sizeof(*rates));
+				nrates = v.nreplicas;
+			}
+			plugin_read_copy_progress(s, s->ns, name, &v, rates, (long long)clock_mono_ms());
+			json_t *frame = frame_for(name, &v, &d);
+			draw(&d, frame);
+			json_decref(frame);
+			if (v.phase && !strcmp(v.phase, "Failed")) {
+				plugin_error("resize of sts/%s failed: %s", name, v.message ? v.message : v.status ? v.status : "");
+				rc = PLUGIN_EXIT_FAILED;
+			}
+		}
+		if (rc < 0 && !ours) {
+			bool ok = false;
+			json_t *ev = ending_event(s, name, since_s, &ok);
+			if (ev && ok) {
+				printf("sts/%s: resize completed (%s)\n", name, kube_obj_str(ev, "message"));
+				rc = PLUGIN_EXIT_OK;
+			} else if (ev) {
+				plugin_error("resize of sts/%s: %s: %s", name, kube_obj_str(ev, "reason"), kube_obj_str(ev, "message"));
+				rc = PLUGIN_EXIT_FAILED;
+			} else if (seen && holder && !v.active && gone_at == 0) {
+				gone_at = clock_mono_ms();
+			} else if (gone_at > 0 && clock_mono_ms() - gone_at > ENDING_EVENT_GRACE_MS) {
+				/* The state went and no Event we could read says how: it finished. */
+				printf("sts/%s: resize finished\n", name);
+				rc = PLUGIN_EXIT_OK;
+			}
+			json_decref(ev);
+		}
+		resize_view_release(&v);
+		json_decref(holder);
+		if (rc < 0 && deadline && clock_mono_ms() > deadline) {
+			plugin_error("sts/%s: still resizing after --timeout; it goes on (kubectl stateful status sts/%s)",
+				     name, name);
+			rc = PLUGIN_EXIT_FAILED;
+		}
+		if (rc < 0)
+			clock_sleep_ms(WAIT_POLL_MS);
+	}
+	free(rates);
+	wait_drawer_release(&d);
+	return rc;
+}
+
+/*
+ * 0 when no resize is under way on StatefulSet name (none, or one that
+ * Failed: a new size starts over), with *stale its start time (new string
+ * or NULL); else an exit status after saying why.
+ */
+static int check_no_resize(struct plugin_session *s, const char *name, char **stale)
+{
+	json_t *holder = NULL;
+	struct resize_view v;
+	*stale = NULL;
+	int code = plugin_open_resize(s, name, &v, &holder);
+	if (code)
+		return code;
+	if (v.active && (!v.phase || strcmp(v.phase, "Failed"))) {
+		/* One resize at a time: a new size in the middle of one would be carried out by neither. */
+		plugin_error("sts/%s has a resize under way (%s); follow it with kubectl stateful status sts/%s, or "
+			     "stop it with kubectl stateful abort sts/%s",
+			     name, v.status ? v.status : v.phase ? v.phase : "state recorded", name, name);
+		code = PLUGIN_EXIT_FAILED;
+	} else if (v.started) {
+		*stale = xstrdup(v.started);
+	}
+	resize_view_release(&v);
+	json_decref(holder);
+	return code;
+}
+
+int plugin_cmd_resize(struct plugin_session *s)
+{
+	const struct plugin_args *a = s->args;
+	char *stale = NULL;
+	int code = check_no_resize(s, a->name, &stale);
+	if (code)
+		return code;
+	json_t *sts = plugin_get(s, &KUBE_STATEFULSETS, a->name, &code);
+	if (!sts) {
+		free(stale);
+		return code;
+	}
+	if (!find_template(sts, a->template_name)) {
+		char *names = template_names(sts);
+		plugin_error("sts/%s has no volumeClaimTemplate \"%s\"%s%s", a->name, a->template_name,
+			     *names ? "; it has: " : " (it has none)", names);
+		free(names);
+		free(stale);
+		json_decref(sts);
+		return PLUGIN_EXIT_USAGE;
+	}
+	if ((code = plugin_require_operator(s))) {
+		free(stale);
+		json_decref(sts);
+		return code;
+	}
+
+	char *size_key = xasprintf("%s%s", RESIZE_ANNOTATION_PREFIX, a->template_name);
+	char *class_key = xasprintf("%s%s", CLASS_ANNOTATION_PREFIX, a->template_name);
+	char *size = quantity_format(&a->size);
+	json_t *ann = json_pack("{s:s}", size_key, size);
+	if (a->strategy)
+		json_object_set_new(ann, ANNOTATION_STRATEGY, json_string(a->strategy));
+	if (a->storage_class)
+		json_object_set_new(ann, class_key, json_string(a->storage_class));
+	/* An abort asked before would stop this resize at once. */
+	if (kube_obj_annotation(sts, ANNOTATION_ABORT))
+		json_object_set_new(ann, ANNOTATION_ABORT, json_null());
+	/* The UID: the set that was checked is the one annotated. */
+	json_t *patch = json_pack("{s:{s:o, s:s}}", "metadata", "annotations", ann, "uid", kube_obj_str(sts, "metadata.uid"));
+	/* Events from this second on may be about this request (they have whole seconds). */
+	long long since = (long long)time(NULL);
+	struct kube_error err;
+	if (kube_patch(s->client, &KUBE_STATEFULSETS, s->ns, a->name, NULL, KUBE_PATCH_MERGE, patch, NULL, &err) < 0) {
+		plugin_error("annotating sts/%s: %s", a->name, err.message);
+		code = PLUGIN_EXIT_FAILED;
+	} else {
+		printf("sts/%s: resize of template %s to %s requested%s%s\n", a->name, a->template_name, size,
+		       a->storage_class ? ", class " : "", a->storage_class ? a->storage_class : "");
+		fflush(stdout);
+		bool wait = a->wait == PLUGIN_WAIT_ON || (a->wait == PLUGIN_WAIT_AUTO && s->tty);
+		if (wait && already_there(sts, a)) {
+			/* The operator starts nothing for a template that already asks for this. */
+			printf("sts/%s: template %s already asks for %s%s%s; nothing to wait for\n", a->name, a->template_name,
+			       size, a->storage_class ? " in class " : "", a->storage_class ? a->storage_class : "");
+		} else if (wait)
+			code = plugin_wait_resize(s, a->name, stale, since);
+	}
+	json_decref(patch);
+	free(size);
+	free(class_key);
+	free(size_key);
+	free(stale);
+	json_decref(sts);
+	return code;
+}

@@ -1,0 +1,123 @@
+/*
+ * `kubectl stateful status [sts/NAME|stc/NAME]`: one table of what the
+ * operator is doing or has left to say in the namespace (or all of them
+ * with -A), or about one object.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client/kube_object.h"
+#include "controllers/contract.h"
+#include "plugin/plugin_commands.h"
+#include "plugin/plugin_session.h"
+#include "util/xalloc.h"
+
+/* Rows of every StatefulSet (and of backups whose set is gone mid-resize) of ns (NULL: all). */
+static int sts_rows(struct plugin_session *s, const char *ns, const json_t *events, json_t *rows)
+{
+	json_t *sets = NULL, *backups = NULL;
+	struct kube_error err;
+	if (kube_list_all(s->client, &KUBE_STATEFULSETS, ns, NULL, 0, &sets, NULL, &err) < 0) {
+		plugin_error("listing StatefulSets: %s", err.message);
+		return PLUGIN_EXIT_FAILED;
+	}
+	if (kube_list_all(s->client, &KUBE_CONFIGMAPS, ns, LABEL_SAVED_STATEFULSET, 0, &backups, NULL, &err) < 0)
+		backups = json_array();
+	long long now = (long long)time(NULL);
+	size_t i;
+	json_t *obj;
+	json_array_foreach(sets, i, obj) {
+		struct resize_view v;
+		resize_view_read(obj, &v);
+		const char *name = kube_obj_str(obj, "metadata.name");
+		plugin_read_copy_progress(s, kube_obj_str(obj, "metadata.namespace"), name, &v, NULL, 0);
+		status_sts_rows(rows, kube_obj_str(obj, "metadata.namespace"), name, obj, &v, events, now, false);
+		resize_view_release(&v);
+	}
+	json_array_foreach(backups, i, obj) {
+		const char *set = kube_obj_label(obj, LABEL_SAVED_STATEFULSET);
+		const char *bns = kube_obj_str(obj, "metadata.namespace");
+		if (!set || kube_list_find(sets, bns, set))
+			continue;
+		/* Mid-copy the set is gone: this is when its copy pods run. */
+		struct resize_view v;
+		resize_view_read(obj, &v);
+		plugin_read_copy_progress(s, bns, set, &v, NULL, 0);
+		status_sts_rows(rows, bns, set, NULL, &v, events, now, false);
+		resize_view_release(&v);
+	}
+	json_decref(sets);
+	json_decref(backups);
+	return 0;
+}
+
+static int stc_rows(struct plugin_session *s, const char *ns, const json_t *events, json_t *rows)
+{
+	json_t *items = NULL;
+	struct kube_error err;
+	/* No CRD installed: no StatefulClusters to show. */
+	if (kube_list_all(s->client, &KUBE_STATEFULCLUSTERS, ns, NULL, 0, &items, NULL, &err) < 0)
+		return 0;
+	long long now = (long long)time(NULL);
+	size_t i;
+	const json_t *stc;
+	json_array_foreach(items, i, stc)
+		status_stc_row(rows, stc, events, now);
+	json_decref(items);
+	return 0;
+}
+
+static int one_object(struct plugin_session *s, const json_t *events, json_t *rows)
+{
+	const struct plugin_args *a = s->args;
+	int code = 0;
+	if (a->kind == PLUGIN_KIND_STC) {
+		json_t *stc = plugin_get(s, &KUBE_STATEFULCLUSTERS, a->name, &code);
+		if (!stc)
+			return code;
+		status_stc_row(rows, stc, events, (long long)time(NULL));
+		json_decref(stc);
+		return 0;
+	}
+	json_t *holder = NULL;
+	struct resize_view v;
+	code = plugin_open_resize(s, a->name, &v, &holder);
+	if (code)
+		return code;
+	plugin_read_copy_progress(s, s->ns, a->name, &v, NULL, 0);
+	const char *kind = kube_obj_str(holder, "kind");
+	const json_t *sts = kind && !strcmp(kind, "StatefulSet") ? holder : NULL;
+	status_sts_rows(rows, s->ns, a->name, sts, &v, events, (long long)time(NULL), true);
+	resize_view_release(&v);
+	json_decref(holder);
+	return 0;
+}
+
+int plugin_cmd_status(struct plugin_session *s)
+{
+	const struct plugin_args *a = s->args;
+	const char *ns = a->all_namespaces ? NULL : s->ns;
+	json_t *rows = json_array();
+	json_t *events = plugin_events(s, ns);
+	int rc = a->kind != PLUGIN_KIND_NONE ? one_object(s, events, rows) : sts_rows(s, ns, events, rows);
+	if (!rc && a->kind == PLUGIN_KIND_NONE)
+		rc = stc_rows(s, ns, events, rows);
+	if (!rc) {
+		if (a->output != PLUGIN_OUT_TABLE) {
+			plugin_print_doc(stdout, rows, a->output);
+		} else if (!json_array_size(rows)) {
+			if (ns)
+				fprintf(stderr, "Nothing under way in namespace %s.\n", ns);
+			else
+				fprintf(stderr, "Nothing under way in any namespace.\n");
+		} else {
+			char *t = status_table(rows, a->all_namespaces);
+			fputs(t, stdout);
+			free(t);
+		}
+	}
+	json_decref(events);
+	json_decref(rows);
+	return rc;
+}

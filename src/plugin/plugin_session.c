@@ -1,0 +1,330 @@
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client/kube_object.h"
+#include "controllers/contract.h"
+#include "plugin/plugin_operator.h"
+#include "plugin/plugin_session.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+
+/* Lines of a copy pod's log read each time: the script prints one progress line every ~2 s. */
+#define COPY_LOG_TAIL_LINES 20
+
+void plugin_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("error: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+int plugin_session_open(const struct plugin_args *a, struct plugin_session *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->args = a;
+	s->tty = isatty(STDOUT_FILENO);
+	struct winsize ws;
+	s->width = s->tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? ws.ws_col : 80;
+	struct kube_config cfg = {0};
+	char *err = NULL;
+	if (kubeconfig_load(a->kubeconfig, a->context, &cfg, &err) < 0) {
+		plugin_error("%s", err);
+		free(err);
+		kube_config_release(&cfg);
+		return PLUGIN_EXIT_USAGE;
+	}
+	/* A user waits at the terminal: a few retries, a short timeout. */
+	struct kube_client_options opts = {.max_retries = 2, .request_timeout_ms = 30000, .user_agent = "kubectl-stateful"};
+	s->client = kube_client_new(&cfg, &opts, &err);
+	kube_config_release(&cfg);
+	if (!s->client) {
+		plugin_error("%s", err);
+		free(err);
+		return PLUGIN_EXIT_USAGE;
+	}
+	const char *ns = a->namespace ? a->namespace : kube_client_namespace(s->client);
+	s->ns = xstrdup(ns && *ns ? ns : "default");
+	return 0;
+}
+
+void plugin_session_close(struct plugin_session *s)
+{
+	kube_client_free(s->client);
+	free(s->ns);
+	memset(s, 0, sizeof(*s));
+}
+
+int plugin_require_operator(struct plugin_session *s)
+{
+	const char *ns = s->args->operator_namespace;
+	struct kube_error err;
+	json_t *lease = NULL, *pods = NULL;
+	struct operator_evidence ev = {0};
+	int rc = kube_get(s->client, &KUBE_LEASES, ns, OPERATOR_LEASE_NAME, &lease, &err);
+	ev.lease_readable = rc == 0 || err.code == 404;
+	ev.lease = lease;
+	rc = kube_list_all(s->client, &KUBE_PODS, ns, OPERATOR_POD_SELECTOR, 0, &pods, NULL, &err);
+	ev.pods_readable = rc == 0;
+	ev.pods = pods;
+	char *why = NULL;
+	enum operator_seen seen = operator_judge(&ev, ns, (long long)time(NULL), &why);
+	int out = 0;
+	if (seen == OPERATOR_NOT_RUNNING) {
+		plugin_error("%s", why);
+		out = PLUGIN_EXIT_NO_OPERATOR;
+	} else if (seen == OPERATOR_UNKNOWN) {
+		fprintf(stderr, "warning: %s\n", why);
+	}
+	free(why);
+	json_decref(lease);
+	json_decref(pods);
+	return out;
+}
+
+static const char *resource_name(const struct kube_resource *r)
+{
+	return r == &KUBE_STATEFULSETS ? "statefulset.apps" : r == &KUBE_STATEFULCLUSTERS ? "statefulcluster" : r->plural;
+}
+
+json_t *plugin_get(struct plugin_session *s, const struct kube_resource *r, const char *name, int *exit_code)
+{
+	json_t *obj = NULL;
+	struct kube_error err;
+	if (kube_get(s->client, r, s->ns, name, &obj, &err) == 0)
+		return obj;
+	if (err.code == 404) {
+		plugin_error("%s \"%s\" not found in namespace %s", resource_name(r), name, s->ns);
+		*exit_code = PLUGIN_EXIT_USAGE;
+	} else {
+		plugin_error("reading %s \"%s\" in namespace %s: %s", resource_name(r), name, s->ns, err.message);
+		*exit_code = PLUGIN_EXIT_FAILED;
+	}
+	return NULL;
+}
+
+json_t *plugin_get_optional(struct plugin_session *s, const struct kube_resource *r, const char *name)
+{
+	json_t *obj = NULL;
+	struct kube_error err;
+	if (kube_get(s->client, r, s->ns, name, &obj, &err) < 0)
+		return NULL;
+	return obj;
+}
+
+json_t *plugin_events(struct plugin_session *s, const char *ns)
+{
+	json_t *items = NULL;
+	struct kube_error err;
+	if (kube_list_all(s->client, &KUBE_EVENTS, ns, NULL, 500, &items, NULL, &err) < 0)
+		return json_array();
+	return items;
+}
+
+void plugin_read_resize(struct plugin_session *s, const char *name, struct resize_view *v, json_t **holder)
+{
+	*holder = plugin_get_optional(s, &KUBE_STATEFULSETS, name);
+	if (!*holder || !kube_obj_annotation(*holder, ANNOTATION_RESIZE_STATE)) {
+		/* Between its orphan deletion and its re-creation the state lives on the backup. */
+		char *backup = xasprintf("%s%s", name, BACKUP_SUFFIX);
+		json_t *cm = plugin_get_optional(s, &KUBE_CONFIGMAPS, backup);
+		free(backup);
+		if (cm && kube_obj_annotation(cm, ANNOTATION_RESIZE_STATE)) {
+			json_decref(*holder);
+			*holder = cm;
+		} else {
+			json_decref(cm);
+		}
+	}
+	resize_view_read(*holder, v);
+}
+
+int plugin_open_resize(struct plugin_session *s, const char *name, struct resize_view *v, json_t **holder)
+{
+	plugin_read_resize(s, name, v, holder);
+	if (*holder)
+		return 0;
+	resize_view_release(v);
+	int code = PLUGIN_EXIT_FAILED;
+	json_decref(plugin_get(s, &KUBE_STATEFULSETS, name, &code));
+	return code;
+}
+
+/* The newest pod of sts's copy Job for ordinal (borrowed from pods), or NULL. */
+static const json_t *newest_copy_pod(const json_t *pods)
+{
+	const json_t *best = NULL;
+	long long best_t = -1;
+	size_t i;
+	const json_t *p;
+	json_array_foreach(pods, i, p) {
+		long long t = status_time_seconds(kube_obj_str(p, "metadata.creationTimestamp"));
+		if (t >= best_t) {
+			best = p;
+			best_t = t;
+		}
+	}
+	return best;
+}
+
+/* One look (status): the average since the copy pod started, bytes per second; < 0 unknown. */
+static double average_rate(const json_t *pod, long long bytes)
+{
+	long long started = status_time_seconds(kube_obj_str(pod, "status.startTime"));
+	long long now = (long long)time(NULL);
+	return started < 0 || now <= started ? -1 : (double)bytes / (double)(now - started);
+}
+
+/* The tail of pod's log: a new string, NULL when it cannot be read (not started yet). */
+static char *copy_log_tail(struct plugin_session *s, const json_t *pod)
+{
+	char *base = kube_resource_path(&KUBE_PODS, kube_obj_str(pod, "metadata.namespace"),
+					kube_obj_str(pod, "metadata.name"), "log");
+	char *path = xasprintf("%s?container=copy&tailLines=%d", base, COPY_LOG_TAIL_LINES);
+	char *text = NULL;
+	struct kube_error err;
+	if (kube_get_text(s->client, path, &text, &err) < 0)
+		text = NULL;
+	free(path);
+	free(base);
+	return text;
+}
+
+void plugin_read_copy_progress(struct plugin_session *s, const char *ns, const char *sts, struct resize_view *v,
+			       struct progress_rate *rates, long long now_ms)
+{
+	if (!v->step || (strcmp(v->step, "Copy") && strcmp(v->step, "Precopy")))
+		return;
+	for (size_t i = 0; i < v->nreplicas; i++) {
+		struct replica_progress *r = &v->replicas[i];
+		if (r->stage != REPLICA_STARTING)
+			continue;
+		char *selector = xasprintf("%s=%s,%s=%lld", LABEL_COPY_OF, sts, LABEL_RESIZE_ORDINAL, r->ordinal);
+		json_t *pods = NULL;
+		struct kube_error err;
+		if (kube_list_all(s->client, &KUBE_PODS, ns, selector, 0, &pods, NULL, &err) == 0) {
+			const json_t *pod = newest_copy_pod(pods);
+			char *log = pod ? copy_log_tail(s, pod) : NULL;
+			struct copy_progress p;
+			if (log && copy_progress_parse(log, &p) == 0 && (p.total_bytes > 0 || p.result != 0)) {
+				r->stage = REPLICA_COPYING;
+				r->copy = p;
+				if (rates) {
+					progress_rate_update(&rates[i], p.bytes, now_ms);
+					r->per_s = rates[i].per_s;
+				} else {
+					r->per_s = average_rate(pod, p.bytes);
+				}
+			}
+			free(log);
+		}
+		json_decref(pods);
+		free(selector);
+	}
+}
+
+/* ---- JSON and YAML ---- */
+
+static void yaml_scalar(struct strbuf *sb, const json_t *v)
+{
+	if (json_is_string(v)) {
+		char *s = json_dumps(v, JSON_ENCODE_ANY);
+		strbuf_appendf(sb, "%s", s);
+		free(s);
+	} else if (json_is_null(v)) {
+		strbuf_appendf(sb, "null");
+	} else {
+		char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+		strbuf_appendf(sb, "%s", s);
+		free(s);
+	}
+}
+
+static bool is_block(const json_t *v)
+{
+	return (json_is_object(v) && json_object_size(v)) || (json_is_array(v) && json_array_size(v));
+}
+
+static void yaml_node(struct strbuf *sb, const json_t *v, int indent);
+
+/* A value after "key:" or "- ": scalars inline, blocks on the next lines (a list item's map inline). */
+static void yaml_value(struct strbuf *sb, const json_t *v, int indent, bool in_list)
+{
+	if (!is_block(v)) {
+		strbuf_appendf(sb, " ");
+		if (json_is_object(v))
+			strbuf_appendf(sb, "{}");
+		else if (json_is_array(v))
+			strbuf_appendf(sb, "[]");
+		else
+			yaml_scalar(sb, v);
+		strbuf_appendf(sb, "\n");
+	} else if (in_list && json_is_object(v)) {
+		strbuf_appendf(sb, " ");
+		yaml_node(sb, v, -(indent + 2)); /* negative: the first line's indent is already written */
+	} else {
+		strbuf_appendf(sb, "\n");
+		yaml_node(sb, v, indent + 2);
+	}
+}
+
+static void yaml_node(struct strbuf *sb, const json_t *v, int indent)
+{
+	bool first_inline = indent < 0;
+	if (indent < 0)
+		indent = -indent;
+	if (json_is_object(v)) {
+		const char *key;
+		const json_t *x;
+		json_object_foreach((json_t *)v, key, x) {
+			json_t *k = json_string(key);
+			strbuf_appendf(sb, "%*s", first_inline ? 0 : indent, "");
+			first_inline = false;
+			yaml_scalar(sb, k);
+			json_decref(k);
+			strbuf_appendf(sb, ":");
+			yaml_value(sb, x, indent, false);
+		}
+	} else if (json_is_array(v)) {
+		size_t i;
+		const json_t *x;
+		json_array_foreach(v, i, x) {
+			strbuf_appendf(sb, "%*s-", first_inline ? 0 : indent, "");
+			first_inline = false;
+			yaml_value(sb, x, indent, true);
+		}
+	} else {
+		strbuf_appendf(sb, "%*s", first_inline ? 0 : indent, "");
+		yaml_scalar(sb, v);
+		strbuf_appendf(sb, "\n");
+	}
+}
+
+char *plugin_yaml(const json_t *v)
+{
+	struct strbuf sb = STRBUF_INIT;
+	if (is_block(v))
+		yaml_node(&sb, v, 0);
+	else
+		yaml_value(&sb, v, 0, false);
+	/* A lone scalar or empty collection: without the space that follows a key. */
+	char *text = strbuf_detach(&sb);
+	if (text[0] == ' ')
+		memmove(text, text + 1, strlen(text));
+	return text;
+}
+
+void plugin_print_doc(FILE *f, const json_t *v, enum plugin_output o)
+{
+	char *text = o == PLUGIN_OUT_YAML ? plugin_yaml(v) : json_dumps(v, JSON_INDENT(2) | JSON_ENCODE_ANY);
+	fputs(text ? text : "", f);
+	if (o != PLUGIN_OUT_YAML)
+		fputc('\n', f);
+	free(text);
+}

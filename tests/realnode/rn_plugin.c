@@ -1,0 +1,103 @@
+/*
+ * kubectl stateful resize --wait in a real terminal (script(1) gives it a
+ * pseudo-terminal) during a real copy on the real node: the copy pod's
+ * SOP-PROGRESS lines, read from its log, drawn as a progress bar that is
+ * redrawn in place (cursor movement), and exit 0 once the resize
+ * completed. The copy is slowed by a CPU limit so several readings fall
+ * within it. Prints the captured terminal (the README and the issue quote
+ * it).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/kube_object.h"
+#include "controllers/contract.h"
+#include "itest.h"
+#include "realnode.h"
+#include "util/xalloc.h"
+
+#define SET "db"
+#define DATA_MB 40
+
+/* Lines of the terminal capture that draw a replica's bar with its figures. */
+static int bar_lines(const char *tty, int *moving)
+{
+	int n = 0;
+	*moving = 0;
+	for (const char *p = strstr(tty, SET "-0  ["); p; p = strstr(p + 1, SET "-0  [")) {
+		const char *end = strpbrk(p, "\r\n");
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char *line = xstrndup(p, len);
+		if (strchr(line, ']') && strstr(line, "%  ") && strstr(line, " files")) {
+			n++;
+			/* A bar partly filled: progress seen while the copy ran. */
+			if (strchr(line, '>') && !strstr(line, "100%"))
+				(*moving)++;
+		}
+		free(line);
+	}
+	return n;
+}
+
+static void test_progress_bar_in_a_terminal(void **state)
+{
+	struct rn_test *t = *state;
+	json_t *sts = rn_workload_set(t, SET, 1, "local-fixed", "64Mi", DATA_MB);
+	rn_create_workload(t, sts, 1);
+	json_decref(sts);
+	/* The plugin checks for an operator: it leads through a Lease in the test's namespace. */
+	const char *args[] = {"--kubeconfig", getenv("SOP_OPERATOR_KUBECONFIG"), "--metrics-bind-address", "0",
+			      "--health-probe-bind-address", "0", "--copy-image", RN_OPERATOR_IMAGE, "--leader-elect",
+			      "--leader-election-namespace", t->ns, NULL};
+	daemon_start(&t->d, args, NULL);
+	if (!daemon_wait_log(&t->d, "became leader", 30000) || !daemon_wait_log(&t->d, "all caches synced", 30000))
+		fail_msg("operator did not start leading");
+	/* A slow copy: the script prints a reading every ~2 s. */
+	rn_annotate(t, "statefulset/" SET, "'stateful-operator.io/copy-resources={\"limits\":{\"cpu\":\"50m\"}}'");
+
+	char *tty = NULL;
+	int code = it_sh_capture(&tty,
+				 "script -qec 'stty cols 120 rows 40; %s resize sts/%s data=128Mi --strategy copy -n %s "
+				 "--operator-namespace %s --timeout 8m' /dev/null",
+				 SOP_PLUGIN_BINARY, SET, t->ns, t->ns);
+	printf("# captured terminal of kubectl stateful resize --wait (escape sequences shown as \\e):\n");
+	for (const char *p = tty; *p; p++) {
+		if (*p == '\033')
+			fputs("\\e", stdout);
+		else
+			putchar(*p);
+	}
+	putchar('\n');
+	int moving = 0;
+	int bars = bar_lines(tty, &moving);
+	printf("# %d bar lines drawn, %d of them part-filled\n", bars, moving);
+	if (code != 0) {
+		rn_dump_state(t);
+		fail_msg("resize --wait exited %d", code);
+	}
+	/* On a terminal --wait is the default, the bar is redrawn in place (cursor up, line erased). */
+	assert_non_null(strstr(tty, "sts/" SET ": resize of template data to 128Mi requested"));
+	assert_non_null(strstr(tty, "\033[2K"));
+	assert_non_null(strstr(tty, "A\r\033[2K"));
+	assert_non_null(strstr(tty, "sts/" SET ": Copying 1/1"));
+	assert_true(bars >= 2);
+	assert_true(moving >= 1);
+	assert_non_null(strstr(tty, "sts/" SET ": resize completed"));
+	free(tty);
+	rn_wait_workload(t, SET, 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_progress_bar_in_a_terminal, rn_setup, rn_teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,227 @@
+/*
+ * kubectl-stateful's command line: what each subcommand accepts (kubectl's
+ * flag spellings anywhere on the line) and every bad input refused with a
+ * message naming what to fix, before anything talks to the cluster.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin/plugin_args.h"
+#include "plugin/plugin_complete.h"
+
+#define MAXARGS 16
+
+/* Splits line on spaces into argv (argv[0] is the program). */
+static int split(char *line, char **argv)
+{
+	int argc = 0;
+	argv[argc++] = (char *)"kubectl-stateful";
+	for (char *save = NULL, *t = strtok_r(line, " ", &save); t && argc < MAXARGS; t = strtok_r(NULL, " ", &save))
+		argv[argc++] = t;
+	return argc;
+}
+
+static int parse(const char *line, struct plugin_args *a, char **err)
+{
+	static char buf[512];
+	char *argv[MAXARGS];
+	snprintf(buf, sizeof(buf), "%s", line);
+	int argc = split(buf, argv);
+	return plugin_args_parse(argc, argv, a, err);
+}
+
+static void test_good(void **state)
+{
+	(void)state;
+	struct plugin_args a;
+	char *err;
+
+	assert_int_equal(parse("status", &a, &err), 0);
+	assert_int_equal(a.cmd, PLUGIN_STATUS);
+	assert_int_equal(a.kind, PLUGIN_KIND_NONE);
+	assert_string_equal(a.operator_namespace, PLUGIN_OPERATOR_NAMESPACE);
+	plugin_args_release(&a);
+
+	assert_int_equal(parse("-n shop status -A -o yaml --context kind-x --kubeconfig /k", &a, &err), 0);
+	assert_string_equal(a.namespace, "shop");
+	assert_true(a.all_namespaces);
+	assert_int_equal(a.output, PLUGIN_OUT_YAML);
+	assert_string_equal(a.context, "kind-x");
+	assert_string_equal(a.kubeconfig, "/k");
+	plugin_args_release(&a);
+
+	assert_int_equal(parse("status stc/coder -ojson --namespace=db", &a, &err), 0);
+	assert_int_equal(a.kind, PLUGIN_KIND_STC);
+	assert_string_equal(a.name, "coder");
+	assert_int_equal(a.output, PLUGIN_OUT_JSON);
+	assert_string_equal(a.namespace, "db");
+	plugin_args_release(&a);
+
+	assert_int_equal(parse("resize statefulset/web data=1.5Gi --strategy copy --class fast --wait --timeout 30m", &a,
+			       &err),
+			 0);
+	assert_int_equal(a.cmd, PLUGIN_RESIZE);
+	assert_int_equal(a.kind, PLUGIN_KIND_STS);
+	assert_string_equal(a.name, "web");
+	assert_string_equal(a.template_name, "data");
+	assert_string_equal(a.size_text, "1.5Gi");
+	assert_string_equal(a.strategy, "copy");
+	assert_string_equal(a.storage_class, "fast");
+	assert_int_equal(a.wait, PLUGIN_WAIT_ON);
+	assert_int_equal(a.timeout_ms, 30 * 60 * 1000);
+	plugin_args_release(&a);
+
+	assert_int_equal(parse("resize sts/web data=20Gi --wait=false", &a, &err), 0);
+	assert_int_equal(a.wait, PLUGIN_WAIT_OFF);
+	plugin_args_release(&a);
+	assert_int_equal(parse("resize sts/web data=20Gi", &a, &err), 0);
+	assert_int_equal(a.wait, PLUGIN_WAIT_AUTO);
+	plugin_args_release(&a);
+	assert_int_equal(parse("resize sts/web data=20Gi --no-wait", &a, &err), 0);
+	assert_int_equal(a.wait, PLUGIN_WAIT_OFF);
+	plugin_args_release(&a);
+
+	assert_int_equal(parse("cleanup sts/web --retry --operator-namespace ops", &a, &err), 0);
+	assert_true(a.retry);
+	assert_string_equal(a.operator_namespace, "ops");
+	plugin_args_release(&a);
+
+	assert_int_equal(parse("members stc/coder", &a, &err), 0);
+	assert_int_equal(parse("abort sts/web", &a, &err), 0);
+	assert_int_equal(a.cmd, PLUGIN_ABORT);
+	assert_int_equal(parse("explain sts/web", &a, &err), 0);
+	assert_int_equal(a.cmd, PLUGIN_EXPLAIN);
+	assert_int_equal(parse("completion zsh", &a, &err), 0);
+	assert_string_equal(a.shell, "zsh");
+	assert_int_equal(parse("", &a, &err), 0);
+	assert_int_equal(a.cmd, PLUGIN_HELP);
+	assert_int_equal(parse("resize --help", &a, &err), 0);
+	assert_int_equal(a.cmd, PLUGIN_HELP);
+	assert_int_equal(parse("--version", &a, &err), 0);
+	assert_int_equal(a.cmd, PLUGIN_VERSION);
+	/* "--" ends the flags: a name may then start with a dash. */
+	assert_int_equal(parse("explain -- sts/-odd", &a, &err), 0);
+	assert_string_equal(a.name, "-odd");
+}
+
+static const struct {
+	const char *line;
+	const char *message; /* a part of the message */
+} bad[] = {
+	{"frobnicate", "unknown command \"frobnicate\""},
+	{"status --bogus", "unknown flag \"--bogus\""},
+	{"status -o xml", "unknown output format \"xml\""},
+	{"status deploy/web", "unknown kind \"deploy\""},
+	{"status web", "name the object as sts/NAME or stc/NAME"},
+	{"status sts/", "no object name"},
+	{"status sts/a sts/b", "at most one object"},
+	{"status sts/web -A", "does not go with one object"},
+	{"resize sts/web", "resize sts/NAME TEMPLATE=SIZE"},
+	{"resize sts/web data", "TEMPLATE=SIZE"},
+	{"resize sts/web =20Gi", "TEMPLATE=SIZE"},
+	{"resize sts/web data=20Gb", "unknown suffix \"Gb\""},
+	{"resize sts/web data=", "bad size for template \"data\""},
+	{"resize sts/web data=0", "is not more than zero"},
+	{"resize sts/web data=-1Gi", "is not more than zero"},
+	{"resize sts/web data=lots", "bad size for template \"data\""},
+	{"resize stc/web data=1Gi", "is not a StatefulSet"},
+	{"resize sts/web data=1Gi --strategy fast", "unknown strategy \"fast\""},
+	{"resize sts/web data=1Gi --timeout soon", "--timeout"},
+	{"resize sts/web data=1Gi --wait=maybe", "--wait=false"},
+	{"resize sts/web data=1Gi -A", "does not apply to resize"},
+	{"resize sts/web data=1Gi --strategy", "needs a value"},
+	{"status --retry", "does not apply to status"},
+	{"abort sts/web -o json", "does not apply to abort"},
+	{"members sts/web", "is not a StatefulCluster"},
+	{"members", "members stc/NAME"},
+	{"cleanup stc/x", "is not a StatefulSet"},
+	{"explain", "explain sts/NAME"},
+	{"completion fish", "completion bash|zsh"},
+	{"-n", "needs a value"},
+	{"status --all-namespaces=1", "takes no value"},
+	{"status -Ax", "unknown flag \"-Ax\""},
+	{"-n x", "name a command"},
+};
+
+static void test_bad(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct plugin_args a;
+		char *err = NULL;
+		int rc = parse(bad[i].line, &a, &err);
+		if (rc != -1 || !err || !strstr(err, bad[i].message))
+			fail_msg("\"%s\": rc %d, message \"%s\", want one with \"%s\"", bad[i].line, rc, err ? err : "(none)",
+				 bad[i].message);
+		free(err);
+		assert_null(a.template_name); /* released on failure */
+	}
+}
+
+/* kubectl stateful <TAB>: what each position offers, and where the names come from. */
+static void test_complete(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *line; /* the words; a trailing space means an empty word being typed */
+		enum complete_kind want;
+	} cases[] = {
+		{" ", COMPLETE_COMMANDS},
+		{"st", COMPLETE_COMMANDS},
+		{"-n shop re", COMPLETE_COMMANDS},
+		{"status ", COMPLETE_STS_STC},
+		{"status -A ", COMPLETE_STS_STC},
+		{"members ", COMPLETE_STC},
+		{"resize ", COMPLETE_STS},
+		{"resize sts/web ", COMPLETE_NOTHING},
+		{"abort s", COMPLETE_STS},
+		{"explain ", COMPLETE_STS},
+		{"cleanup --retry ", COMPLETE_STS},
+		{"completion ", COMPLETE_SHELLS},
+		{"status --", COMPLETE_FLAGS},
+		{"status -o ", COMPLETE_OUTPUTS},
+		{"resize sts/web data=1Gi --strategy ", COMPLETE_STRATEGIES},
+		{"resize -n ", COMPLETE_NOTHING},
+		{"status sts/web ", COMPLETE_NOTHING},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char buf[256];
+		char *words[MAXARGS];
+		int n = 0;
+		snprintf(buf, sizeof(buf), "%s", cases[i].line);
+		bool trailing = buf[0] && buf[strlen(buf) - 1] == ' ';
+		for (char *save = NULL, *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save))
+			words[n++] = t;
+		if (trailing)
+			words[n++] = (char *)"";
+		struct complete_where where;
+		enum complete_kind got = complete_what(n, words, &where);
+		if (got != cases[i].want)
+			fail_msg("\"%s\": %d, want %d", cases[i].line, got, cases[i].want);
+	}
+	char *w[] = {(char *)"--context", (char *)"kind-x", (char *)"-n", (char *)"shop", (char *)"--kubeconfig=/k",
+		     (char *)"abort", (char *)""};
+	struct complete_where where;
+	assert_int_equal(complete_what(7, w, &where), COMPLETE_STS);
+	assert_string_equal(where.context, "kind-x");
+	assert_string_equal(where.namespace, "shop");
+	assert_string_equal(where.kubeconfig, "/k");
+	assert_string_equal(complete_words(COMPLETE_SHELLS)[1], "zsh");
+	assert_null(complete_words(COMPLETE_STS));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_good),
+		cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_complete),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

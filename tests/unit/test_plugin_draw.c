@@ -1,0 +1,70 @@
+/*
+ * resize --wait's drawing: on a terminal each frame is redrawn in place
+ * (cursor up over exactly the lines drawn before, every line erased, cut
+ * to the width), a shorter frame erases what is left; off a terminal only
+ * changed lines are printed, without escape sequences.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin/plugin_draw.h"
+
+static json_t *frame(const char *a, const char *b, const char *c)
+{
+	json_t *f = json_array();
+	const char *lines[] = {a, b, c};
+	for (int i = 0; i < 3; i++)
+		if (lines[i])
+			json_array_append_new(f, json_string(lines[i]));
+	return f;
+}
+
+static void expect(struct wait_drawer *d, json_t *f, const char *want)
+{
+	char *got = wait_drawer_render(d, f);
+	assert_string_equal(got, want);
+	free(got);
+	json_decref(f);
+}
+
+static void test_terminal(void **state)
+{
+	(void)state;
+	struct wait_drawer d = {.tty = true, .width = 20};
+	expect(&d, frame("sts/db: Copying 1/2", "  db-1  Copy", "  db-0  waiting"),
+	       "\r\033[2Ksts/db: Copying 1/2\n\r\033[2K  db-1  Copy\n\r\033[2K  db-0  waiting\n");
+	/* In place: up 3, each line again; a line wider than the terminal is cut. */
+	expect(&d, frame("sts/db: Copying 1/2", "  db-1  [=====>     ]  50%", "  db-0  waiting"),
+	       "\033[3A\r\033[2Ksts/db: Copying 1/2\n\r\033[2K  db-1  [=====> ...\n\r\033[2K  db-0  waiting\n");
+	/* Shorter: the third line is erased and the cursor ends under the frame. */
+	expect(&d, frame("sts/db: done", "  db-1  done", NULL), "\033[3A\r\033[2Ksts/db: done\n\r\033[2K  db-1  done\n\r\033[2K\n\033[1A");
+	expect(&d, frame("x", NULL, NULL), "\033[2A\r\033[2Kx\n\r\033[2K\n\033[1A");
+	wait_drawer_release(&d);
+}
+
+static void test_not_a_terminal(void **state)
+{
+	(void)state;
+	struct wait_drawer d = {.tty = false, .width = 20};
+	expect(&d, frame("sts/db: Copying 1/2", "  db-1  Copy", "  db-0  waiting"),
+	       "sts/db: Copying 1/2\n  db-1  Copy\n  db-0  waiting\n");
+	expect(&d, frame("sts/db: Copying 1/2", "  db-1  Copy", "  db-0  waiting"), ""); /* nothing changed */
+	expect(&d, frame("sts/db: Copying 1/2", "  db-1  a line much longer than twenty columns", "  db-0  waiting"),
+	       "  db-1  a line much longer than twenty columns\n"); /* never cut, no escapes */
+	wait_drawer_release(&d);
+	wait_drawer_release(&d); /* twice is harmless */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_terminal),
+		cmocka_unit_test(test_not_a_terminal),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,293 @@
+/*
+ * kubectl-stateful's reads against a scripted API server on loopback: a
+ * copy replica's progress read from its copy pod's log (the pods/log GET
+ * with container=copy and tailLines, the newest pod of the replica's copy
+ * Job), the resize read from the backup ConfigMap while the StatefulSet is
+ * gone, the operator check from the Lease and pods, and "not found" with
+ * its exit status.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client/kube_object.h"
+#include "controllers/contract.h"
+#include "loopback.h"
+#include "plugin/plugin_commands.h"
+#include "plugin/plugin_session.h"
+#include "util/xalloc.h"
+
+/* Answers: path (without the query) -> body text; a path not listed is 404. */
+struct fake {
+	struct MHD_Daemon *daemon;
+	pthread_mutex_t lock;
+	json_t *routes;   /* {path: text} */
+	json_t *requests; /* ["path?tailLines=..&container=..&labelSelector=.."] */
+};
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+				  const char *version, const char *upload, size_t *upload_size, void **con_cls)
+{
+	(void)method;
+	(void)version;
+	(void)upload;
+	(void)upload_size;
+	(void)con_cls;
+	struct fake *f = cls;
+	const char *tail = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "tailLines");
+	const char *container = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "container");
+	const char *selector = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "labelSelector");
+	pthread_mutex_lock(&f->lock);
+	json_array_append_new(f->requests, json_sprintf("%s?tailLines=%s&container=%s&labelSelector=%s", url,
+							 tail ? tail : "", container ? container : "",
+							 selector ? selector : ""));
+	const char *body = json_string_value(json_object_get(f->routes, url));
+	char *copy = xstrdup(body ? body : "{\"kind\":\"Status\",\"code\":404,\"reason\":\"NotFound\",\"message\":\"nope\"}");
+	pthread_mutex_unlock(&f->lock);
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(copy), copy, MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result ret = MHD_queue_response(conn, body ? 200 : 404, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static struct fake fake;
+static struct plugin_args args;
+static struct plugin_session session;
+
+static void route(const char *path, const char *body)
+{
+	pthread_mutex_lock(&fake.lock);
+	json_object_set_new(fake.routes, path, json_string(body));
+	pthread_mutex_unlock(&fake.lock);
+}
+
+static void route_json(const char *path, json_t *obj)
+{
+	char *text = json_dumps(obj, JSON_COMPACT);
+	route(path, text);
+	free(text);
+	json_decref(obj);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	memset(&fake, 0, sizeof(fake));
+	pthread_mutex_init(&fake.lock, NULL);
+	fake.routes = json_object();
+	fake.requests = json_array();
+	fake.daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, on_request, &fake, MHD_OPTION_END);
+	if (!fake.daemon)
+		return -1;
+	const union MHD_DaemonInfo *info = MHD_get_daemon_info(fake.daemon, MHD_DAEMON_INFO_BIND_PORT);
+	struct kube_client_options o = {.max_retries = -1};
+	memset(&args, 0, sizeof(args));
+	args.operator_namespace = "ops";
+	memset(&session, 0, sizeof(session));
+	session.client = loopback_client(info->port, &o);
+	session.ns = xstrdup("db");
+	session.args = &args;
+	session.width = 100;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	plugin_session_close(&session);
+	MHD_stop_daemon(fake.daemon);
+	json_decref(fake.routes);
+	json_decref(fake.requests);
+	pthread_mutex_destroy(&fake.lock);
+	return 0;
+}
+
+static bool requested(const char *needle)
+{
+	size_t i;
+	json_t *r;
+	json_array_foreach(fake.requests, i, r)
+		if (strstr(json_string_value(r), needle))
+			return true;
+	return false;
+}
+
+static const char *copy_state = "{\"phase\":\"Copying\",\"strategy\":\"copy\",\"ordinals\":[1,0],\"done\":[],"
+				"\"batch\":{\"ordinals\":[1],\"step\":\"Copy\"}}";
+
+static json_t *pod(const char *name, const char *created)
+{
+	return json_pack("{s:{s:s, s:s, s:s}}", "metadata", "name", name, "namespace", "db", "creationTimestamp", created);
+}
+
+static void test_progress_from_the_copy_pods_log(void **state)
+{
+	(void)state;
+	/* The set is gone mid-copy: the state is read from its backup. */
+	route_json("/api/v1/namespaces/db/configmaps/web" BACKUP_SUFFIX,
+		   json_pack("{s:s, s:{s:s, s:{s:s, s:s}}}", "kind", "ConfigMap", "metadata", "name", "web" BACKUP_SUFFIX,
+			     "annotations", ANNOTATION_RESIZE_STATE, copy_state, ANNOTATION_RESIZE_STATUS,
+			     "Copying 1/2: web-1 copying"));
+	/* Two pods of the replica's Job (a retry): the newer one's log counts. */
+	route_json("/api/v1/namespaces/db/pods",
+		   json_pack("{s:s, s:{}, s:[o, o]}", "kind", "PodList", "metadata", "items",
+			     pod("web-1-copy-old", "2025-11-24T15:00:00Z"), pod("web-1-copy-new", "2025-11-24T15:05:00Z")));
+	route("/api/v1/namespaces/db/pods/web-1-copy-old/log", "SOP-PROGRESS bytes=1 files=1 totalBytes=9 totalFiles=9\n");
+	route("/api/v1/namespaces/db/pods/web-1-copy-new/log",
+	      "copy: counting\nSOP-PROGRESS bytes=0 files=0 totalBytes=4096 totalFiles=4\n"
+	      "SOP-PROGRESS bytes=1024 files=1 totalBytes=4096 totalFiles=4\n");
+	json_t *holder = NULL;
+	struct resize_view v;
+	assert_int_equal(plugin_open_resize(&session, "web", &v, &holder), 0);
+	assert_string_equal(kube_obj_str(holder, "kind"), "ConfigMap");
+	assert_true(v.active);
+	assert_string_equal(v.status, "Copying 1/2: web-1 copying");
+	struct progress_rate rates[2] = {{0}, {0}};
+	plugin_read_copy_progress(&session, "db", "web", &v, rates, 1000);
+	const struct replica_progress *r = resize_view_replica(&v, 1);
+	assert_int_equal(r->stage, REPLICA_COPYING);
+	assert_int_equal(r->copy.bytes, 1024);
+	assert_int_equal(r->copy.total_bytes, 4096);
+	assert_int_equal(r->copy.files, 1);
+	assert_int_equal(resize_view_replica(&v, 0)->stage, REPLICA_WAITING);
+	resize_view_release(&v);
+	/* One look: the average rate since the pod started (100 s ago: about 10 B/s). */
+	char started[32];
+	time_t t100 = time(NULL) - 100;
+	strftime(started, sizeof(started), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t100));
+	json_t *newer = pod("web-1-copy-new", "2025-11-24T15:05:00Z");
+	json_object_set_new(newer, "status", json_pack("{s:s}", "startTime", started));
+	route_json("/api/v1/namespaces/db/pods", json_pack("{s:s, s:{}, s:[o, o]}", "kind", "PodList", "metadata", "items",
+							   pod("web-1-copy-old", "2025-11-24T15:00:00Z"), newer));
+	resize_view_read(holder, &v);
+	plugin_read_copy_progress(&session, "db", "web", &v, NULL, 0);
+	r = resize_view_replica(&v, 1);
+	assert_true(r->per_s > 9.5 && r->per_s < 10.5);
+	assert_true(requested("/api/v1/namespaces/db/pods?tailLines=&container=&labelSelector="
+			      LABEL_COPY_OF "=web," LABEL_RESIZE_ORDINAL "=1"));
+	assert_true(requested("/api/v1/namespaces/db/pods/web-1-copy-new/log?tailLines=20&container=copy"));
+	assert_false(requested("/pods/web-1-copy-old/log"));
+	resize_view_release(&v);
+
+	/* A second reading 2 s later: the rate. */
+	route("/api/v1/namespaces/db/pods/web-1-copy-new/log", "SOP-PROGRESS bytes=3072 files=3 totalBytes=4096 totalFiles=4\n");
+	resize_view_read(holder, &v);
+	plugin_read_copy_progress(&session, "db", "web", &v, rates, 3000);
+	r = resize_view_replica(&v, 1);
+	assert_int_equal(r->copy.bytes, 3072);
+	assert_true(r->per_s > 1023.9 && r->per_s < 1024.1);
+	resize_view_release(&v);
+	json_decref(holder);
+
+	/* No log yet (the pod is starting): the replica stays Starting. */
+	route("/api/v1/namespaces/db/pods/web-1-copy-new/log", "");
+	json_t *again = NULL;
+	assert_int_equal(plugin_open_resize(&session, "web", &v, &again), 0);
+	plugin_read_copy_progress(&session, "db", "web", &v, NULL, 0);
+	assert_int_equal(resize_view_replica(&v, 1)->stage, REPLICA_STARTING);
+	resize_view_release(&v);
+	json_decref(again);
+}
+
+static void test_not_found(void **state)
+{
+	(void)state;
+	/* A resize under way (web's backup, routed by the test before): a new one is refused before anything is written. */
+	args.cmd = PLUGIN_RESIZE;
+	args.name = "web";
+	args.template_name = (char *)"data";
+	assert_int_equal(quantity_parse("2Gi", &args.size, NULL), 0);
+	size_t before = json_array_size(fake.requests);
+	assert_int_equal(plugin_cmd_resize(&session), PLUGIN_EXIT_FAILED);
+	for (size_t i = before; i < json_array_size(fake.requests); i++)
+		assert_null(strstr(json_string_value(json_array_get(fake.requests, i)), "/leases/"));
+	args.template_name = NULL;
+
+	json_t *holder = NULL;
+	struct resize_view v;
+	assert_int_equal(plugin_open_resize(&session, "ghost", &v, &holder), PLUGIN_EXIT_USAGE);
+	assert_null(holder);
+	int code = 0;
+	assert_null(plugin_get(&session, &KUBE_STATEFULCLUSTERS, "ghost", &code));
+	assert_int_equal(code, PLUGIN_EXIT_USAGE);
+}
+
+static void test_operator_check(void **state)
+{
+	(void)state;
+	/* No Lease, no pods: nothing would act. */
+	route_json("/api/v1/namespaces/ops/pods", json_pack("{s:s, s:{}, s:[]}", "kind", "PodList", "metadata", "items"));
+	assert_int_equal(plugin_require_operator(&session), PLUGIN_EXIT_NO_OPERATOR);
+	assert_true(requested("/apis/coordination.k8s.io/v1/namespaces/ops/leases/stateful-operator"));
+	assert_true(requested("/api/v1/namespaces/ops/pods?tailLines=&container=&labelSelector=app.kubernetes.io/name="
+			      "stateful-operator"));
+	/* A Lease renewed just now. */
+	char now[32];
+	time_t t = time(NULL);
+	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%S.000000Z", gmtime(&t));
+	route_json("/apis/coordination.k8s.io/v1/namespaces/ops/leases/stateful-operator",
+		   json_pack("{s:{s:s, s:s, s:i}}", "spec", "holderIdentity", "op-1", "renewTime", now,
+			     "leaseDurationSeconds", 15));
+	assert_int_equal(plugin_require_operator(&session), 0);
+}
+
+static json_t *event(const char *type, const char *reason, const char *message, const char *when)
+{
+	return json_pack("{s:{s:s, s:s}, s:s, s:s, s:s, s:s}", "involvedObject", "kind", "StatefulSet", "name", "app",
+			 "type", type, "reason", reason, "message", message, "lastTimestamp", when);
+}
+
+static void events_are(json_t *items)
+{
+	route_json("/api/v1/namespaces/db/events", json_pack("{s:s, s:{}, s:o}", "kind", "EventList", "metadata", "items",
+							     items));
+}
+
+/* How resize --wait ends: by the state (Failed) or, once it is gone, by the newest Resize* Event since the request. */
+static void test_wait_ends(void **state)
+{
+	(void)state;
+	const long long since = 1764000000LL; /* 2025-11-24T16:00:00Z */
+	route_json("/apis/apps/v1/namespaces/db/statefulsets/app",
+		   json_pack("{s:s, s:{s:s, s:{s:s}}}", "kind", "StatefulSet", "metadata", "name", "app", "annotations",
+			     ANNOTATION_RESIZE_STATE,
+			     "{\"phase\":\"Failed\",\"strategy\":\"copy\",\"started\":\"new\",\"message\":"
+			     "\"verification found differences\"}"));
+	events_are(json_array());
+	assert_int_equal(plugin_wait_resize(&session, "app", "old", since), PLUGIN_EXIT_FAILED);
+
+	/* No state: a refusal after the request ends it with 1; one before it does not count. */
+	route_json("/apis/apps/v1/namespaces/db/statefulsets/app",
+		   json_pack("{s:s, s:{s:s}}", "kind", "StatefulSet", "metadata", "name", "app"));
+	events_are(json_pack("[o, o]", event("Normal", "ResizeCompleted", "old one", "2025-11-24T15:00:00Z"),
+			     event("Warning", "ResizeShrinkRefused", "smaller", "2025-11-24T16:00:01Z")));
+	assert_int_equal(plugin_wait_resize(&session, "app", NULL, since), PLUGIN_EXIT_FAILED);
+	events_are(json_pack("[o, o]", event("Warning", "ResizeShrinkRefused", "old refusal", "2025-11-24T15:59:00Z"),
+			     event("Normal", "ResizeCompleted", "done", "2025-11-24T16:00:05Z")));
+	assert_int_equal(plugin_wait_resize(&session, "app", NULL, since), PLUGIN_EXIT_OK);
+	/* Other Events (Normal, not Resize*) do not end it: --timeout does. */
+	events_are(json_pack("[o, o]", event("Normal", "CopyStarted", "x", "2025-11-24T16:00:05Z"),
+			     event("Warning", "CleanupFailed", "y", "2025-11-24T16:00:05Z")));
+	args.timeout_ms = 1500;
+	assert_int_equal(plugin_wait_resize(&session, "app", NULL, since), PLUGIN_EXIT_FAILED);
+	args.timeout_ms = 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_progress_from_the_copy_pods_log),
+		cmocka_unit_test(test_not_found),
+		cmocka_unit_test(test_operator_check),
+		cmocka_unit_test(test_wait_ends),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
