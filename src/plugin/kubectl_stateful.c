@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "build_info.h"
 #include "client/kube_object.h"
 
 #include "plugin/plugin_args.h"
@@ -13,9 +14,6 @@
 #include "plugin/plugin_complete.h"
 #include "plugin/plugin_session.h"
 
-#ifndef SOP_VERSION
-#define SOP_VERSION "0.1.0" /* the operator's (src/main.c) */
-#endif
 
 /* Prints the names of r in the namespace as PREFIX/NAME when they start with cur; quietly nothing on errors. */
 static void complete_names(struct plugin_session *s, const struct kube_resource *r, const char *short_kind,
@@ -84,7 +82,7 @@ int main(int argc, char **argv)
 		fputs(plugin_usage(), stdout);
 		break;
 	case PLUGIN_VERSION:
-		printf("kubectl-stateful %s\n", SOP_VERSION);
+		printf("kubectl-stateful %s (commit %s)\n", sop_build_version, sop_build_commit);
 		break;
 	case PLUGIN_COMPLETION:
 		fputs(plugin_completion_script(a.shell), stdout);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# --version names the program, the project's version and the commit it was
+# --version names the program (the daemon or the kubectl plugin), the project's version and the commit it was
 # built from: when the sources are a git checkout, exactly HEAD's short hash.
 #   tests/release/version_test.sh SOURCE_DIR COMMAND...   (COMMAND: the binary,
 #   or e.g. qemu-aarch64 -L SYSROOT binary)
@@ -11,9 +11,10 @@ out=$("$@" --version)
 echo "version_test: $out"
 version=$(sed -nE 's/^project\(stateful-operator VERSION ([0-9.]+) .*/\1/p' "$src/CMakeLists.txt")
 [ -n "$version" ] || { echo "version_test: no VERSION in $src/CMakeLists.txt's project()" >&2; exit 1; }
-shape='^stateful-operator ([^ ]+) \(commit ([^ )]+)\)$'
+program=$(basename "${!#}") # stateful-operator, or kubectl-stateful
+shape="^$program ([^ ]+) \\(commit ([^ )]+)\\)\$"
 [[ $out =~ $shape ]] ||
-	{ echo "version_test: not 'stateful-operator VERSION (commit HASH)'" >&2; exit 1; }
+	{ echo "version_test: not '$program VERSION (commit HASH)'" >&2; exit 1; }
 [ "${BASH_REMATCH[1]}" = "$version" ] ||
 	{ echo "version_test: version ${BASH_REMATCH[1]}, CMakeLists.txt says $version" >&2; exit 1; }
 commit=${BASH_REMATCH[2]}
