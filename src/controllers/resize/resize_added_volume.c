@@ -76,6 +76,7 @@ bool resize_restart_for_added_templates(const struct resize_inputs *in, long lon
 	if (!saved)
 		return false;
 	bool acted = false;
+	char *blocker = NULL;
 	if (kube_obj_str(st->restart, "pod")) {
 		acted = restart_in_flight(in, now_ms, st, saved, a);
 		goto out;
@@ -85,7 +86,6 @@ bool resize_restart_for_added_templates(const struct resize_inputs *in, long lon
 	long long start, replicas = plan_replicas(in->sts, &start);
 	long long candidate = -1;
 	const char *tmpl = NULL;
-	char *blocker = NULL;
 	for (long long ord = start; ord < start + replicas; ord++) {
 		char *name = resize_pod_name(set, ord);
 		const json_t *pod = kube_list_find(in->pods, ns, name);
@@ -121,8 +121,8 @@ bool resize_restart_for_added_templates(const struct resize_inputs *in, long lon
 		action_status(a, "Restarting %s to mount volume %s", pod_name, tmpl);
 	}
 	free(pod_name);
-	free(blocker);
 out:
+	free(blocker); /* a pod down with nothing to restart: no wait for it either */
 	json_decref(saved);
 	return acted;
 }
