@@ -840,6 +840,10 @@ static void apply(struct world *w, const struct action *a)
 	} else if (sim_streq(step, "Recreate")) {
 		recreate(w, a);
 	} else if (sim_streq(step, "DeleteBackup")) {
+		if (!a->uid[0])
+			world_fail(w, "DeleteBackup without a UID precondition: a repeat could take a newer backup");
+		if (!sim_precondition_met(w->backup, a->uid, &w->trace, &w->conflicts))
+			return;
 		json_decref(w->backup);
 		w->backup = NULL;
 	} else if (sim_streq(step, "Finish")) {
@@ -1727,6 +1731,49 @@ static void test_abort_while_copying(void **state)
 	world_release(w);
 }
 
+static bool orphan_delete_planned(const struct world *w, const void *arg)
+{
+	(void)arg;
+	return sim_streq(action_name(&w->a), "OrphanDelete");
+}
+
+/*
+ * An abort asked just as the StatefulSet is orphan-deleted lands on a set
+ * in deletion, which still takes patches and then vanishes with whatever
+ * was written to it: the abort is carried to the backup and acted on from
+ * there once the set is gone.
+ */
+static void test_abort_on_a_set_in_orphan_deletion(void **state)
+{
+	struct world *w = *state;
+	start_cycle(w, &cycles[0]);
+	assert_true(run(w, orphan_delete_planned, NULL));
+	json_t *in_deletion = json_deep_copy(w->sts);
+	apply(w, &w->a); /* the pods orphaned */
+	/* As the API server has it meanwhile: the set still there, in deletion, and the abort on it. */
+	w->sts = in_deletion;
+	json_object_set_new(json_object_get(w->sts, "metadata"), "deletionTimestamp", json_string(w->now));
+	ask_abort(w, false);
+	plan(w);
+	if (!sim_streq(action_name(&w->a), "CarryAbort") || w->a.resource != &KUBE_CONFIGMAPS)
+		world_fail(w, "abort on a set in deletion: %s", action_name(&w->a));
+	assert_string_equal(kube_obj_str(w->a.body, "metadata.uid"), kube_obj_str(w->backup, "metadata.uid"));
+	sim_merge_patch(w->backup, w->a.body);
+	plan(w);
+	assert_int_equal(w->a.verb, ACTION_WAIT); /* carried: nothing written to the set in deletion */
+	json_decref(w->sts); /* the garbage collector is done */
+	w->sts = NULL;
+	plan(w);
+	if (!sim_streq(action_name(&w->a), "SetState") ||
+	    !sim_streq(kube_obj_str(w->a.state, "batch.restore"), "aborted on request"))
+		world_fail(w, "the carried abort was not acted on: %s", action_name(&w->a));
+	run(w, NULL, NULL);
+	if (!sim_streq(action_name(&w->a), "Finish") || !event_seen(w, "Warning ResizeAborted", NULL))
+		world_fail(w, "the carried abort did not end the resize: %s", action_name(&w->a));
+	expect_settled(w, "1Gi", "fixed");
+	world_release(w);
+}
+
 static bool original_claim_gone(const struct world *w, const void *arg)
 {
 	(void)arg;
@@ -2042,6 +2089,7 @@ int main(void)
 		TEST(test_failed_copy_restores_the_replica),
 		TEST(test_failed_second_batch_keeps_the_first),
 		TEST(test_abort_while_copying),
+		TEST(test_abort_on_a_set_in_orphan_deletion),
 		TEST(test_abort_after_the_original_claim_went),
 		TEST(test_abort_at_every_step),
 		TEST(test_abort_on_the_backup_is_not_forgotten),

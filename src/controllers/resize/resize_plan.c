@@ -184,6 +184,25 @@ out:
 	json_decref(targets);
 }
 
+/*
+ * An abort asked on a StatefulSet the copy is orphan-deleting (a set in
+ * deletion still takes patches) would vanish with it, and anything written
+ * to it too: the abort is carried to the backup, which holds the resize
+ * until the set is re-created, and acted on from there.
+ */
+static void carry_abort_to_backup(const struct resize_inputs *in, struct action *a)
+{
+	if (kube_obj_annotation_true(in->backup, ANNOTATION_ABORT)) {
+		action_wait(a, POLL_MS); /* carried: acted on once the set is gone */
+		return;
+	}
+	action_patch(a, "CarryAbort", &KUBE_CONFIGMAPS, kube_obj_str(in->backup, "metadata.name"),
+		     json_pack("{s:{s:{s:s}}}", "metadata", "annotations", ANNOTATION_ABORT, "true"));
+	action_patch_precondition(a, NULL, kube_obj_str(in->backup, "metadata.uid"));
+	action_status(a, "Aborting: the abort is kept on ConfigMap %s while the StatefulSet is re-created",
+		      kube_obj_str(in->backup, "metadata.name"));
+}
+
 /* ---- the plan: a switch on the phase ---- */
 
 static void plan_with_statefulset(const struct resize_inputs *in, long long now_ms, struct action *a)
@@ -201,7 +220,11 @@ static void plan_with_statefulset(const struct resize_inputs *in, long long now_
 	}
 	if (st.copy && (st.phase == RESIZE_PHASE_COPYING || st.phase == RESIZE_PHASE_CLEANING)) {
 		/* Everything the copy needs was recorded when it started: the annotations may change now. */
-		copy_plan(in, now_ms, kube_obj_annotation_true(in->sts, ANNOTATION_ABORT), &st, a);
+		bool abort_asked = kube_obj_annotation_true(in->sts, ANNOTATION_ABORT);
+		if (abort_asked && kube_obj_terminating(in->sts) && in->backup)
+			carry_abort_to_backup(in, a);
+		else
+			copy_plan(in, now_ms, abort_asked, &st, a);
 		goto out;
 	}
 	switch (st.phase) {

@@ -269,9 +269,12 @@ out:
 
 void plan_delete_backup(const struct resize_inputs *in, struct action *a)
 {
+	/*
+	 * The copy that was read, by UID: a repeat after an unknown outcome
+	 * never takes a newer one (409, looked at again).
+	 */
 	action_delete(a, "DeleteBackup", &KUBE_CONFIGMAPS, in->backup);
-	a->uid[0] = '\0'; /* whichever copy is there goes */
-	a->answers = ACTION_OK_404;
+	a->answers = ACTION_OK_404 | ACTION_STALE_409;
 }
 
 void plan_delete(struct action *a, const char *what, const struct kube_resource *r, const json_t *obj)
