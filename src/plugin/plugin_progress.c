@@ -99,7 +99,7 @@ char *progress_replica_line(const char *sts, const struct replica_progress *p, i
 	case REPLICA_COPYING:
 		break;
 	}
-	char done[24], total[24], rate[32], bar[128];
+	char done[24], total[24], rate[48], bar[128]; /* rate: a byte figure (< 32) and "/s" */
 	const struct copy_progress *c = &p->copy;
 	progress_bytes(c->bytes, done, sizeof(done));
 	progress_bytes(c->total_bytes, total, sizeof(total));

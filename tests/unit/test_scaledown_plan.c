@@ -1601,7 +1601,7 @@ static void expect_claim_kept(struct world *w, const char *claim)
 static void expect_claim_gone(struct world *w, const char *claim)
 {
 	const json_t *pvc = find(w->pvcs, claim);
-	char uid[200];
+	char uid[256];
 	snprintf(uid, sizeof(uid), "uid-%s", claim);
 	if (pvc && sim_streq(kube_obj_str(pvc, "metadata.uid"), uid))
 		world_fail(w, "claim %s (uid %s) is still there", claim, uid);
