@@ -59,37 +59,68 @@ static char *template_names(const json_t *sts)
 	return out;
 }
 
-/* The Event about sts since since_s that ends the wait: a new reference, or NULL; *ok for a completion. */
-static json_t *ending_event(struct plugin_session *s, const char *name, long long since_s, bool *ok)
+/* The Events about StatefulSet name: the list's items (a new reference), or NULL. */
+static json_t *set_events(struct plugin_session *s, const char *name)
 {
 	char *field = xasprintf("involvedObject.name=%s,involvedObject.kind=StatefulSet", name);
 	struct kube_list_options lo = {.field_selector = field};
-	json_t *list = NULL, *found = NULL;
+	json_t *list = NULL, *items = NULL;
 	struct kube_error err;
-	long long best = -1;
-	if (kube_list_page(s->client, &KUBE_EVENTS, s->ns, &lo, &list, &err) == 0) {
-		size_t i;
-		json_t *e;
-		json_array_foreach(json_object_get(list, "items"), i, e) {
-			const char *reason = kube_obj_str(e, "reason");
-			const char *type = kube_obj_str(e, "type");
-			long long t = status_time_seconds(kube_obj_str(e, "lastTimestamp"));
-			if (t < 0)
-				t = status_time_seconds(kube_obj_str(e, "eventTime"));
-			if (!reason || t < since_s || t < best || strncmp(reason, "Resize", 6))
-				continue;
-			bool completed = !strcmp(reason, "ResizeCompleted");
-			bool failed = type && !strcmp(type, "Warning");
-			if (!completed && !failed)
-				continue;
-			json_decref(found);
-			found = json_incref(e);
-			best = t;
-			*ok = completed;
-		}
-	}
+	if (kube_list_page(s->client, &KUBE_EVENTS, s->ns, &lo, &list, &err) == 0)
+		items = json_incref(json_object_get(list, "items"));
 	json_decref(list);
 	free(field);
+	return items;
+}
+
+json_t *plugin_resize_events_before(struct plugin_session *s, const char *name)
+{
+	json_t *seen = json_object();
+	json_t *items = set_events(s, name);
+	size_t i;
+	json_t *e;
+	json_array_foreach(items, i, e) {
+		const char *ev = kube_obj_str(e, "metadata.name");
+		if (ev)
+			json_object_set_new(seen, ev, json_integer(kube_obj_int(e, "count", NULL, 1)));
+	}
+	json_decref(items);
+	return seen;
+}
+
+/*
+ * The Event about sts since since_s that ends the wait, not one of before
+ * (name -> count: Events have whole seconds, so one of an earlier resize can
+ * share the request's second): a new reference, or NULL; *ok for a completion.
+ */
+static json_t *ending_event(struct plugin_session *s, const char *name, long long since_s, const json_t *before,
+			    bool *ok)
+{
+	json_t *items = set_events(s, name), *found = NULL;
+	long long best = -1;
+	size_t i;
+	json_t *e;
+	json_array_foreach(items, i, e) {
+		const json_t *had = json_object_get(before, kube_obj_str(e, "metadata.name"));
+		if (had && json_integer_value(had) == kube_obj_int(e, "count", NULL, 1))
+			continue;
+		const char *reason = kube_obj_str(e, "reason");
+		const char *type = kube_obj_str(e, "type");
+		long long t = status_time_seconds(kube_obj_str(e, "lastTimestamp"));
+		if (t < 0)
+			t = status_time_seconds(kube_obj_str(e, "eventTime"));
+		if (!reason || t < since_s || t < best || strncmp(reason, "Resize", 6))
+			continue;
+		bool completed = !strcmp(reason, "ResizeCompleted");
+		bool failed = type && !strcmp(type, "Warning");
+		if (!completed && !failed)
+			continue;
+		json_decref(found);
+		found = json_incref(e);
+		best = t;
+		*ok = completed;
+	}
+	json_decref(items);
 	return found;
 }
 
@@ -112,7 +143,8 @@ static json_t *frame_for(const char *name, struct resize_view *v, const struct w
 	return status_wait_frame(name, v, 100);
 }
 
-int plugin_wait_resize(struct plugin_session *s, const char *name, const char *stale_started, long long since_s)
+int plugin_wait_resize(struct plugin_session *s, const char *name, const char *stale_started, long long since_s,
+		       const json_t *before)
 {
 	struct wait_drawer d = {.tty = s->tty, .width = s->width};
 	struct progress_rate *rates = NULL;
@@ -144,7 +176,7 @@ int plugin_wait_resize(struct plugin_session *s, const char *name, const char *s
 		}
 		if (rc < 0 && !ours) {
 			bool ok = false;
-			json_t *ev = ending_event(s, name, since_s, &ok);
+			json_t *ev = ending_event(s, name, since_s, before, &ok);
 			if (ev && ok) {
 				printf("sts/%s: resize completed (%s)\n", name, kube_obj_str(ev, "message"));
 				rc = PLUGIN_EXIT_OK;
@@ -242,7 +274,8 @@ int plugin_cmd_resize(struct plugin_session *s)
 		json_object_set_new(ann, ANNOTATION_ABORT, json_null());
 	/* The UID: the set that was checked is the one annotated. */
 	json_t *patch = json_pack("{s:{s:o, s:s}}", "metadata", "annotations", ann, "uid", kube_obj_str(sts, "metadata.uid"));
-	/* Events from this second on may be about this request (they have whole seconds). */
+	/* Events from this second on may be about this request (they have whole seconds), but those already there. */
+	json_t *before = plugin_resize_events_before(s, a->name);
 	long long since = (long long)time(NULL);
 	struct kube_error err;
 	if (kube_patch(s->client, &KUBE_STATEFULSETS, s->ns, a->name, NULL, KUBE_PATCH_MERGE, patch, NULL, &err) < 0) {
@@ -258,8 +291,9 @@ int plugin_cmd_resize(struct plugin_session *s)
 			printf("sts/%s: template %s already asks for %s%s%s; nothing to wait for\n", a->name, a->template_name,
 			       size, a->storage_class ? " in class " : "", a->storage_class ? a->storage_class : "");
 		} else if (wait)
-			code = plugin_wait_resize(s, a->name, stale, since);
+			code = plugin_wait_resize(s, a->name, stale, since, before);
 	}
+	json_decref(before);
 	json_decref(patch);
 	free(size);
 	free(class_key);

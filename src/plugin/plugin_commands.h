@@ -13,9 +13,13 @@ int plugin_cmd_resize(struct plugin_session *s);
 /*
  * Follows the resize of StatefulSet name to its end (resize --wait): a
  * state whose "started" is stale_started (may be NULL) is the one before
- * the request, and Events before since_s are older ones.
+ * the request, and Events before since_s, or in before (NULL, or what
+ * plugin_resize_events_before said just before the request), are older ones.
  */
-int plugin_wait_resize(struct plugin_session *s, const char *name, const char *stale_started, long long since_s);
+int plugin_wait_resize(struct plugin_session *s, const char *name, const char *stale_started, long long since_s,
+		       const json_t *before);
+/* The Events about StatefulSet name now, as name -> count (a new object). */
+json_t *plugin_resize_events_before(struct plugin_session *s, const char *name);
 int plugin_cmd_abort(struct plugin_session *s);
 int plugin_cmd_explain(struct plugin_session *s);
 int plugin_cmd_cleanup(struct plugin_session *s);

@@ -262,22 +262,39 @@ static void test_wait_ends(void **state)
 			     "{\"phase\":\"Failed\",\"strategy\":\"copy\",\"started\":\"new\",\"message\":"
 			     "\"verification found differences\"}"));
 	events_are(json_array());
-	assert_int_equal(plugin_wait_resize(&session, "app", "old", since), PLUGIN_EXIT_FAILED);
+	assert_int_equal(plugin_wait_resize(&session, "app", "old", since, NULL), PLUGIN_EXIT_FAILED);
 
 	/* No state: a refusal after the request ends it with 1; one before it does not count. */
 	route_json("/apis/apps/v1/namespaces/db/statefulsets/app",
 		   json_pack("{s:s, s:{s:s}}", "kind", "StatefulSet", "metadata", "name", "app"));
 	events_are(json_pack("[o, o]", event("Normal", "ResizeCompleted", "old one", "2025-11-24T15:00:00Z"),
 			     event("Warning", "ResizeShrinkRefused", "smaller", "2025-11-24T16:00:01Z")));
-	assert_int_equal(plugin_wait_resize(&session, "app", NULL, since), PLUGIN_EXIT_FAILED);
+	assert_int_equal(plugin_wait_resize(&session, "app", NULL, since, NULL), PLUGIN_EXIT_FAILED);
 	events_are(json_pack("[o, o]", event("Warning", "ResizeShrinkRefused", "old refusal", "2025-11-24T15:59:00Z"),
 			     event("Normal", "ResizeCompleted", "done", "2025-11-24T16:00:05Z")));
-	assert_int_equal(plugin_wait_resize(&session, "app", NULL, since), PLUGIN_EXIT_OK);
+	assert_int_equal(plugin_wait_resize(&session, "app", NULL, since, NULL), PLUGIN_EXIT_OK);
+	/*
+	 * An earlier resize's abort in the request's own second is there before
+	 * the request: not this one's end (the refusal that follows is).
+	 */
+	json_t *aborted = event("Warning", "ResizeAborted", "earlier", "2025-11-24T16:00:00Z");
+	json_object_set_new(aborted, "metadata", json_pack("{s:s}", "name", "app.abort"));
+	json_object_set_new(aborted, "count", json_integer(1));
+	events_are(json_pack("[O]", aborted));
+	json_t *before = plugin_resize_events_before(&session, "app");
+	assert_int_equal(json_integer_value(json_object_get(before, "app.abort")), 1);
+	events_are(json_pack("[o, O]", event("Normal", "ResizeCompleted", "this one", "2025-11-24T16:00:00Z"), aborted));
+	assert_int_equal(plugin_wait_resize(&session, "app", NULL, since, before), PLUGIN_EXIT_OK);
+	json_object_set_new(aborted, "count", json_integer(2)); /* aborted again: this resize */
+	events_are(json_pack("[O]", aborted));
+	assert_int_equal(plugin_wait_resize(&session, "app", NULL, since, before), PLUGIN_EXIT_FAILED);
+	json_decref(before);
+	json_decref(aborted);
 	/* Other Events (Normal, not Resize*) do not end it: --timeout does. */
 	events_are(json_pack("[o, o]", event("Normal", "CopyStarted", "x", "2025-11-24T16:00:05Z"),
 			     event("Warning", "CleanupFailed", "y", "2025-11-24T16:00:05Z")));
 	args.timeout_ms = 1500;
-	assert_int_equal(plugin_wait_resize(&session, "app", NULL, since), PLUGIN_EXIT_FAILED);
+	assert_int_equal(plugin_wait_resize(&session, "app", NULL, since, NULL), PLUGIN_EXIT_FAILED);
 	args.timeout_ms = 0;
 }
 
