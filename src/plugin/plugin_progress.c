@@ -33,8 +33,13 @@ int progress_percent(long long done, long long total)
 		return 0;
 	if (done >= total)
 		return 100;
-	/* In long double: bytes near LLONG_MAX times 100 would overflow. */
-	return (int)((long double)done * 100 / (long double)total);
+	/*
+	 * In 128-bit integers: bytes near LLONG_MAX times 100 would overflow a
+	 * long long, and a long double's precision differs between machines
+	 * (under valgrind it is a double's, and 49.99...% came out as 50).
+	 */
+	__extension__ typedef unsigned __int128 wide;
+	return (int)((wide)done * 100 / (wide)total);
 }
 
 char *progress_bar(long long done, long long total, int width, char *buf, size_t size)
