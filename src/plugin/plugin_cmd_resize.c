@@ -82,10 +82,30 @@ json_t *plugin_resize_events_before(struct plugin_session *s, const char *name)
 	json_array_foreach(items, i, e) {
 		const char *ev = kube_obj_str(e, "metadata.name");
 		if (ev)
-			json_object_set_new(seen, ev, json_integer(kube_obj_int(e, "count", NULL, 1)));
+			json_object_set_new(seen, ev, json_pack("{s:I, s:s?}", "count",
+								(json_int_t)kube_obj_int(e, "count", NULL, 1), "message",
+								kube_obj_str(e, "message")));
 	}
 	json_decref(items);
 	return seen;
+}
+
+/*
+ * Event e was there before the request (had: what before said of it). An
+ * end (completed, failed, aborted) happens once per resize, so a higher
+ * count is this one's; a refusal is said again at every look while the
+ * old request stands, so only another message is about this one.
+ */
+static bool was_there(const json_t *had, const json_t *e, const char *reason)
+{
+	if (!had)
+		return false;
+	bool end = reason && (!strcmp(reason, "ResizeCompleted") || !strcmp(reason, "ResizeFailed") ||
+			      !strcmp(reason, "ResizeAborted"));
+	if (end)
+		return kube_obj_int(had, "count", NULL, 1) == kube_obj_int(e, "count", NULL, 1);
+	const char *then = kube_obj_str(had, "message"), *now = kube_obj_str(e, "message");
+	return then && now && !strcmp(then, now);
 }
 
 /*
@@ -101,10 +121,9 @@ static json_t *ending_event(struct plugin_session *s, const char *name, long lon
 	size_t i;
 	json_t *e;
 	json_array_foreach(items, i, e) {
-		const json_t *had = json_object_get(before, kube_obj_str(e, "metadata.name"));
-		if (had && json_integer_value(had) == kube_obj_int(e, "count", NULL, 1))
-			continue;
 		const char *reason = kube_obj_str(e, "reason");
+		if (was_there(json_object_get(before, kube_obj_str(e, "metadata.name")), e, reason))
+			continue;
 		const char *type = kube_obj_str(e, "type");
 		long long t = status_time_seconds(kube_obj_str(e, "lastTimestamp"));
 		if (t < 0)

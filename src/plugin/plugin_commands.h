@@ -18,7 +18,7 @@ int plugin_cmd_resize(struct plugin_session *s);
  */
 int plugin_wait_resize(struct plugin_session *s, const char *name, const char *stale_started, long long since_s,
 		       const json_t *before);
-/* The Events about StatefulSet name now, as name -> count (a new object). */
+/* The Events about StatefulSet name now, as name -> {count, message} (a new object). */
 json_t *plugin_resize_events_before(struct plugin_session *s, const char *name);
 int plugin_cmd_abort(struct plugin_session *s);
 int plugin_cmd_explain(struct plugin_session *s);

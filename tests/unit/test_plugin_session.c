@@ -282,7 +282,7 @@ static void test_wait_ends(void **state)
 	json_object_set_new(aborted, "count", json_integer(1));
 	events_are(json_pack("[O]", aborted));
 	json_t *before = plugin_resize_events_before(&session, "app");
-	assert_int_equal(json_integer_value(json_object_get(before, "app.abort")), 1);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(before, "app.abort"), "count")), 1);
 	events_are(json_pack("[o, O]", event("Normal", "ResizeCompleted", "this one", "2025-11-24T16:00:00Z"), aborted));
 	assert_int_equal(plugin_wait_resize(&session, "app", NULL, since, before), PLUGIN_EXIT_OK);
 	json_object_set_new(aborted, "count", json_integer(2)); /* aborted again: this resize */
@@ -290,6 +290,20 @@ static void test_wait_ends(void **state)
 	assert_int_equal(plugin_wait_resize(&session, "app", NULL, since, before), PLUGIN_EXIT_FAILED);
 	json_decref(before);
 	json_decref(aborted);
+	/* A refusal of the request before, said again after this one: not this one's (its message would differ). */
+	json_t *refused = event("Warning", "ResizeShrinkRefused", "from 2Mi to 1Mi", "2025-11-24T16:00:00Z");
+	json_object_set_new(refused, "metadata", json_pack("{s:s}", "name", "app.shrink"));
+	json_object_set_new(refused, "count", json_integer(3));
+	events_are(json_pack("[O]", refused));
+	before = plugin_resize_events_before(&session, "app");
+	json_object_set_new(refused, "count", json_integer(4));
+	events_are(json_pack("[o, O]", event("Normal", "ResizeCompleted", "this one", "2025-11-24T16:00:00Z"), refused));
+	assert_int_equal(plugin_wait_resize(&session, "app", NULL, since, before), PLUGIN_EXIT_OK);
+	json_object_set_new(refused, "message", json_string("from 2Mi to 512Ki")); /* this request's own refusal */
+	events_are(json_pack("[O]", refused));
+	assert_int_equal(plugin_wait_resize(&session, "app", NULL, since, before), PLUGIN_EXIT_FAILED);
+	json_decref(before);
+	json_decref(refused);
 	/* Other Events (Normal, not Resize*) do not end it: --timeout does. */
 	events_are(json_pack("[o, o]", event("Normal", "CopyStarted", "x", "2025-11-24T16:00:05Z"),
 			     event("Warning", "CleanupFailed", "y", "2025-11-24T16:00:05Z")));
