@@ -50,6 +50,7 @@ void kube__clear_error(struct kube_error *err)
 	err->code = 0;
 	err->reason[0] = '\0';
 	err->message[0] = '\0';
+	err->maybe_done = false;
 }
 
 /* Fills err from an error answer: the API Status when there is one, else the raw body. */
@@ -470,6 +471,7 @@ static int request_raw(struct kube_client *c, const char *method, const char *pa
 			  kube__repeat_is_harmless(method, content_type, body);
 	long slept_ms = 0;
 	int rc = KUBE_ETRANSPORT;
+	bool answer_lost = false; /* an attempt of a write may have been done */
 	kube__clear_error(err);
 
 	for (int attempt = 0;; attempt++) {
@@ -524,6 +526,7 @@ static int request_raw(struct kube_client *c, const char *method, const char *pa
 			kube__set_error(err, 0, "", "%s %s: %s", method, path,
 				  curl_err[0] ? curl_err : curl_easy_strerror(cc));
 			rc = KUBE_ETRANSPORT;
+			answer_lost |= !not_sent(cc);
 			if (!repeatable && !not_sent(cc)) {
 				log_debug("client", "%s %s: %s; not retried (the server may have done it)",
 					  method, path, err->message);
@@ -540,6 +543,7 @@ static int request_raw(struct kube_client *c, const char *method, const char *pa
 				refreshed_auth = true;
 				continue;
 			}
+			answer_lost |= code >= 500;
 			if (!retryable(code) || (code != 429 && !repeatable))
 				break;
 		}
@@ -553,6 +557,8 @@ static int request_raw(struct kube_client *c, const char *method, const char *pa
 			  attempt + 1, delay);
 		clock_sleep_ms(delay);
 	}
+	if (rc != KUBE_OK)
+		err->maybe_done = answer_lost && is_mutation(method);
 	free(url);
 	return rc;
 }

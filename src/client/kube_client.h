@@ -45,6 +45,12 @@ struct kube_error {
 	long code;         /* HTTP status; 0 when there was no answer */
 	char reason[64];   /* Status.reason: NotFound, Conflict, AlreadyExists, Forbidden, Expired, ... */
 	char message[1024];
+	/*
+	 * A write: an attempt may have been done though its answer was lost
+	 * (a cut, a 5xx), so this error may be the request's own doing (a
+	 * guarded repeat's 409). Only a read tells.
+	 */
+	bool maybe_done;
 };
 
 /* True when err is the HTTP code given. */

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "client/kube_object.h"
+#include "client/merge_patch.h"
+#include "util/log.h"
 #include "util/xalloc.h"
 
 void action_init(struct action *a)
@@ -115,6 +117,31 @@ void action_patch_precondition(struct action *a, const char *resource_version, c
 		json_object_set_new(meta, "uid", json_string(uid));
 }
 
+/*
+ * Whether a write whose answer was lost took effect, from a fresh read. A
+ * merge patch holds once the object shows it; a named create whose 409 the
+ * planner takes for done is done once the object exists. Without this the
+ * step's Event and counts were lost when the write had in fact been done:
+ * the next pass sees the step behind it (it_faults lost a ResizeStarted
+ * when the start's state patch was cut after it was sent: its guarded
+ * repeat met its own change, 409).
+ */
+static bool write_took_effect(struct kube_client *client, const char *ns, const struct action *a)
+{
+	bool patch = a->verb == ACTION_PATCH && a->patch_type == KUBE_PATCH_MERGE &&
+		     (!a->subresource || !strcmp(a->subresource, "status")); /* a read shows the status too */
+	bool create = a->verb == ACTION_CREATE && a->name[0] && (a->answers & ACTION_OK_409);
+	if (!patch && !create)
+		return false;
+	json_t *obj = NULL;
+	struct kube_error err;
+	if (kube_get(client, a->resource, ns, a->name, &obj, &err) < 0)
+		return false;
+	bool done = create || merge_patch_holds(obj, a->body);
+	json_decref(obj);
+	return done;
+}
+
 int action_perform(struct kube_client *client, const char *ns, const struct action *a, bool *stale,
 		   struct kube_error *err)
 {
@@ -146,6 +173,10 @@ int action_perform(struct kube_client *client, const char *ns, const struct acti
 	}
 	if (r == 0)
 		return 0;
+	if (err->maybe_done && write_took_effect(client, in_ns, a)) {
+		log_info("action", "%s %s: %s; a fresh read shows it done", action_name(a), a->name, err->message);
+		return 0;
+	}
 	unsigned ok = err->code == 404 ? ACTION_OK_404 : err->code == 409 ? ACTION_OK_409 : 0;
 	unsigned moved = err->code == 404 ? ACTION_STALE_404 : err->code == 409 ? ACTION_STALE_409 : 0;
 	if (a->answers & ok)

@@ -30,6 +30,7 @@
 #include "loopback.h"
 #include "util/xalloc.h"
 #include "client/kube_object.h"
+#include "runtime/action.h"
 
 /*
  * A scripted HTTP/1.1 server on 127.0.0.1 with keep-alive, one thread per
@@ -767,6 +768,70 @@ static void test_list_all_pages(void **state)
 }
 
 /* A password in the server URL is refused (curl would send it) and never quoted. */
+/*
+ * A step whose write was cut is done when a fresh read shows it (its Event
+ * and counts are then recorded), and failed when the read does not.
+ */
+static void test_cut_step_is_done_when_a_read_shows_it(void **state)
+{
+	(void)state;
+	/* The scripted GET answers {"kind":"ConfigMap","metadata":{"name":"x"}}. */
+	static const struct {
+		const char *patch;
+		struct step steps[3];
+		int requests;
+		int result;
+	} cases[] = {
+		/* Cut, then the read shows it: done. */
+		{"{\"metadata\":{\"name\":\"x\"}}", {{CUT, 0, -1, 0}, {ANSWER, 200, -1, 0}}, 2, 0},
+		/* Cut, and the read does not show it: the cut's error. */
+		{"{\"metadata\":{\"annotations\":{\"s\":\"1\"}}}", {{CUT, 0, -1, 0}, {ANSWER, 200, -1, 0}}, 2,
+		 KUBE_ETRANSPORT},
+		/* Guarded: cut, the repeat meets its own change (409), the read shows it: done. */
+		{"{\"metadata\":{\"name\":\"x\",\"resourceVersion\":\"7\"}}",
+		 {{CUT, 0, -1, 0}, {ANSWER, 409, -1, 0}, {ANSWER, 200, -1, 0}}, 3, 0},
+		/* Guarded, a plain 409 (a stale decision): no read, the conflict stands. */
+		{"{\"metadata\":{\"name\":\"x\",\"resourceVersion\":\"7\"}}",
+		 {{ANSWER, 409, -1, 0}, {ANSWER, 200, -1, 0}}, 1, KUBE_EHTTP},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fake f;
+		struct kube_client_options o = {.max_retries = 3};
+		fake_start_steps(&f, cases[i].steps, cases[i].requests, &o);
+		struct action a;
+		action_init(&a);
+		action_patch(&a, "Step", &KUBE_CONFIGMAPS, "x", json_loads(cases[i].patch, 0, NULL));
+		struct kube_error err;
+		bool stale = false;
+		assert_int_equal(action_perform(f.client, "ns", &a, &stale, &err), cases[i].result);
+		assert_int_equal(atomic_load(&f.served), cases[i].requests);
+		pthread_mutex_lock(&f.lock);
+		assert_string_equal(f.methods[0], "PATCH");
+		if (cases[i].requests > 1)
+			assert_string_equal(f.methods[cases[i].requests - 1], "GET");
+		pthread_mutex_unlock(&f.lock);
+		assert_false(stale);
+		action_release(&a);
+		fake_stop(&f);
+	}
+
+	/* A named create the planner takes a 409 for done: done once the object exists. */
+	struct fake f;
+	struct step steps[] = {{ANSWER, 503, -1, 0}, {ANSWER, 200, -1, 0}};
+	struct kube_client_options o = {.max_retries = 3};
+	fake_start_steps(&f, steps, 2, &o);
+	struct action a;
+	action_init(&a);
+	action_create(&a, "Save", &KUBE_CONFIGMAPS, json_loads("{\"metadata\":{\"name\":\"x\"}}", 0, NULL));
+	a.answers = ACTION_OK_409;
+	struct kube_error err;
+	bool stale = false;
+	assert_int_equal(action_perform(f.client, "ns", &a, &stale, &err), 0);
+	assert_int_equal(atomic_load(&f.served), 2);
+	action_release(&a);
+	fake_stop(&f);
+}
+
 static void test_server_userinfo_refused(void **state)
 {
 	(void)state;
@@ -805,6 +870,7 @@ int main(void)
 		cmocka_unit_test(test_watch_frame_cap),
 		cmocka_unit_test(test_list_item_depth),
 		cmocka_unit_test(test_list_all_pages),
+		cmocka_unit_test(test_cut_step_is_done_when_a_read_shows_it),
 		cmocka_unit_test(test_server_userinfo_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
