@@ -1,0 +1,98 @@
+/*
+ * Usage-driven growth: the policy of one volumeClaimTemplate and the
+ * arithmetic that turns a claim's usage into a decision. Pure.
+ *
+ * A policy is the annotation autoresize.stateful-operator.io/<template> on
+ * a StatefulSet (or StatefulCluster), a comma-separated list of key=value:
+ *
+ *   used=80%          grow when used space reaches this share (1-99 %)
+ *   free=5Gi          grow when free space falls below this quantity
+ *   inodes=90%        grow when used inodes reach this share (1-99 %)
+ *                     (no trigger given: used=80%; several: any of them)
+ *   step=20%          grow by this share of the current size (1-1000 %),
+ *   step=10Gi         or by this quantity (default 20%)
+ *   max=500Gi         never past this size (required)
+ *   cooldown=6h       not again within this (default 6h; 0s allowed)
+ *   mode=grow         or recommend: Events and metrics only
+ *   allow-copy=false  true: a class that cannot expand grows by copy
+ *   scope=template    or claim: grow only the claim that crossed
+ *
+ * Sizes are rounded up to the granularity: the StorageClass annotation
+ * autoresize.stateful-operator.io/granularity (a quantity), else 1Gi.
+ */
+#ifndef SOP_CONTROLLERS_AUTORESIZE_POLICY_H
+#define SOP_CONTROLLERS_AUTORESIZE_POLICY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define ANNOTATION_AUTORESIZE_PREFIX "autoresize.stateful-operator.io/"
+/* On a StorageClass: the size step of its volumes (e.g. "1Gi", "4Gi"). */
+#define ANNOTATION_AUTORESIZE_GRANULARITY "autoresize.stateful-operator.io/granularity"
+/* On a StatefulSet/StatefulCluster: {"<template>": "<RFC 3339 time>"} of the last growth; on a claim (scope=claim): the time. */
+#define ANNOTATION_AUTORESIZE_LAST "stateful-operator.io/autoresize-last"
+
+#define AUTORESIZE_DEFAULT_USED_PERCENT 80
+#define AUTORESIZE_DEFAULT_STEP_PERCENT 20
+#define AUTORESIZE_DEFAULT_COOLDOWN_MS (6LL * 3600 * 1000)
+#define AUTORESIZE_DEFAULT_GRANULARITY (1LL << 30)
+
+struct autoresize_policy {
+	int used_percent;         /* 0: not a trigger */
+	int64_t free_below_bytes; /* 0: not a trigger */
+	int inodes_percent;       /* 0: not a trigger */
+	int step_percent;         /* exactly one of step_percent and step_bytes is > 0 */
+	int64_t step_bytes;
+	int64_t max_bytes;
+	int64_t cooldown_ms;
+	bool recommend_only;
+	bool allow_copy;
+	bool per_claim;
+};
+
+/*
+ * Parses text into *p (defaults for what it does not say). 0, or -1 with
+ * *why a new message that names the key and what it accepts, e.g.
+ *   step: "20" is neither a percentage (1-1000%) nor a quantity (e.g. 10Gi)
+ *   max: required (the size autoresize never grows past, e.g. max=500Gi)
+ */
+int autoresize_policy_parse(const char *text, struct autoresize_policy *p, char **why)
+	__attribute__((warn_unused_result));
+
+/* What the kubelet (or Prometheus) says of one claim's file system. */
+struct volume_usage {
+	int64_t capacity_bytes;
+	int64_t used_bytes;
+	int64_t available_bytes;
+	int64_t inodes;           /* 0: not known */
+	int64_t inodes_used;
+};
+
+enum autoresize_verdict {
+	AUTORESIZE_BELOW,    /* under every threshold: nothing to do */
+	AUTORESIZE_GROW,     /* over a threshold: grow to new_bytes */
+	AUTORESIZE_COOLDOWN, /* over, but grown too recently: not before next_ms */
+	AUTORESIZE_AT_MAX,   /* over, but the size is at the maximum already */
+};
+
+struct autoresize_decision {
+	enum autoresize_verdict verdict;
+	int64_t new_bytes;  /* GROW: the new size (rounded up, at most max) */
+	int64_t next_ms;    /* COOLDOWN: the earliest next growth (wall clock ms) */
+	double used_ratio;  /* used / (used + available), as df shows it */
+	char trigger[192];  /* over a threshold: what crossed, e.g. "used 85% (272Mi of 320Mi) >= 80%" */
+};
+
+/*
+ * Decides for a claim of size_bytes (the size it asks for now; with
+ * scope=template, the template's) using u. last_growth_ms: the last
+ * growth's wall clock time, 0 when never. granularity_bytes > 0.
+ */
+void autoresize_decide(const struct autoresize_policy *p, const struct volume_usage *u, int64_t size_bytes,
+		       int64_t last_growth_ms, int64_t now_ms, int64_t granularity_bytes,
+		       struct autoresize_decision *d);
+
+/* Bytes as the shortest exact binary quantity ("320Mi", "1536Mi", "12345"). New string. */
+char *autoresize_bytes_text(int64_t bytes);
+
+#endif
