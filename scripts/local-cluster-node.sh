@@ -144,6 +144,9 @@ imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 evictionHard: {memory.available: 100Mi, nodefs.available: 1%, nodefs.inodesFree: 1%, imagefs.available: 1%}
 maxPods: 60
+# Volume usage (stats summary, kubelet_volume_stats_*) measured every 5 s,
+# not every minute: the autoresize tests fill volumes and wait for growth.
+volumeStatsAggPeriod: 5s
 clusterDomain: cluster.local
 registerWithTaints:
 - {key: $NODE_TAINT_KEY, value: real, effect: NoSchedule}

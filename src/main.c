@@ -19,6 +19,7 @@
 #include "own_image.h"
 #include "webhook/webhook.h"
 #include "controllers/resize/copy_script.h"
+#include "controllers/autoresize/autoresize_controller.h"
 #include "controllers/cluster/cluster_controller.h"
 #include "controllers/resize/resize_controller.h"
 #include "controllers/scaledown/scaledown_controller.h"
@@ -190,8 +191,8 @@ static struct state_seal *load_state_seal(const struct operator_options *o, stru
 	return seal;
 }
 
-/* The enabled controllers, each registering the caches it reads. */
-static void add_controllers(struct manager *m, const struct operator_options *o, struct kube_client *c,
+/* The enabled controllers, each registering the caches it reads. -1 when one cannot be set up (logged). */
+static int add_controllers(struct manager *m, const struct operator_options *o, struct kube_client *c,
 			    struct event_recorder *events, struct observability *obs, const struct state_seal *seal)
 {
 	struct controller_deps base = {
@@ -205,11 +206,36 @@ static void add_controllers(struct manager *m, const struct operator_options *o,
 	}
 	if (o->controllers & CONTROLLER_SCALEDOWN)
 		manager_add_controller(m, scaledown_controller_new(&base));
-	if ((o->controllers & CONTROLLER_CLUSTER) && cluster_api_installed(c, o->namespace)) {
+	bool with_clusters = (o->controllers & CONTROLLER_CLUSTER) && cluster_api_installed(c, o->namespace);
+	if (with_clusters) {
 		/* Nodes are cluster-scoped: a namespaced Role cannot grant them. */
 		struct cluster_deps d = {.base = base, .can_read_nodes = o->namespace == NULL};
 		manager_add_controller(m, cluster_controller_new(&d));
 	}
+	if ((o->controllers & CONTROLLER_RESIZE) && strcmp(o->autoresize_source, "none")) {
+		/* Growth is a resize: it needs the resize controller. */
+		struct autoresize_deps d = {
+			.base = base,
+			.source = {.kind = (enum usage_source_kind)usage_source_kind_parse(o->autoresize_source),
+				   .prometheus_url = o->prometheus_url,
+				   .prometheus_token_file = o->prometheus_token_file,
+				   .kubelet_ca_file = o->kubelet_ca_file,
+				   .kubelet_insecure_tls = o->kubelet_insecure_tls},
+			.interval_ms = o->autoresize_interval_ms,
+			.recommend_only = o->autoresize_recommend_only,
+			.cluster_scope = o->namespace == NULL,
+			.with_clusters = with_clusters,
+			.kubelet_port = o->kubelet_port};
+		char *err = NULL;
+		struct controller *ar = autoresize_controller_new(&d, &err);
+		if (!ar) {
+			log_error("main", "autoresize: %s (--autoresize-source=none turns it off)", err);
+			free(err);
+			return -1;
+		}
+		manager_add_controller(m, ar);
+	}
+	return 0;
 }
 
 /* The admission webhook when --webhook-bind-address asks for it (NULL otherwise, or when it cannot serve). */
@@ -352,7 +378,8 @@ int main(int argc, char **argv)
 	seal = load_state_seal(&opts, client);
 	if (!seal)
 		goto out;
-	add_controllers(manager, &opts, client, events, obs, seal);
+	if (add_controllers(manager, &opts, client, events, obs, seal) < 0)
+		goto out;
 	webhook = start_webhook(&opts, client, manager, obs);
 	if (!webhook && strcmp(opts.webhook_bind_address, "0"))
 		goto out;

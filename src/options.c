@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/duration.h"
 #include "util/xalloc.h"
 
 enum {
@@ -24,6 +25,14 @@ enum {
 	OPT_COPY_IMAGE,
 	OPT_WEBHOOK,
 	OPT_WEBHOOK_NAMES,
+	OPT_AUTORESIZE_SOURCE,
+	OPT_AUTORESIZE_INTERVAL,
+	OPT_AUTORESIZE_RECOMMEND,
+	OPT_PROMETHEUS_URL,
+	OPT_PROMETHEUS_TOKEN,
+	OPT_KUBELET_CA,
+	OPT_KUBELET_INSECURE,
+	OPT_KUBELET_PORT,
 	OPT_HELP,
 	OPT_VERSION,
 };
@@ -44,6 +53,14 @@ static const struct option long_options[] = {
 	{"copy-image", required_argument, NULL, OPT_COPY_IMAGE},
 	{"webhook-bind-address", required_argument, NULL, OPT_WEBHOOK},
 	{"webhook-cert-names", required_argument, NULL, OPT_WEBHOOK_NAMES},
+	{"autoresize-source", required_argument, NULL, OPT_AUTORESIZE_SOURCE},
+	{"autoresize-interval", required_argument, NULL, OPT_AUTORESIZE_INTERVAL},
+	{"autoresize-recommend-only", no_argument, NULL, OPT_AUTORESIZE_RECOMMEND},
+	{"prometheus-url", required_argument, NULL, OPT_PROMETHEUS_URL},
+	{"prometheus-bearer-token-file", required_argument, NULL, OPT_PROMETHEUS_TOKEN},
+	{"kubelet-ca-file", required_argument, NULL, OPT_KUBELET_CA},
+	{"kubelet-insecure-tls", no_argument, NULL, OPT_KUBELET_INSECURE},
+	{"kubelet-port", required_argument, NULL, OPT_KUBELET_PORT},
 	{"help", no_argument, NULL, OPT_HELP},
 	{"version", no_argument, NULL, OPT_VERSION},
 	{NULL, 0, NULL, 0},
@@ -73,6 +90,17 @@ const char *options_usage(void)
 	       "                                  :9443; default 0: off)\n"
 	       "  --webhook-cert-names LIST       comma list of DNS names and IPs its certificate covers\n"
 	       "                                  (default: Service " "stateful-operator-webhook's names)\n"
+	       "  --autoresize-source SOURCE      usage of volumes for autoresize policies: kubelet\n"
+	       "                                  (nodes/stats), kubelet-proxy (nodes/proxy through the\n"
+	       "                                  API server), prometheus, none (default kubelet)\n"
+	       "  --autoresize-interval DURATION  how often usage is read (default 60s; at least 5s)\n"
+	       "  --autoresize-recommend-only     Events and metrics only: never grow a volume\n"
+	       "  --prometheus-url URL            the Prometheus server of --autoresize-source=prometheus\n"
+	       "  --prometheus-bearer-token-file PATH  its bearer token, if it asks for one\n"
+	       "  --kubelet-ca-file PATH          CA of the kubelets' serving certificates\n"
+	       "                                  (default: the API server's CA)\n"
+	       "  --kubelet-insecure-tls          do not check the kubelets' certificates\n"
+	       "  --kubelet-port N                kubelet port where the Node does not say (default 10250)\n"
 	       "  --help, --version\n";
 }
 
@@ -156,6 +184,9 @@ int options_parse(int argc, char **argv, struct operator_options *o, char **err)
 	o->health_probe_bind_address = xstrdup(":8081");
 	o->webhook_bind_address = xstrdup("0");
 	o->copy_image = xstrdup(DEFAULT_COPY_IMAGE);
+	o->autoresize_source = xstrdup("kubelet");
+	o->autoresize_interval_ms = 60000;
+	o->kubelet_port = 10250;
 	*err = NULL;
 
 	optind = 1;
@@ -234,6 +265,53 @@ int options_parse(int argc, char **argv, struct operator_options *o, char **err)
 			if (parse_names(optarg, &o->webhook_cert_names, err) < 0)
 				return -1;
 			break;
+		case OPT_AUTORESIZE_SOURCE:
+			if (strcmp(optarg, "kubelet") && strcmp(optarg, "kubelet-proxy") && strcmp(optarg, "prometheus") &&
+			    strcmp(optarg, "none")) {
+				*err = xasprintf("--autoresize-source: \"%s\" is not one of kubelet, kubelet-proxy, "
+						 "prometheus, none",
+						 optarg);
+				return -1;
+			}
+			set_str(&o->autoresize_source, optarg);
+			break;
+		case OPT_AUTORESIZE_INTERVAL: {
+			char *why = NULL;
+			if (duration_parse(optarg, &o->autoresize_interval_ms, &why) < 0 ||
+			    o->autoresize_interval_ms < 5000) {
+				*err = xasprintf("--autoresize-interval: %s", why ? why : "at least 5s (each read asks every node)");
+				free(why);
+				return -1;
+			}
+			break;
+		}
+		case OPT_AUTORESIZE_RECOMMEND:
+			o->autoresize_recommend_only = true;
+			break;
+		case OPT_PROMETHEUS_URL:
+			if (strncmp(optarg, "http://", 7) && strncmp(optarg, "https://", 8)) {
+				*err = xasprintf("--prometheus-url: \"%s\" is not an http:// or https:// URL", optarg);
+				return -1;
+			}
+			set_str(&o->prometheus_url, optarg);
+			break;
+		case OPT_PROMETHEUS_TOKEN:
+			set_str(&o->prometheus_token_file, optarg);
+			break;
+		case OPT_KUBELET_CA:
+			set_str(&o->kubelet_ca_file, optarg);
+			break;
+		case OPT_KUBELET_INSECURE:
+			o->kubelet_insecure_tls = true;
+			break;
+		case OPT_KUBELET_PORT:
+			n = strtol(optarg, &end, 10);
+			if (*end || end == optarg || n < 1 || n > 65535) {
+				*err = xasprintf("--kubelet-port: \"%s\" is not a port (1-65535)", optarg);
+				return -1;
+			}
+			o->kubelet_port = (int)n;
+			break;
 		case OPT_HELP:
 			o->help = true;
 			break;
@@ -252,6 +330,10 @@ int options_parse(int argc, char **argv, struct operator_options *o, char **err)
 		*err = xasprintf("unexpected argument \"%s\"; flags only, see --help", argv[optind]);
 		return -1;
 	}
+	if (!strcmp(o->autoresize_source, "prometheus") && !o->prometheus_url) {
+		*err = xstrdup("--autoresize-source=prometheus needs --prometheus-url");
+		return -1;
+	}
 	return 0;
 }
 
@@ -265,6 +347,10 @@ void options_release(struct operator_options *o)
 	FREE_AND_NULL(o->leader_election_namespace);
 	FREE_AND_NULL(o->copy_image);
 	FREE_AND_NULL(o->webhook_bind_address);
+	FREE_AND_NULL(o->autoresize_source);
+	FREE_AND_NULL(o->prometheus_url);
+	FREE_AND_NULL(o->prometheus_token_file);
+	FREE_AND_NULL(o->kubelet_ca_file);
 	free_names(o->webhook_cert_names);
 	o->webhook_cert_names = NULL;
 }

@@ -6,6 +6,7 @@
 #define SOP_OPTIONS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "util/log.h"
 
@@ -39,6 +40,15 @@ struct operator_options {
 	bool copy_image_set;              /* --copy-image was given (else this pod's image may be used) */
 	char *webhook_bind_address;       /* "0": no webhook */
 	char **webhook_cert_names;        /* NULL-terminated; NULL: the webhook Service's names */
+	/* Usage-driven growth (controllers/autoresize): runs with the resize controller. */
+	char *autoresize_source;          /* kubelet|kubelet-proxy|prometheus|none */
+	int64_t autoresize_interval_ms;
+	bool autoresize_recommend_only;   /* Events and metrics, never a change */
+	char *prometheus_url;
+	char *prometheus_token_file;
+	char *kubelet_ca_file;
+	bool kubelet_insecure_tls;
+	int kubelet_port;                 /* where the Node does not say (namespace scope) */
 	bool help;
 	bool version;
 };

@@ -72,6 +72,9 @@ deploy/rbac/cluster/clusterrole.yaml.
 - apiGroups: [""]
   resources: ["nodes"]
   verbs: ["list", "watch"]
+- apiGroups: [""]
+  resources: ["nodes/stats"]
+  verbs: ["get"]
 {{- end }}
 - apiGroups: ["apps"]
   resources: ["statefulsets"]

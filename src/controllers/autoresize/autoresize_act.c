@@ -1,0 +1,510 @@
+#include "controllers/autoresize/autoresize_act.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client/kube_object.h"
+#include "client/quantity.h"
+#include "controllers/contract.h"
+#include "controllers/set_index.h"
+#include "runtime/events.h"
+#include "util/duration.h"
+#include "util/clock.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+#include "webhook/class_lookup.h"
+
+/* Bytes of a quantity; -1 when absent, bad, or not a whole number of bytes. */
+static int64_t bytes_of(const char *text)
+{
+	struct quantity q;
+	int64_t v;
+	if (!text || quantity_parse(text, &q, NULL) < 0 || quantity_to_int64(&q, &v) < 0)
+		return -1;
+	return v;
+}
+
+static const char *or_empty(const char *s)
+{
+	return s ? s : "";
+}
+
+static const char *storage_request(const json_t *obj)
+{
+	return kube_obj_str(obj, "spec.resources.requests.storage");
+}
+
+static void rfc3339(int64_t ms, char out[32])
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* What one template's decision works with. */
+struct tpl {
+	const json_t *w;     /* the StatefulSet or StatefulCluster */
+	bool cluster;
+	const char *ns, *name, *tpl;
+	size_t index;        /* of the template in spec.volumeClaimTemplates */
+	int64_t size;        /* the template's */
+	struct autoresize_policy pol;
+	bool recommend;
+};
+
+/* ---- saying things once ---- */
+
+static char *said_key(const struct tpl *t, const char *what)
+{
+	return xasprintf("%s/%s/%s/%s", t->ns, t->name, t->tpl, what);
+}
+
+/* An Event of reason unless the same message was said last time for (t, what). */
+static void say(struct autoresize_ctx *ac, const struct tpl *t, const char *what, const char *type, const char *reason,
+		const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static void say(struct autoresize_ctx *ac, const struct tpl *t, const char *what, const char *type, const char *reason,
+		const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *msg = xvasprintf(fmt, ap);
+	va_end(ap);
+	char *key = said_key(t, what);
+	const char *was = json_string_value(json_object_get(ac->said, key));
+	if (!was || strcmp(was, msg)) {
+		json_object_set_new(ac->said, key, json_stringn_nocheck(msg, strlen(msg)));
+		event_record(ac->deps.base.events, t->w, type, reason, "%s", msg);
+		log_info("autoresize", "%s/%s: %s: %s", t->ns, t->name, reason, msg);
+	}
+	free(key);
+	free(msg);
+}
+
+/* Forgets what was said of (t, what); true when something was. */
+static bool unsay(struct autoresize_ctx *ac, const struct tpl *t, const char *what)
+{
+	char *key = said_key(t, what);
+	bool was = json_object_get(ac->said, key) != NULL;
+	json_object_del(ac->said, key);
+	free(key);
+	return was;
+}
+
+/* ---- the cluster's facts ---- */
+
+struct class_facts {
+	char name[254];   /* the class's, or "(default)" */
+	bool known;       /* namespace scope cannot read classes: the resize controller judges */
+	bool expandable;
+	int64_t granularity;
+};
+
+static json_t *class_of(struct autoresize_ctx *ac, const char *name)
+{
+	if (!ac->classes)
+		return NULL;
+	if (name && *name)
+		return store_get(ac->classes, name);
+	json_t *all = store_list(ac->classes);
+	json_t *sc = json_incref((json_t *)class_default(all));
+	json_decref(all);
+	return sc;
+}
+
+/* Facts of class name (NULL: the default class); sc receives the class (new reference, may be NULL). */
+static void class_facts(struct autoresize_ctx *ac, const char *name, struct class_facts *f, json_t **sc)
+{
+	*sc = class_of(ac, name);
+	const char *known = *sc ? kube_obj_str(*sc, "metadata.name") : name;
+	snprintf(f->name, sizeof(f->name), "%s", known && *known ? known : "(default)");
+	f->known = *sc != NULL;
+	f->expandable = !*sc || json_is_true(json_object_get(*sc, "allowVolumeExpansion"));
+	int64_t g = bytes_of(kube_obj_annotation(*sc, ANNOTATION_AUTORESIZE_GRANULARITY));
+	f->granularity = g > 0 ? g : AUTORESIZE_DEFAULT_GRANULARITY;
+}
+
+/* The last growth of template tpl of w (wall ms), 0 when never. */
+static int64_t last_growth_of(const json_t *w, const char *tpl)
+{
+	json_t *map = json_loads(or_empty(kube_obj_annotation(w, ANNOTATION_AUTORESIZE_LAST)), 0, NULL);
+	int64_t s = rfc3339_seconds(or_empty(json_string_value(json_object_get(map, tpl))));
+	json_decref(map);
+	return s > 0 ? s * 1000 : 0;
+}
+
+/* The claims of the template: a set's replicas' (ordinals below replicas), a cluster's members'. New array. */
+static json_t *claims_of(struct autoresize_ctx *ac, const struct tpl *t)
+{
+	json_t *out = json_array();
+	char *prefix = xasprintf("%s-%s-", t->tpl, t->name);
+	if (t->cluster) {
+		char *key = xasprintf("%s/%s", t->ns, t->name);
+		json_t *all = store_by_index(ac->pvcs, SET_INDEX, key);
+		size_t i;
+		json_t *pvc;
+		json_array_foreach(all, i, pvc) {
+			const char *n = kube_obj_str(pvc, "metadata.name");
+			if (n && kube_name_number(n, prefix, 9) >= 0 && !kube_obj_terminating(pvc))
+				json_array_append(out, pvc);
+		}
+		json_decref(all);
+		free(key);
+	} else {
+		long long replicas = kube_obj_int(json_object_get(t->w, "spec"), "replicas", NULL, 1);
+		for (long long i = 0; i < replicas && i < 100000; i++) {
+			char *key = xasprintf("%s/%s%lld", t->ns, prefix, i);
+			json_t *pvc = store_get(ac->pvcs, key);
+			if (pvc)
+				json_array_append_new(out, pvc);
+			free(key);
+		}
+	}
+	free(prefix);
+	return out;
+}
+
+/* ---- writes ---- */
+
+static void count(struct autoresize_ctx *ac, const char *mode)
+{
+	if (ac->autoresizes)
+		metric_add(ac->autoresizes, 1, METRIC_LABELS(mode));
+}
+
+static int patch(struct autoresize_ctx *ac, const struct kube_resource *r, const char *ns, const char *name,
+		 enum kube_patch_type type, json_t *body)
+{
+	struct kube_error err;
+	int rc = kube_patch(ac->deps.base.client, r, ns, name, NULL, type, body, NULL, &err);
+	json_decref(body);
+	if (rc < 0 && err.code == 409)
+		log_debug("autoresize", "%s/%s changed since the cache saw it; next poll", ns, name);
+	else if (rc < 0)
+		log_warn("autoresize", "%s/%s: patch failed: %s", ns, name, err.message);
+	return rc;
+}
+
+/* A claim's request to size (in place), with the time of growth when it is a claim's own (scope=claim). */
+static int grow_claim(struct autoresize_ctx *ac, const json_t *pvc, const char *size, const char *when)
+{
+	json_t *body = json_pack("{s:{s:s}, s:{s:{s:s}}}", "metadata", "resourceVersion",
+				 or_empty(kube_obj_str(pvc, "metadata.resourceVersion")), "spec", "resources", "requests",
+				 "storage", size);
+	if (when)
+		json_object_set_new(json_object_get(body, "metadata"), "annotations",
+				    json_pack("{s:s}", ANNOTATION_AUTORESIZE_LAST, when));
+	return patch(ac, &KUBE_PVCS, kube_obj_str(pvc, "metadata.namespace"), kube_obj_str(pvc, "metadata.name"),
+		     KUBE_PATCH_MERGE, body);
+}
+
+/* The template's new size, with the time of growth, in one write (the resize controller does the rest). */
+static int grow_template(struct autoresize_ctx *ac, const struct tpl *t, const char *size, const char *when)
+{
+	json_t *last = json_loads(or_empty(kube_obj_annotation(t->w, ANNOTATION_AUTORESIZE_LAST)), 0, NULL);
+	if (!json_is_object(last)) {
+		json_decref(last);
+		last = json_object();
+	}
+	json_object_set_new(last, t->tpl, json_string(when));
+	char *last_text = json_dumps(last, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(last);
+	const char *rv = or_empty(kube_obj_str(t->w, "metadata.resourceVersion"));
+	int rc;
+	if (t->cluster) {
+		/* Its template is ours to change (no immutable field): a JSON patch guarded by resourceVersion. */
+		char *path = xasprintf("/spec/volumeClaimTemplates/%zu/spec/resources/requests/storage", t->index);
+		json_t *ops = json_pack("[{s:s, s:s, s:s}, {s:s, s:s, s:s}, {s:s, s:s, s:s}]", "op", "test", "path",
+					"/metadata/resourceVersion", "value", rv, "op", "replace", "path", path,
+					"value", size, "op", "add", "path",
+					"/metadata/annotations/stateful-operator.io~1autoresize-last", "value", last_text);
+		free(path);
+		rc = patch(ac, &KUBE_STATEFULCLUSTERS, t->ns, t->name, KUBE_PATCH_JSON, ops);
+	} else {
+		char *key = xasprintf(RESIZE_ANNOTATION_PREFIX "%s", t->tpl);
+		json_t *body = json_pack("{s:{s:s, s:{s:s, s:s}}}", "metadata", "resourceVersion", rv, "annotations",
+					 key, size, ANNOTATION_AUTORESIZE_LAST, last_text);
+		free(key);
+		rc = patch(ac, &KUBE_STATEFULSETS, t->ns, t->name, KUBE_PATCH_MERGE, body);
+	}
+	free(last_text);
+	return rc;
+}
+
+/* ---- deciding ---- */
+
+/* Which of two decisions to act on: growth first, then the one at its maximum, then the fullest. */
+static bool better(const struct autoresize_decision *a, const struct autoresize_decision *b)
+{
+	static const int rank[] = {[AUTORESIZE_BELOW] = 0, [AUTORESIZE_COOLDOWN] = 1, [AUTORESIZE_AT_MAX] = 2,
+				   [AUTORESIZE_GROW] = 3};
+	if (rank[a->verdict] != rank[b->verdict])
+		return rank[a->verdict] > rank[b->verdict];
+	return a->used_ratio > b->used_ratio;
+}
+
+/*
+ * An operation on the set is under way, or one the user asked for waits:
+ * a growth now would race it. Pending: the resize annotation of tpl asks
+ * another size than the template's, the webhook recorded templates, or a
+ * claim is still below the template or still expanding.
+ */
+static const char *busy(const struct tpl *t, const json_t *claims)
+{
+	if (kube_obj_annotation(t->w, ANNOTATION_RESIZE_STATE))
+		return "a resize is under way";
+	if (kube_obj_annotation(t->w, ANNOTATION_DESIRED_TEMPLATES))
+		return "applied templates wait to be carried out";
+	char *key = xasprintf(RESIZE_ANNOTATION_PREFIX "%s", t->tpl);
+	int64_t asked = bytes_of(kube_obj_annotation(t->w, key));
+	free(key);
+	if (asked > 0 && asked != t->size)
+		return "a resize annotation asks for another size";
+	size_t i;
+	const json_t *pvc;
+	json_array_foreach(claims, i, pvc) {
+		int64_t request = bytes_of(storage_request(pvc));
+		int64_t capacity = bytes_of(kube_obj_str(pvc, "status.capacity.storage"));
+		if (request < t->size || capacity < request)
+			return "a claim is still growing";
+	}
+	return NULL;
+}
+
+/* A StatefulCluster's claims below its template grow in place (its controller makes claims, never resizes them). */
+static void catch_up_cluster_claims(struct autoresize_ctx *ac, const struct tpl *t, const json_t *claims)
+{
+	size_t i;
+	const json_t *pvc;
+	json_array_foreach(claims, i, pvc) {
+		if (bytes_of(storage_request(pvc)) >= t->size || t->recommend)
+			continue;
+		struct class_facts f;
+		json_t *sc;
+		class_facts(ac, kube_obj_str(pvc, "spec.storageClassName"), &f, &sc);
+		if (f.expandable && grow_claim(ac, pvc, storage_request(json_array_get(json_object_get(
+									    json_object_get(t->w, "spec"),
+									    "volumeClaimTemplates"),
+								    t->index)),
+					       NULL) == 0)
+			log_info("autoresize", "%s/%s: claim %s grows to its template's size", t->ns, t->name,
+				 kube_obj_str(pvc, "metadata.name"));
+		json_decref(sc);
+	}
+}
+
+static void act_on_claim(struct autoresize_ctx *ac, const struct tpl *t, const json_t *pvc,
+			 const struct autoresize_decision *d, const struct class_facts *f)
+{
+	const char *claim = kube_obj_str(pvc, "metadata.name");
+	char what[300];
+	snprintf(what, sizeof(what), "claim %s", claim);
+	char *from = autoresize_bytes_text(bytes_of(storage_request(pvc)));
+	char *to = autoresize_bytes_text(d->new_bytes);
+	if (d->verdict == AUTORESIZE_AT_MAX) {
+		say(ac, t, what, "Warning", "AutoResizeAtMaximum",
+		    "claim %s: %s, but it is at the policy's maximum %s; it does not grow. Raise max= in "
+		    ANNOTATION_AUTORESIZE_PREFIX "%s, or free space",
+		    claim, d->trigger, from, t->tpl);
+	} else if (d->verdict == AUTORESIZE_GROW) {
+		unsay(ac, t, what);
+		int64_t capacity = bytes_of(kube_obj_str(pvc, "status.capacity.storage"));
+		if (!f->expandable) {
+			say(ac, t, what, "Warning", "AutoResizeNotPossible",
+			    "claim %s: %s, but StorageClass %s does not allow expansion, and scope=claim grows in "
+			    "place only; use scope=template with allow-copy=true",
+			    claim, d->trigger, f->name);
+		} else if (capacity >= bytes_of(storage_request(pvc))) {
+			if (t->recommend) {
+				say(ac, t, what, "Normal", "AutoResizeRecommended",
+				    "claim %s: %s: it would grow from %s to %s (recommend-only: nothing changed)", claim,
+				    d->trigger, from, to);
+			} else {
+				char now[32];
+				rfc3339(clock_wall_ms(), now);
+				if (grow_claim(ac, pvc, to, now) == 0) {
+					event_record(ac->deps.base.events, t->w, "Normal", "AutoResizeTriggered",
+						     "claim %s: %s: growing it from %s to %s in place (scope=claim: the "
+						     "template stays as it is)",
+						     claim, d->trigger, from, to);
+					count(ac, "grow");
+				}
+			}
+		}
+	}
+	free(from);
+	free(to);
+}
+
+static void act_on_template(struct autoresize_ctx *ac, const struct tpl *t, const json_t *claims,
+			    const char *claim, const struct autoresize_decision *d, const struct class_facts *f)
+{
+	if (d->verdict != AUTORESIZE_AT_MAX)
+		unsay(ac, t, "max");
+	if (d->verdict == AUTORESIZE_COOLDOWN) {
+		char next[32];
+		rfc3339(d->next_ms, next);
+		log_debug("autoresize", "%s/%s: %s: %s; cooldown until %s", t->ns, t->name, claim, d->trigger, next);
+		return;
+	}
+	char *from = autoresize_bytes_text(t->size);
+	if (d->verdict == AUTORESIZE_AT_MAX) {
+		say(ac, t, "max", "Warning", "AutoResizeAtMaximum",
+		    "%s: %s, but template %s is at the policy's maximum %s; it does not grow. Raise max= in "
+		    ANNOTATION_AUTORESIZE_PREFIX "%s, or free space",
+		    claim, d->trigger, t->tpl, from, t->tpl);
+	}
+	if (d->verdict != AUTORESIZE_GROW) {
+		free(from);
+		return;
+	}
+	const char *strategy = t->cluster ? NULL : kube_obj_annotation(t->w, ANNOTATION_STRATEGY);
+	bool by_copy = (f->known && !f->expandable) || (strategy && !strcmp(strategy, "copy"));
+	if (by_copy && (!t->pol.allow_copy || t->cluster)) {
+		say(ac, t, "possible", "Warning", "AutoResizeNotPossible",
+		    "%s: %s, but template %s can grow only by copy (%s) and %s; nothing changed",
+		    claim, d->trigger, t->tpl,
+		    f->known && !f->expandable ? "its StorageClass does not allow expansion" : "resize-strategy is copy",
+		    t->cluster ? "a StatefulCluster's volumes grow in place only"
+			       : "the policy does not allow it: add allow-copy=true (each replica restarts once)");
+		free(from);
+		return;
+	}
+	unsay(ac, t, "possible");
+	const char *why = busy(t, claims);
+	if (why) {
+		log_debug("autoresize", "%s/%s: %s: %s; not now: %s", t->ns, t->name, claim, d->trigger, why);
+		free(from);
+		return;
+	}
+	char *to = autoresize_bytes_text(d->new_bytes);
+	const char *how = by_copy ? "by copy, one replica at a time" : "in place";
+	if (t->recommend) {
+		say(ac, t, "recommend", "Normal", "AutoResizeRecommended",
+		    "%s: %s: template %s and its %zu claims would grow from %s to %s %s (recommend-only: nothing "
+		    "changed)",
+		    claim, d->trigger, t->tpl, json_array_size(claims), from, to, how);
+	} else {
+		char now[32];
+		rfc3339(clock_wall_ms(), now);
+		if (grow_template(ac, t, to, now) == 0) {
+			event_record(ac->deps.base.events, t->w, "Normal", "AutoResizeTriggered",
+				     "%s: %s: growing template %s and its %zu claims from %s to %s %s", claim, d->trigger,
+				     t->tpl, json_array_size(claims), from, to, how);
+			count(ac, "grow");
+		}
+	}
+	free(from);
+	free(to);
+}
+
+static void consider_template(struct autoresize_ctx *ac, struct poll *p, struct tpl *t, const json_t *vct)
+{
+	t->size = bytes_of(storage_request(vct));
+	if (t->size <= 0) {
+		say(ac, t, "policy", "Warning", "AutoResizePolicyInvalid",
+		    ANNOTATION_AUTORESIZE_PREFIX "%s: template %s asks for no storage size the policy could grow",
+		    t->tpl, t->tpl);
+		return;
+	}
+	json_t *claims = claims_of(ac, t);
+	if (t->cluster)
+		catch_up_cluster_claims(ac, t, claims);
+	struct autoresize_decision best = {.verdict = AUTORESIZE_BELOW, .used_ratio = -1};
+	struct class_facts best_class = {0};
+	const char *best_claim = NULL;
+	size_t with_usage = 0;
+	int64_t last = last_growth_of(t->w, t->tpl);
+	size_t i;
+	const json_t *pvc;
+	json_array_foreach(claims, i, pvc) {
+		const char *claim = kube_obj_str(pvc, "metadata.name");
+		char *key = xasprintf("%s/%s", t->ns, claim);
+		struct volume_usage u;
+		bool known = usage_from_json(json_object_get(p->table, key), &u);
+		free(key);
+		if (!known)
+			continue;
+		with_usage++;
+		struct class_facts f;
+		json_t *sc;
+		class_facts(ac, kube_obj_str(pvc, "spec.storageClassName"), &f, &sc);
+		struct autoresize_decision d;
+		if (t->pol.per_claim) {
+			int64_t claim_last = rfc3339_seconds(or_empty(kube_obj_annotation(pvc, ANNOTATION_AUTORESIZE_LAST)));
+			autoresize_decide(&t->pol, &u, bytes_of(storage_request(pvc)), claim_last > 0 ? claim_last * 1000 : 0,
+					  p->now_ms, f.granularity, &d);
+			act_on_claim(ac, t, pvc, &d, &f);
+		} else {
+			autoresize_decide(&t->pol, &u, t->size, last, p->now_ms, f.granularity, &d);
+			if (better(&d, &best)) {
+				best = d;
+				best_claim = claim;
+				best_class = f;
+			}
+		}
+		if (ac->usage_ratio)
+			metric_set(ac->usage_ratio, d.used_ratio, METRIC_LABELS(t->ns, claim));
+		json_decref(sc);
+	}
+	if (!with_usage) {
+		if (json_array_size(p->errors) && json_array_size(claims))
+			say(ac, t, "usage", "Warning", "UsageUnavailable",
+			    "cannot read the usage of template %s's claims: %s; no growth until it can be read",
+			    t->tpl, json_string_value(json_array_get(p->errors, 0)));
+		json_decref(claims);
+		return;
+	}
+	if (unsay(ac, t, "usage"))
+		event_record(ac->deps.base.events, t->w, "Normal", "UsageAvailable",
+			     "the usage of template %s's claims can be read again", t->tpl);
+	if (!t->pol.per_claim && best_claim)
+		act_on_template(ac, t, claims, best_claim, &best, &best_class);
+	json_decref(claims);
+}
+
+void autoresize_consider(struct autoresize_ctx *ac, struct poll *p, const json_t *w, bool cluster)
+{
+	if (kube_obj_annotation_true(w, ANNOTATION_IGNORE))
+		return;
+	struct tpl t = {.w = w, .cluster = cluster, .ns = kube_obj_str(w, "metadata.namespace"),
+			.name = kube_obj_str(w, "metadata.name"), .recommend = ac->deps.recommend_only};
+	if (!t.ns || !t.name)
+		return;
+	const json_t *vcts = json_object_get(json_object_get(w, "spec"), "volumeClaimTemplates");
+	const char *key;
+	const json_t *v;
+	json_object_foreach((json_t *)kube_obj_annotations(w), key, v) {
+		size_t plen = strlen(ANNOTATION_AUTORESIZE_PREFIX);
+		if (strncmp(key, ANNOTATION_AUTORESIZE_PREFIX, plen) || !strcmp(key, ANNOTATION_AUTORESIZE_GRANULARITY))
+			continue;
+		t.tpl = key + plen;
+		char *why = NULL;
+		if (autoresize_policy_parse(or_empty(json_string_value(v)), &t.pol, &why) < 0) {
+			say(ac, &t, "policy", "Warning", "AutoResizePolicyInvalid", "%s: %s; no autoresize until it is fixed",
+			    key, why);
+			free(why);
+			continue;
+		}
+		const json_t *vct = NULL;
+		size_t i;
+		const json_t *c;
+		json_array_foreach(vcts, i, c) {
+			if (!strcmp(or_empty(kube_obj_str(c, "metadata.name")), t.tpl)) {
+				vct = c;
+				t.index = i;
+			}
+		}
+		if (!vct) {
+			say(ac, &t, "policy", "Warning", "AutoResizePolicyInvalid",
+			    "%s: there is no volumeClaimTemplate named %s; no autoresize until it is fixed", key, t.tpl);
+			continue;
+		}
+		unsay(ac, &t, "policy");
+		t.recommend = ac->deps.recommend_only || t.pol.recommend_only;
+		consider_template(ac, p, &t, vct);
+	}
+}

@@ -1,0 +1,44 @@
+/*
+ * The autoresize controller: grows volumes before they fill up. Every
+ * interval, one poll: from the caches, the StatefulSets (and
+ * StatefulClusters) that carry a policy (autoresize_policy.h), the nodes
+ * their pods run on; one usage read per node (or one Prometheus query);
+ * then per template a decision. A growth of a StatefulSet's template is
+ * the resize annotation, written with the time of the growth in one
+ * patch, so the resize controller carries it out like any other resize
+ * (in place, or by copy where the policy allows it), crash-safe, and the
+ * template stays in step. A StatefulCluster's template is its own to
+ * change; its claims are then expanded in place by this controller.
+ *
+ * Events: AutoResizeTriggered (with the usage that triggered it),
+ * AutoResizeRecommended (recommend-only), AutoResizeAtMaximum,
+ * AutoResizeNotPossible, AutoResizePolicyInvalid, UsageUnavailable,
+ * UsageAvailable. Each Warning is said once per change, not every poll.
+ * Metrics: stateful_operator_volume_usage_ratio{namespace,persistentvolumeclaim},
+ * stateful_operator_autoresizes_total{mode}, stateful_operator_usage_reads_total{source,result},
+ * stateful_operator_usage_requests_total{source}.
+ */
+#ifndef SOP_CONTROLLERS_AUTORESIZE_CONTROLLER_H
+#define SOP_CONTROLLERS_AUTORESIZE_CONTROLLER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "controllers/autoresize/usage_source.h"
+#include "controllers/controller_deps.h"
+#include "runtime/controller.h"
+
+struct autoresize_deps {
+	struct controller_deps base;
+	struct usage_source_options source;
+	int64_t interval_ms;
+	bool recommend_only;   /* --autoresize-recommend-only: Events and metrics only */
+	bool cluster_scope;    /* Nodes and StorageClasses can be read (not in namespace scope) */
+	bool with_clusters;    /* the StatefulCluster API is installed and its controller runs */
+	int kubelet_port;      /* where no Node says it (namespace scope) */
+};
+
+/* Registers the caches it reads; NULL and *err (new) when the source cannot be set up. */
+struct controller *autoresize_controller_new(const struct autoresize_deps *deps, char **err);
+
+#endif

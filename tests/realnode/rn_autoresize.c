@@ -1,0 +1,258 @@
+/*
+ * Usage-driven growth on the real node: a pod fills its real xfs volume
+ * past the policy's threshold; the operator reads the usage from the
+ * kubelet's stats summary (as its own ServiceAccount: nodes/stats), and
+ * every replica's claim and the template grow by the step, in place: the
+ * pods keep running and df inside them shows the new size. Filling on past
+ * the new threshold grows again only after the cooldown; at the maximum, a
+ * Warning and no growth.
+ *
+ * The usage source refusing (kubelet-proxy without nodes/proxy): a Warning,
+ * nothing changes; once the permission is granted, growth resumes.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/kube_object.h"
+#include "client/quantity.h"
+#include "itest.h"
+#include "realnode.h"
+#include "util/duration.h"
+#include "util/xalloc.h"
+
+#define SET "db"
+#define REPLICAS 2
+#define CLASS "rn-autoresize"
+#define COOLDOWN_S 45
+/* 320Mi xfs holds about 300 MiB; 60 % of it is crossed by the 8 MiB of the workload and 200 MiB more. */
+#define POLICY "used=60%, step=64Mi, max=448Mi, cooldown=45s"
+
+static const char *const operator_args[] = {"--autoresize-interval", "5s", NULL};
+
+static void start_operator(struct rn_test *t, const char *source)
+{
+	const char *args[] = {"--kubeconfig", getenv("SOP_OPERATOR_KUBECONFIG"), "--metrics-bind-address", "0",
+			      "--health-probe-bind-address", "0", "--copy-image", RN_OPERATOR_IMAGE,
+			      "--autoresize-source", source, operator_args[0], operator_args[1], NULL};
+	daemon_start(&t->d, args, NULL);
+	if (!daemon_wait_log(&t->d, "all caches synced", 20000))
+		fail_msg("operator did not start:\n%s", daemon_log(&t->d));
+}
+
+/* A class of the test bed's local volumes (xfs, expandable) whose sizes step by 64Mi. */
+static void class_create(void)
+{
+	it_sh("kubectl delete storageclass " CLASS " --ignore-not-found >/dev/null");
+	if (it_sh("printf '%%s' '{\"apiVersion\":\"storage.k8s.io/v1\",\"kind\":\"StorageClass\",\"metadata\":"
+		  "{\"name\":\"" CLASS "\",\"annotations\":{\"autoresize.stateful-operator.io/granularity\":\"64Mi\"}},"
+		  "\"provisioner\":\"testbed.stateful-operator.io/local\",\"parameters\":{\"fsType\":\"xfs\"},"
+		  "\"allowVolumeExpansion\":true,\"reclaimPolicy\":\"Delete\",\"volumeBindingMode\":\"Immediate\"}'"
+		  " | kubectl apply -f - >/dev/null"))
+		fail_msg("cannot create StorageClass " CLASS);
+}
+
+static const char *or_empty(const char *s)
+{
+	return s ? s : "";
+}
+
+static int64_t df_in_pod(struct rn_test *t, const char *pod)
+{
+	char *out = it_sh_output("kubectl exec -n %s %s -- df -B1 /data | tail -n 1", t->ns, pod);
+	int64_t size = rn_df_bytes(out);
+	free(out);
+	return size;
+}
+
+/* Writes mb MiB more into the pod's volume (real blocks: zeros written, not a hole). */
+static void fill(struct rn_test *t, const char *pod, const char *file, int mb)
+{
+	if (it_sh("kubectl exec -n %s %s -- sh -c 'dd if=/dev/zero of=/data/%s bs=1M count=%d conv=fsync "
+		  "2>/dev/null'",
+		  t->ns, pod, file, mb))
+		fail_msg("cannot write %d MiB into %s", mb, pod);
+}
+
+struct want {
+	struct rn_test *t;
+	const char *size;
+};
+
+/* The template and every claim's capacity are at w->size. */
+static bool grown_to(void *ctx)
+{
+	struct want *w = ctx;
+	json_t *set = it_get(w->t->admin, &KUBE_STATEFULSETS, w->t->ns, SET);
+	const json_t *tmpl = json_array_get(json_object_get(json_object_get(set, "spec"), "volumeClaimTemplates"), 0);
+	bool ok = set && !strcmp(or_empty(kube_obj_str(tmpl, "spec.resources.requests.storage")), w->size);
+	json_decref(set);
+	for (int k = 0; ok && k < REPLICAS; k++) {
+		char claim[32];
+		snprintf(claim, sizeof(claim), "data-" SET "-%d", k);
+		json_t *pvc = it_get(w->t->admin, &KUBE_PVCS, w->t->ns, claim);
+		ok = !strcmp(or_empty(kube_obj_str(pvc, "status.capacity.storage")), w->size);
+		json_decref(pvc);
+	}
+	return ok;
+}
+
+static void expect_grown_to(struct rn_test *t, const char *size, long timeout_ms)
+{
+	struct want w = {t, size};
+	if (!it_wait(grown_to, &w, timeout_ms)) {
+		rn_dump_state(t);
+		fail_msg("the template and the claims did not grow to %s", size);
+	}
+}
+
+/* The set's last growth of template data (wall ms), from the annotation the operator writes. */
+static int64_t last_growth_ms(struct rn_test *t)
+{
+	json_t *set = it_get(t->admin, &KUBE_STATEFULSETS, t->ns, SET);
+	json_t *map = json_loads(or_empty(it_annotation(set, "stateful-operator.io/autoresize-last")), 0, NULL);
+	int64_t s = rfc3339_seconds(or_empty(json_string_value(json_object_get(map, "data"))));
+	json_decref(map);
+	json_decref(set);
+	return s * 1000;
+}
+
+static char *pod_uid(struct rn_test *t, int k)
+{
+	char pod[32];
+	snprintf(pod, sizeof(pod), SET "-%d", k);
+	return rn_pod_uid(t, pod);
+}
+
+static void create_workload(struct rn_test *t)
+{
+	class_create();
+	json_t *sts = rn_workload_set(t, SET, REPLICAS, CLASS, "320Mi", 8);
+	it_set_annotation(sts, "autoresize.stateful-operator.io/data", POLICY);
+	rn_create_workload(t, sts, REPLICAS);
+	json_decref(sts);
+}
+
+static void test_volumes_grow_before_they_fill_up(void **state)
+{
+	struct rn_test *t = *state;
+	create_workload(t);
+	char *uids[REPLICAS];
+	for (int k = 0; k < REPLICAS; k++)
+		uids[k] = pod_uid(t, k);
+	int64_t df_before = df_in_pod(t, SET "-0");
+	start_operator(t, "kubelet");
+
+	/* Below the threshold: nothing grows for a few polls. */
+	it_sleep_ms(12000);
+	assert_int_equal(it_event_count(t->admin, t->ns, "AutoResizeTriggered", SET), 0);
+
+	/* Replica 0 passes 60 %: every claim and the template grow by 64Mi, in place. */
+	double t0 = it_now_ms();
+	fill(t, SET "-0", "fill-1", 200);
+	expect_grown_to(t, "384Mi", 120000);
+	double took = it_now_ms() - t0;
+	int64_t first = last_growth_ms(t);
+	char *msg = it_event_message(t->admin, t->ns, "AutoResizeTriggered", SET);
+	assert_non_null(msg);
+	if (!strstr(msg, "data-" SET "-0: used ") || !strstr(msg, "from 320Mi to 384Mi in place"))
+		fail_msg("AutoResizeTriggered does not say which usage triggered what: %s", msg);
+	printf("[ event ] AutoResizeTriggered: %s\n", msg);
+	free(msg);
+	for (int k = 0; k < REPLICAS; k++) {
+		char *uid = pod_uid(t, k);
+		assert_string_equal(uid, uids[k]); /* the pods kept running */
+		free(uid);
+	}
+	int64_t df_after = df_in_pod(t, SET "-0");
+	if (df_after - df_before < 56LL << 20 || df_after > 384LL << 20)
+		fail_msg("df in " SET "-0 shows %lld bytes, %lld before: not grown by 64Mi", (long long)df_after,
+			 (long long)df_before);
+	printf("[ figures ] fill past 60%% to both claims and the template at 384Mi: %.1f s; df %lld -> %lld bytes\n",
+	       took / 1000, (long long)df_before, (long long)df_after);
+
+	/* Past the new threshold at once: no growth within the cooldown, then one, to the maximum. */
+	fill(t, SET "-0", "fill-2", 60);
+	expect_grown_to(t, "448Mi", (COOLDOWN_S + 90) * 1000L);
+	int64_t second = last_growth_ms(t);
+	if (second - first < COOLDOWN_S * 1000L)
+		fail_msg("grew again %lld ms after the last growth, within the %d s cooldown", (long long)(second - first),
+			 COOLDOWN_S);
+	assert_int_equal(it_event_count(t->admin, t->ns, "AutoResizeTriggered", SET), 2);
+
+	/* At the maximum: a Warning, and no growth. */
+	fill(t, SET "-0", "fill-3", 60);
+	double t1 = it_now_ms();
+	while (!it_event_count(t->admin, t->ns, "AutoResizeAtMaximum", SET) && it_now_ms() - t1 < 120000)
+		it_sleep_ms(1000);
+	msg = it_event_message(t->admin, t->ns, "AutoResizeAtMaximum", SET);
+	if (!msg)
+		fail_msg("no AutoResizeAtMaximum Warning");
+	printf("[ event ] AutoResizeAtMaximum: %s\n", msg);
+	assert_non_null(strstr(msg, "maximum 448Mi"));
+	free(msg);
+	it_sleep_ms(COOLDOWN_S * 1000L); /* past the cooldown too: still no growth */
+	struct want w = {t, "448Mi"};
+	assert_true(grown_to(&w));
+	assert_int_equal(it_event_count(t->admin, t->ns, "AutoResizeTriggered", SET), 2);
+	for (int k = 0; k < REPLICAS; k++) {
+		char *uid = pod_uid(t, k);
+		assert_string_equal(uid, uids[k]);
+		free(uid);
+		free(uids[k]);
+	}
+	it_sh("kubectl delete storageclass " CLASS " --ignore-not-found >/dev/null");
+}
+
+/*
+ * kubelet-proxy asks through the API server, which checks nodes/proxy: the
+ * operator's ServiceAccount does not have it (deploy/ grants nodes/stats
+ * only). A Warning says so and nothing grows; granted, growth resumes.
+ */
+static void test_usage_source_refusing_then_back(void **state)
+{
+	struct rn_test *t = *state;
+	it_sh("kubectl delete clusterrolebinding rn-autoresize-proxy --ignore-not-found >/dev/null");
+	create_workload(t);
+	fill(t, SET "-0", "fill-1", 200);
+	start_operator(t, "kubelet-proxy");
+	double t0 = it_now_ms();
+	while (!it_event_count(t->admin, t->ns, "UsageUnavailable", SET) && it_now_ms() - t0 < 60000)
+		it_sleep_ms(1000);
+	char *msg = it_event_message(t->admin, t->ns, "UsageUnavailable", SET);
+	if (!msg)
+		fail_msg("no UsageUnavailable Warning while the source refuses:\n%s", daemon_log(&t->d));
+	printf("[ event ] UsageUnavailable: %s\n", msg);
+	assert_non_null(strstr(msg, "nodes/proxy"));
+	free(msg);
+	it_sleep_ms(10000);
+	struct want w = {t, "320Mi"};
+	assert_true(grown_to(&w)); /* nothing changed */
+	assert_int_equal(it_event_count(t->admin, t->ns, "AutoResizeTriggered", SET), 0);
+
+	if (it_sh("kubectl create clusterrole rn-autoresize-proxy --verb=get --resource=nodes/proxy "
+		  "--dry-run=client -o yaml | kubectl apply -f - >/dev/null && "
+		  "kubectl create clusterrolebinding rn-autoresize-proxy --clusterrole=rn-autoresize-proxy "
+		  "--serviceaccount=stateful-operator-system:stateful-operator >/dev/null"))
+		fail_msg("cannot grant nodes/proxy");
+	expect_grown_to(t, "384Mi", 90000);
+	assert_true(it_event_count(t->admin, t->ns, "UsageAvailable", SET) >= 1);
+	it_sh("kubectl delete clusterrolebinding rn-autoresize-proxy --ignore-not-found >/dev/null; "
+	      "kubectl delete clusterrole rn-autoresize-proxy --ignore-not-found >/dev/null; "
+	      "kubectl delete storageclass " CLASS " --ignore-not-found >/dev/null");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_volumes_grow_before_they_fill_up, rn_setup, rn_teardown),
+		cmocka_unit_test_setup_teardown(test_usage_source_refusing_then_back, rn_setup, rn_teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
