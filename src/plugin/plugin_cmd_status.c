@@ -9,12 +9,117 @@
 
 #include "client/kube_object.h"
 #include "controllers/contract.h"
+#include "controllers/autoresize/autoresize_policy.h"
+#include "controllers/autoresize/usage_source.h"
+#include "plugin/plugin_autoresize.h"
 #include "plugin/plugin_commands.h"
 #include "plugin/plugin_session.h"
+#include "util/clock.h"
 #include "util/xalloc.h"
 
+/*
+ * What the autoresize rows need, read once per command: the claims and
+ * pods of each namespace, the StorageClasses, and the usage from the
+ * kubelets of the nodes that run the pods of workloads with a policy,
+ * through the API server with the user's own rights (nodes/proxy).
+ */
+struct autoresize_reads {
+	json_t *claims;  /* ns -> PVC list */
+	json_t *pods;    /* ns -> pod list */
+	json_t *classes; /* list, or NULL when the user cannot read them */
+	json_t *table;   /* "ns/claim" -> usage */
+	json_t *asked;   /* node -> true */
+	char *error;     /* the first node that could not be read, and why */
+};
+
+static bool has_policy(const json_t *w)
+{
+	const char *key;
+	const json_t *v;
+	json_object_foreach((json_t *)kube_obj_annotations(w), key, v)
+		if (!strncmp(key, ANNOTATION_AUTORESIZE_PREFIX, strlen(ANNOTATION_AUTORESIZE_PREFIX)))
+			return true;
+	return false;
+}
+
+/* The list of r in ns, read once (cache: ns -> list). Borrowed. */
+static const json_t *list_once(struct plugin_session *s, json_t *cache, const struct kube_resource *r, const char *ns)
+{
+	json_t *list = json_object_get(cache, ns);
+	if (!list) {
+		struct kube_error err;
+		if (kube_list_all(s->client, r, ns, NULL, 0, &list, NULL, &err) < 0)
+			list = json_array();
+		json_object_set_new(cache, ns, list);
+	}
+	return list;
+}
+
+static void read_node_usage(struct plugin_session *s, struct autoresize_reads *r, const char *node)
+{
+	if (json_object_get(r->asked, node))
+		return;
+	json_object_set_new(r->asked, node, json_true());
+	char *path = xasprintf("/api/v1/nodes/%s/proxy/stats/summary", node);
+	char *body = NULL;
+	struct kube_error err;
+	char *why = NULL;
+	if (kube_get_text(s->client, path, &body, &err) < 0)
+		why = xasprintf("node %s: %s", node, err.message);
+	else if (usage_parse_summary(body, strlen(body), r->table, &why) < 0) {
+		char *w = xasprintf("node %s: %s", node, why);
+		free(why);
+		why = w;
+	}
+	if (why && !r->error)
+		r->error = why;
+	else
+		free(why);
+	free(body);
+	free(path);
+}
+
+static void autoresize_rows(struct plugin_session *s, struct autoresize_reads *r, const char *kind, const json_t *w,
+			    const json_t *events, json_t *rows)
+{
+	if (!has_policy(w))
+		return;
+	const char *ns = kube_obj_str(w, "metadata.namespace");
+	const char *name = kube_obj_str(w, "metadata.name");
+	if (!ns || !name)
+		return;
+	if (!r->classes) {
+		struct kube_error err;
+		if (kube_list_all(s->client, &KUBE_STORAGECLASSES, NULL, NULL, 0, &r->classes, NULL, &err) < 0)
+			r->classes = json_array();
+	}
+	char *prefix = xasprintf("%s-", name);
+	size_t i;
+	const json_t *pod;
+	json_array_foreach(list_once(s, r->pods, &KUBE_PODS, ns), i, pod) {
+		const char *node = kube_obj_str(pod, "spec.nodeName");
+		if (node && kube_name_number(kube_obj_str(pod, "metadata.name"), prefix, 9) >= 0)
+			read_node_usage(s, r, node);
+	}
+	free(prefix);
+	struct autoresize_usage_view u = {r->table, r->error};
+	status_autoresize_rows(rows, kind, w, list_once(s, r->claims, &KUBE_PVCS, ns), r->classes, &u, events,
+			       clock_wall_ms());
+}
+
+static void autoresize_reads_release(struct autoresize_reads *r)
+{
+	json_decref(r->claims);
+	json_decref(r->pods);
+	json_decref(r->classes);
+	json_decref(r->table);
+	json_decref(r->asked);
+	free(r->error);
+}
+
 /* Rows of every StatefulSet (and of backups whose set is gone mid-resize) of ns (NULL: all). */
-static int sts_rows(struct plugin_session *s, const char *ns, const json_t *events, json_t *rows)
+static int sts_rows(struct plugin_session *s, const char *ns, const json_t *events, struct autoresize_reads *ar,
+		    json_t *rows)
 {
 	json_t *sets = NULL, *backups = NULL;
 	struct kube_error err;
@@ -34,6 +139,7 @@ static int sts_rows(struct plugin_session *s, const char *ns, const json_t *even
 		plugin_read_copy_progress(s, kube_obj_str(obj, "metadata.namespace"), name, &v, NULL, 0);
 		status_sts_rows(rows, kube_obj_str(obj, "metadata.namespace"), name, obj, &v, events, now, false);
 		resize_view_release(&v);
+		autoresize_rows(s, ar, "sts", obj, events, rows);
 	}
 	json_array_foreach(backups, i, obj) {
 		const char *set = kube_obj_label(obj, LABEL_SAVED_STATEFULSET);
@@ -52,7 +158,8 @@ static int sts_rows(struct plugin_session *s, const char *ns, const json_t *even
 	return 0;
 }
 
-static int stc_rows(struct plugin_session *s, const char *ns, const json_t *events, json_t *rows)
+static int stc_rows(struct plugin_session *s, const char *ns, const json_t *events, struct autoresize_reads *ar,
+		    json_t *rows)
 {
 	json_t *items = NULL;
 	struct kube_error err;
@@ -62,13 +169,15 @@ static int stc_rows(struct plugin_session *s, const char *ns, const json_t *even
 	long long now = (long long)time(NULL);
 	size_t i;
 	const json_t *stc;
-	json_array_foreach(items, i, stc)
+	json_array_foreach(items, i, stc) {
 		status_stc_row(rows, stc, events, now);
+		autoresize_rows(s, ar, "stc", stc, events, rows);
+	}
 	json_decref(items);
 	return 0;
 }
 
-static int one_object(struct plugin_session *s, const json_t *events, json_t *rows)
+static int one_object(struct plugin_session *s, const json_t *events, struct autoresize_reads *ar, json_t *rows)
 {
 	const struct plugin_args *a = s->args;
 	int code = 0;
@@ -77,6 +186,7 @@ static int one_object(struct plugin_session *s, const json_t *events, json_t *ro
 		if (!stc)
 			return code;
 		status_stc_row(rows, stc, events, (long long)time(NULL));
+		autoresize_rows(s, ar, "stc", stc, events, rows);
 		json_decref(stc);
 		return 0;
 	}
@@ -88,8 +198,10 @@ static int one_object(struct plugin_session *s, const json_t *events, json_t *ro
 	plugin_read_copy_progress(s, s->ns, a->name, &v, NULL, 0);
 	const char *kind = kube_obj_str(holder, "kind");
 	const json_t *sts = kind && !strcmp(kind, "StatefulSet") ? holder : NULL;
-	status_sts_rows(rows, s->ns, a->name, sts, &v, events, (long long)time(NULL), true);
+	status_sts_rows(rows, s->ns, a->name, sts, &v, events, (long long)time(NULL), !sts || !has_policy(sts));
 	resize_view_release(&v);
+	if (sts)
+		autoresize_rows(s, ar, "sts", sts, events, rows);
 	json_decref(holder);
 	return 0;
 }
@@ -100,9 +212,12 @@ int plugin_cmd_status(struct plugin_session *s)
 	const char *ns = a->all_namespaces ? NULL : s->ns;
 	json_t *rows = json_array();
 	json_t *events = plugin_events(s, ns);
-	int rc = a->kind != PLUGIN_KIND_NONE ? one_object(s, events, rows) : sts_rows(s, ns, events, rows);
+	struct autoresize_reads ar = {.claims = json_object(), .pods = json_object(), .table = json_object(),
+				      .asked = json_object()};
+	int rc = a->kind != PLUGIN_KIND_NONE ? one_object(s, events, &ar, rows) : sts_rows(s, ns, events, &ar, rows);
 	if (!rc && a->kind == PLUGIN_KIND_NONE)
-		rc = stc_rows(s, ns, events, rows);
+		rc = stc_rows(s, ns, events, &ar, rows);
+	autoresize_reads_release(&ar);
 	if (!rc) {
 		if (a->output != PLUGIN_OUT_TABLE) {
 			plugin_print_doc(stdout, rows, a->output);

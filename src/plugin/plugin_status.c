@@ -184,7 +184,7 @@ static json_t *replicas_json(const struct resize_view *v)
 	return arr;
 }
 
-static json_t *row_new(const char *ns, const char *kind, const char *name, const char *operation, const char *phase,
+json_t *status_row_new(const char *ns, const char *kind, const char *name, const char *operation, const char *phase,
 		       const char *progress, long long age_s, const json_t *event)
 {
 	char age[16];
@@ -242,7 +242,7 @@ void status_sts_rows(json_t *rows, const char *ns, const char *name, const json_
 						     : xstrdup(v->status ? v->status : "");
 		char op[32];
 		snprintf(op, sizeof(op), "resize%s%s", v->strategy ? "/" : "", v->strategy ? v->strategy : "");
-		json_t *row = row_new(ns, "sts", name, op, v->active ? v->phase : "Done", progress,
+		json_t *row = status_row_new(ns, "sts", name, op, v->active ? v->phase : "Done", progress,
 				      age_since(v->started, now_s), ev);
 		if (failed && v->message)
 			json_object_set_new(row, "message", json_string(v->message));
@@ -256,12 +256,12 @@ void status_sts_rows(json_t *rows, const char *ns, const char *name, const json_
 	const char *sd_state = kube_obj_annotation(sts, ANNOTATION_SCALEDOWN_STATE);
 	if (sd_status || sd_state) {
 		const char *phase = sd_status && !strncmp(sd_status, "Failed", 6) ? "Failed" : sd_status ? "Running" : "Idle";
-		json_t *row = row_new(ns, "sts", name, "cleanup", phase, sd_status ? sd_status : "attempts recorded", -1, ev);
+		json_t *row = status_row_new(ns, "sts", name, "cleanup", phase, sd_status ? sd_status : "attempts recorded", -1, ev);
 		json_array_append_new(rows, row);
 		any = true;
 	}
 	if (!any && show_idle)
-		json_array_append_new(rows, row_new(ns, "sts", name, "-", "Idle", "nothing under way", -1, ev));
+		json_array_append_new(rows, status_row_new(ns, "sts", name, "-", "Idle", "nothing under way", -1, ev));
 }
 
 void status_stc_row(json_t *rows, const json_t *stc, const json_t *events, long long now_s)
@@ -297,7 +297,7 @@ void status_stc_row(json_t *rows, const json_t *stc, const json_t *events, long 
 	}
 	char *progress = msg ? xasprintf("ready %lld/%lld, updated %lld/%lld: %s", ready, want, updated, want, msg)
 			     : xasprintf("ready %lld/%lld, updated %lld/%lld", ready, want, updated, want);
-	json_array_append_new(rows, row_new(ns, "stc", name, "cluster", phase, progress, age_since(since, now_s),
+	json_array_append_new(rows, status_row_new(ns, "stc", name, "cluster", phase, progress, age_since(since, now_s),
 					    status_last_event(events, CLUSTER_KIND, name)));
 	free(progress);
 }

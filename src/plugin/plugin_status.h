@@ -47,6 +47,10 @@ void resize_view_release(struct resize_view *v);
 /* The replica of v with this ordinal, or NULL. */
 struct replica_progress *resize_view_replica(struct resize_view *v, long long ordinal);
 
+/* A row (new): age_s < 0 shows "-"; event (may be NULL) gives lastEvent. */
+json_t *status_row_new(const char *ns, const char *kind, const char *name, const char *operation, const char *phase,
+		       const char *progress, long long age_s, const json_t *event);
+
 /* Seconds of an RFC 3339 UTC time, with or without a fraction ("...:05.123456Z"); -1 when not one. */
 long long status_time_seconds(const char *text);
 

@@ -1,0 +1,203 @@
+#include "plugin/plugin_autoresize.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client/kube_object.h"
+#include "client/quantity.h"
+#include "controllers/autoresize/autoresize_policy.h"
+#include "controllers/autoresize/usage_source.h"
+#include "plugin/plugin_status.h"
+#include "util/duration.h"
+#include "util/xalloc.h"
+
+static const char *or_empty(const char *s)
+{
+	return s ? s : "";
+}
+
+static int64_t bytes_of(const char *text)
+{
+	struct quantity q;
+	int64_t v;
+	if (!text || quantity_parse(text, &q, NULL) < 0 || quantity_to_int64(&q, &v) < 0)
+		return -1;
+	return v;
+}
+
+static void rfc3339(int64_t ms, char out[32])
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* The granularity of class name (NULL: the default class) in classes; 1Gi when unknown. */
+static int64_t granularity_of(const json_t *classes, const char *name)
+{
+	size_t i;
+	const json_t *sc;
+	json_array_foreach(classes, i, sc) {
+		bool match = name && *name ? !strcmp(or_empty(kube_obj_str(sc, "metadata.name")), name)
+					   : kube_obj_annotation_true(sc, "storageclass.kubernetes.io/is-default-class");
+		if (match) {
+			int64_t g = bytes_of(kube_obj_annotation(sc, ANNOTATION_AUTORESIZE_GRANULARITY));
+			return g > 0 ? g : AUTORESIZE_DEFAULT_GRANULARITY;
+		}
+	}
+	return AUTORESIZE_DEFAULT_GRANULARITY;
+}
+
+static int64_t last_growth(const json_t *w, const char *tpl)
+{
+	json_t *map = json_loads(or_empty(kube_obj_annotation(w, ANNOTATION_AUTORESIZE_LAST)), 0, NULL);
+	int64_t s = rfc3339_seconds(or_empty(json_string_value(json_object_get(map, tpl))));
+	json_decref(map);
+	return s > 0 ? s * 1000 : 0;
+}
+
+/* The claims of template tpl of w in claims (<tpl>-<name>-<n>), with their usage, fullest first in *fullest. */
+static json_t *claims_usage(const json_t *w, const char *tpl, const json_t *claims,
+			    const struct autoresize_usage_view *u, const json_t **fullest_pvc, struct volume_usage *fullest)
+{
+	const char *ns = kube_obj_str(w, "metadata.namespace");
+	char *prefix = xasprintf("%s-%s-", tpl, or_empty(kube_obj_str(w, "metadata.name")));
+	json_t *out = json_array();
+	double best = -1;
+	size_t i;
+	const json_t *pvc;
+	json_array_foreach(claims, i, pvc) {
+		const char *name = kube_obj_str(pvc, "metadata.name");
+		if (!name || strcmp(or_empty(kube_obj_str(pvc, "metadata.namespace")), or_empty(ns)) ||
+		    kube_name_number(name, prefix, 9) < 0)
+			continue;
+		char *key = xasprintf("%s/%s", ns, name);
+		struct volume_usage v;
+		bool known = usage_from_json(json_object_get(u->table, key), &v);
+		free(key);
+		if (!known) {
+			json_array_append_new(out, json_pack("{s:s, s:n}", "claim", name, "usedRatio"));
+			continue;
+		}
+		double total = (double)v.used_bytes + (double)v.available_bytes;
+		double ratio = total > 0 ? (double)v.used_bytes / total : 0;
+		json_array_append_new(out, json_pack("{s:s, s:f, s:I, s:I}", "claim", name, "usedRatio", ratio,
+						     "usedBytes", (json_int_t)v.used_bytes, "capacityBytes",
+						     (json_int_t)v.capacity_bytes));
+		if (ratio > best) {
+			best = ratio;
+			*fullest = v;
+			*fullest_pvc = pvc;
+		}
+	}
+	free(prefix);
+	return out;
+}
+
+static void template_row(json_t *rows, const char *kind, const json_t *w, const char *tpl, const char *policy_text,
+			 const json_t *vct, const json_t *claims, const json_t *classes,
+			 const struct autoresize_usage_view *u, const json_t *event, long long now_ms)
+{
+	const char *ns = kube_obj_str(w, "metadata.namespace");
+	const char *name = kube_obj_str(w, "metadata.name");
+	char op[300];
+	snprintf(op, sizeof(op), "autoresize/%s", tpl);
+	struct autoresize_policy p;
+	char *why = NULL;
+	if (autoresize_policy_parse(policy_text, &p, &why) < 0 || !vct) {
+		char *msg = why ? why : xasprintf("there is no volumeClaimTemplate named %s", tpl);
+		json_t *row = status_row_new(ns, kind, name, op, "Invalid", msg, -1, event);
+		json_object_set_new(row, "policy", json_string(policy_text));
+		json_array_append_new(rows, row);
+		free(msg);
+		return;
+	}
+	const json_t *pvc = NULL;
+	struct volume_usage fullest;
+	json_t *list = claims_usage(w, tpl, claims, u, &pvc, &fullest);
+	int64_t size = bytes_of(kube_obj_str(vct, "spec.resources.requests.storage"));
+	char *max = autoresize_bytes_text(p.max_bytes);
+	char *progress;
+	const char *phase;
+	json_t *next = json_null(), *next_size = json_null();
+	if (!pvc) {
+		phase = "Unknown";
+		progress = xasprintf("usage not readable%s%s; max %s", u->error ? ": " : "", or_empty(u->error), max);
+	} else {
+		int64_t base = p.per_claim ? bytes_of(kube_obj_str(pvc, "spec.resources.requests.storage")) : size;
+		int64_t last = p.per_claim ? rfc3339_seconds(or_empty(kube_obj_annotation(pvc, ANNOTATION_AUTORESIZE_LAST))) * 1000
+					   : last_growth(w, tpl);
+		struct autoresize_decision d;
+		autoresize_decide(&p, &fullest, base, last > 0 ? last : 0, now_ms,
+				  granularity_of(classes, kube_obj_str(pvc, "spec.storageClassName")), &d);
+		char *cap = autoresize_bytes_text(base);
+		char *used = autoresize_bytes_text(fullest.used_bytes);
+		char when[32] = "";
+		const char *verdict = "";
+		switch (d.verdict) {
+		case AUTORESIZE_BELOW:
+			phase = "Watching";
+			verdict = "below every threshold";
+			break;
+		case AUTORESIZE_GROW: {
+			phase = p.recommend_only ? "Recommend" : "Due";
+			verdict = p.recommend_only ? "would grow (recommend-only)" : "grows at the operator's next poll";
+			next = json_string("now");
+			char *to = autoresize_bytes_text(d.new_bytes);
+			next_size = json_string(to);
+			free(to);
+			break;
+		}
+		case AUTORESIZE_COOLDOWN:
+			phase = "Cooldown";
+			rfc3339(d.next_ms, when);
+			verdict = "over a threshold; next growth after ";
+			next = json_string(when);
+			break;
+		case AUTORESIZE_AT_MAX:
+		default:
+			phase = "AtMaximum";
+			verdict = "over a threshold, at the maximum: no growth";
+			break;
+		}
+		progress = xasprintf("%s used %.0f%% (%s of %s), %s%s; max %s", kube_obj_str(pvc, "metadata.name"),
+				     d.used_ratio * 100, used, cap, verdict, when, max);
+		free(cap);
+		free(used);
+	}
+	json_t *row = status_row_new(ns, kind, name, op, phase, progress, -1, event);
+	json_object_set_new(row, "policy", json_string(policy_text));
+	json_object_set_new(row, "claims", list);
+	json_object_set_new(row, "nextGrowth", next);
+	json_object_set_new(row, "nextSize", next_size);
+	json_array_append_new(rows, row);
+	free(progress);
+	free(max);
+}
+
+void status_autoresize_rows(json_t *rows, const char *kind, const json_t *w, const json_t *claims,
+			    const json_t *classes, const struct autoresize_usage_view *u, const json_t *events,
+			    long long now_ms)
+{
+	const json_t *ev = status_last_event(events, strcmp(kind, "stc") ? "StatefulSet" : "StatefulCluster",
+					     kube_obj_str(w, "metadata.name"));
+	const json_t *vcts = json_object_get(json_object_get(w, "spec"), "volumeClaimTemplates");
+	size_t plen = strlen(ANNOTATION_AUTORESIZE_PREFIX);
+	const char *key;
+	const json_t *v;
+	json_object_foreach((json_t *)kube_obj_annotations(w), key, v) {
+		if (strncmp(key, ANNOTATION_AUTORESIZE_PREFIX, plen) || !strcmp(key, ANNOTATION_AUTORESIZE_GRANULARITY))
+			continue;
+		const char *tpl = key + plen;
+		const json_t *vct = NULL;
+		size_t i;
+		const json_t *c;
+		json_array_foreach(vcts, i, c)
+			if (!strcmp(or_empty(kube_obj_str(c, "metadata.name")), tpl))
+				vct = c;
+		template_row(rows, kind, w, tpl, or_empty(json_string_value(v)), vct, claims, classes, u, ev, now_ms);
+	}
+}
