@@ -152,7 +152,7 @@ static void register_metrics(struct autoresize_ctx *ac)
 	struct metrics *m = observability_metrics(ac->deps.base.obs);
 	ac->usage_ratio = metrics_gauge(m, "stateful_operator_volume_usage_ratio",
 					"Used share of each volume under an autoresize policy, as df shows it (0-1).",
-					METRIC_LABELS("namespace", "persistentvolumeclaim"));
+					METRIC_LABELS("persistentvolumeclaim_namespace", "persistentvolumeclaim"));
 	ac->autoresizes = metrics_counter(m, "stateful_operator_autoresizes_total",
 					  "Usage-driven growths: done (mode=grow) or only recommended (mode=recommend).",
 					  METRIC_LABELS("mode"));

@@ -14,7 +14,7 @@
  * AutoResizeRecommended (recommend-only), AutoResizeAtMaximum,
  * AutoResizeNotPossible, AutoResizePolicyInvalid, UsageUnavailable,
  * UsageAvailable. Each Warning is said once per change, not every poll.
- * Metrics: stateful_operator_volume_usage_ratio{namespace,persistentvolumeclaim},
+ * Metrics: stateful_operator_volume_usage_ratio{persistentvolumeclaim_namespace,persistentvolumeclaim},
  * stateful_operator_autoresizes_total{mode}, stateful_operator_usage_reads_total{source,result},
  * stateful_operator_usage_requests_total{source}.
  */
