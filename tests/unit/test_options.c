@@ -51,6 +51,11 @@ static void test_defaults(void **state)
 	assert_int_equal(o.log_format, LOG_FORMAT_TEXT);
 	assert_string_equal(o.metrics_bind_address, ":8080");
 	assert_string_equal(o.health_probe_bind_address, ":8081");
+	assert_string_equal(o.autoresize_source, "kubelet");
+	assert_int_equal(o.autoresize_interval_ms, 60000);
+	assert_false(o.autoresize_recommend_only);
+	assert_int_equal(o.kubelet_port, 10250);
+	assert_null(o.prometheus_url);
 	options_release(&o);
 }
 
@@ -79,6 +84,21 @@ static void test_every_flag(void **state)
 	assert_true(o.leader_elect);
 	assert_string_equal(o.leader_election_namespace, "ops");
 	assert_string_equal(o.copy_image, "registry.local/rsync:3");
+	options_release(&o);
+
+	a = ARGV("--autoresize-source", "prometheus", "--prometheus-url", "http://prom:9090",
+		 "--prometheus-bearer-token-file", "/t", "--autoresize-interval", "2m", "--autoresize-recommend-only",
+		 "--kubelet-ca-file", "/ca", "--kubelet-insecure-tls", "--kubelet-port", "10255");
+	assert_int_equal(options_parse(a->argc, a->argv, &o, &err), 0);
+	args_free(a);
+	assert_string_equal(o.autoresize_source, "prometheus");
+	assert_string_equal(o.prometheus_url, "http://prom:9090");
+	assert_string_equal(o.prometheus_token_file, "/t");
+	assert_int_equal(o.autoresize_interval_ms, 120000);
+	assert_true(o.autoresize_recommend_only);
+	assert_string_equal(o.kubelet_ca_file, "/ca");
+	assert_true(o.kubelet_insecure_tls);
+	assert_int_equal(o.kubelet_port, 10255);
 	options_release(&o);
 }
 
@@ -110,6 +130,12 @@ static void test_refusals_name_the_flag(void **state)
 	expect_refusal(ARGV("--frobnicate"), "unknown flag --frobnicate");
 	expect_refusal(ARGV("--kubeconfig"), "--kubeconfig needs a value");
 	expect_refusal(ARGV("stray"), "unexpected argument \"stray\"");
+	expect_refusal(ARGV("--autoresize-source", "cadvisor"), "kubelet, kubelet-proxy, prometheus, none");
+	expect_refusal(ARGV("--autoresize-source", "prometheus"), "--autoresize-source=prometheus needs --prometheus-url");
+	expect_refusal(ARGV("--autoresize-interval", "1s"), "--autoresize-interval: at least 5s");
+	expect_refusal(ARGV("--autoresize-interval", "soon"), "--autoresize-interval");
+	expect_refusal(ARGV("--prometheus-url", "prom:9090"), "--prometheus-url");
+	expect_refusal(ARGV("--kubelet-port", "0"), "--kubelet-port");
 }
 
 int main(void)
