@@ -29,7 +29,7 @@
 
 #define SET "db"
 #define REPLICAS 2
-#define CLASS "rn-autoresize"
+#define CLASS "local-autoresize" /* xfs, expandable, sizes in steps of 64Mi (scripts/local-cluster) */
 #define COOLDOWN_S 45
 /* 320Mi xfs holds about 300 MiB; 60 % of it is crossed by the 8 MiB of the workload and 200 MiB more. */
 #define POLICY "used=60%, step=64Mi, max=448Mi, cooldown=45s"
@@ -44,18 +44,6 @@ static void start_operator(struct rn_test *t, const char *source)
 	daemon_start(&t->d, args, NULL);
 	if (!daemon_wait_log(&t->d, "all caches synced", 20000))
 		fail_msg("operator did not start:\n%s", daemon_log(&t->d));
-}
-
-/* A class of the test bed's local volumes (xfs, expandable) whose sizes step by 64Mi. */
-static void class_create(void)
-{
-	it_sh("kubectl delete storageclass " CLASS " --ignore-not-found >/dev/null");
-	if (it_sh("printf '%%s' '{\"apiVersion\":\"storage.k8s.io/v1\",\"kind\":\"StorageClass\",\"metadata\":"
-		  "{\"name\":\"" CLASS "\",\"annotations\":{\"autoresize.stateful-operator.io/granularity\":\"64Mi\"}},"
-		  "\"provisioner\":\"testbed.stateful-operator.io/local\",\"parameters\":{\"fsType\":\"xfs\"},"
-		  "\"allowVolumeExpansion\":true,\"reclaimPolicy\":\"Delete\",\"volumeBindingMode\":\"Immediate\"}'"
-		  " | kubectl apply -f - >/dev/null"))
-		fail_msg("cannot create StorageClass " CLASS);
 }
 
 static const char *or_empty(const char *s)
@@ -83,19 +71,22 @@ static void fill(struct rn_test *t, const char *pod, const char *file, int mb)
 struct want {
 	struct rn_test *t;
 	const char *size;
+	const struct kube_resource *kind; /* NULL: the StatefulSet SET */
+	const char *name;
 };
 
 /* The template and every claim's capacity are at w->size. */
 static bool grown_to(void *ctx)
 {
 	struct want *w = ctx;
-	json_t *set = it_get(w->t->admin, &KUBE_STATEFULSETS, w->t->ns, SET);
+	const char *name = w->kind ? w->name : SET;
+	json_t *set = it_get(w->t->admin, w->kind ? w->kind : &KUBE_STATEFULSETS, w->t->ns, name);
 	const json_t *tmpl = json_array_get(json_object_get(json_object_get(set, "spec"), "volumeClaimTemplates"), 0);
 	bool ok = set && !strcmp(or_empty(kube_obj_str(tmpl, "spec.resources.requests.storage")), w->size);
 	json_decref(set);
 	for (int k = 0; ok && k < REPLICAS; k++) {
-		char claim[32];
-		snprintf(claim, sizeof(claim), "data-" SET "-%d", k);
+		char claim[64];
+		snprintf(claim, sizeof(claim), "data-%s-%d", name, k);
 		json_t *pvc = it_get(w->t->admin, &KUBE_PVCS, w->t->ns, claim);
 		ok = !strcmp(or_empty(kube_obj_str(pvc, "status.capacity.storage")), w->size);
 		json_decref(pvc);
@@ -105,7 +96,7 @@ static bool grown_to(void *ctx)
 
 static void expect_grown_to(struct rn_test *t, const char *size, long timeout_ms)
 {
-	struct want w = {t, size};
+	struct want w = {t, size, NULL, NULL};
 	if (!it_wait(grown_to, &w, timeout_ms)) {
 		rn_dump_state(t);
 		fail_msg("the template and the claims did not grow to %s", size);
@@ -132,7 +123,6 @@ static char *pod_uid(struct rn_test *t, int k)
 
 static void create_workload(struct rn_test *t)
 {
-	class_create();
 	json_t *sts = rn_workload_set(t, SET, REPLICAS, CLASS, "320Mi", 8);
 	it_set_annotation(sts, "autoresize.stateful-operator.io/data", POLICY);
 	rn_create_workload(t, sts, REPLICAS);
@@ -198,7 +188,7 @@ static void test_volumes_grow_before_they_fill_up(void **state)
 	assert_non_null(strstr(msg, "maximum 448Mi"));
 	free(msg);
 	it_sleep_ms(COOLDOWN_S * 1000L); /* past the cooldown too: still no growth */
-	struct want w = {t, "448Mi"};
+	struct want w = {t, "448Mi", NULL, NULL};
 	assert_true(grown_to(&w));
 	assert_int_equal(it_event_count(t->admin, t->ns, "AutoResizeTriggered", SET), 2);
 	for (int k = 0; k < REPLICAS; k++) {
@@ -207,7 +197,6 @@ static void test_volumes_grow_before_they_fill_up(void **state)
 		free(uid);
 		free(uids[k]);
 	}
-	it_sh("kubectl delete storageclass " CLASS " --ignore-not-found >/dev/null");
 }
 
 /*
@@ -232,7 +221,7 @@ static void test_usage_source_refusing_then_back(void **state)
 	assert_non_null(strstr(msg, "nodes/proxy"));
 	free(msg);
 	it_sleep_ms(10000);
-	struct want w = {t, "320Mi"};
+	struct want w = {t, "320Mi", NULL, NULL};
 	assert_true(grown_to(&w)); /* nothing changed */
 	assert_int_equal(it_event_count(t->admin, t->ns, "AutoResizeTriggered", SET), 0);
 
@@ -244,8 +233,46 @@ static void test_usage_source_refusing_then_back(void **state)
 	expect_grown_to(t, "384Mi", 90000);
 	assert_true(it_event_count(t->admin, t->ns, "UsageAvailable", SET) >= 1);
 	it_sh("kubectl delete clusterrolebinding rn-autoresize-proxy --ignore-not-found >/dev/null; "
-	      "kubectl delete clusterrole rn-autoresize-proxy --ignore-not-found >/dev/null; "
-	      "kubectl delete storageclass " CLASS " --ignore-not-found >/dev/null");
+	      "kubectl delete clusterrole rn-autoresize-proxy --ignore-not-found >/dev/null");
+}
+
+/*
+ * A StatefulCluster takes the same policy: its template is its own to
+ * change, and its members' claims grow in place with it (same pods).
+ */
+static void test_cluster_grows_in_place(void **state)
+{
+	struct rn_test *t = *state;
+	start_operator(t, "kubelet");
+	json_t *stc = rn_workload_cluster(t, "m", REPLICAS, CLASS, "320Mi", "Delete");
+	it_set_annotation(stc, "autoresize.stateful-operator.io/data", "used=60%, step=64Mi, max=384Mi");
+	struct kube_error err;
+	if (kube_create(t->admin, &KUBE_STATEFULCLUSTERS, t->ns, stc, NULL, &err) < 0)
+		fail_msg("create StatefulCluster: %s", err.message);
+	json_decref(stc);
+	rn_wait_workload(t, "m", REPLICAS);
+	char *uid0 = rn_pod_uid(t, "m-0"), *uid1 = rn_pod_uid(t, "m-1");
+	fill(t, "m-1", "fill-1", 200);
+	struct want w = {t, "384Mi", &KUBE_STATEFULCLUSTERS, "m"};
+	if (!it_wait(grown_to, &w, 120000)) {
+		rn_dump_state(t);
+		fail_msg("the StatefulCluster's template and claims did not grow to 384Mi");
+	}
+	char *msg = it_event_message(t->admin, t->ns, "AutoResizeTriggered", "m");
+	assert_non_null(msg);
+	printf("[ event ] AutoResizeTriggered: %s\n", msg);
+	assert_non_null(strstr(msg, "data-m-1: used "));
+	free(msg);
+	char *now0 = rn_pod_uid(t, "m-0"), *now1 = rn_pod_uid(t, "m-1");
+	assert_string_equal(now0, uid0);
+	assert_string_equal(now1, uid1);
+	int64_t df = df_in_pod(t, "m-1");
+	if (df <= 320LL << 20)
+		fail_msg("df in m-1 shows %lld bytes: not grown", (long long)df);
+	free(now0);
+	free(now1);
+	free(uid0);
+	free(uid1);
 }
 
 int main(void)
@@ -253,6 +280,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_volumes_grow_before_they_fill_up, rn_setup, rn_teardown),
 		cmocka_unit_test_setup_teardown(test_usage_source_refusing_then_back, rn_setup, rn_teardown),
+		cmocka_unit_test_setup_teardown(test_cluster_grows_in_place, rn_setup, rn_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
