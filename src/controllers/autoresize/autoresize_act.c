@@ -63,20 +63,26 @@ static char *said_key(const struct tpl *t, const char *what)
 	return xasprintf("%s/%s/%s/%s", t->ns, t->name, t->tpl, what);
 }
 
-/* An Event of reason unless the same message was said last time for (t, what). */
-static void say(struct autoresize_ctx *ac, const struct tpl *t, const char *what, const char *type, const char *reason,
-		const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-static void say(struct autoresize_ctx *ac, const struct tpl *t, const char *what, const char *type, const char *reason,
-		const char *fmt, ...)
+/*
+ * An Event of reason unless the same was said last time for (t, what):
+ * the same `same` (what the news is, e.g. the size at its maximum), or,
+ * when same is NULL, the same message. Usage figures in a message change
+ * at every poll; the news does not.
+ */
+static void say(struct autoresize_ctx *ac, const struct tpl *t, const char *what, const char *same, const char *type,
+		const char *reason, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+static void say(struct autoresize_ctx *ac, const struct tpl *t, const char *what, const char *same, const char *type,
+		const char *reason, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	char *msg = xvasprintf(fmt, ap);
 	va_end(ap);
 	char *key = said_key(t, what);
+	const char *news = same ? same : msg;
 	const char *was = json_string_value(json_object_get(ac->said, key));
-	if (!was || strcmp(was, msg)) {
-		json_object_set_new(ac->said, key, json_stringn_nocheck(msg, strlen(msg)));
+	if (!was || strcmp(was, news)) {
+		json_object_set_new(ac->said, key, json_stringn_nocheck(news, strlen(news)));
 		event_record(ac->deps.base.events, t->w, type, reason, "%s", msg);
 		log_info("autoresize", "%s/%s: %s: %s", t->ns, t->name, reason, msg);
 	}
@@ -305,7 +311,7 @@ static void act_on_claim(struct autoresize_ctx *ac, const struct tpl *t, const j
 	char *from = autoresize_bytes_text(bytes_of(storage_request(pvc)));
 	char *to = autoresize_bytes_text(d->new_bytes);
 	if (d->verdict == AUTORESIZE_AT_MAX) {
-		say(ac, t, what, "Warning", "AutoResizeAtMaximum",
+		say(ac, t, what, from, "Warning", "AutoResizeAtMaximum",
 		    "claim %s: %s, but it is at the policy's maximum %s; it does not grow. Raise max= in "
 		    ANNOTATION_AUTORESIZE_PREFIX "%s, or free space",
 		    claim, d->trigger, from, t->tpl);
@@ -313,13 +319,13 @@ static void act_on_claim(struct autoresize_ctx *ac, const struct tpl *t, const j
 		unsay(ac, t, what);
 		int64_t capacity = bytes_of(kube_obj_str(pvc, "status.capacity.storage"));
 		if (!f->expandable) {
-			say(ac, t, what, "Warning", "AutoResizeNotPossible",
+			say(ac, t, what, "not expandable", "Warning", "AutoResizeNotPossible",
 			    "claim %s: %s, but StorageClass %s does not allow expansion, and scope=claim grows in "
 			    "place only; use scope=template with allow-copy=true",
 			    claim, d->trigger, f->name);
 		} else if (capacity >= bytes_of(storage_request(pvc))) {
 			if (t->recommend) {
-				say(ac, t, what, "Normal", "AutoResizeRecommended",
+				say(ac, t, what, to, "Normal", "AutoResizeRecommended",
 				    "claim %s: %s: it would grow from %s to %s (recommend-only: nothing changed)", claim,
 				    d->trigger, from, to);
 			} else {
@@ -352,7 +358,7 @@ static void act_on_template(struct autoresize_ctx *ac, const struct tpl *t, cons
 	}
 	char *from = autoresize_bytes_text(t->size);
 	if (d->verdict == AUTORESIZE_AT_MAX) {
-		say(ac, t, "max", "Warning", "AutoResizeAtMaximum",
+		say(ac, t, "max", from, "Warning", "AutoResizeAtMaximum",
 		    "%s: %s, but template %s is at the policy's maximum %s; it does not grow. Raise max= in "
 		    ANNOTATION_AUTORESIZE_PREFIX "%s, or free space",
 		    claim, d->trigger, t->tpl, from, t->tpl);
@@ -364,7 +370,7 @@ static void act_on_template(struct autoresize_ctx *ac, const struct tpl *t, cons
 	const char *strategy = t->cluster ? NULL : kube_obj_annotation(t->w, ANNOTATION_STRATEGY);
 	bool by_copy = (f->known && !f->expandable) || (strategy && !strcmp(strategy, "copy"));
 	if (by_copy && (!t->pol.allow_copy || t->cluster)) {
-		say(ac, t, "possible", "Warning", "AutoResizeNotPossible",
+		say(ac, t, "possible", f->name, "Warning", "AutoResizeNotPossible",
 		    "%s: %s, but template %s can grow only by copy (%s) and %s; nothing changed",
 		    claim, d->trigger, t->tpl,
 		    f->known && !f->expandable ? "its StorageClass does not allow expansion" : "resize-strategy is copy",
@@ -383,7 +389,7 @@ static void act_on_template(struct autoresize_ctx *ac, const struct tpl *t, cons
 	char *to = autoresize_bytes_text(d->new_bytes);
 	const char *how = by_copy ? "by copy, one replica at a time" : "in place";
 	if (t->recommend) {
-		say(ac, t, "recommend", "Normal", "AutoResizeRecommended",
+		say(ac, t, "recommend", to, "Normal", "AutoResizeRecommended",
 		    "%s: %s: template %s and its %zu claims would grow from %s to %s %s (recommend-only: nothing "
 		    "changed)",
 		    claim, d->trigger, t->tpl, json_array_size(claims), from, to, how);
@@ -405,7 +411,7 @@ static void consider_template(struct autoresize_ctx *ac, struct poll *p, struct 
 {
 	t->size = bytes_of(storage_request(vct));
 	if (t->size <= 0) {
-		say(ac, t, "policy", "Warning", "AutoResizePolicyInvalid",
+		say(ac, t, "policy", NULL, "Warning", "AutoResizePolicyInvalid",
 		    ANNOTATION_AUTORESIZE_PREFIX "%s: template %s asks for no storage size the policy could grow",
 		    t->tpl, t->tpl);
 		return;
@@ -452,7 +458,7 @@ static void consider_template(struct autoresize_ctx *ac, struct poll *p, struct 
 	}
 	if (!with_usage) {
 		if (json_array_size(p->errors) && json_array_size(claims))
-			say(ac, t, "usage", "Warning", "UsageUnavailable",
+			say(ac, t, "usage", NULL, "Warning", "UsageUnavailable",
 			    "cannot read the usage of template %s's claims: %s; no growth until it can be read",
 			    t->tpl, json_string_value(json_array_get(p->errors, 0)));
 		json_decref(claims);
@@ -484,7 +490,7 @@ void autoresize_consider(struct autoresize_ctx *ac, struct poll *p, const json_t
 		t.tpl = key + plen;
 		char *why = NULL;
 		if (autoresize_policy_parse(or_empty(json_string_value(v)), &t.pol, &why) < 0) {
-			say(ac, &t, "policy", "Warning", "AutoResizePolicyInvalid", "%s: %s; no autoresize until it is fixed",
+			say(ac, &t, "policy", NULL, "Warning", "AutoResizePolicyInvalid", "%s: %s; no autoresize until it is fixed",
 			    key, why);
 			free(why);
 			continue;
@@ -499,7 +505,7 @@ void autoresize_consider(struct autoresize_ctx *ac, struct poll *p, const json_t
 			}
 		}
 		if (!vct) {
-			say(ac, &t, "policy", "Warning", "AutoResizePolicyInvalid",
+			say(ac, &t, "policy", NULL, "Warning", "AutoResizePolicyInvalid",
 			    "%s: there is no volumeClaimTemplate named %s; no autoresize until it is fixed", key, t.tpl);
 			continue;
 		}
