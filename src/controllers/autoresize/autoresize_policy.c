@@ -205,7 +205,8 @@ static char *read_item(char *item, bool seen[KEYS], struct autoresize_policy *p)
 	*eq = '\0';
 	char *name = trim(item), *value = trim(eq + 1);
 	if (!*name)
-		return xasprintf("\"=%s\": no key before \"=\"; the keys are " KEY_LIST, value);
+		return xasprintf("\"=%.*s%s\": no key before \"=\"; the keys are " KEY_LIST, KEY_SHOWN, value,
+				 strlen(value) > KEY_SHOWN ? "..." : "");
 	const struct key_spec *k = key_find(name, strlen(name));
 	if (!k)
 		return unknown_key(name, strlen(name));
