@@ -244,6 +244,21 @@ static void test_refusal_of_long_text_is_short(void **state)
 				 "above zero, e.g. max=500Gi");
 	free(why);
 
+	/* Bytes outside printable ASCII are written \xNN (an Event's message must be valid UTF-8). */
+	expect_refusal("caf\xc3\xa9=1,max=1Ti", "caf\\xc3\\xa9: unknown key; the keys are used, free, inodes, step, max, "
+						"cooldown, mode, allow-copy and scope");
+	expect_refusal("max=1Ti,cooldown=6\xc2\xb5\n",
+		       "cooldown: \"6\\xc2\\xb5\" is not a duration (unknown unit; use ns, us, ms, s, m or h); write it "
+		       "like 90s, 30m, 1h30m or 24h");
+	expect_refusal("max=1Ti\x01", "max: \"1Ti\\x01\": unknown suffix \"Ti\\x01\"; use Ki, Mi, Gi, Ti, Pi, Ei or n, "
+				      "u, m, k, M, G, T, P, E");
+	char *why2 = NULL;
+	int64_t g;
+	assert_int_equal(autoresize_granularity_parse("4\xffGi", &g, &why2), -1);
+	assert_null(strchr(why2, '\xff'));
+	assert_non_null(strstr(why2, "\\xff"));
+	free(why2);
+
 	expect_refusal("=5Gi,max=1Ti", "\"=5Gi\": no key before \"=\"; the keys are used, free, inodes, step, max, "
 				       "cooldown, mode, allow-copy and scope");
 }

@@ -144,21 +144,37 @@ static char *read_choice(const struct key_spec *k, const char *value, struct aut
 enum { KEY_USED, KEY_FREE, KEY_INODES, KEY_STEP, KEY_MAX, KEY_COOLDOWN, KEY_MODE, KEY_ALLOW_COPY, KEY_SCOPE, KEYS };
 
 static const struct key_spec keys[KEYS] = {
-	[KEY_USED] = {"used", "a whole percentage from 1% to 99%, e.g. used=80%", read_used},
-	[KEY_FREE] = {"free", "a quantity above zero, e.g. free=5Gi", read_free},
-	[KEY_INODES] = {"inodes", "a whole percentage from 1% to 99%, e.g. inodes=90%", read_inodes},
-	[KEY_STEP] = {"step",
-		      "a whole percentage from 1% to 1000% or a quantity of whole bytes above zero, e.g. step=20% "
-		      "or step=10Gi",
-		      read_step},
-	[KEY_MAX] = {"max", "a quantity of whole bytes above zero, e.g. max=500Gi", read_max},
-	[KEY_COOLDOWN] = {"cooldown", "a duration, e.g. cooldown=6h, cooldown=30m or cooldown=0s", read_cooldown},
-	[KEY_MODE] = {"mode", "grow or recommend", read_choice, {"grow", "recommend"}, "a mode",
-		      offsetof(struct autoresize_policy, recommend_only)},
-	[KEY_ALLOW_COPY] = {"allow-copy", "true or false", read_choice, {"false", "true"}, "a boolean",
-			    offsetof(struct autoresize_policy, allow_copy)},
-	[KEY_SCOPE] = {"scope", "template or claim", read_choice, {"template", "claim"}, "a scope",
-		       offsetof(struct autoresize_policy, per_claim)},
+	[KEY_USED] = {.name = "used", .accepts = "a whole percentage from 1% to 99%, e.g. used=80%", .read = read_used},
+	[KEY_FREE] = {.name = "free", .accepts = "a quantity above zero, e.g. free=5Gi", .read = read_free},
+	[KEY_INODES] = {.name = "inodes",
+			.accepts = "a whole percentage from 1% to 99%, e.g. inodes=90%",
+			.read = read_inodes},
+	[KEY_STEP] = {.name = "step",
+		      .accepts = "a whole percentage from 1% to 1000% or a quantity of whole bytes above zero, e.g. "
+				 "step=20% or step=10Gi",
+		      .read = read_step},
+	[KEY_MAX] = {.name = "max", .accepts = "a quantity of whole bytes above zero, e.g. max=500Gi", .read = read_max},
+	[KEY_COOLDOWN] = {.name = "cooldown",
+			  .accepts = "a duration, e.g. cooldown=6h, cooldown=30m or cooldown=0s",
+			  .read = read_cooldown},
+	[KEY_MODE] = {.name = "mode",
+		      .accepts = "grow or recommend",
+		      .read = read_choice,
+		      .words = {"grow", "recommend"},
+		      .noun = "a mode",
+		      .flag = offsetof(struct autoresize_policy, recommend_only)},
+	[KEY_ALLOW_COPY] = {.name = "allow-copy",
+			    .accepts = "true or false",
+			    .read = read_choice,
+			    .words = {"false", "true"},
+			    .noun = "a boolean",
+			    .flag = offsetof(struct autoresize_policy, allow_copy)},
+	[KEY_SCOPE] = {.name = "scope",
+		       .accepts = "template or claim",
+		       .read = read_choice,
+		       .words = {"template", "claim"},
+		       .noun = "a scope",
+		       .flag = offsetof(struct autoresize_policy, per_claim)},
 };
 
 #define KEY_LIST "used, free, inodes, step, max, cooldown, mode, allow-copy and scope"
@@ -180,6 +196,21 @@ static char *trim(char *s)
 	while (n && isspace((unsigned char)s[n - 1]))
 		s[--n] = '\0';
 	return s;
+}
+
+/*
+ * why (taken) with every byte outside printable ASCII written \xNN, as the
+ * quantity parser quotes: keys and values (and duration_parse's quote of
+ * them) may hold any bytes, and an Event's message must be valid UTF-8.
+ */
+static char *printable(char *why)
+{
+	char *out = xmalloc(strlen(why) * 4 + 1), *o = out;
+	for (const unsigned char *c = (const unsigned char *)why; *c; c++)
+		o += *c >= 0x20 && *c < 0x7f ? sprintf(o, "%c", *c) : sprintf(o, "\\x%02x", *c);
+	*o = '\0';
+	free(why);
+	return out;
 }
 
 static char *unknown_key(const char *name, size_t len)
@@ -263,6 +294,7 @@ int autoresize_policy_parse(const char *text, struct autoresize_policy *p, char 
 	if (!*why)
 		*why = check_policy(seen, &pol);
 	if (*why) {
+		*why = printable(*why);
 		memset(p, 0, sizeof(*p));
 		return -1;
 	}
@@ -293,7 +325,7 @@ int autoresize_granularity_parse(const char *text, int64_t *bytes, char **why)
 	free(value);
 	if (!problem)
 		return 0;
-	*why = xasprintf("%s: %s", granularity.name, problem);
+	*why = printable(xasprintf("%s: %s", granularity.name, problem));
 	free(problem);
 	return -1;
 }
