@@ -297,3 +297,14 @@ seed admission opted_out "$(review u10 UPDATE "$vct" "$big" '{"stateful-operator
 seed admission not_a_review '{"apiVersion":"v1","kind":"Status"}'
 seed admission no_request '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}'
 seed admission scale_subresource '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u11","kind":{"group":"autoscaling","version":"v1","kind":"Scale"},"subResource":"scale","operation":"UPDATE","object":{},"oldObject":{}}}'
+
+# ---- autoresize policy: the annotation text (also read as a StorageClass granularity) ----
+for pol in "max=500Gi" "used=80%, free=5Gi, step=20%, max=500Gi, cooldown=6h" \
+	" scope = claim ,allow-copy=true, mode=recommend,cooldown=1h30m,max=1Ti,step=10Gi,inodes=95% ,free=5Gi,used=70%," \
+	"inodes=90%,step=1000%,max=8Ei" "step=1e9,max=10737418240,free=0.5" "max=1Ti,cooldown=0s" "" "max" "max=" \
+	"=5Gi" "step=20,max=1Ti" "used=100%,max=1Ti" "used=80,max=1Ti" "max=20Gb" "max=1500m" "max=0" "max=10E" \
+	"free=5Gi,max=5Gi" "max=1Ti,max=2Ti" "colour=red,max=1Ti" "max=1Ti,mode=shrink" "max=1Ti,cooldown=6d" \
+	"used=99999999999999999999%,max=1Ti" ",,,max=1Gi,,," 4Gi 64Mi "caf\\xc3\\xa9=1,max=1Ti" \
+	"max=1Ti,cooldown=6\\xc2\\xb5" "max=1Ti\\x01"; do
+	seed autoresize_policy "p_$(printf '%s' "$pol" | tr -c 'A-Za-z0-9.%=+-' '_' | cut -c1-60)" "$pol"
+done

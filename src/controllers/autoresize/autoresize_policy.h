@@ -1,6 +1,7 @@
 /*
  * Usage-driven growth: the policy of one volumeClaimTemplate and the
- * arithmetic that turns a claim's usage into a decision. Pure.
+ * arithmetic that turns a claim's usage into a decision. Pure;
+ * thread-safe.
  *
  * A policy is the annotation autoresize.stateful-operator.io/<template> on
  * a StatefulSet (or StatefulCluster), a comma-separated list of key=value:
@@ -51,12 +52,28 @@ struct autoresize_policy {
 };
 
 /*
- * Parses text into *p (defaults for what it does not say). 0, or -1 with
- * *why a new message that names the key and what it accepts, e.g.
- *   step: "20" is neither a percentage (1-1000%) nor a quantity (e.g. 10Gi)
+ * Parses text into *p (defaults for what it does not say). 0 with *why
+ * NULL, or -1 with *p zeroed and *why a new message (caller frees) that
+ * starts with the key and says what it accepts, e.g.
+ *   step: "20" is neither a percentage nor a quantity with a unit; use ...
  *   max: required (the size autoresize never grows past, e.g. max=500Gi)
+ * Spaces around keys, values and commas are ignored, and so are empty
+ * items. Refused: unknown and repeated keys, a key without "=" or value, a
+ * value over 64 characters, percentages without "%" or out of range,
+ * quantities quantity_parse refuses, zero or negative sizes, step and max
+ * not whole bytes (free is rounded up to a byte), a bare number as step,
+ * free not below max, no max. text NULL reads as "".
  */
 int autoresize_policy_parse(const char *text, struct autoresize_policy *p, char **why)
+	__attribute__((warn_unused_result));
+
+/*
+ * The StorageClass annotation ANNOTATION_AUTORESIZE_GRANULARITY into
+ * *bytes; text NULL (no annotation) gives AUTORESIZE_DEFAULT_GRANULARITY.
+ * 0 with *why NULL, or -1 with *why a new message "granularity: ..."
+ * (a quantity of whole bytes above zero, e.g. 4Gi).
+ */
+int autoresize_granularity_parse(const char *text, int64_t *bytes, char **why)
 	__attribute__((warn_unused_result));
 
 /* What the kubelet (or Prometheus) says of one claim's file system. */
@@ -86,7 +103,11 @@ struct autoresize_decision {
 /*
  * Decides for a claim of size_bytes (the size it asks for now; with
  * scope=template, the template's) using u. last_growth_ms: the last
- * growth's wall clock time, 0 when never. granularity_bytes > 0.
+ * growth's wall clock time, 0 when never. granularity_bytes > 0 (else
+ * AUTORESIZE_DEFAULT_GRANULARITY). Exact integer arithmetic: no overflow up
+ * to 8Ei; a step is at least one byte. The trigger is filled whenever a
+ * threshold is crossed (GROW, COOLDOWN, AT_MAX): every crossing, in the
+ * order used, free, inodes, as many as fit.
  */
 void autoresize_decide(const struct autoresize_policy *p, const struct volume_usage *u, int64_t size_bytes,
 		       int64_t last_growth_ms, int64_t now_ms, int64_t granularity_bytes,
