@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "client/kube_client_internal.h"
+#include "client/kube_credentials.h"
 #include "client/list_scan.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -284,31 +285,24 @@ static void set_blob(CURL *h, CURLoption opt, const struct kube_blob *b)
 	curl_easy_setopt(h, opt, &blob);
 }
 
-/* Options common to every request on a handle, after curl_easy_reset. */
-struct curl_slist *kube__setup_handle(struct kube_client *c, CURL *h, const char *method,
-				       const char *url, const char *content_type,
-				       const struct request_auth *auth)
+/*
+ * The server's certificate checked against ca_file (NULL: the config's CA)
+ * unless insecure, and the client certificate: the exec plugin's, else the
+ * config's.
+ */
+static void setup_tls(struct kube_client *c, CURL *h, const char *ca_file, bool insecure,
+		      const struct request_auth *auth)
 {
-	curl_easy_setopt(h, CURLOPT_SHARE, c->share);
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-	curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
-	/* The API server's redirects are never followed: credentials must not travel. */
-	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-	if (c->connect_to)
-		curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to);
-	if (c->cfg.insecure_skip_tls_verify) {
+	if (insecure) {
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
 	} else {
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
 	}
-	if (c->cfg.ca_data.data)
+	if (ca_file)
+		curl_easy_setopt(h, CURLOPT_CAINFO, ca_file);
+	else if (c->cfg.ca_data.data)
 		set_blob(h, CURLOPT_CAINFO_BLOB, &c->cfg.ca_data);
 	else if (c->cfg.ca_file)
 		curl_easy_setopt(h, CURLOPT_CAINFO, c->cfg.ca_file);
@@ -322,7 +316,11 @@ struct curl_slist *kube__setup_handle(struct kube_client *c, CURL *h, const char
 		curl_easy_setopt(h, CURLOPT_SSLCERT, c->cfg.cert_file);
 		curl_easy_setopt(h, CURLOPT_SSLKEY, c->cfg.key_file);
 	}
+}
 
+/* Accept, Content-Type and Authorization; set on h, returned for the caller to free. */
+static struct curl_slist *setup_headers(CURL *h, const char *content_type, const char *bearer)
+{
 	struct curl_slist *headers = NULL;
 	headers = curl_slist_append(headers, "Accept: application/json");
 	if (content_type) {
@@ -330,8 +328,8 @@ struct curl_slist *kube__setup_handle(struct kube_client *c, CURL *h, const char
 		headers = curl_slist_append(headers, ct);
 		free(ct);
 	}
-	if (auth->bearer) {
-		char *hdr = xasprintf("Authorization: Bearer %s", auth->bearer);
+	if (bearer) {
+		char *hdr = xasprintf("Authorization: Bearer %s", bearer);
 		headers = curl_slist_append(headers, hdr);
 		explicit_bzero(hdr, strlen(hdr));
 		free(hdr);
@@ -339,6 +337,48 @@ struct curl_slist *kube__setup_handle(struct kube_client *c, CURL *h, const char
 	if (!headers)
 		abort();
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+	return headers;
+}
+
+/* What every request sets, to the API server or elsewhere. */
+static void setup_common(struct kube_client *c, CURL *h, const char *url)
+{
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+	/* Redirects are never followed: credentials must not travel. */
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+}
+
+/* Options common to every request on a handle, after curl_easy_reset. */
+struct curl_slist *kube__setup_handle(struct kube_client *c, CURL *h, const char *method,
+				       const char *url, const char *content_type,
+				       const struct request_auth *auth)
+{
+	setup_common(c, h, url);
+	curl_easy_setopt(h, CURLOPT_SHARE, c->share);
+	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+	if (c->connect_to)
+		curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to);
+	setup_tls(c, h, NULL, c->cfg.insecure_skip_tls_verify, auth);
+	return setup_headers(h, content_type, auth->bearer);
+}
+
+struct curl_slist *kube_credentials_setup_get(struct kube_client *c, CURL *h, const char *url,
+					      const struct kube_tls_check *tls, char **err)
+{
+	struct request_auth auth;
+	if (kube__get_auth(c, false, &auth, err) < 0)
+		return NULL;
+	/* Not the client's share: a connection to a kubelet must not push out the API server's. */
+	setup_common(c, h, url);
+	curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+	setup_tls(c, h, tls->ca_file, tls->insecure, &auth);
+	struct curl_slist *headers = setup_headers(h, NULL, auth.bearer);
+	kube__request_auth_release(&auth);
 	return headers;
 }
 
