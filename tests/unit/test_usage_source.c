@@ -15,14 +15,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "controllers/autoresize/usage_source.h"
+#include "client/kube_config.h"
 #include "controllers/autoresize/usage_source_internal.h"
 #include "loopback.h"
 #include "scratch_dir.h"
 #include "util/strbuf.h"
+#include "runtime/http_server.h"
 #include "util/xalloc.h"
+#include "webhook/webhook_cert.h"
 
 #define GI 1073741824LL
 
@@ -555,6 +559,106 @@ static void test_kubelet_http(void **state)
 	free(want);
 }
 
+static int serve_summary(void *ctx, const struct http_request *req, const char **content_type, char **body)
+{
+	(void)ctx;
+	(void)req;
+	*content_type = "application/json";
+	*body = xstrdup(SUMMARY);
+	return 200;
+}
+
+/* One poll of the kubelet source with kubelet options o, by client, of a node at port: its errors. New reference. */
+static json_t *poll_kubelet_tls(struct kube_client *client, const struct usage_source_options *o, int port)
+{
+	char *err = NULL;
+	struct usage_source *s = usage_source_new(client, o, &err);
+	if (!s)
+		fail_msg("source: %s", err);
+	struct usage_node node = {"local-node-0", "127.0.0.1", port};
+	json_t *table = json_object(), *errors = json_array();
+	assert_int_equal(usage_source_poll(s, &node, 1, table, errors), 1);
+	assert_int_equal(json_object_size(table), json_array_size(errors) ? 0 : 3);
+	usage_source_free(s);
+	json_decref(table);
+	return errors;
+}
+
+/*
+ * The kubelet source as it runs (https): a kubelet whose serving
+ * certificate is of a CA of its own is read when --kubelet-ca-file names
+ * that CA, or when the API server's CA is that CA, or with
+ * --kubelet-insecure-tls; otherwise the check fails and says so.
+ */
+static void test_kubelet_https(void **state)
+{
+	(void)state;
+	struct cert_bundle kubelet = CERT_BUNDLE_INIT, other = CERT_BUNDLE_INIT;
+	static const char *const names[] = {"127.0.0.1", NULL};
+	char *err = NULL;
+	long long now = (long long)time(NULL);
+	if (cert_bundle_make_ca(&kubelet, "kubelet-ca", CERT_CA_DAYS_DEFAULT, now, &err) < 0 ||
+	    cert_bundle_make_serving(&kubelet, names, CERT_SERVING_DAYS_DEFAULT, now, &err) < 0 ||
+	    cert_bundle_make_ca(&other, "cluster-ca", CERT_CA_DAYS_DEFAULT, now, &err) < 0)
+		fail_msg("certificates: %s", err);
+	struct http_server *srv = http_server_start_tls("127.0.0.1:0", kubelet.cert_pem, kubelet.key_pem, &err);
+	if (!srv)
+		fail_msg("kubelet: %s", err);
+	http_server_handle(srv, "/stats/summary", serve_summary, NULL);
+	int port = http_server_port(srv);
+	char *dir = scratch_dir_make("usage-source-tls");
+	char *kubelet_ca = scratch_file_write(dir, "kubelet-ca.crt", kubelet.ca_cert_pem, 0600);
+
+	/* An API server client whose CA is another one (the common case: self-signed kubelet certificates). */
+	struct kube_config cfg = {0};
+	cfg.server = xstrdup("https://127.0.0.1:6443");
+	cfg.token = xstrdup("t");
+	cfg.ca_data.data = xstrdup(other.ca_cert_pem);
+	cfg.ca_data.len = strlen(other.ca_cert_pem);
+	struct kube_client *client = kube_client_new(&cfg, NULL, &err);
+	assert_non_null(client);
+
+	struct usage_source_options o = {.kind = USAGE_SOURCE_KUBELET, .kubelet_ca_file = kubelet_ca};
+	json_t *errors = poll_kubelet_tls(client, &o, port);
+	assert_int_equal(json_array_size(errors), 0);
+	json_decref(errors);
+
+	o = (struct usage_source_options){.kind = USAGE_SOURCE_KUBELET, .kubelet_insecure_tls = true};
+	errors = poll_kubelet_tls(client, &o, port);
+	assert_int_equal(json_array_size(errors), 0);
+	json_decref(errors);
+
+	o = (struct usage_source_options){.kind = USAGE_SOURCE_KUBELET};
+	errors = poll_kubelet_tls(client, &o, port);
+	assert_int_equal(json_array_size(errors), 1);
+	char *prefix = xasprintf("node local-node-0: GET https://127.0.0.1:%d/stats/summary: ", port);
+	const char *line = json_string_value(json_array_get(errors, 0));
+	if (strncmp(line, prefix, strlen(prefix)) || !strcasestr(line, "certificate"))
+		fail_msg("error line: %s", line);
+	json_decref(errors);
+	kube_client_free(client);
+
+	/* The API server's CA is the kubelets' CA: no option needed. */
+	cfg = (struct kube_config){0};
+	cfg.server = xstrdup("https://127.0.0.1:6443");
+	cfg.token = xstrdup("t");
+	cfg.ca_data.data = xstrdup(kubelet.ca_cert_pem);
+	cfg.ca_data.len = strlen(kubelet.ca_cert_pem);
+	client = kube_client_new(&cfg, NULL, &err);
+	assert_non_null(client);
+	errors = poll_kubelet_tls(client, &o, port);
+	assert_int_equal(json_array_size(errors), 0);
+	json_decref(errors);
+
+	kube_client_free(client);
+	http_server_stop(srv);
+	cert_bundle_release(&kubelet);
+	cert_bundle_release(&other);
+	free(prefix);
+	free(kubelet_ca);
+	scratch_dir_remove(dir);
+}
+
 /* A kubelet answer that is not a summary: one line naming the node and the cause. */
 static void test_kubelet_http_junk(void **state)
 {
@@ -647,6 +751,7 @@ int main(void)
 		cmocka_unit_test(test_prometheus_http_errors),
 		cmocka_unit_test(test_kubelet_http),
 		cmocka_unit_test(test_kubelet_http_junk),
+		cmocka_unit_test(test_kubelet_https),
 		cmocka_unit_test(test_kubelet_proxy_http),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
