@@ -35,12 +35,13 @@
  * not): a claim mounted by two pods (data-db-0), a volume without pvcRef
  * (the service account token), one without inodesUsed (inodes and
  * inodesFree only), one the kubelet has not measured yet (no usedBytes),
- * one without inode figures, and a pod without volumes.
+ * one without inode figures, a pod without volumes, and a node counter
+ * past 2^63 (uint64 in the API).
  */
 static const char SUMMARY[] =
 	"{\"node\":{\"nodeName\":\"local-node-0\",\"startTime\":\"2026-11-25T10:00:00Z\","
 	"\"cpu\":{\"time\":\"2026-11-25T14:00:00Z\",\"usageNanoCores\":183000000,"
-	"\"usageCoreNanoSeconds\":912345678901234},"
+	"\"usageCoreNanoSeconds\":18446744073709551615},"
 	"\"fs\":{\"time\":\"2026-11-25T14:00:00Z\",\"availableBytes\":40000000000,\"capacityBytes\":100000000000,"
 	"\"usedBytes\":60000000000,\"inodesFree\":6000000,\"inodes\":6553600,\"inodesUsed\":553600}},"
 	"\"pods\":["
@@ -164,6 +165,8 @@ static void test_summary_odd_but_valid(void **state)
 		"\"capacityBytes\":1.5,\"usedBytes\":1,\"availableBytes\":1}]}]}",
 		"{\"pods\":[{\"volume\":[{\"pvcRef\":{\"name\":\"c\",\"namespace\":\"n\"},"
 		"\"capacityBytes\":\"1Gi\",\"usedBytes\":1,\"availableBytes\":1}]}]}",
+		"{\"pods\":[{\"volume\":[{\"pvcRef\":{\"name\":\"c\",\"namespace\":\"n\"},"
+		"\"capacityBytes\":9223372036854775808,\"usedBytes\":1,\"availableBytes\":1}]}]}",
 		/* a claim without a namespace */
 		"{\"pods\":[{\"volume\":[{\"pvcRef\":{\"name\":\"c\"},"
 		"\"capacityBytes\":1,\"usedBytes\":1,\"availableBytes\":0}]}]}",

@@ -5,6 +5,7 @@
  * (capacityBytes, usedBytes, availableBytes, inodes, inodesUsed,
  * inodesFree; each optional in the API, uint64 when there).
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -12,13 +13,20 @@
 #include "controllers/autoresize/usage_source_internal.h"
 #include "util/xalloc.h"
 
-/* A figure the kubelet gave: an integer, not negative. */
+/*
+ * A figure the kubelet gave: a whole number, not negative, below 2^63.
+ * The summary is read with every number as a double (see below), exact
+ * up to 2^53: 8 PiB, past any volume.
+ */
 static bool figure(const json_t *vol, const char *key, int64_t *v)
 {
 	const json_t *f = json_object_get(vol, key);
-	if (!json_is_integer(f) || json_integer_value(f) < 0)
+	if (!json_is_number(f))
 		return false;
-	*v = (int64_t)json_integer_value(f);
+	double d = json_number_value(f);
+	if (!(d >= 0 && d < 9223372036854775808.0) || d != floor(d))
+		return false;
+	*v = (int64_t)d;
 	return true;
 }
 
@@ -49,7 +57,12 @@ static bool volume_usage(const json_t *vol, struct volume_usage *u)
 int usage_parse_summary(const char *body, size_t len, json_t *table, char **why)
 {
 	json_error_t jerr;
-	json_t *doc = json_loadb(body, len, 0, &jerr);
+	/*
+	 * Counters are uint64 (a big node's usageCoreNanoSeconds passes 2^63
+	 * after a few years): as integers jansson would refuse the whole
+	 * summary for one of them.
+	 */
+	json_t *doc = json_loadb(body, len, JSON_DECODE_INT_AS_REAL, &jerr);
 	if (!json_is_object(doc)) {
 		*why = doc ? xstrdup("the stats summary is not a JSON object")
 			   : xasprintf("the stats summary is not JSON: %s (line %d)", jerr.text, jerr.line);
