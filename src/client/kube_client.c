@@ -500,10 +500,18 @@ static char *effective_url(struct kube_client *c, const char *method, const char
  * repeat is harmless (kube__repeat_is_harmless, or dry-run); 429 is
  * always retried (the server turned it away unhandled).
  */
+/* A request's own bounds where the client's do not fit; NULL: the client's. */
+struct request_limits {
+	int max_retries;  /* 0: sent once */
+	long timeout_ms;
+};
+
 static int request_raw(struct kube_client *c, const char *method, const char *path,
-		       const char *content_type, const char *body, bool repeat_ok, struct strbuf *resp,
-		       struct kube_error *err)
+		       const char *content_type, const char *body, bool repeat_ok,
+		       const struct request_limits *lim, struct strbuf *resp, struct kube_error *err)
 {
+	int max_retries = lim ? lim->max_retries : c->opts.max_retries;
+	long timeout_ms = lim ? lim->timeout_ms : c->opts.request_timeout_ms;
 	CURL *h = kube__thread_curl(c);
 	char *url = effective_url(c, method, path);
 	bool refreshed_auth = false;
@@ -528,7 +536,7 @@ static int request_raw(struct kube_client *c, const char *method, const char *pa
 		char curl_err[CURL_ERROR_SIZE] = "";
 		struct body_sink sink = {resp, false};
 		curl_easy_setopt(h, CURLOPT_ERRORBUFFER, curl_err);
-		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->opts.request_timeout_ms);
+		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
 		/* Set here, not in kube__setup_handle: an idle watch is not a stall. */
 		curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, LOW_SPEED_BYTES);
 		curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, c->opts.low_speed_seconds);
@@ -587,7 +595,7 @@ static int request_raw(struct kube_client *c, const char *method, const char *pa
 			if (!retryable(code) || (code != 429 && !repeatable))
 				break;
 		}
-		if (attempt >= c->opts.max_retries)
+		if (attempt >= max_retries)
 			break;
 		long delay = retry_delay_ms(cc == CURLE_OK ? h : NULL, attempt);
 		if (slept_ms + delay > RETRY_SLEEP_BUDGET_MS)
@@ -611,7 +619,7 @@ static int request_json(struct kube_client *c, const char *method, const char *p
 	strbuf_init(&resp, KUBE_RESPONSE_MAX);
 	if (out)
 		*out = NULL;
-	int rc = request_raw(c, method, path, content_type, body, repeat_ok, &resp, err);
+	int rc = request_raw(c, method, path, content_type, body, repeat_ok, NULL, &resp, err);
 	if (rc == KUBE_OK && out && resp.len) {
 		json_error_t jerr;
 		*out = json_loadb(resp.buf, resp.len, 0, &jerr);
@@ -630,16 +638,29 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
 	return request_json(c, method, path, content_type, body, false, out, err);
 }
 
-int kube_get_text(struct kube_client *c, const char *path, char **out, struct kube_error *err)
+static int get_text(struct kube_client *c, const char *path, const struct request_limits *lim, char **out,
+		    struct kube_error *err)
 {
 	struct strbuf resp;
 	strbuf_init(&resp, KUBE_RESPONSE_MAX);
 	*out = NULL;
-	int rc = request_raw(c, "GET", path, NULL, NULL, true, &resp, err);
+	int rc = request_raw(c, "GET", path, NULL, NULL, true, lim, &resp, err);
 	if (rc == KUBE_OK)
 		*out = resp.buf ? strbuf_detach(&resp) : xstrdup("");
 	strbuf_release(&resp);
 	return rc;
+}
+
+int kube_get_text(struct kube_client *c, const char *path, char **out, struct kube_error *err)
+{
+	return get_text(c, path, NULL, out, err);
+}
+
+int kube_get_text_once(struct kube_client *c, const char *path, long timeout_ms, char **out,
+		       struct kube_error *err)
+{
+	struct request_limits lim = {0, timeout_ms > 0 ? timeout_ms : c->opts.request_timeout_ms};
+	return get_text(c, path, &lim, out, err);
 }
 
 static char *json_body(const json_t *obj)
@@ -753,7 +774,7 @@ int kube_list_page_each(struct kube_client *c, const struct kube_resource *r, co
 	char *path = list_path(r, ns, opts);
 	struct strbuf resp;
 	strbuf_init(&resp, KUBE_RESPONSE_MAX);
-	int rc = request_raw(c, "GET", path, NULL, NULL, false, &resp, err);
+	int rc = request_raw(c, "GET", path, NULL, NULL, false, NULL, &resp, err);
 	if (rc == KUBE_OK) {
 		struct each_item ei = {fn, ctx, ""};
 		const char *meta_text = NULL;

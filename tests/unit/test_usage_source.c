@@ -736,6 +736,40 @@ static void test_kubelet_proxy_http(void **state)
 	json_decref(errors);
 }
 
+/*
+ * A node down behind the API server's proxy (503 after the API server's
+ * 30 s dial timeout): asked once per poll, though the client retries
+ * other GETs on 503; the next poll is the retry.
+ */
+static void test_kubelet_proxy_node_down(void **state)
+{
+	(void)state;
+	static const char unavailable[] =
+		"{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+		"\"message\":\"error trying to reach service: dial tcp 10.0.0.6:10250: i/o timeout\","
+		"\"reason\":\"ServiceUnavailable\",\"code\":503}";
+	struct canned_server *api = canned_server_start("503 Service Unavailable", "application/json", unavailable);
+	struct kube_client *client = loopback_client(canned_server_port(api), NULL); /* the default retries */
+	struct usage_source_options o = {.kind = USAGE_SOURCE_KUBELET_PROXY};
+	char *err = NULL;
+	struct usage_source *s = usage_source_new(client, &o, &err);
+	assert_non_null(s);
+	struct usage_node node = {"local-node-1", NULL, 0};
+	json_t *table = json_object(), *errors = json_array();
+	assert_int_equal(usage_source_poll(s, &node, 1, table, errors), 1);
+	char head[8192];
+	assert_int_equal(canned_server_last(api, head, sizeof(head)), 1);
+	assert_int_equal(json_array_size(errors), 1);
+	assert_string_equal(json_string_value(json_array_get(errors, 0)),
+			    "node local-node-1: GET /api/v1/nodes/local-node-1/proxy/stats/summary: 503 "
+			    "ServiceUnavailable: error trying to reach service: dial tcp 10.0.0.6:10250: i/o timeout");
+	usage_source_free(s);
+	kube_client_free(client);
+	canned_server_stop(api);
+	json_decref(table);
+	json_decref(errors);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -756,6 +790,7 @@ int main(void)
 		cmocka_unit_test(test_kubelet_http_junk),
 		cmocka_unit_test(test_kubelet_https),
 		cmocka_unit_test(test_kubelet_proxy_http),
+		cmocka_unit_test(test_kubelet_proxy_node_down),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -83,7 +83,7 @@ int usage__poll_kubelet_proxy(struct usage_source *s, const struct usage_node *n
 	char *what = xasprintf("GET %s", path);
 	char *body = NULL, *why = NULL;
 	struct kube_error err;
-	int rc = kube_get_text(s->client, path, &body, &err);
+	int rc = kube_get_text_once(s->client, path, s->timeout_ms, &body, &err);
 	if (rc == KUBE_OK) {
 		if (usage_parse_summary(body, strlen(body), table, &why) < 0)
 			add_error(errors, name, what, why);
