@@ -308,3 +308,20 @@ for pol in "max=500Gi" "used=80%, free=5Gi, step=20%, max=500Gi, cooldown=6h" \
 	"max=1Ti,cooldown=6\\xc2\\xb5" "max=1Ti\\x01"; do
 	seed autoresize_policy "p_$(printf '%s' "$pol" | tr -c 'A-Za-z0-9.%=+-' '_' | cut -c1-60)" "$pol"
 done
+# ---- usage sources: "0" + a kubelet stats summary, "1" + a Prometheus answer ----
+vol='"time":"2026-11-25T14:00:00Z","availableBytes":858993459,"capacityBytes":1073741824,"usedBytes":214748365'
+seed usage_source summary "0{\"node\":{\"nodeName\":\"n1\"},\"pods\":[{\"podRef\":{\"name\":\"db-0\",\"namespace\":\"shop\"},\"volume\":[{$vol,\"inodesFree\":65000,\"inodes\":65536,\"inodesUsed\":536,\"name\":\"data\",\"pvcRef\":{\"name\":\"data-db-0\",\"namespace\":\"shop\"}},{$vol,\"name\":\"kube-api-access-x\"}]},{\"podRef\":{\"name\":\"b-0\",\"namespace\":\"shop\"},\"volume\":[{$vol,\"name\":\"src\",\"pvcRef\":{\"name\":\"data-db-0\",\"namespace\":\"shop\"}}]}]}"
+seed usage_source summary_inodes_free "0{\"pods\":[{\"volume\":[{$vol,\"inodes\":1000,\"inodesFree\":400,\"pvcRef\":{\"name\":\"c\",\"namespace\":\"n\"}}]}]}"
+seed usage_source summary_unmeasured "0{\"pods\":[{\"volume\":[{\"capacityBytes\":1,\"pvcRef\":{\"name\":\"c\",\"namespace\":\"n\"}}]}]}"
+seed usage_source summary_pods_null '0{"node":{},"pods":null}'
+seed usage_source summary_no_pods '0{"node":{}}'
+seed usage_source summary_huge '0{"pods":[{"volume":[{"capacityBytes":18446744073709551615,"usedBytes":1,"availableBytes":1,"pvcRef":{"name":"c","namespace":"n"}}]}]}'
+series() { # name claim at value
+	printf '{"metric":{"__name__":"kubelet_volume_stats_%s","instance":"10.0.0.5:10250","namespace":"shop","persistentvolumeclaim":"%s"},"value":[%s,"%s"]}' "$1" "$2" "$3" "$4"
+}
+answer() { printf '1{"status":"success","data":{"resultType":"vector","result":[%s]}}' "$1"; }
+seed usage_source prometheus "$(answer "$(series capacity_bytes c 1764079200.1 1.073741824e+09),$(series used_bytes c 1764079200.1 2.14748365e+08),$(series available_bytes c 1764079200.1 8.58993459e+08),$(series inodes c 1764079200.1 65536),$(series inodes_used c 1764079200.1 536)")"
+seed usage_source prometheus_two_kubelets "$(answer "$(series capacity_bytes c 1764079200 2.147483648e+09),$(series capacity_bytes c 1764078990 1e9),$(series used_bytes c 1764079200 1),$(series available_bytes c 1764078990 1),$(series available_bytes c 1764079200 2)")"
+seed usage_source prometheus_odd_values "$(answer "$(series capacity_bytes c 1 NaN),$(series used_bytes c 1 +Inf),$(series available_bytes c 1 -1),$(series capacity_bytes d 1 9.223372036854775808e+18),$(series used_bytes d 1 0x10),$(series available_bytes d x 1)")"
+seed usage_source prometheus_error '1{"status":"error","errorType":"bad_data","error":"1:1: parse error"}'
+seed usage_source prometheus_matrix '1{"status":"success","data":{"resultType":"matrix","result":[]}}'

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "client/kube_client_internal.h"
+#include "client/kube_credentials.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -23,7 +24,7 @@
 #define TOKEN_FILE_REFRESH_SECONDS 60
 #define TOKEN_FILE_MAX (64u << 10)
 
-static int read_token_file(const char *path, char **out, char **err)
+int kube_token_file_read(const char *path, char **out, char **err)
 {
 	FILE *f = fopen(path, "r");
 	if (!f) {
@@ -207,7 +208,7 @@ int kube__get_auth(struct kube_client *c, bool refresh, struct request_auth *a, 
 		time_t now = time(NULL);
 		if (refresh || !c->file_token || now - c->file_token_at >= TOKEN_FILE_REFRESH_SECONDS) {
 			char *tok = NULL;
-			if (read_token_file(c->cfg.token_file, &tok, err) < 0) {
+			if (kube_token_file_read(c->cfg.token_file, &tok, err) < 0) {
 				rc = -1;
 				goto out;
 			}

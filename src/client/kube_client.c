@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "client/kube_client_internal.h"
+#include "client/kube_credentials.h"
 #include "client/list_scan.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -284,31 +285,24 @@ static void set_blob(CURL *h, CURLoption opt, const struct kube_blob *b)
 	curl_easy_setopt(h, opt, &blob);
 }
 
-/* Options common to every request on a handle, after curl_easy_reset. */
-struct curl_slist *kube__setup_handle(struct kube_client *c, CURL *h, const char *method,
-				       const char *url, const char *content_type,
-				       const struct request_auth *auth)
+/*
+ * The server's certificate checked against ca_file (NULL: the config's CA)
+ * unless insecure, and the client certificate: the exec plugin's, else the
+ * config's.
+ */
+static void setup_tls(struct kube_client *c, CURL *h, const char *ca_file, bool insecure,
+		      const struct request_auth *auth)
 {
-	curl_easy_setopt(h, CURLOPT_SHARE, c->share);
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-	curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
-	/* The API server's redirects are never followed: credentials must not travel. */
-	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-	if (c->connect_to)
-		curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to);
-	if (c->cfg.insecure_skip_tls_verify) {
+	if (insecure) {
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
 	} else {
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
 	}
-	if (c->cfg.ca_data.data)
+	if (ca_file)
+		curl_easy_setopt(h, CURLOPT_CAINFO, ca_file);
+	else if (c->cfg.ca_data.data)
 		set_blob(h, CURLOPT_CAINFO_BLOB, &c->cfg.ca_data);
 	else if (c->cfg.ca_file)
 		curl_easy_setopt(h, CURLOPT_CAINFO, c->cfg.ca_file);
@@ -322,7 +316,11 @@ struct curl_slist *kube__setup_handle(struct kube_client *c, CURL *h, const char
 		curl_easy_setopt(h, CURLOPT_SSLCERT, c->cfg.cert_file);
 		curl_easy_setopt(h, CURLOPT_SSLKEY, c->cfg.key_file);
 	}
+}
 
+/* Accept, Content-Type and Authorization; set on h, returned for the caller to free. */
+static struct curl_slist *setup_headers(CURL *h, const char *content_type, const char *bearer)
+{
 	struct curl_slist *headers = NULL;
 	headers = curl_slist_append(headers, "Accept: application/json");
 	if (content_type) {
@@ -330,8 +328,8 @@ struct curl_slist *kube__setup_handle(struct kube_client *c, CURL *h, const char
 		headers = curl_slist_append(headers, ct);
 		free(ct);
 	}
-	if (auth->bearer) {
-		char *hdr = xasprintf("Authorization: Bearer %s", auth->bearer);
+	if (bearer) {
+		char *hdr = xasprintf("Authorization: Bearer %s", bearer);
 		headers = curl_slist_append(headers, hdr);
 		explicit_bzero(hdr, strlen(hdr));
 		free(hdr);
@@ -339,6 +337,48 @@ struct curl_slist *kube__setup_handle(struct kube_client *c, CURL *h, const char
 	if (!headers)
 		abort();
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+	return headers;
+}
+
+/* What every request sets, to the API server or elsewhere. */
+static void setup_common(struct kube_client *c, CURL *h, const char *url)
+{
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+	/* Redirects are never followed: credentials must not travel. */
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+}
+
+/* Options common to every request on a handle, after curl_easy_reset. */
+struct curl_slist *kube__setup_handle(struct kube_client *c, CURL *h, const char *method,
+				       const char *url, const char *content_type,
+				       const struct request_auth *auth)
+{
+	setup_common(c, h, url);
+	curl_easy_setopt(h, CURLOPT_SHARE, c->share);
+	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+	if (c->connect_to)
+		curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to);
+	setup_tls(c, h, NULL, c->cfg.insecure_skip_tls_verify, auth);
+	return setup_headers(h, content_type, auth->bearer);
+}
+
+struct curl_slist *kube_credentials_setup_get(struct kube_client *c, CURL *h, const char *url,
+					      const struct kube_tls_check *tls, char **err)
+{
+	struct request_auth auth;
+	if (kube__get_auth(c, false, &auth, err) < 0)
+		return NULL;
+	/* Not the client's share: a connection to a kubelet must not push out the API server's. */
+	setup_common(c, h, url);
+	curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+	setup_tls(c, h, tls->ca_file, tls->insecure, &auth);
+	struct curl_slist *headers = setup_headers(h, NULL, auth.bearer);
+	kube__request_auth_release(&auth);
 	return headers;
 }
 
@@ -460,10 +500,18 @@ static char *effective_url(struct kube_client *c, const char *method, const char
  * repeat is harmless (kube__repeat_is_harmless, or dry-run); 429 is
  * always retried (the server turned it away unhandled).
  */
+/* A request's own bounds where the client's do not fit; NULL: the client's. */
+struct request_limits {
+	int max_retries;  /* 0: sent once */
+	long timeout_ms;
+};
+
 static int request_raw(struct kube_client *c, const char *method, const char *path,
-		       const char *content_type, const char *body, bool repeat_ok, struct strbuf *resp,
-		       struct kube_error *err)
+		       const char *content_type, const char *body, bool repeat_ok,
+		       const struct request_limits *lim, struct strbuf *resp, struct kube_error *err)
 {
+	int max_retries = lim ? lim->max_retries : c->opts.max_retries;
+	long timeout_ms = lim ? lim->timeout_ms : c->opts.request_timeout_ms;
 	CURL *h = kube__thread_curl(c);
 	char *url = effective_url(c, method, path);
 	bool refreshed_auth = false;
@@ -488,7 +536,7 @@ static int request_raw(struct kube_client *c, const char *method, const char *pa
 		char curl_err[CURL_ERROR_SIZE] = "";
 		struct body_sink sink = {resp, false};
 		curl_easy_setopt(h, CURLOPT_ERRORBUFFER, curl_err);
-		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->opts.request_timeout_ms);
+		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
 		/* Set here, not in kube__setup_handle: an idle watch is not a stall. */
 		curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, LOW_SPEED_BYTES);
 		curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, c->opts.low_speed_seconds);
@@ -547,7 +595,7 @@ static int request_raw(struct kube_client *c, const char *method, const char *pa
 			if (!retryable(code) || (code != 429 && !repeatable))
 				break;
 		}
-		if (attempt >= c->opts.max_retries)
+		if (attempt >= max_retries)
 			break;
 		long delay = retry_delay_ms(cc == CURLE_OK ? h : NULL, attempt);
 		if (slept_ms + delay > RETRY_SLEEP_BUDGET_MS)
@@ -571,7 +619,7 @@ static int request_json(struct kube_client *c, const char *method, const char *p
 	strbuf_init(&resp, KUBE_RESPONSE_MAX);
 	if (out)
 		*out = NULL;
-	int rc = request_raw(c, method, path, content_type, body, repeat_ok, &resp, err);
+	int rc = request_raw(c, method, path, content_type, body, repeat_ok, NULL, &resp, err);
 	if (rc == KUBE_OK && out && resp.len) {
 		json_error_t jerr;
 		*out = json_loadb(resp.buf, resp.len, 0, &jerr);
@@ -590,16 +638,29 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
 	return request_json(c, method, path, content_type, body, false, out, err);
 }
 
-int kube_get_text(struct kube_client *c, const char *path, char **out, struct kube_error *err)
+static int get_text(struct kube_client *c, const char *path, const struct request_limits *lim, char **out,
+		    struct kube_error *err)
 {
 	struct strbuf resp;
 	strbuf_init(&resp, KUBE_RESPONSE_MAX);
 	*out = NULL;
-	int rc = request_raw(c, "GET", path, NULL, NULL, true, &resp, err);
+	int rc = request_raw(c, "GET", path, NULL, NULL, true, lim, &resp, err);
 	if (rc == KUBE_OK)
 		*out = resp.buf ? strbuf_detach(&resp) : xstrdup("");
 	strbuf_release(&resp);
 	return rc;
+}
+
+int kube_get_text(struct kube_client *c, const char *path, char **out, struct kube_error *err)
+{
+	return get_text(c, path, NULL, out, err);
+}
+
+int kube_get_text_once(struct kube_client *c, const char *path, long timeout_ms, char **out,
+		       struct kube_error *err)
+{
+	struct request_limits lim = {0, timeout_ms > 0 ? timeout_ms : c->opts.request_timeout_ms};
+	return get_text(c, path, &lim, out, err);
 }
 
 static char *json_body(const json_t *obj)
@@ -713,7 +774,7 @@ int kube_list_page_each(struct kube_client *c, const struct kube_resource *r, co
 	char *path = list_path(r, ns, opts);
 	struct strbuf resp;
 	strbuf_init(&resp, KUBE_RESPONSE_MAX);
-	int rc = request_raw(c, "GET", path, NULL, NULL, false, &resp, err);
+	int rc = request_raw(c, "GET", path, NULL, NULL, false, NULL, &resp, err);
 	if (rc == KUBE_OK) {
 		struct each_item ei = {fn, ctx, ""};
 		const char *meta_text = NULL;

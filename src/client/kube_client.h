@@ -103,6 +103,17 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
 int kube_get_text(struct kube_client *c, const char *path, char **out, struct kube_error *err)
 	__attribute__((warn_unused_result));
 
+/*
+ * kube_get_text sent once (but again after a 401, with credentials read
+ * anew), within timeout_ms (0: the client's request timeout): for a
+ * caller that polls and asks again next round. A kubelet's stats through
+ * the node proxy: with a node down, each attempt waits out the API
+ * server's dial timeout (30 s), and the retries would hold the poll for
+ * minutes.
+ */
+int kube_get_text_once(struct kube_client *c, const char *path, long timeout_ms, char **out,
+		       struct kube_error *err) __attribute__((warn_unused_result));
+
 int kube_get(struct kube_client *c, const struct kube_resource *r, const char *ns,
 	     const char *name, json_t **out, struct kube_error *err) __attribute__((warn_unused_result));
 

@@ -7,8 +7,15 @@
 #include <cmocka.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "client/kube_config.h"
 #include "util/xalloc.h"
@@ -37,4 +44,108 @@ struct kube_client *loopback_client(int port, const struct kube_client_options *
 	if (!c)
 		fail_msg("client: %s", err ? err : "?");
 	return c;
+}
+
+struct canned_server {
+	int listen_fd;
+	int port;
+	pthread_t thread;
+	atomic_bool stop;
+	const char *status;
+	const char *content_type;
+	const char *body;
+	pthread_mutex_t lock;
+	int served;
+	char last_head[8192];
+};
+
+/* Reads a request head (up to the blank line) into head; false when the client went away. */
+static bool read_head(int fd, char *head, size_t size)
+{
+	size_t got = 0;
+	while (got < size - 1) {
+		struct pollfd p = {fd, POLLIN, 0};
+		if (poll(&p, 1, 5000) <= 0)
+			return false;
+		ssize_t n = read(fd, head + got, size - 1 - got);
+		if (n <= 0)
+			return false;
+		got += (size_t)n;
+		head[got] = '\0';
+		if (strstr(head, "\r\n\r\n"))
+			return true;
+	}
+	return true;
+}
+
+static void canned_answer(struct canned_server *s, int fd)
+{
+	char head[sizeof(s->last_head)];
+	if (!read_head(fd, head, sizeof(head)))
+		return;
+	pthread_mutex_lock(&s->lock);
+	memcpy(s->last_head, head, sizeof(head));
+	s->served++;
+	pthread_mutex_unlock(&s->lock);
+	char *answer = xasprintf("HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+				 "Connection: close\r\n\r\n%s",
+				 s->status, s->content_type, strlen(s->body), s->body);
+	for (size_t off = 0, len = strlen(answer); off < len;) {
+		ssize_t n = send(fd, answer + off, len - off, MSG_NOSIGNAL);
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	free(answer);
+}
+
+static void *canned_run(void *arg)
+{
+	struct canned_server *s = arg;
+	while (!atomic_load(&s->stop)) {
+		struct pollfd p = {s->listen_fd, POLLIN, 0};
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		int fd = accept(s->listen_fd, NULL, NULL);
+		if (fd < 0)
+			continue;
+		canned_answer(s, fd);
+		close(fd);
+	}
+	return NULL;
+}
+
+struct canned_server *canned_server_start(const char *status, const char *content_type, const char *body)
+{
+	struct canned_server *s = xcalloc(1, sizeof(*s));
+	s->status = status;
+	s->content_type = content_type;
+	s->body = body;
+	pthread_mutex_init(&s->lock, NULL);
+	s->listen_fd = loopback_listen(16, &s->port);
+	assert_int_equal(pthread_create(&s->thread, NULL, canned_run, s), 0);
+	return s;
+}
+
+int canned_server_port(const struct canned_server *s)
+{
+	return s->port;
+}
+
+int canned_server_last(struct canned_server *s, char *head, size_t size)
+{
+	pthread_mutex_lock(&s->lock);
+	snprintf(head, size, "%s", s->last_head);
+	int served = s->served;
+	pthread_mutex_unlock(&s->lock);
+	return served;
+}
+
+void canned_server_stop(struct canned_server *s)
+{
+	atomic_store(&s->stop, true);
+	pthread_join(s->thread, NULL);
+	close(s->listen_fd);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
 }

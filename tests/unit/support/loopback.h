@@ -6,6 +6,8 @@
 #ifndef SOP_TEST_LOOPBACK_H
 #define SOP_TEST_LOOPBACK_H
 
+#include <stddef.h>
+
 #include "client/kube_client.h"
 
 /* A TCP socket listening on 127.0.0.1, on a port the kernel picks (in *port). */
@@ -13,5 +15,19 @@ int loopback_listen(int backlog, int *port);
 
 /* A client for http://127.0.0.1:port with a bearer token and options o. */
 struct kube_client *loopback_client(int port, const struct kube_client_options *o);
+
+/*
+ * A server on 127.0.0.1 that answers every request (one per connection,
+ * GETs: no request body) with the same answer, and keeps the head of the
+ * last request (request line and headers) for the test to check.
+ */
+struct canned_server;
+
+/* status: "403 Forbidden"; content_type and body are borrowed until the stop. */
+struct canned_server *canned_server_start(const char *status, const char *content_type, const char *body);
+int canned_server_port(const struct canned_server *s);
+/* How many requests were answered; the last one's head is copied into head (NUL-terminated). */
+int canned_server_last(struct canned_server *s, char *head, size_t size);
+void canned_server_stop(struct canned_server *s);
 
 #endif

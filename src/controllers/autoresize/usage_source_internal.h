@@ -1,0 +1,79 @@
+/*
+ * What the usage sources' files share (usage_source.c, usage_kubelet.c,
+ * usage_prometheus.c, usage_summary.c). Not for use outside this folder,
+ * but for the unit tests.
+ */
+#ifndef SOP_CONTROLLERS_AUTORESIZE_USAGE_SOURCE_INTERNAL_H
+#define SOP_CONTROLLERS_AUTORESIZE_USAGE_SOURCE_INTERNAL_H
+
+#include <curl/curl.h>
+#include <stdbool.h>
+
+#include "controllers/autoresize/usage_source.h"
+#include "util/strbuf.h"
+
+/*
+ * An answer larger than this is refused, like the client's
+ * KUBE_RESPONSE_MAX: a node's summary with 110 pods is about 1 MiB, a
+ * Prometheus answer for 1,000 claims (five series each) about 2 MiB.
+ */
+#define USAGE_RESPONSE_MAX (16u << 20)
+#define USAGE_TIMEOUT_DEFAULT_MS 10000L
+
+struct usage_source {
+	enum usage_source_kind kind;
+	struct kube_client *client; /* borrowed */
+	char *prometheus_url;       /* without trailing slashes */
+	char *prometheus_shown;     /* the same without userinfo, for messages */
+	char *prometheus_token_file;
+	char *kubelet_ca_file;
+	bool kubelet_insecure_tls;
+	long timeout_ms;
+	const char *kubelet_scheme; /* "https"; see usage__set_kubelet_scheme */
+	CURL *curl;                 /* kubelet and prometheus: this source's own keep-alive handle */
+};
+
+/*
+ * Tests only: the kubelets are asked over scheme ("http" against a
+ * scripted server) instead of https. Not an option of the daemon: the
+ * credentials must never go out in clear.
+ */
+void usage__set_kubelet_scheme(struct usage_source *s, const char *scheme);
+
+/* What one GET on a source's handle brought back. */
+struct usage_answer {
+	CURLcode cc;
+	long code;                 /* HTTP status; 0 without an answer */
+	char status_line[128];     /* "HTTP/1.1 403 Forbidden" */
+	char curl_err[CURL_ERROR_SIZE];
+	bool too_big;
+	struct strbuf body;        /* capped at USAGE_RESPONSE_MAX */
+};
+
+/*
+ * Performs the GET set up on s->curl (URL, credentials) with the source's
+ * timeout, into a (initialised here; usage__answer_release frees it).
+ * Returns 0 for a 2xx answer, else -1 with *why (new): the transport
+ * error, or the status and what the body says ("403 Forbidden: ...").
+ */
+int usage__perform(struct usage_source *s, struct usage_answer *a, char **why);
+void usage__answer_release(struct usage_answer *a);
+
+/*
+ * Adds "namespace/claim" -> u to table unless the claim is there already
+ * (a claim mounted by two pods, or on two nodes, is reported twice with
+ * the same figures). True when added.
+ */
+bool usage__table_add(json_t *table, const char *ns, const char *claim, const struct volume_usage *u);
+
+/* The kubelet sources: one GET of node's summary. 1 when a request was sent, else 0. */
+int usage__poll_kubelet(struct usage_source *s, const struct usage_node *node, json_t *table, json_t *errors);
+int usage__poll_kubelet_proxy(struct usage_source *s, const struct usage_node *node, json_t *table,
+			      json_t *errors);
+/* Prometheus: one instant query. 1 when a request was sent, else 0. */
+int usage__poll_prometheus(struct usage_source *s, json_t *table, json_t *errors);
+
+/* base + "/api/v1/query?query=" + the kubelet_volume_stats_* selector, URL-encoded. New string. */
+char *usage__prometheus_query_url(const char *base);
+
+#endif

@@ -1,0 +1,796 @@
+/*
+ * The usage sources of autoresize: the parsers of the kubelet's stats
+ * summary and of Prometheus' instant-query answer (real-shaped samples,
+ * claims reported twice, missing figures, junk, float strings), the kind
+ * names and option checks, and the HTTP path of each source against a
+ * server on loopback: the request each sends, the table a good answer
+ * gives, the one line of error a refusal gives.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "controllers/autoresize/usage_source.h"
+#include "client/kube_config.h"
+#include "controllers/autoresize/usage_source_internal.h"
+#include "loopback.h"
+#include "scratch_dir.h"
+#include "util/strbuf.h"
+#include "runtime/http_server.h"
+#include "util/xalloc.h"
+#include "webhook/webhook_cert.h"
+
+#define GI 1073741824LL
+
+/*
+ * What a kubelet sends (trimmed to what matters and some of what does
+ * not): a claim mounted by two pods (data-db-0), a volume without pvcRef
+ * (the service account token), one without inodesUsed (inodes and
+ * inodesFree only), one the kubelet has not measured yet (no usedBytes),
+ * one without inode figures, a pod without volumes, and a node counter
+ * past 2^63 (uint64 in the API).
+ */
+static const char SUMMARY[] =
+	"{\"node\":{\"nodeName\":\"local-node-0\",\"startTime\":\"2026-11-25T10:00:00Z\","
+	"\"cpu\":{\"time\":\"2026-11-25T14:00:00Z\",\"usageNanoCores\":183000000,"
+	"\"usageCoreNanoSeconds\":18446744073709551615},"
+	"\"fs\":{\"time\":\"2026-11-25T14:00:00Z\",\"availableBytes\":40000000000,\"capacityBytes\":100000000000,"
+	"\"usedBytes\":60000000000,\"inodesFree\":6000000,\"inodes\":6553600,\"inodesUsed\":553600}},"
+	"\"pods\":["
+	"{\"podRef\":{\"name\":\"db-0\",\"namespace\":\"shop\",\"uid\":\"0b7c\"},"
+	"\"startTime\":\"2026-11-25T10:01:00Z\",\"containers\":[{\"name\":\"db\",\"startTime\":\"2026-11-25T10:01:02Z\"}],"
+	"\"volume\":["
+	"{\"time\":\"2026-11-25T14:00:00Z\",\"availableBytes\":858993459,\"capacityBytes\":1073741824,"
+	"\"usedBytes\":214748365,\"inodesFree\":65000,\"inodes\":65536,\"inodesUsed\":536,\"name\":\"data\","
+	"\"pvcRef\":{\"name\":\"data-db-0\",\"namespace\":\"shop\"}},"
+	"{\"time\":\"2026-11-25T14:00:00Z\",\"availableBytes\":8335245312,\"capacityBytes\":8335257600,"
+	"\"usedBytes\":12288,\"inodesFree\":1017567,\"inodes\":1017576,\"inodesUsed\":9,"
+	"\"name\":\"kube-api-access-7xk2p\"}],"
+	"\"ephemeral-storage\":{\"time\":\"2026-11-25T14:00:00Z\",\"usedBytes\":36864}},"
+	"{\"podRef\":{\"name\":\"backup-0\",\"namespace\":\"shop\",\"uid\":\"9e21\"},"
+	"\"volume\":[{\"time\":\"2026-11-25T14:00:00Z\",\"availableBytes\":858993459,\"capacityBytes\":1073741824,"
+	"\"usedBytes\":214748365,\"inodesFree\":65000,\"inodes\":65536,\"inodesUsed\":536,\"name\":\"source\","
+	"\"pvcRef\":{\"name\":\"data-db-0\",\"namespace\":\"shop\"}}]},"
+	"{\"podRef\":{\"name\":\"db-1\",\"namespace\":\"shop\",\"uid\":\"3f0a\"},"
+	"\"volume\":[{\"time\":\"2026-11-25T14:00:00Z\",\"availableBytes\":549755813888,\"capacityBytes\":2199023255552,"
+	"\"usedBytes\":1649267441664,\"inodesFree\":400,\"inodes\":1000,\"name\":\"data\","
+	"\"pvcRef\":{\"name\":\"data-db-1\",\"namespace\":\"shop\"}}]},"
+	"{\"podRef\":{\"name\":\"db-2\",\"namespace\":\"shop\",\"uid\":\"77d1\"},"
+	"\"volume\":[{\"time\":\"2026-11-25T14:00:00Z\",\"capacityBytes\":1073741824,\"inodes\":65536,"
+	"\"name\":\"data\",\"pvcRef\":{\"name\":\"data-db-2\",\"namespace\":\"shop\"}}]},"
+	"{\"podRef\":{\"name\":\"web-0\",\"namespace\":\"other\",\"uid\":\"a0a0\"},"
+	"\"volume\":[{\"availableBytes\":10737418240,\"capacityBytes\":10737418240,\"usedBytes\":0,"
+	"\"name\":\"cache\",\"pvcRef\":{\"name\":\"cache-web-0\",\"namespace\":\"other\"}}]},"
+	"{\"podRef\":{\"name\":\"sidecar\",\"namespace\":\"other\",\"uid\":\"b1b1\"},\"containers\":[]}"
+	"]}";
+
+/* The claim's usage from table, checked field by field. */
+static void expect_usage(json_t *table, const char *key, int64_t capacity, int64_t used, int64_t available,
+			 int64_t inodes, int64_t inodes_used)
+{
+	struct volume_usage u;
+	json_t *obj = json_object_get(table, key);
+	if (!obj)
+		fail_msg("%s: not in the table", key);
+	assert_true(usage_from_json(obj, &u));
+	assert_int_equal(u.capacity_bytes, capacity);
+	assert_int_equal(u.used_bytes, used);
+	assert_int_equal(u.available_bytes, available);
+	assert_int_equal(u.inodes, inodes);
+	assert_int_equal(u.inodes_used, inodes_used);
+}
+
+static void test_summary_real_shape(void **state)
+{
+	(void)state;
+	json_t *table = json_object();
+	char *why = NULL;
+	assert_int_equal(usage_parse_summary(SUMMARY, strlen(SUMMARY), table, &why), 0);
+	assert_null(why);
+	/* data-db-0 once (two pods), data-db-1, cache-web-0; not data-db-2 (unmeasured), not the token volume. */
+	assert_int_equal(json_object_size(table), 3);
+	expect_usage(table, "shop/data-db-0", GI, 214748365, 858993459, 65536, 536);
+	expect_usage(table, "shop/data-db-1", 2048 * GI, 1536 * GI, 512 * GI, 1000, 600);
+	expect_usage(table, "other/cache-web-0", 10 * GI, 0, 10 * GI, 0, 0);
+	assert_null(json_object_get(table, "shop/data-db-2"));
+	json_decref(table);
+}
+
+/* A claim already in the table (another node reported it) keeps its figures. */
+static void test_summary_claim_on_two_nodes(void **state)
+{
+	(void)state;
+	json_t *table = json_object();
+	struct volume_usage earlier = {GI, 1, GI - 1, 0, 0};
+	json_object_set_new(table, "shop/data-db-0", usage_to_json(&earlier));
+	char *why = NULL;
+	assert_int_equal(usage_parse_summary(SUMMARY, strlen(SUMMARY), table, &why), 0);
+	expect_usage(table, "shop/data-db-0", GI, 1, GI - 1, 0, 0);
+	json_decref(table);
+}
+
+typedef int (*usage_parser)(const char *body, size_t len, json_t *table, char **why);
+
+/* parse refuses body, with a why that says why_has, and adds nothing. */
+static void expect_refused(usage_parser parse, const char *body, const char *why_has)
+{
+	json_t *table = json_object();
+	char *why = NULL;
+	assert_int_equal(parse(body, strlen(body), table, &why), -1);
+	assert_non_null(why);
+	if (!strstr(why, why_has))
+		fail_msg("why \"%s\" does not say \"%s\"", why, why_has);
+	assert_int_equal(json_object_size(table), 0);
+	free(why);
+	json_decref(table);
+}
+
+static void expect_summary_refused(const char *body, const char *why_has)
+{
+	expect_refused(usage_parse_summary, body, why_has);
+}
+
+static void test_summary_junk(void **state)
+{
+	(void)state;
+	expect_summary_refused("<html>502 Bad Gateway</html>", "not JSON");
+	expect_summary_refused("", "not JSON");
+	expect_summary_refused("{\"pods\":[", "not JSON");
+	expect_summary_refused("[]", "not a JSON object");
+	expect_summary_refused("{\"node\":{\"nodeName\":\"n1\"}}", "no pods array");
+	expect_summary_refused("{\"node\":{},\"pods\":{}}", "no pods array");
+}
+
+/* Odd but valid: no pods (null, as Go writes an empty slice), volumes that are not objects, bad figures. */
+static void test_summary_odd_but_valid(void **state)
+{
+	(void)state;
+	static const char *const bodies[] = {
+		"{\"node\":{},\"pods\":null}",
+		"{\"node\":{},\"pods\":[]}",
+		"{\"pods\":[{\"podRef\":{\"name\":\"p\"},\"volume\":null}]}",
+		"{\"pods\":[{\"volume\":[1,\"x\",{\"pvcRef\":\"data\"}]}]}",
+		/* negative, float, string figures: the volume is skipped */
+		"{\"pods\":[{\"volume\":[{\"pvcRef\":{\"name\":\"c\",\"namespace\":\"n\"},"
+		"\"capacityBytes\":-1,\"usedBytes\":1,\"availableBytes\":1}]}]}",
+		"{\"pods\":[{\"volume\":[{\"pvcRef\":{\"name\":\"c\",\"namespace\":\"n\"},"
+		"\"capacityBytes\":1.5,\"usedBytes\":1,\"availableBytes\":1}]}]}",
+		"{\"pods\":[{\"volume\":[{\"pvcRef\":{\"name\":\"c\",\"namespace\":\"n\"},"
+		"\"capacityBytes\":\"1Gi\",\"usedBytes\":1,\"availableBytes\":1}]}]}",
+		"{\"pods\":[{\"volume\":[{\"pvcRef\":{\"name\":\"c\",\"namespace\":\"n\"},"
+		"\"capacityBytes\":9223372036854775808,\"usedBytes\":1,\"availableBytes\":1}]}]}",
+		/* a claim without a namespace */
+		"{\"pods\":[{\"volume\":[{\"pvcRef\":{\"name\":\"c\"},"
+		"\"capacityBytes\":1,\"usedBytes\":1,\"availableBytes\":0}]}]}",
+	};
+	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+		json_t *table = json_object();
+		char *why = NULL;
+		if (usage_parse_summary(bodies[i], strlen(bodies[i]), table, &why) != 0)
+			fail_msg("body %zu refused: %s", i, why);
+		assert_int_equal(json_object_size(table), 0);
+		json_decref(table);
+	}
+}
+
+/* A series of the answer below. */
+#define SERIES(name, ns, claim, node, at, value)                                                             \
+	"{\"metric\":{\"__name__\":\"kubelet_volume_stats_" name "\",\"endpoint\":\"https-metrics\","         \
+	"\"instance\":\"" node ":10250\",\"job\":\"kubelet\",\"metrics_path\":\"/metrics\",\"namespace\":\"" ns \
+	"\",\"node\":\"" node "\",\"persistentvolumeclaim\":\"" claim "\",\"service\":\"kubelet\"},"         \
+	"\"value\":[" at ",\"" value "\"]}"
+
+/*
+ * A Prometheus answer: data-db-0 whole; data-db-1 from two kubelets (it
+ * moved from 10.0.0.5 to 10.0.0.6: the later samples win, whatever the
+ * order); data-db-2's capacity NaN (no usage); data-db-3 without inode
+ * series; a series of a metric not asked for and one without a namespace.
+ */
+static const char *const PROMETHEUS_SERIES[] = {
+	SERIES("capacity_bytes", "shop", "data-db-0", "10.0.0.5", "1764079200.123", "1.073741824e+09"),
+	SERIES("used_bytes", "shop", "data-db-0", "10.0.0.5", "1764079200.123", "2.14748365e+08"),
+	SERIES("available_bytes", "shop", "data-db-0", "10.0.0.5", "1764079200.123", "8.58993459e+08"),
+	SERIES("inodes", "shop", "data-db-0", "10.0.0.5", "1764079200.123", "65536"),
+	SERIES("inodes_used", "shop", "data-db-0", "10.0.0.5", "1764079200.123", "536"),
+	SERIES("capacity_bytes", "shop", "data-db-1", "10.0.0.6", "1764079200", "2.147483648e+09"),
+	SERIES("capacity_bytes", "shop", "data-db-1", "10.0.0.5", "1764078990", "1.073741824e+09"),
+	SERIES("used_bytes", "shop", "data-db-1", "10.0.0.5", "1764078990", "9.9e+08"),
+	SERIES("used_bytes", "shop", "data-db-1", "10.0.0.6", "1764079200", "1.5e+09"),
+	SERIES("available_bytes", "shop", "data-db-1", "10.0.0.6", "1764079200", "5.49755813888e+11"),
+	SERIES("available_bytes", "shop", "data-db-1", "10.0.0.5", "1764078990", "1"),
+	SERIES("inodes", "shop", "data-db-1", "10.0.0.6", "1764079200", "1000"),
+	SERIES("inodes_used", "shop", "data-db-1", "10.0.0.6", "1764079200", "600"),
+	SERIES("capacity_bytes", "shop", "data-db-2", "10.0.0.5", "1764079200", "NaN"),
+	SERIES("used_bytes", "shop", "data-db-2", "10.0.0.5", "1764079200", "1"),
+	SERIES("available_bytes", "shop", "data-db-2", "10.0.0.5", "1764079200", "1"),
+	SERIES("capacity_bytes", "other", "data-db-3", "10.0.0.5", "1764079200", "10737418240"),
+	SERIES("used_bytes", "other", "data-db-3", "10.0.0.5", "1764079200", "0"),
+	SERIES("available_bytes", "other", "data-db-3", "10.0.0.5", "1764079200", "1.073741824e+10"),
+	SERIES("inodes_free", "other", "data-db-3", "10.0.0.5", "1764079200", "3"),
+	"{\"metric\":{\"__name__\":\"kubelet_volume_stats_used_bytes\",\"persistentvolumeclaim\":\"x\"},"
+	"\"value\":[1764079200,\"5\"]}",
+};
+
+/* The answer carrying the series above (a string literal that long is past what C promises). New string. */
+static char *prometheus_answer(void)
+{
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_appendf(&sb, "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[");
+	for (size_t i = 0; i < sizeof(PROMETHEUS_SERIES) / sizeof(PROMETHEUS_SERIES[0]); i++)
+		strbuf_appendf(&sb, "%s%s", i ? "," : "", PROMETHEUS_SERIES[i]);
+	strbuf_appendf(&sb, "]}}");
+	return strbuf_detach(&sb);
+}
+
+static void test_prometheus_answer(void **state)
+{
+	(void)state;
+	json_t *table = json_object();
+	char *why = NULL;
+	char *answer = prometheus_answer();
+	assert_int_equal(usage_parse_prometheus(answer, strlen(answer), table, &why), 0);
+	free(answer);
+	assert_null(why);
+	assert_int_equal(json_object_size(table), 3);
+	expect_usage(table, "shop/data-db-0", GI, 214748365, 858993459, 65536, 536);
+	expect_usage(table, "shop/data-db-1", 2 * GI, 1500000000, 512 * GI, 1000, 600);
+	expect_usage(table, "other/data-db-3", 10 * GI, 0, 10 * GI, 0, 0);
+	assert_null(json_object_get(table, "shop/data-db-2"));
+	json_decref(table);
+}
+
+/* An answer of one claim whose capacity sample is value: the capacity read, or -1 when refused. */
+static int64_t capacity_of(const char *value)
+{
+	char *body = xasprintf("{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
+			       "{\"metric\":{\"__name__\":\"kubelet_volume_stats_capacity_bytes\",\"namespace\":\"n\","
+			       "\"persistentvolumeclaim\":\"c\"},\"value\":[1764079200.5,\"%s\"]},"
+			       "{\"metric\":{\"__name__\":\"kubelet_volume_stats_used_bytes\",\"namespace\":\"n\","
+			       "\"persistentvolumeclaim\":\"c\"},\"value\":[1764079200.5,\"0\"]},"
+			       "{\"metric\":{\"__name__\":\"kubelet_volume_stats_available_bytes\",\"namespace\":\"n\","
+			       "\"persistentvolumeclaim\":\"c\"},\"value\":[1764079200.5,\"0\"]}]}}",
+			       value);
+	json_t *table = json_object();
+	char *why = NULL;
+	assert_int_equal(usage_parse_prometheus(body, strlen(body), table, &why), 0);
+	struct volume_usage u;
+	int64_t capacity = -1;
+	if (json_object_get(table, "n/c")) {
+		assert_true(usage_from_json(json_object_get(table, "n/c"), &u));
+		capacity = u.capacity_bytes;
+	}
+	json_decref(table);
+	free(body);
+	return capacity;
+}
+
+static void test_prometheus_float_strings(void **state)
+{
+	(void)state;
+	assert_int_equal(capacity_of("1.073741824e+09"), GI);
+	assert_int_equal(capacity_of("1073741824"), GI);
+	assert_int_equal(capacity_of("5.49755813888e+11"), 512 * GI);
+	/* 1 PiB + 1 byte: whole numbers up to 2^53 are exact in a float */
+	assert_int_equal(capacity_of("1125899906842625"), 1125899906842625LL);
+	assert_int_equal(capacity_of("9.007199254740992e+15"), 9007199254740992LL);
+	assert_int_equal(capacity_of("4.6116860184273879e+18"), 4611686018427387904LL);
+	assert_int_equal(capacity_of("0"), 0);
+	assert_int_equal(capacity_of("1e3"), 1000);
+	/* refused: not a size */
+	assert_int_equal(capacity_of("NaN"), -1);
+	assert_int_equal(capacity_of("+Inf"), -1);
+	assert_int_equal(capacity_of("-Inf"), -1);
+	assert_int_equal(capacity_of("-1"), -1);
+	assert_int_equal(capacity_of("9.223372036854775808e+18"), -1);
+	assert_int_equal(capacity_of("1e300"), -1);
+	assert_int_equal(capacity_of("12abc"), -1);
+	assert_int_equal(capacity_of(""), -1);
+}
+
+static void expect_prometheus_refused(const char *body, const char *why_has)
+{
+	expect_refused(usage_parse_prometheus, body, why_has);
+}
+
+static void test_prometheus_refused(void **state)
+{
+	(void)state;
+	expect_prometheus_refused("{\"status\":\"error\",\"errorType\":\"bad_data\","
+				  "\"error\":\"invalid parameter \\\"query\\\": 1:1: parse error: unexpected \\\"{\\\"\"}",
+				  "bad_data: invalid parameter \"query\": 1:1: parse error");
+	expect_prometheus_refused("{\"status\":\"error\",\"errorType\":\"timeout\",\"error\":\"query timed out\"}",
+				  "timeout: query timed out");
+	expect_prometheus_refused("not json", "not JSON");
+	expect_prometheus_refused("[1]", "not a JSON object");
+	expect_prometheus_refused("{\"data\":{\"resultType\":\"vector\",\"result\":[]}}", "status is missing");
+	expect_prometheus_refused("{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[]}}",
+				  "not an instant vector (resultType matrix)");
+	expect_prometheus_refused("{\"status\":\"success\",\"data\":{\"resultType\":\"vector\"}}",
+				  "not an instant vector");
+}
+
+static void test_usage_json(void **state)
+{
+	(void)state;
+	struct volume_usage u = {5 * GI, 4 * GI, GI, 327680, 12}, back;
+	json_t *o = usage_to_json(&u);
+	assert_true(usage_from_json(o, &back));
+	assert_memory_equal(&u, &back, sizeof(u));
+	json_object_del(o, "inodes");
+	json_object_del(o, "inodesUsed");
+	assert_true(usage_from_json(o, &back));
+	assert_int_equal(back.inodes, 0);
+	json_object_set_new(o, "inodes", json_string("many"));
+	assert_false(usage_from_json(o, &back));
+	json_object_del(o, "inodes");
+	json_object_del(o, "used");
+	assert_false(usage_from_json(o, &back));
+	json_object_set_new(o, "used", json_real(1.0));
+	assert_false(usage_from_json(o, &back));
+	json_decref(o);
+	assert_false(usage_from_json(NULL, &back));
+}
+
+static void test_kind_names(void **state)
+{
+	(void)state;
+	static const enum usage_source_kind kinds[] = {USAGE_SOURCE_NONE, USAGE_SOURCE_KUBELET,
+						       USAGE_SOURCE_KUBELET_PROXY, USAGE_SOURCE_PROMETHEUS};
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		assert_int_equal(usage_source_kind_parse(usage_source_kind_name(kinds[i])), (int)kinds[i]);
+	assert_int_equal(usage_source_kind_parse("kubelet"), USAGE_SOURCE_KUBELET);
+	assert_int_equal(usage_source_kind_parse("kubelet-proxy"), USAGE_SOURCE_KUBELET_PROXY);
+	assert_int_equal(usage_source_kind_parse("prometheus"), USAGE_SOURCE_PROMETHEUS);
+	assert_int_equal(usage_source_kind_parse("Kubelet"), -1);
+	assert_int_equal(usage_source_kind_parse("kubelet_proxy"), -1);
+	assert_int_equal(usage_source_kind_parse(""), -1);
+	assert_int_equal(usage_source_kind_parse(NULL), -1);
+	assert_string_equal(usage_source_kind_name((enum usage_source_kind)42), "unknown");
+}
+
+static void expect_options_refused(struct kube_client *c, const struct usage_source_options *o, const char *err_has)
+{
+	char *err = NULL;
+	assert_null(usage_source_new(c, o, &err));
+	assert_non_null(err);
+	if (!strstr(err, err_has))
+		fail_msg("error \"%s\" does not say \"%s\"", err, err_has);
+	free(err);
+}
+
+static void test_options_refused(void **state)
+{
+	(void)state;
+	struct kube_client *c = loopback_client(1, NULL);
+	expect_options_refused(c, &(struct usage_source_options){.kind = USAGE_SOURCE_NONE}, "no usage source");
+	expect_options_refused(c, &(struct usage_source_options){.kind = USAGE_SOURCE_PROMETHEUS}, "no URL");
+	expect_options_refused(
+		c, &(struct usage_source_options){.kind = USAGE_SOURCE_PROMETHEUS, .prometheus_url = "ftp://p:21"},
+		"scheme must be http or https");
+	expect_options_refused(c,
+			       &(struct usage_source_options){.kind = USAGE_SOURCE_PROMETHEUS,
+							      .prometheus_url = "http://u:secret@p:9090/?x=1"},
+			       "http://***@p:9090/?x=1: a query");
+	expect_options_refused(c,
+			       &(struct usage_source_options){.kind = USAGE_SOURCE_PROMETHEUS,
+							      .prometheus_url = "http://p:9090",
+							      .prometheus_token_file = "/nonexistent/token"},
+			       "/nonexistent/token");
+	expect_options_refused(c,
+			       &(struct usage_source_options){.kind = USAGE_SOURCE_KUBELET,
+							      .kubelet_ca_file = "/nonexistent/ca.crt"},
+			       "kubelet CA file /nonexistent/ca.crt");
+	expect_options_refused(NULL, &(struct usage_source_options){.kind = USAGE_SOURCE_KUBELET},
+			       "needs the API client");
+	expect_options_refused(NULL, &(struct usage_source_options){.kind = USAGE_SOURCE_KUBELET_PROXY},
+			       "needs the API client");
+	kube_client_free(c);
+}
+
+/* The request target of a request head ("GET <target> HTTP/1.1"). New string. */
+static char *request_target(const char *head)
+{
+	assert_true(!strncmp(head, "GET ", 4));
+	const char *end = strstr(head + 4, " HTTP/1.1\r\n");
+	assert_non_null(end);
+	return xstrndup(head + 4, (size_t)(end - head - 4));
+}
+
+static void test_prometheus_query(void **state)
+{
+	(void)state;
+	char *url = usage__prometheus_query_url("http://prometheus.monitoring:9090/prom");
+	static const char prefix[] = "http://prometheus.monitoring:9090/prom/api/v1/query?query=";
+	assert_true(!strncmp(url, prefix, strlen(prefix)));
+	/* Nothing unescaped that a server could read as another parameter or path. */
+	assert_null(strpbrk(url + strlen(prefix), "{}\"|&=?# "));
+	char *query = curl_easy_unescape(NULL, url + strlen(prefix), 0, NULL);
+	assert_string_equal(query, "{__name__=~\"kubelet_volume_stats_"
+				   "(capacity_bytes|used_bytes|available_bytes|inodes|inodes_used)\"}");
+	curl_free(query);
+	free(url);
+}
+
+static void test_prometheus_http(void **state)
+{
+	(void)state;
+	char *dir = scratch_dir_make("usage-source");
+	char *token = scratch_file_write(dir, "token", "prom-token\n", 0600);
+	char *answer = prometheus_answer();
+	struct canned_server *srv = canned_server_start("200 OK", "application/json", answer);
+	char *base = xasprintf("http://127.0.0.1:%d/", canned_server_port(srv));
+	struct usage_source_options o = {
+		.kind = USAGE_SOURCE_PROMETHEUS, .prometheus_url = base, .prometheus_token_file = token};
+	char *err = NULL;
+	struct usage_source *s = usage_source_new(NULL, &o, &err);
+	assert_non_null(s);
+	json_t *table = json_object(), *errors = json_array();
+	/* Nodes are the kubelet sources' business: Prometheus is asked once. */
+	struct usage_node nodes[] = {{"n1", "10.0.0.5", 10250}, {"n2", "10.0.0.6", 10250}};
+	assert_int_equal(usage_source_poll(s, nodes, 2, table, errors), 1);
+	assert_int_equal(json_array_size(errors), 0);
+	assert_int_equal(json_object_size(table), 3);
+	expect_usage(table, "shop/data-db-1", 2 * GI, 1500000000, 512 * GI, 1000, 600);
+
+	char head[8192];
+	assert_int_equal(canned_server_last(srv, head, sizeof(head)), 1);
+	char *target = request_target(head);
+	char *want = usage__prometheus_query_url("");
+	assert_string_equal(target, want);
+	assert_non_null(strstr(head, "\r\nAuthorization: Bearer prom-token\r\n"));
+
+	/* The token is read anew at each poll (it rotates); one request each time. */
+	unlink(token);
+	free(scratch_file_write(dir, "token", "rotated", 0600));
+	assert_int_equal(usage_source_poll(s, NULL, 0, table, errors), 1);
+	assert_int_equal(canned_server_last(srv, head, sizeof(head)), 2);
+	assert_non_null(strstr(head, "\r\nAuthorization: Bearer rotated\r\n"));
+	assert_int_equal(json_array_size(errors), 0);
+
+	usage_source_free(s);
+	canned_server_stop(srv);
+	json_decref(table);
+	json_decref(errors);
+	free(want);
+	free(target);
+	free(base);
+	free(token);
+	free(answer);
+	scratch_dir_remove(dir);
+}
+
+static void test_prometheus_http_errors(void **state)
+{
+	(void)state;
+	static const char refusal[] = "{\"status\":\"error\",\"errorType\":\"bad_data\","
+				      "\"error\":\"1:1: parse error: unexpected character\"}";
+	struct canned_server *srv = canned_server_start("400 Bad Request", "application/json", refusal);
+	char *base = xasprintf("http://127.0.0.1:%d", canned_server_port(srv));
+	struct usage_source_options o = {.kind = USAGE_SOURCE_PROMETHEUS, .prometheus_url = base};
+	char *err = NULL;
+	struct usage_source *s = usage_source_new(NULL, &o, &err);
+	assert_non_null(s);
+	json_t *table = json_object(), *errors = json_array();
+	assert_int_equal(usage_source_poll(s, NULL, 0, table, errors), 1);
+	assert_int_equal(json_object_size(table), 0);
+	assert_int_equal(json_array_size(errors), 1);
+	char *want = xasprintf("prometheus %s: 400 Bad Request: bad_data: 1:1: parse error: unexpected character", base);
+	assert_string_equal(json_string_value(json_array_get(errors, 0)), want);
+	usage_source_free(s);
+	canned_server_stop(srv);
+	free(want);
+	free(base);
+
+	/* Nobody listening: the cause, and the URL without its password. */
+	int port;
+	close(loopback_listen(1, &port));
+	base = xasprintf("http://user:secret@127.0.0.1:%d", port);
+	o.prometheus_url = base;
+	s = usage_source_new(NULL, &o, &err);
+	assert_non_null(s);
+	json_array_clear(errors);
+	assert_int_equal(usage_source_poll(s, NULL, 0, table, errors), 1);
+	assert_int_equal(json_array_size(errors), 1);
+	const char *line = json_string_value(json_array_get(errors, 0));
+	char *prefix = xasprintf("prometheus http://***@127.0.0.1:%d: ", port);
+	if (strncmp(line, prefix, strlen(prefix)) || strlen(line) <= strlen(prefix) + 5 || strstr(line, "secret"))
+		fail_msg("error line: %s", line);
+	usage_source_free(s);
+	free(prefix);
+	free(base);
+	json_decref(table);
+	json_decref(errors);
+}
+
+static const char KUBELET_403[] =
+	"Forbidden (user=system:serviceaccount:sop:stateful-operator, verb=get, resource=nodes, subresource=stats)";
+
+/*
+ * The kubelet source over http (tests only): the request path, the
+ * client's credentials, a refusal in one line, the other nodes still
+ * asked, a node without an address not asked.
+ */
+static void test_kubelet_http(void **state)
+{
+	(void)state;
+	struct canned_server *good = canned_server_start("200 OK", "application/json", SUMMARY);
+	struct canned_server *refusing = canned_server_start("403 Forbidden", "text/plain; charset=utf-8", KUBELET_403);
+	struct kube_client *client = loopback_client(canned_server_port(refusing), NULL);
+	struct usage_source_options o = {.kind = USAGE_SOURCE_KUBELET, .timeout_ms = 5000};
+	char *err = NULL;
+	struct usage_source *s = usage_source_new(client, &o, &err);
+	assert_non_null(s);
+	usage__set_kubelet_scheme(s, "http");
+	struct usage_node nodes[] = {
+		{"local-node-1", "127.0.0.1", canned_server_port(refusing)},
+		{"local-node-0", "127.0.0.1", canned_server_port(good)},
+		{"local-node-2", NULL, 10250},
+	};
+	json_t *table = json_object(), *errors = json_array();
+	assert_int_equal(usage_source_poll(s, nodes, 3, table, errors), 2);
+	assert_int_equal(json_object_size(table), 3);
+	expect_usage(table, "shop/data-db-0", GI, 214748365, 858993459, 65536, 536);
+
+	char head[8192];
+	assert_int_equal(canned_server_last(good, head, sizeof(head)), 1);
+	assert_true(!strncmp(head, "GET /stats/summary HTTP/1.1\r\n", 29));
+	assert_non_null(strstr(head, "\r\nAuthorization: Bearer t\r\n"));
+	assert_int_equal(canned_server_last(refusing, head, sizeof(head)), 1);
+
+	assert_int_equal(json_array_size(errors), 2);
+	char *want = xasprintf("node local-node-1: GET http://127.0.0.1:%d/stats/summary: 403 Forbidden: %s",
+			       canned_server_port(refusing), KUBELET_403);
+	assert_string_equal(json_string_value(json_array_get(errors, 0)), want);
+	const char *second = json_string_value(json_array_get(errors, 1));
+	if (strncmp(second, "node local-node-2: ", 19))
+		fail_msg("error line: %s", second);
+
+	usage_source_free(s);
+	kube_client_free(client);
+	canned_server_stop(good);
+	canned_server_stop(refusing);
+	json_decref(table);
+	json_decref(errors);
+	free(want);
+}
+
+static int serve_summary(void *ctx, const struct http_request *req, const char **content_type, char **body)
+{
+	(void)ctx;
+	(void)req;
+	*content_type = "application/json";
+	*body = xstrdup(SUMMARY);
+	return 200;
+}
+
+/* One poll of the kubelet source with kubelet options o, by client, of a node at port: its errors. New reference. */
+static json_t *poll_kubelet_tls(struct kube_client *client, const struct usage_source_options *o, int port)
+{
+	char *err = NULL;
+	struct usage_source *s = usage_source_new(client, o, &err);
+	if (!s)
+		fail_msg("source: %s", err);
+	struct usage_node node = {"local-node-0", "127.0.0.1", port};
+	json_t *table = json_object(), *errors = json_array();
+	assert_int_equal(usage_source_poll(s, &node, 1, table, errors), 1);
+	assert_int_equal(json_object_size(table), json_array_size(errors) ? 0 : 3);
+	usage_source_free(s);
+	json_decref(table);
+	return errors;
+}
+
+/*
+ * The kubelet source as it runs (https): a kubelet whose serving
+ * certificate is of a CA of its own is read when --kubelet-ca-file names
+ * that CA, or when the API server's CA is that CA, or with
+ * --kubelet-insecure-tls; otherwise the check fails and says so.
+ */
+static void test_kubelet_https(void **state)
+{
+	(void)state;
+	struct cert_bundle kubelet = CERT_BUNDLE_INIT, other = CERT_BUNDLE_INIT;
+	static const char *const names[] = {"127.0.0.1", NULL};
+	char *err = NULL;
+	long long now = (long long)time(NULL);
+	if (cert_bundle_make_ca(&kubelet, "kubelet-ca", CERT_CA_DAYS_DEFAULT, now, &err) < 0 ||
+	    cert_bundle_make_serving(&kubelet, names, CERT_SERVING_DAYS_DEFAULT, now, &err) < 0 ||
+	    cert_bundle_make_ca(&other, "cluster-ca", CERT_CA_DAYS_DEFAULT, now, &err) < 0)
+		fail_msg("certificates: %s", err);
+	struct http_server *srv = http_server_start_tls("127.0.0.1:0", kubelet.cert_pem, kubelet.key_pem, &err);
+	if (!srv)
+		fail_msg("kubelet: %s", err);
+	http_server_handle(srv, "/stats/summary", serve_summary, NULL);
+	int port = http_server_port(srv);
+	char *dir = scratch_dir_make("usage-source-tls");
+	char *kubelet_ca = scratch_file_write(dir, "kubelet-ca.crt", kubelet.ca_cert_pem, 0600);
+
+	/* An API server client whose CA is another one (the common case: self-signed kubelet certificates). */
+	struct kube_config cfg = {0};
+	cfg.server = xstrdup("https://127.0.0.1:6443");
+	cfg.token = xstrdup("t");
+	cfg.ca_data.data = xstrdup(other.ca_cert_pem);
+	cfg.ca_data.len = strlen(other.ca_cert_pem);
+	struct kube_client *client = kube_client_new(&cfg, NULL, &err);
+	assert_non_null(client);
+
+	struct usage_source_options o = {.kind = USAGE_SOURCE_KUBELET, .kubelet_ca_file = kubelet_ca};
+	json_t *errors = poll_kubelet_tls(client, &o, port);
+	assert_int_equal(json_array_size(errors), 0);
+	json_decref(errors);
+
+	o = (struct usage_source_options){.kind = USAGE_SOURCE_KUBELET, .kubelet_insecure_tls = true};
+	errors = poll_kubelet_tls(client, &o, port);
+	assert_int_equal(json_array_size(errors), 0);
+	json_decref(errors);
+
+	o = (struct usage_source_options){.kind = USAGE_SOURCE_KUBELET};
+	errors = poll_kubelet_tls(client, &o, port);
+	assert_int_equal(json_array_size(errors), 1);
+	char *prefix = xasprintf("node local-node-0: GET https://127.0.0.1:%d/stats/summary: ", port);
+	const char *line = json_string_value(json_array_get(errors, 0));
+	if (strncmp(line, prefix, strlen(prefix)) || !strcasestr(line, "certificate"))
+		fail_msg("error line: %s", line);
+	json_decref(errors);
+	kube_client_free(client);
+
+	/* The API server's CA is the kubelets' CA: no option needed. */
+	cfg = (struct kube_config){0};
+	cfg.server = xstrdup("https://127.0.0.1:6443");
+	cfg.token = xstrdup("t");
+	cfg.ca_data.data = xstrdup(kubelet.ca_cert_pem);
+	cfg.ca_data.len = strlen(kubelet.ca_cert_pem);
+	client = kube_client_new(&cfg, NULL, &err);
+	assert_non_null(client);
+	errors = poll_kubelet_tls(client, &o, port);
+	assert_int_equal(json_array_size(errors), 0);
+	json_decref(errors);
+
+	kube_client_free(client);
+	http_server_stop(srv);
+	cert_bundle_release(&kubelet);
+	cert_bundle_release(&other);
+	free(prefix);
+	free(kubelet_ca);
+	scratch_dir_remove(dir);
+}
+
+/* A kubelet answer that is not a summary: one line naming the node and the cause. */
+static void test_kubelet_http_junk(void **state)
+{
+	(void)state;
+	struct canned_server *srv = canned_server_start("200 OK", "text/html", "<html>hello</html>");
+	struct kube_client *client = loopback_client(canned_server_port(srv), NULL);
+	struct usage_source_options o = {.kind = USAGE_SOURCE_KUBELET};
+	char *err = NULL;
+	struct usage_source *s = usage_source_new(client, &o, &err);
+	usage__set_kubelet_scheme(s, "http");
+	struct usage_node node = {"n1", "127.0.0.1", canned_server_port(srv)};
+	json_t *table = json_object(), *errors = json_array();
+	assert_int_equal(usage_source_poll(s, &node, 1, table, errors), 1);
+	assert_int_equal(json_array_size(errors), 1);
+	char *prefix = xasprintf("node n1: GET http://127.0.0.1:%d/stats/summary: the stats summary is not JSON",
+				 canned_server_port(srv));
+	const char *line = json_string_value(json_array_get(errors, 0));
+	if (strncmp(line, prefix, strlen(prefix)))
+		fail_msg("error line: %s", line);
+	usage_source_free(s);
+	kube_client_free(client);
+	canned_server_stop(srv);
+	json_decref(table);
+	json_decref(errors);
+	free(prefix);
+}
+
+/* Through the API server: the node proxy path, and the API's refusal in its own words. */
+static void test_kubelet_proxy_http(void **state)
+{
+	(void)state;
+	static const char forbidden[] =
+		"{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+		"\"message\":\"nodes \\\"local-node-1\\\" is forbidden: User \\\"system:serviceaccount:sop:op\\\" "
+		"cannot get resource \\\"nodes/proxy\\\" in API group \\\"\\\" at the cluster scope\","
+		"\"reason\":\"Forbidden\",\"details\":{\"name\":\"local-node-1\",\"kind\":\"nodes\"},\"code\":403}";
+	struct canned_server *api = canned_server_start("200 OK", "application/json", SUMMARY);
+	struct canned_server *refusing = canned_server_start("403 Forbidden", "application/json", forbidden);
+	struct kube_client_options co = {.max_retries = -1};
+	struct kube_client *client = loopback_client(canned_server_port(api), &co);
+	struct kube_client *refused_client = loopback_client(canned_server_port(refusing), &co);
+	struct usage_source_options o = {.kind = USAGE_SOURCE_KUBELET_PROXY};
+	char *err = NULL;
+	struct usage_source *s = usage_source_new(client, &o, &err);
+	struct usage_source *refused = usage_source_new(refused_client, &o, &err);
+	assert_non_null(s);
+	assert_non_null(refused);
+	struct usage_node nodes[] = {{"local-node-0", NULL, 0}, {"local-node-1", NULL, 0}};
+	json_t *table = json_object(), *errors = json_array();
+
+	assert_int_equal(usage_source_poll(s, nodes, 1, table, errors), 1);
+	assert_int_equal(json_array_size(errors), 0);
+	assert_int_equal(json_object_size(table), 3);
+	char head[8192];
+	assert_int_equal(canned_server_last(api, head, sizeof(head)), 1);
+	assert_true(!strncmp(head, "GET /api/v1/nodes/local-node-0/proxy/stats/summary HTTP/1.1\r\n", 61));
+
+	assert_int_equal(usage_source_poll(refused, nodes + 1, 1, table, errors), 1);
+	assert_int_equal(json_array_size(errors), 1);
+	assert_string_equal(json_string_value(json_array_get(errors, 0)),
+			    "node local-node-1: GET /api/v1/nodes/local-node-1/proxy/stats/summary: 403 Forbidden: "
+			    "nodes \"local-node-1\" is forbidden: User \"system:serviceaccount:sop:op\" cannot get "
+			    "resource \"nodes/proxy\" in API group \"\" at the cluster scope");
+
+	usage_source_free(s);
+	usage_source_free(refused);
+	kube_client_free(client);
+	kube_client_free(refused_client);
+	canned_server_stop(api);
+	canned_server_stop(refusing);
+	json_decref(table);
+	json_decref(errors);
+}
+
+/*
+ * A node down behind the API server's proxy (503 after the API server's
+ * 30 s dial timeout): asked once per poll, though the client retries
+ * other GETs on 503; the next poll is the retry.
+ */
+static void test_kubelet_proxy_node_down(void **state)
+{
+	(void)state;
+	static const char unavailable[] =
+		"{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+		"\"message\":\"error trying to reach service: dial tcp 10.0.0.6:10250: i/o timeout\","
+		"\"reason\":\"ServiceUnavailable\",\"code\":503}";
+	struct canned_server *api = canned_server_start("503 Service Unavailable", "application/json", unavailable);
+	struct kube_client *client = loopback_client(canned_server_port(api), NULL); /* the default retries */
+	struct usage_source_options o = {.kind = USAGE_SOURCE_KUBELET_PROXY};
+	char *err = NULL;
+	struct usage_source *s = usage_source_new(client, &o, &err);
+	assert_non_null(s);
+	struct usage_node node = {"local-node-1", NULL, 0};
+	json_t *table = json_object(), *errors = json_array();
+	assert_int_equal(usage_source_poll(s, &node, 1, table, errors), 1);
+	char head[8192];
+	assert_int_equal(canned_server_last(api, head, sizeof(head)), 1);
+	assert_int_equal(json_array_size(errors), 1);
+	assert_string_equal(json_string_value(json_array_get(errors, 0)),
+			    "node local-node-1: GET /api/v1/nodes/local-node-1/proxy/stats/summary: 503 "
+			    "ServiceUnavailable: error trying to reach service: dial tcp 10.0.0.6:10250: i/o timeout");
+	usage_source_free(s);
+	kube_client_free(client);
+	canned_server_stop(api);
+	json_decref(table);
+	json_decref(errors);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_summary_real_shape),
+		cmocka_unit_test(test_summary_claim_on_two_nodes),
+		cmocka_unit_test(test_summary_junk),
+		cmocka_unit_test(test_summary_odd_but_valid),
+		cmocka_unit_test(test_prometheus_answer),
+		cmocka_unit_test(test_prometheus_float_strings),
+		cmocka_unit_test(test_prometheus_refused),
+		cmocka_unit_test(test_usage_json),
+		cmocka_unit_test(test_kind_names),
+		cmocka_unit_test(test_options_refused),
+		cmocka_unit_test(test_prometheus_query),
+		cmocka_unit_test(test_prometheus_http),
+		cmocka_unit_test(test_prometheus_http_errors),
+		cmocka_unit_test(test_kubelet_http),
+		cmocka_unit_test(test_kubelet_http_junk),
+		cmocka_unit_test(test_kubelet_https),
+		cmocka_unit_test(test_kubelet_proxy_http),
+		cmocka_unit_test(test_kubelet_proxy_node_down),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
