@@ -366,8 +366,11 @@ static void trigger_add(struct autoresize_decision *d, const char *part)
 {
 	size_t used = strlen(d->trigger);
 	const char *sep = used ? "; " : "";
-	if (used + strlen(sep) + strlen(part) < sizeof(d->trigger))
-		snprintf(d->trigger + used, sizeof(d->trigger) - used, "%s%s", sep, part);
+	size_t seplen = strlen(sep), partlen = strlen(part);
+	if (used + seplen + partlen < sizeof(d->trigger)) {
+		memcpy(d->trigger + used, sep, seplen);
+		memcpy(d->trigger + used + seplen, part, partlen + 1);
+	}
 }
 
 static int64_t at_least_zero(int64_t v)
