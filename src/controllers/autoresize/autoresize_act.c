@@ -458,15 +458,16 @@ static void consider_template(struct autoresize_ctx *ac, struct poll *p, struct 
 	}
 	if (!with_usage) {
 		if (json_array_size(p->errors) && json_array_size(claims))
-			say(ac, t, "usage", NULL, "Warning", "UsageUnavailable",
-			    "cannot read the usage of template %s's claims: %s; no growth until it can be read",
+			/* Once until it is back: a failure's words change with each try ("after 3 ms"). */
+			say(ac, t, "usage", "unavailable", "Warning", "UsageUnavailable",
+			    "cannot read the usage of the claims of template %s: %s; no growth until it can be read",
 			    t->tpl, json_string_value(json_array_get(p->errors, 0)));
 		json_decref(claims);
 		return;
 	}
 	if (unsay(ac, t, "usage"))
 		event_record(ac->deps.base.events, t->w, "Normal", "UsageAvailable",
-			     "the usage of template %s's claims can be read again", t->tpl);
+			     "the usage of the claims of template %s can be read again", t->tpl);
 	if (!t->pol.per_claim && best_claim)
 		act_on_template(ac, t, claims, best_claim, &best, &best_class);
 	json_decref(claims);
