@@ -545,9 +545,11 @@ static void test_kubelet_http(void **state)
 		{"local-node-1", "127.0.0.1", canned_server_port(refusing)},
 		{"local-node-0", "127.0.0.1", canned_server_port(good)},
 		{"local-node-2", NULL, 10250},
+		{"local-node-3", "evil.example/?", 10250},
+		{"local-node-4", "user@127.0.0.1", canned_server_port(good)},
 	};
 	json_t *table = json_object(), *errors = json_array();
-	assert_int_equal(usage_source_poll(s, nodes, 3, table, errors), 2);
+	assert_int_equal(usage_source_poll(s, nodes, 5, table, errors), 2);
 	assert_int_equal(json_object_size(table), 3);
 	expect_usage(table, "shop/data-db-0", GI, 214748365, 858993459, 65536, 536);
 
@@ -558,11 +560,15 @@ static void test_kubelet_http(void **state)
 	assert_int_equal(canned_server_last(refusing, head, sizeof(head)), 1);
 
 	/* Nodes are asked at once: their lines come in the order the answers do. */
-	assert_int_equal(json_array_size(errors), 2);
+	assert_int_equal(json_array_size(errors), 4);
 	char *want = xasprintf("node local-node-1: GET http://127.0.0.1:%d/stats/summary: 403 Forbidden: %s",
 			       canned_server_port(refusing), KUBELET_403);
 	assert_string_equal(error_line(errors, "node local-node-1: "), want);
 	assert_non_null(error_line(errors, "node local-node-2: "));
+	/* Addresses that are not one are not asked: the credentials would go elsewhere. */
+	assert_string_equal(error_line(errors, "node local-node-3: "),
+			    "node local-node-3: address \"evil.example/?\" is not an IP address or host name: not asked");
+	assert_non_null(error_line(errors, "node local-node-4: "));
 
 	usage_source_free(s);
 	kube_client_free(client);

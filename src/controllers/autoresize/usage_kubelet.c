@@ -9,6 +9,7 @@
  * Through the API server they are asked one after another: its client is
  * blocking, and a node down there costs the API server's dial timeout.
  */
+#include <ctype.h>
 #include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,21 @@
 #include "controllers/autoresize/usage_source.h"
 #include "controllers/autoresize/usage_source_internal.h"
 #include "util/xalloc.h"
+
+/*
+ * An IPv4 or IPv6 address or a host name, nothing else: the operator's
+ * credentials go where the URL points, and a node's status is written by
+ * the node ("evil.example/?" would send them elsewhere).
+ */
+static bool address_ok(const char *a)
+{
+	if (!*a || strlen(a) > 253)
+		return false;
+	for (; *a; a++)
+		if (!isalnum((unsigned char)*a) && !strchr(".-:", *a))
+			return false;
+	return true;
+}
 
 /* "https://10.0.0.5:10250/stats/summary"; an IPv6 address goes in brackets. New string. */
 static char *summary_url(const char *scheme, const char *address, int port)
@@ -48,6 +64,12 @@ static bool call_start(struct usage_source *s, struct kubelet_call *call, const 
 	const char *name = node->name ? node->name : "(unnamed)";
 	if (!node->address || !*node->address || node->port <= 0 || node->port > 65535) {
 		add_error(errors, name, NULL, "no address or kubelet port in its status (addresses, daemonEndpoints)");
+		return false;
+	}
+	if (!address_ok(node->address)) {
+		char *why = xasprintf("address \"%.64s\" is not an IP address or host name: not asked", node->address);
+		add_error(errors, name, NULL, why);
+		free(why);
 		return false;
 	}
 	char *url = summary_url(s->kubelet_scheme, node->address, node->port);
