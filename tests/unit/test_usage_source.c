@@ -734,6 +734,31 @@ static void test_kubelet_https(void **state)
 	scratch_dir_remove(dir);
 }
 
+/* A refusal whose text is not UTF-8 still makes its line (JSON strings must be UTF-8). */
+static void test_kubelet_http_not_utf8(void **state)
+{
+	(void)state;
+	struct canned_server *srv = canned_server_start("403 Forbidden", "text/plain; charset=latin1", "Zugriff verweigert f\xfcr system:serviceaccount");
+	struct kube_client *client = loopback_client(canned_server_port(srv), NULL);
+	struct usage_source_options o = {.kind = USAGE_SOURCE_KUBELET};
+	char *err = NULL;
+	struct usage_source *s = usage_source_new(client, &o, &err);
+	usage__set_kubelet_scheme(s, "http");
+	struct usage_node node = {"n1", "127.0.0.1", canned_server_port(srv)};
+	json_t *table = json_object(), *errors = json_array();
+	assert_int_equal(usage_source_poll(s, &node, 1, table, errors), 1);
+	assert_int_equal(json_array_size(errors), 1);
+	char *want = xasprintf("node n1: GET http://127.0.0.1:%d/stats/summary: 403 Forbidden: Zugriff verweigert "
+			       "f?r system:serviceaccount", canned_server_port(srv));
+	assert_string_equal(json_string_value(json_array_get(errors, 0)), want);
+	usage_source_free(s);
+	kube_client_free(client);
+	canned_server_stop(srv);
+	json_decref(table);
+	json_decref(errors);
+	free(want);
+}
+
 /* A kubelet answer that is not a summary: one line naming the node and the cause. */
 static void test_kubelet_http_junk(void **state)
 {
@@ -860,6 +885,7 @@ int main(void)
 		cmocka_unit_test(test_prometheus_http_errors),
 		cmocka_unit_test(test_kubelet_http),
 		cmocka_unit_test(test_kubelet_http_junk),
+		cmocka_unit_test(test_kubelet_http_not_utf8),
 		cmocka_unit_test(test_kubelet_parallel),
 		cmocka_unit_test(test_kubelet_https),
 		cmocka_unit_test(test_kubelet_proxy_http),

@@ -38,13 +38,13 @@ static bool address_ok(const char *a)
 /* "https://10.0.0.5:10250/stats/summary"; an IPv6 address goes in brackets. New string. */
 static char *summary_url(const char *scheme, const char *address, int port)
 {
-	bool v6 = strchr(address, ':') && address[0] != '[';
+	bool v6 = strchr(address, ':') != NULL;
 	return xasprintf("%s://%s%s%s:%d/stats/summary", scheme, v6 ? "[" : "", address, v6 ? "]" : "", port);
 }
 
 static void add_error(json_t *errors, const char *node, const char *what, const char *why)
 {
-	json_array_append_new(errors, json_sprintf("node %s: %s%s%s", node, what ? what : "", what ? ": " : "", why));
+	usage__add_error(errors, "node %s: %s%s%s", node, what ? what : "", what ? ": " : "", why);
 }
 
 /* A node's GET under way on one of the source's handles. */

@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,6 +286,24 @@ int usage__perform(struct usage_source *s, struct usage_answer *a, char **why)
 void usage__answer_release(struct usage_answer *a)
 {
 	strbuf_release(&a->body);
+}
+
+void usage__add_error(json_t *errors, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *line = xvasprintf(fmt, ap);
+	va_end(ap);
+	json_t *text = json_string(line);
+	if (!text) {
+		/* Not UTF-8 (a body cut within a character, or in another charset): what ASCII it has. */
+		for (unsigned char *c = (unsigned char *)line; *c; c++)
+			if (*c >= 0x80)
+				*c = '?';
+		text = json_string(line);
+	}
+	json_array_append_new(errors, text);
+	free(line);
 }
 
 /* --- the table --- */

@@ -71,6 +71,9 @@ int usage__answer_end(CURL *h, struct usage_answer *a, CURLcode cc, char **why);
 int usage__perform(struct usage_source *s, struct usage_answer *a, char **why);
 void usage__answer_release(struct usage_answer *a);
 
+/* Appends a line to errors; bytes that are not UTF-8 become '?' (JSON strings must be UTF-8). */
+void usage__add_error(json_t *errors, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /*
  * Adds "namespace/claim" -> u to table unless the claim is there already
  * (a claim mounted by two pods, or on two nodes, is reported twice with
