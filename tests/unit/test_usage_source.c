@@ -734,56 +734,56 @@ static void test_kubelet_https(void **state)
 	scratch_dir_remove(dir);
 }
 
-/* A refusal whose text is not UTF-8 still makes its line (JSON strings must be UTF-8). */
-static void test_kubelet_http_not_utf8(void **state)
+/* The kubelet source (over http) asks one node whose kubelet answers so: its one error line (new string). */
+static char *kubelet_error_line(const char *status, const char *content_type, const char *body, int *port)
 {
-	(void)state;
-	struct canned_server *srv = canned_server_start("403 Forbidden", "text/plain; charset=latin1", "Zugriff verweigert f\xfcr system:serviceaccount");
-	struct kube_client *client = loopback_client(canned_server_port(srv), NULL);
+	struct canned_server *srv = canned_server_start(status, content_type, body);
+	*port = canned_server_port(srv);
+	struct kube_client *client = loopback_client(*port, NULL);
 	struct usage_source_options o = {.kind = USAGE_SOURCE_KUBELET};
 	char *err = NULL;
 	struct usage_source *s = usage_source_new(client, &o, &err);
+	assert_non_null(s);
 	usage__set_kubelet_scheme(s, "http");
-	struct usage_node node = {"n1", "127.0.0.1", canned_server_port(srv)};
+	struct usage_node node = {"n1", "127.0.0.1", *port};
 	json_t *table = json_object(), *errors = json_array();
 	assert_int_equal(usage_source_poll(s, &node, 1, table, errors), 1);
 	assert_int_equal(json_array_size(errors), 1);
-	char *want = xasprintf("node n1: GET http://127.0.0.1:%d/stats/summary: 403 Forbidden: Zugriff verweigert "
-			       "f?r system:serviceaccount", canned_server_port(srv));
-	assert_string_equal(json_string_value(json_array_get(errors, 0)), want);
+	assert_int_equal(json_object_size(table), 0);
+	char *line = xstrdup(json_string_value(json_array_get(errors, 0)));
 	usage_source_free(s);
 	kube_client_free(client);
 	canned_server_stop(srv);
 	json_decref(table);
 	json_decref(errors);
+	return line;
+}
+
+/* A refusal whose text is not UTF-8 still makes its line (JSON strings must be UTF-8). */
+static void test_kubelet_http_not_utf8(void **state)
+{
+	(void)state;
+	int port;
+	char *line = kubelet_error_line("403 Forbidden", "text/plain; charset=latin1",
+					"Zugriff verweigert f\xfcr system:serviceaccount", &port);
+	char *want = xasprintf("node n1: GET http://127.0.0.1:%d/stats/summary: 403 Forbidden: Zugriff verweigert "
+			       "f?r system:serviceaccount", port);
+	assert_string_equal(line, want);
 	free(want);
+	free(line);
 }
 
 /* A kubelet answer that is not a summary: one line naming the node and the cause. */
 static void test_kubelet_http_junk(void **state)
 {
 	(void)state;
-	struct canned_server *srv = canned_server_start("200 OK", "text/html", "<html>hello</html>");
-	struct kube_client *client = loopback_client(canned_server_port(srv), NULL);
-	struct usage_source_options o = {.kind = USAGE_SOURCE_KUBELET};
-	char *err = NULL;
-	struct usage_source *s = usage_source_new(client, &o, &err);
-	usage__set_kubelet_scheme(s, "http");
-	struct usage_node node = {"n1", "127.0.0.1", canned_server_port(srv)};
-	json_t *table = json_object(), *errors = json_array();
-	assert_int_equal(usage_source_poll(s, &node, 1, table, errors), 1);
-	assert_int_equal(json_array_size(errors), 1);
-	char *prefix = xasprintf("node n1: GET http://127.0.0.1:%d/stats/summary: the stats summary is not JSON",
-				 canned_server_port(srv));
-	const char *line = json_string_value(json_array_get(errors, 0));
+	int port;
+	char *line = kubelet_error_line("200 OK", "text/html", "<html>hello</html>", &port);
+	char *prefix = xasprintf("node n1: GET http://127.0.0.1:%d/stats/summary: the stats summary is not JSON", port);
 	if (strncmp(line, prefix, strlen(prefix)))
 		fail_msg("error line: %s", line);
-	usage_source_free(s);
-	kube_client_free(client);
-	canned_server_stop(srv);
-	json_decref(table);
-	json_decref(errors);
 	free(prefix);
+	free(line);
 }
 
 /* Through the API server: the node proxy path, and the API's refusal in its own words. */
