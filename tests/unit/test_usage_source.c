@@ -25,6 +25,7 @@
 #include "scratch_dir.h"
 #include "util/strbuf.h"
 #include "runtime/http_server.h"
+#include "util/clock.h"
 #include "util/xalloc.h"
 #include "webhook/webhook_cert.h"
 
@@ -510,6 +511,17 @@ static void test_prometheus_http_errors(void **state)
 	json_decref(errors);
 }
 
+/* The line of errors that starts with prefix (borrowed), or NULL. */
+static const char *error_line(const json_t *errors, const char *prefix)
+{
+	size_t i;
+	const json_t *e;
+	json_array_foreach(errors, i, e)
+		if (!strncmp(json_string_value(e), prefix, strlen(prefix)))
+			return json_string_value(e);
+	return NULL;
+}
+
 static const char KUBELET_403[] =
 	"Forbidden (user=system:serviceaccount:sop:stateful-operator, verb=get, resource=nodes, subresource=stats)";
 
@@ -533,9 +545,11 @@ static void test_kubelet_http(void **state)
 		{"local-node-1", "127.0.0.1", canned_server_port(refusing)},
 		{"local-node-0", "127.0.0.1", canned_server_port(good)},
 		{"local-node-2", NULL, 10250},
+		{"local-node-3", "evil.example/?", 10250},
+		{"local-node-4", "user@127.0.0.1", canned_server_port(good)},
 	};
 	json_t *table = json_object(), *errors = json_array();
-	assert_int_equal(usage_source_poll(s, nodes, 3, table, errors), 2);
+	assert_int_equal(usage_source_poll(s, nodes, 5, table, errors), 2);
 	assert_int_equal(json_object_size(table), 3);
 	expect_usage(table, "shop/data-db-0", GI, 214748365, 858993459, 65536, 536);
 
@@ -545,13 +559,16 @@ static void test_kubelet_http(void **state)
 	assert_non_null(strstr(head, "\r\nAuthorization: Bearer t\r\n"));
 	assert_int_equal(canned_server_last(refusing, head, sizeof(head)), 1);
 
-	assert_int_equal(json_array_size(errors), 2);
+	/* Nodes are asked at once: their lines come in the order the answers do. */
+	assert_int_equal(json_array_size(errors), 4);
 	char *want = xasprintf("node local-node-1: GET http://127.0.0.1:%d/stats/summary: 403 Forbidden: %s",
 			       canned_server_port(refusing), KUBELET_403);
-	assert_string_equal(json_string_value(json_array_get(errors, 0)), want);
-	const char *second = json_string_value(json_array_get(errors, 1));
-	if (strncmp(second, "node local-node-2: ", 19))
-		fail_msg("error line: %s", second);
+	assert_string_equal(error_line(errors, "node local-node-1: "), want);
+	assert_non_null(error_line(errors, "node local-node-2: "));
+	/* Addresses that are not one are not asked: the credentials would go elsewhere. */
+	assert_string_equal(error_line(errors, "node local-node-3: "),
+			    "node local-node-3: address \"evil.example/?\" is not an IP address or host name: not asked");
+	assert_non_null(error_line(errors, "node local-node-4: "));
 
 	usage_source_free(s);
 	kube_client_free(client);
@@ -560,6 +577,61 @@ static void test_kubelet_http(void **state)
 	json_decref(table);
 	json_decref(errors);
 	free(want);
+}
+
+/*
+ * Nodes are asked several at once: five that never answer cost one
+ * timeout together, not five in a row, and the twenty that answer are
+ * all read meanwhile, each once.
+ */
+static void test_kubelet_parallel(void **state)
+{
+	(void)state;
+	struct canned_server *good = canned_server_start("200 OK", "application/json", SUMMARY);
+	int silent_port;
+	int silent_fd = loopback_listen(64, &silent_port); /* never accepts: requests wait unanswered */
+	struct kube_client *client = loopback_client(canned_server_port(good), NULL);
+	struct usage_source_options o = {.kind = USAGE_SOURCE_KUBELET, .timeout_ms = 1000};
+	char *err = NULL;
+	struct usage_source *s = usage_source_new(client, &o, &err);
+	assert_non_null(s);
+	usage__set_kubelet_scheme(s, "http");
+	enum { SILENT = 5, ANSWERING = 20 };
+	struct usage_node nodes[SILENT + ANSWERING];
+	char names[SILENT + ANSWERING][32];
+	for (int i = 0; i < SILENT + ANSWERING; i++) {
+		bool silent = i < SILENT;
+		snprintf(names[i], sizeof(names[i]), "%s-%d", silent ? "silent" : "node", i);
+		nodes[i] = (struct usage_node){names[i], "127.0.0.1", silent ? silent_port : canned_server_port(good)};
+	}
+	json_t *table = json_object(), *errors = json_array();
+	double start = clock_mono_ms();
+	assert_int_equal(usage_source_poll(s, nodes, SILENT + ANSWERING, table, errors), SILENT + ANSWERING);
+	double took = clock_mono_ms() - start;
+	if (took > 3500)
+		fail_msg("the poll took %.0f ms: the silent nodes were waited for one after another", took);
+	assert_int_equal(json_object_size(table), 3);
+	assert_int_equal(json_array_size(errors), SILENT);
+	for (int i = 0; i < SILENT; i++) {
+		char *prefix = xasprintf("node silent-%d: GET http://127.0.0.1:%d/stats/summary: ", i, silent_port);
+		assert_non_null(error_line(errors, prefix));
+		free(prefix);
+	}
+	char head[8192];
+	assert_int_equal(canned_server_last(good, head, sizeof(head)), ANSWERING);
+
+	/* The handles are reused: a second poll is the same. */
+	json_array_clear(errors);
+	assert_int_equal(usage_source_poll(s, nodes + SILENT, ANSWERING, table, errors), ANSWERING);
+	assert_int_equal(json_array_size(errors), 0);
+	assert_int_equal(canned_server_last(good, head, sizeof(head)), 2 * ANSWERING);
+
+	usage_source_free(s);
+	kube_client_free(client);
+	close(silent_fd);
+	canned_server_stop(good);
+	json_decref(table);
+	json_decref(errors);
 }
 
 static int serve_summary(void *ctx, const struct http_request *req, const char **content_type, char **body)
@@ -662,31 +734,56 @@ static void test_kubelet_https(void **state)
 	scratch_dir_remove(dir);
 }
 
-/* A kubelet answer that is not a summary: one line naming the node and the cause. */
-static void test_kubelet_http_junk(void **state)
+/* The kubelet source (over http) asks one node whose kubelet answers so: its one error line (new string). */
+static char *kubelet_error_line(const char *status, const char *content_type, const char *body, int *port)
 {
-	(void)state;
-	struct canned_server *srv = canned_server_start("200 OK", "text/html", "<html>hello</html>");
-	struct kube_client *client = loopback_client(canned_server_port(srv), NULL);
+	struct canned_server *srv = canned_server_start(status, content_type, body);
+	*port = canned_server_port(srv);
+	struct kube_client *client = loopback_client(*port, NULL);
 	struct usage_source_options o = {.kind = USAGE_SOURCE_KUBELET};
 	char *err = NULL;
 	struct usage_source *s = usage_source_new(client, &o, &err);
+	assert_non_null(s);
 	usage__set_kubelet_scheme(s, "http");
-	struct usage_node node = {"n1", "127.0.0.1", canned_server_port(srv)};
+	struct usage_node node = {"n1", "127.0.0.1", *port};
 	json_t *table = json_object(), *errors = json_array();
 	assert_int_equal(usage_source_poll(s, &node, 1, table, errors), 1);
 	assert_int_equal(json_array_size(errors), 1);
-	char *prefix = xasprintf("node n1: GET http://127.0.0.1:%d/stats/summary: the stats summary is not JSON",
-				 canned_server_port(srv));
-	const char *line = json_string_value(json_array_get(errors, 0));
-	if (strncmp(line, prefix, strlen(prefix)))
-		fail_msg("error line: %s", line);
+	assert_int_equal(json_object_size(table), 0);
+	char *line = xstrdup(json_string_value(json_array_get(errors, 0)));
 	usage_source_free(s);
 	kube_client_free(client);
 	canned_server_stop(srv);
 	json_decref(table);
 	json_decref(errors);
+	return line;
+}
+
+/* A refusal whose text is not UTF-8 still makes its line (JSON strings must be UTF-8). */
+static void test_kubelet_http_not_utf8(void **state)
+{
+	(void)state;
+	int port;
+	char *line = kubelet_error_line("403 Forbidden", "text/plain; charset=latin1",
+					"Zugriff verweigert f\xfcr system:serviceaccount", &port);
+	char *want = xasprintf("node n1: GET http://127.0.0.1:%d/stats/summary: 403 Forbidden: Zugriff verweigert "
+			       "f?r system:serviceaccount", port);
+	assert_string_equal(line, want);
+	free(want);
+	free(line);
+}
+
+/* A kubelet answer that is not a summary: one line naming the node and the cause. */
+static void test_kubelet_http_junk(void **state)
+{
+	(void)state;
+	int port;
+	char *line = kubelet_error_line("200 OK", "text/html", "<html>hello</html>", &port);
+	char *prefix = xasprintf("node n1: GET http://127.0.0.1:%d/stats/summary: the stats summary is not JSON", port);
+	if (strncmp(line, prefix, strlen(prefix)))
+		fail_msg("error line: %s", line);
 	free(prefix);
+	free(line);
 }
 
 /* Through the API server: the node proxy path, and the API's refusal in its own words. */
@@ -788,6 +885,8 @@ int main(void)
 		cmocka_unit_test(test_prometheus_http_errors),
 		cmocka_unit_test(test_kubelet_http),
 		cmocka_unit_test(test_kubelet_http_junk),
+		cmocka_unit_test(test_kubelet_http_not_utf8),
+		cmocka_unit_test(test_kubelet_parallel),
 		cmocka_unit_test(test_kubelet_https),
 		cmocka_unit_test(test_kubelet_proxy_http),
 		cmocka_unit_test(test_kubelet_proxy_node_down),

@@ -3,8 +3,13 @@
  * from the kubelet itself (its port, the operator's credentials, the
  * kubelet authorizes nodes/stats) or through the API server's node proxy
  * (nodes/proxy). A failure is one line in errors that names the node, the
- * request and the cause; the other nodes are still asked.
+ * request and the cause; the other nodes are still asked. Kubelets are
+ * asked USAGE_KUBELET_PARALLEL at a time (curl multi, in the calling
+ * thread), so nodes that do not answer cost one timeout, not one each.
+ * Through the API server they are asked one after another: its client is
+ * blocking, and a node down there costs the API server's dial timeout.
  */
+#include <ctype.h>
 #include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,47 +20,139 @@
 #include "controllers/autoresize/usage_source_internal.h"
 #include "util/xalloc.h"
 
+/*
+ * An IPv4 or IPv6 address or a host name, nothing else: the operator's
+ * credentials go where the URL points, and a node's status is written by
+ * the node ("evil.example/?" would send them elsewhere).
+ */
+static bool address_ok(const char *a)
+{
+	if (!*a || strlen(a) > 253)
+		return false;
+	for (; *a; a++)
+		if (!isalnum((unsigned char)*a) && !strchr(".-:", *a))
+			return false;
+	return true;
+}
+
 /* "https://10.0.0.5:10250/stats/summary"; an IPv6 address goes in brackets. New string. */
 static char *summary_url(const char *scheme, const char *address, int port)
 {
-	bool v6 = strchr(address, ':') && address[0] != '[';
+	bool v6 = strchr(address, ':') != NULL;
 	return xasprintf("%s://%s%s%s:%d/stats/summary", scheme, v6 ? "[" : "", address, v6 ? "]" : "", port);
 }
 
 static void add_error(json_t *errors, const char *node, const char *what, const char *why)
 {
-	json_array_append_new(errors, json_sprintf("node %s: %s%s%s", node, what ? what : "", what ? ": " : "", why));
+	usage__add_error(errors, "node %s: %s%s%s", node, what ? what : "", what ? ": " : "", why);
 }
 
-int usage__poll_kubelet(struct usage_source *s, const struct usage_node *node, json_t *table, json_t *errors)
+/* A node's GET under way on one of the source's handles. */
+struct kubelet_call {
+	CURL *h;
+	const char *node;
+	char *url;
+	struct curl_slist *headers;
+	struct usage_answer answer;
+	bool busy;
+};
+
+/* Starts node's GET on call (true), or says in errors why it cannot be asked (false). */
+static bool call_start(struct usage_source *s, struct kubelet_call *call, const struct usage_node *node,
+		       json_t *errors)
 {
 	const char *name = node->name ? node->name : "(unnamed)";
 	if (!node->address || !*node->address || node->port <= 0 || node->port > 65535) {
 		add_error(errors, name, NULL, "no address or kubelet port in its status (addresses, daemonEndpoints)");
-		return 0;
+		return false;
+	}
+	if (!address_ok(node->address)) {
+		char *why = xasprintf("address \"%.64s\" is not an IP address or host name: not asked", node->address);
+		add_error(errors, name, NULL, why);
+		free(why);
+		return false;
 	}
 	char *url = summary_url(s->kubelet_scheme, node->address, node->port);
-	char *what = xasprintf("GET %s", url);
 	char *why = NULL;
 	struct kube_tls_check tls = {s->kubelet_ca_file, s->kubelet_insecure_tls};
-	curl_easy_reset(s->curl);
-	struct curl_slist *headers = kube_credentials_setup_get(s->client, s->curl, url, &tls, &why);
-	int sent = 0;
-	if (headers) {
-		struct usage_answer a;
-		int rc = usage__perform(s, &a, &why);
-		if (rc == 0)
-			rc = usage_parse_summary(strbuf_str(&a.body), a.body.len, table, &why);
-		usage__answer_release(&a);
-		curl_easy_setopt(s->curl, CURLOPT_HTTPHEADER, NULL);
-		curl_slist_free_all(headers);
-		sent = 1;
-	}
-	if (why)
+	curl_easy_reset(call->h);
+	struct curl_slist *headers = kube_credentials_setup_get(s->client, call->h, url, &tls, &why);
+	if (!headers) {
+		char *what = xasprintf("GET %s", url);
 		add_error(errors, name, what, why);
+		free(what);
+		free(why);
+		free(url);
+		return false;
+	}
+	call->node = name;
+	call->url = url;
+	call->headers = headers;
+	call->busy = true;
+	usage__answer_start(s, call->h, &call->answer);
+	curl_easy_setopt(call->h, CURLOPT_PRIVATE, call);
+	if (curl_multi_add_handle(s->multi, call->h) != CURLM_OK)
+		abort(); /* only for a handle added twice: a bug */
+	return true;
+}
+
+/* The transfer ended with cc: the node's volumes into table, or its error into errors. */
+static void call_end(struct usage_source *s, struct kubelet_call *call, CURLcode cc, json_t *table, json_t *errors)
+{
+	char *why = NULL;
+	curl_multi_remove_handle(s->multi, call->h);
+	int rc = usage__answer_end(call->h, &call->answer, cc, &why);
+	if (rc == 0)
+		rc = usage_parse_summary(strbuf_str(&call->answer.body), call->answer.body.len, table, &why);
+	if (rc < 0) {
+		char *what = xasprintf("GET %s", call->url);
+		add_error(errors, call->node, what, why);
+		free(what);
+	}
 	free(why);
-	free(what);
-	free(url);
+	usage__answer_release(&call->answer);
+	curl_easy_setopt(call->h, CURLOPT_HTTPHEADER, NULL);
+	curl_slist_free_all(call->headers);
+	FREE_AND_NULL(call->url);
+	call->headers = NULL;
+	call->busy = false;
+}
+
+int usage__poll_kubelets(struct usage_source *s, const struct usage_node *nodes, int nnodes, json_t *table,
+			 json_t *errors)
+{
+	struct kubelet_call calls[USAGE_KUBELET_PARALLEL];
+	memset(calls, 0, sizeof(calls));
+	for (int i = 0; i < USAGE_KUBELET_PARALLEL; i++)
+		calls[i].h = s->kubelet_curl[i];
+	int next = 0, active = 0, sent = 0;
+	for (;;) {
+		for (int i = 0; i < USAGE_KUBELET_PARALLEL && next < nnodes; i++) {
+			while (!calls[i].busy && next < nnodes) {
+				if (call_start(s, &calls[i], &nodes[next++], errors)) {
+					active++;
+					sent++;
+				}
+			}
+		}
+		if (!active)
+			break;
+		int running;
+		curl_multi_perform(s->multi, &running);
+		CURLMsg *msg;
+		int left;
+		while ((msg = curl_multi_info_read(s->multi, &left))) {
+			if (msg->msg != CURLMSG_DONE)
+				continue;
+			char *call = NULL;
+			CURLcode cc = msg->data.result; /* msg is gone once its handle is removed */
+			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &call);
+			call_end(s, (struct kubelet_call *)(void *)call, cc, table, errors);
+			active--;
+		}
+		if (active)
+			curl_multi_poll(s->multi, NULL, 0, 1000, NULL);
+	}
 	return sent;
 }
 

@@ -211,7 +211,7 @@ int usage__poll_prometheus(struct usage_source *s, json_t *table, json_t *errors
 	char *why = NULL;
 	struct curl_slist *headers = prometheus_headers(s, &why);
 	if (!headers) {
-		json_array_append_new(errors, json_sprintf("prometheus %s: %s", s->prometheus_shown, why));
+		usage__add_error(errors, "prometheus %s: %s", s->prometheus_shown, why);
 		free(why);
 		return 0;
 	}
@@ -230,7 +230,7 @@ int usage__poll_prometheus(struct usage_source *s, json_t *table, json_t *errors
 	if (rc == 0)
 		rc = usage_parse_prometheus(strbuf_str(&a.body), a.body.len, table, &why);
 	if (rc < 0) {
-		json_array_append_new(errors, json_sprintf("prometheus %s: %s", s->prometheus_shown, why));
+		usage__add_error(errors, "prometheus %s: %s", s->prometheus_shown, why);
 		free(why);
 	}
 	usage__answer_release(&a);

@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,9 +123,16 @@ struct usage_source *usage_source_new(struct kube_client *client, const struct u
 		*err = xasprintf("no usage source (kind %d): kubelet, kubelet-proxy or prometheus", (int)o->kind);
 		goto fail;
 	}
-	if (o->kind != USAGE_SOURCE_KUBELET_PROXY) {
+	if (o->kind == USAGE_SOURCE_PROMETHEUS) {
 		s->curl = curl_easy_init();
 		if (!s->curl)
+			abort();
+	} else if (o->kind == USAGE_SOURCE_KUBELET) {
+		s->multi = curl_multi_init();
+		for (int i = 0; i < USAGE_KUBELET_PARALLEL; i++)
+			if (!(s->kubelet_curl[i] = curl_easy_init()))
+				abort();
+		if (!s->multi)
 			abort();
 	}
 	return s;
@@ -139,6 +147,11 @@ void usage_source_free(struct usage_source *s)
 		return;
 	if (s->curl)
 		curl_easy_cleanup(s->curl);
+	for (int i = 0; i < USAGE_KUBELET_PARALLEL; i++)
+		if (s->kubelet_curl[i])
+			curl_easy_cleanup(s->kubelet_curl[i]);
+	if (s->multi)
+		curl_multi_cleanup(s->multi);
 	free(s->prometheus_url);
 	free(s->prometheus_shown);
 	free(s->prometheus_token_file);
@@ -159,9 +172,7 @@ int usage_source_poll(struct usage_source *s, const struct usage_node *nodes, in
 	case USAGE_SOURCE_PROMETHEUS:
 		return usage__poll_prometheus(s, table, errors);
 	case USAGE_SOURCE_KUBELET:
-		for (int i = 0; i < nnodes; i++)
-			sent += usage__poll_kubelet(s, &nodes[i], table, errors);
-		return sent;
+		return usage__poll_kubelets(s, nodes, nnodes, table, errors);
 	case USAGE_SOURCE_KUBELET_PROXY:
 		for (int i = 0; i < nnodes; i++)
 			sent += usage__poll_kubelet_proxy(s, &nodes[i], table, errors);
@@ -226,19 +237,23 @@ static void describe_body(struct strbuf *out, const char *body, size_t len)
 	json_decref(doc);
 }
 
-int usage__perform(struct usage_source *s, struct usage_answer *a, char **why)
+void usage__answer_start(struct usage_source *s, CURL *h, struct usage_answer *a)
 {
 	memset(a, 0, sizeof(*a));
 	strbuf_init(&a->body, USAGE_RESPONSE_MAX);
-	curl_easy_setopt(s->curl, CURLOPT_WRITEFUNCTION, collect_body);
-	curl_easy_setopt(s->curl, CURLOPT_WRITEDATA, a);
-	curl_easy_setopt(s->curl, CURLOPT_HEADERFUNCTION, collect_status);
-	curl_easy_setopt(s->curl, CURLOPT_HEADERDATA, a);
-	curl_easy_setopt(s->curl, CURLOPT_ERRORBUFFER, a->curl_err);
-	curl_easy_setopt(s->curl, CURLOPT_TIMEOUT_MS, s->timeout_ms);
-	a->cc = curl_easy_perform(s->curl);
-	/* The handle keeps the connection, not pointers into a. */
-	curl_easy_setopt(s->curl, CURLOPT_ERRORBUFFER, NULL);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, a);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, collect_status);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, a);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, a->curl_err);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, s->timeout_ms);
+}
+
+int usage__answer_end(CURL *h, struct usage_answer *a, CURLcode cc, char **why)
+{
+	a->cc = cc;
+	/* The handle keeps its connection, not pointers into a. */
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
 	if (a->too_big) {
 		*why = xasprintf("answer larger than %u MiB", USAGE_RESPONSE_MAX >> 20);
 		return -1;
@@ -247,7 +262,7 @@ int usage__perform(struct usage_source *s, struct usage_answer *a, char **why)
 		*why = xstrdup(a->curl_err[0] ? a->curl_err : curl_easy_strerror(a->cc));
 		return -1;
 	}
-	curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &a->code);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a->code);
 	if (a->code >= 200 && a->code < 300)
 		return 0;
 	struct strbuf sb = STRBUF_INIT;
@@ -262,9 +277,33 @@ int usage__perform(struct usage_source *s, struct usage_answer *a, char **why)
 	return -1;
 }
 
+int usage__perform(struct usage_source *s, struct usage_answer *a, char **why)
+{
+	usage__answer_start(s, s->curl, a);
+	return usage__answer_end(s->curl, a, curl_easy_perform(s->curl), why);
+}
+
 void usage__answer_release(struct usage_answer *a)
 {
 	strbuf_release(&a->body);
+}
+
+void usage__add_error(json_t *errors, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *line = xvasprintf(fmt, ap);
+	va_end(ap);
+	json_t *text = json_string(line);
+	if (!text) {
+		/* Not UTF-8 (a body cut within a character, or in another charset): what ASCII it has. */
+		for (unsigned char *c = (unsigned char *)line; *c; c++)
+			if (*c >= 0x80)
+				*c = '?';
+		text = json_string(line);
+	}
+	json_array_append_new(errors, text);
+	free(line);
 }
 
 /* --- the table --- */

@@ -19,6 +19,12 @@
  */
 #define USAGE_RESPONSE_MAX (16u << 20)
 #define USAGE_TIMEOUT_DEFAULT_MS 10000L
+/*
+ * Kubelets asked at once: a node that does not answer (down, or its port
+ * filtered) costs the timeout, which must not add up node after node.
+ * With the answers' buffers of 1-3 MiB each, a few MiB in all.
+ */
+#define USAGE_KUBELET_PARALLEL 8
 
 struct usage_source {
 	enum usage_source_kind kind;
@@ -30,7 +36,9 @@ struct usage_source {
 	bool kubelet_insecure_tls;
 	long timeout_ms;
 	const char *kubelet_scheme; /* "https"; see usage__set_kubelet_scheme */
-	CURL *curl;                 /* kubelet and prometheus: this source's own keep-alive handle */
+	CURL *curl;                 /* prometheus: this source's own keep-alive handle */
+	CURLM *multi;               /* kubelet: the transfers under way, their kept-alive connections */
+	CURL *kubelet_curl[USAGE_KUBELET_PARALLEL];
 };
 
 /*
@@ -51,13 +59,20 @@ struct usage_answer {
 };
 
 /*
- * Performs the GET set up on s->curl (URL, credentials) with the source's
- * timeout, into a (initialised here; usage__answer_release frees it).
- * Returns 0 for a 2xx answer, else -1 with *why (new): the transport
+ * A GET set up on h (URL, credentials): usage__answer_start points h's
+ * output at a (initialised there; usage__answer_release frees it) with
+ * the source's timeout; usage__answer_end, once the transfer ended with
+ * cc, returns 0 for a 2xx answer, else -1 with *why (new): the transport
  * error, or the status and what the body says ("403 Forbidden: ...").
  */
+void usage__answer_start(struct usage_source *s, CURL *h, struct usage_answer *a);
+int usage__answer_end(CURL *h, struct usage_answer *a, CURLcode cc, char **why);
+/* Both around a blocking transfer on s->curl. */
 int usage__perform(struct usage_source *s, struct usage_answer *a, char **why);
 void usage__answer_release(struct usage_answer *a);
+
+/* Appends a line to errors; bytes that are not UTF-8 become '?' (JSON strings must be UTF-8). */
+void usage__add_error(json_t *errors, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
  * Adds "namespace/claim" -> u to table unless the claim is there already
@@ -66,8 +81,10 @@ void usage__answer_release(struct usage_answer *a);
  */
 bool usage__table_add(json_t *table, const char *ns, const char *claim, const struct volume_usage *u);
 
-/* The kubelet sources: one GET of node's summary. 1 when a request was sent, else 0. */
-int usage__poll_kubelet(struct usage_source *s, const struct usage_node *node, json_t *table, json_t *errors);
+/* The kubelet sources: one GET of each node's summary. The number of requests sent. */
+int usage__poll_kubelets(struct usage_source *s, const struct usage_node *nodes, int nnodes, json_t *table,
+			 json_t *errors);
+/* One node through the API server: 1 when a request was sent, else 0. */
 int usage__poll_kubelet_proxy(struct usage_source *s, const struct usage_node *node, json_t *table,
 			      json_t *errors);
 /* Prometheus: one instant query. 1 when a request was sent, else 0. */
