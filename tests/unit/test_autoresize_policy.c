@@ -62,8 +62,9 @@ static void expect_refusal_of_key(const char *text, const char *key)
 {
 	char *why = refusal(text);
 	size_t n = strlen(key);
-	if (strncmp(why, key, n) || strncmp(why + n, ": ", 2) || strlen(why) < n + 12)
-		fail_msg("\"%s\": the message \"%s\" does not start with \"%s: \" and say why", text, why, key);
+	if (strncmp(why, key, n) || strncmp(why + n, ": ", 2) || strlen(why) < n + 12 || strlen(why) >= 1024)
+		fail_msg("\"%s\": the message \"%s\" does not start with \"%s: \" and say why in under 1 kB", text,
+			 why, key);
 	free(why);
 }
 
@@ -258,6 +259,14 @@ static void test_refusal_of_long_text_is_short(void **state)
 	assert_null(strchr(why2, '\xff'));
 	assert_non_null(strstr(why2, "\\xff"));
 	free(why2);
+
+	/* The longest value, every byte escaped and quoted twice by the quantity parser: still under 1 kB. */
+	strcpy(text, "max=1");
+	memset(text + 5, 0xff, 63);
+	text[68] = '\0';
+	why = refusal(text);
+	assert_true(strlen(why) > 500 && strlen(why) < 1024);
+	free(why);
 
 	expect_refusal("=5Gi,max=1Ti", "\"=5Gi\": no key before \"=\"; the keys are used, free, inodes, step, max, "
 				       "cooldown, mode, allow-copy and scope");

@@ -62,7 +62,8 @@ struct autoresize_policy {
  * value over 64 characters, percentages without "%" or out of range,
  * quantities quantity_parse refuses, zero or negative sizes, step and max
  * not whole bytes (free is rounded up to a byte), a bare number as step,
- * free not below max, no max. text NULL reads as "".
+ * free not below max, no max. text NULL reads as "". Messages are
+ * printable ASCII (other bytes written \xNN) and under 1 kB, for Events.
  */
 int autoresize_policy_parse(const char *text, struct autoresize_policy *p, char **why)
 	__attribute__((warn_unused_result));
@@ -71,7 +72,7 @@ int autoresize_policy_parse(const char *text, struct autoresize_policy *p, char 
  * The StorageClass annotation ANNOTATION_AUTORESIZE_GRANULARITY into
  * *bytes; text NULL (no annotation) gives AUTORESIZE_DEFAULT_GRANULARITY.
  * 0 with *why NULL, or -1 with *why a new message "granularity: ..."
- * (a quantity of whole bytes above zero, e.g. 4Gi).
+ * (a quantity of whole bytes above zero, e.g. 4Gi), printable ASCII.
  */
 int autoresize_granularity_parse(const char *text, int64_t *bytes, char **why)
 	__attribute__((warn_unused_result));
