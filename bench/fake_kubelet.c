@@ -15,8 +15,9 @@
  * it runs; each must be JSON when it starts: a benchmark against a broken
  * file would measure the operator's error path.
  *
- * Listens on 127.0.0.1 only. SIGUSR1 prints the counts so far, SIGTERM or
- * SIGINT prints them and exits; one line per port, in the order given:
+ * Listens on 127.0.0.1 only. Says "bench_fake_kubelet: serving ..." on
+ * stderr once it listens; then SIGUSR1 prints the counts so far, SIGTERM
+ * or SIGINT prints them and exits; one line per port, in the order given:
  *
  *   port=20001 requests=12 bytes=4563200 not_found=0
  *
@@ -252,6 +253,8 @@ int main(int argc, char **argv)
 	for (i = 0; i < nports; i++)
 		if (!start(&ports[i], cert_pem, key_pem))
 			return 1;
+	/* Signals sent before this line would kill it: wait for it. */
+	fprintf(stderr, "bench_fake_kubelet: serving %d kubelets%s\n", nkubelets, prometheus_port ? " and Prometheus" : "");
 
 	for (;;) {
 		int sig = 0;
