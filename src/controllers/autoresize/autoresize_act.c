@@ -197,7 +197,7 @@ static int patch(struct autoresize_ctx *ac, const struct kube_resource *r, const
 /* A claim's request to size (in place), with the time of growth when it is a claim's own (scope=claim). */
 static int grow_claim(struct autoresize_ctx *ac, const json_t *pvc, const char *size, const char *when)
 {
-	json_t *body = json_pack("{s:{s:s}, s:{s:{s:s}}}", "metadata", "resourceVersion",
+	json_t *body = json_pack("{s:{s:s}, s:{s:{s:{s:s}}}}", "metadata", "resourceVersion",
 				 or_empty(kube_obj_str(pvc, "metadata.resourceVersion")), "spec", "resources", "requests",
 				 "storage", size);
 	if (when)
