@@ -18,23 +18,6 @@ static const char *or_empty(const char *s)
 	return s ? s : "";
 }
 
-static int64_t bytes_of(const char *text)
-{
-	struct quantity q;
-	int64_t v;
-	if (!text || quantity_parse(text, &q, NULL) < 0 || quantity_to_int64(&q, &v) < 0)
-		return -1;
-	return v;
-}
-
-static void rfc3339(int64_t ms, char out[32])
-{
-	time_t t = (time_t)(ms / 1000);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 /* The granularity of class name (NULL: the default class) in classes; 1Gi when unknown. */
 static int64_t granularity_of(const json_t *classes, const char *name)
 {
@@ -44,19 +27,11 @@ static int64_t granularity_of(const json_t *classes, const char *name)
 		bool match = name && *name ? !strcmp(or_empty(kube_obj_str(sc, "metadata.name")), name)
 					   : kube_obj_annotation_true(sc, "storageclass.kubernetes.io/is-default-class");
 		if (match) {
-			int64_t g = bytes_of(kube_obj_annotation(sc, ANNOTATION_AUTORESIZE_GRANULARITY));
+			int64_t g = autoresize_quantity_bytes(kube_obj_annotation(sc, ANNOTATION_AUTORESIZE_GRANULARITY));
 			return g > 0 ? g : AUTORESIZE_DEFAULT_GRANULARITY;
 		}
 	}
 	return AUTORESIZE_DEFAULT_GRANULARITY;
-}
-
-static int64_t last_growth(const json_t *w, const char *tpl)
-{
-	json_t *map = json_loads(or_empty(kube_obj_annotation(w, ANNOTATION_AUTORESIZE_LAST)), 0, NULL);
-	int64_t s = rfc3339_seconds(or_empty(json_string_value(json_object_get(map, tpl))));
-	json_decref(map);
-	return s > 0 ? s * 1000 : 0;
 }
 
 /* The claims of template tpl of w in claims (<tpl>-<name>-<n>), with their usage, fullest first in *fullest. */
@@ -118,7 +93,7 @@ static void template_row(json_t *rows, const char *kind, const json_t *w, const 
 	const json_t *pvc = NULL;
 	struct volume_usage fullest;
 	json_t *list = claims_usage(w, tpl, claims, u, &pvc, &fullest);
-	int64_t size = bytes_of(kube_obj_str(vct, "spec.resources.requests.storage"));
+	int64_t size = autoresize_quantity_bytes(kube_obj_str(vct, "spec.resources.requests.storage"));
 	char *max = autoresize_bytes_text(p.max_bytes);
 	char *progress;
 	const char *phase;
@@ -127,9 +102,9 @@ static void template_row(json_t *rows, const char *kind, const json_t *w, const 
 		phase = "Unknown";
 		progress = xasprintf("usage not readable%s%s; max %s", u->error ? ": " : "", or_empty(u->error), max);
 	} else {
-		int64_t base = p.per_claim ? bytes_of(kube_obj_str(pvc, "spec.resources.requests.storage")) : size;
+		int64_t base = p.per_claim ? autoresize_quantity_bytes(kube_obj_str(pvc, "spec.resources.requests.storage")) : size;
 		int64_t last = p.per_claim ? rfc3339_seconds(or_empty(kube_obj_annotation(pvc, ANNOTATION_AUTORESIZE_LAST))) * 1000
-					   : last_growth(w, tpl);
+					   : autoresize_last_growth_ms(w, tpl);
 		struct autoresize_decision d;
 		autoresize_decide(&p, &fullest, base, last > 0 ? last : 0, now_ms,
 				  granularity_of(classes, kube_obj_str(pvc, "spec.storageClassName")), &d);
@@ -153,7 +128,7 @@ static void template_row(json_t *rows, const char *kind, const json_t *w, const 
 		}
 		case AUTORESIZE_COOLDOWN:
 			phase = "Cooldown";
-			rfc3339(d.next_ms, when);
+			rfc3339_format(d.next_ms / 1000, when);
 			verdict = "over a threshold; next growth after ";
 			next = json_string(when);
 			break;

@@ -100,3 +100,11 @@ int64_t rfc3339_seconds(const char *text)
 		return -1;
 	return (int64_t)timegm(&tm);
 }
+
+void rfc3339_format(int64_t seconds, char out[32])
+{
+	time_t t = (time_t)seconds;
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}

@@ -18,5 +18,7 @@ int duration_parse(const char *text, int64_t *ms, char **err) __attribute__((war
 
 /* Seconds since the epoch of an RFC 3339 UTC time "YYYY-MM-DDTHH:MM:SSZ", or -1. */
 int64_t rfc3339_seconds(const char *text);
+/* seconds since the epoch as "YYYY-MM-DDTHH:MM:SSZ" (UTC) into out. */
+void rfc3339_format(int64_t seconds, char out[32]);
 
 #endif

@@ -17,16 +17,6 @@
 #include "util/xalloc.h"
 #include "webhook/class_lookup.h"
 
-/* Bytes of a quantity; -1 when absent, bad, or not a whole number of bytes. */
-static int64_t bytes_of(const char *text)
-{
-	struct quantity q;
-	int64_t v;
-	if (!text || quantity_parse(text, &q, NULL) < 0 || quantity_to_int64(&q, &v) < 0)
-		return -1;
-	return v;
-}
-
 static const char *or_empty(const char *s)
 {
 	return s ? s : "";
@@ -35,14 +25,6 @@ static const char *or_empty(const char *s)
 static const char *storage_request(const json_t *obj)
 {
 	return kube_obj_str(obj, "spec.resources.requests.storage");
-}
-
-static void rfc3339(int64_t ms, char out[32])
-{
-	time_t t = (time_t)(ms / 1000);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 /* What one template's decision works with. */
@@ -129,17 +111,8 @@ static void class_facts(struct autoresize_ctx *ac, const char *name, struct clas
 	snprintf(f->name, sizeof(f->name), "%s", known && *known ? known : "(default)");
 	f->known = *sc != NULL;
 	f->expandable = !*sc || json_is_true(json_object_get(*sc, "allowVolumeExpansion"));
-	int64_t g = bytes_of(kube_obj_annotation(*sc, ANNOTATION_AUTORESIZE_GRANULARITY));
+	int64_t g = autoresize_quantity_bytes(kube_obj_annotation(*sc, ANNOTATION_AUTORESIZE_GRANULARITY));
 	f->granularity = g > 0 ? g : AUTORESIZE_DEFAULT_GRANULARITY;
-}
-
-/* The last growth of template tpl of w (wall ms), 0 when never. */
-static int64_t last_growth_of(const json_t *w, const char *tpl)
-{
-	json_t *map = json_loads(or_empty(kube_obj_annotation(w, ANNOTATION_AUTORESIZE_LAST)), 0, NULL);
-	int64_t s = rfc3339_seconds(or_empty(json_string_value(json_object_get(map, tpl))));
-	json_decref(map);
-	return s > 0 ? s * 1000 : 0;
 }
 
 /* The claims of the template: a set's replicas' (ordinals below replicas), a cluster's members'. New array. */
@@ -265,15 +238,15 @@ static const char *busy(const struct tpl *t, const json_t *claims)
 	if (kube_obj_annotation(t->w, ANNOTATION_DESIRED_TEMPLATES))
 		return "applied templates wait to be carried out";
 	char *key = xasprintf(RESIZE_ANNOTATION_PREFIX "%s", t->tpl);
-	int64_t asked = bytes_of(kube_obj_annotation(t->w, key));
+	int64_t asked = autoresize_quantity_bytes(kube_obj_annotation(t->w, key));
 	free(key);
 	if (asked > 0 && asked != t->size)
 		return "a resize annotation asks for another size";
 	size_t i;
 	const json_t *pvc;
 	json_array_foreach(claims, i, pvc) {
-		int64_t request = bytes_of(storage_request(pvc));
-		int64_t capacity = bytes_of(kube_obj_str(pvc, "status.capacity.storage"));
+		int64_t request = autoresize_quantity_bytes(storage_request(pvc));
+		int64_t capacity = autoresize_quantity_bytes(kube_obj_str(pvc, "status.capacity.storage"));
 		if (request < t->size || capacity < request)
 			return "a claim is still growing";
 	}
@@ -286,7 +259,7 @@ static void catch_up_cluster_claims(struct autoresize_ctx *ac, const struct tpl 
 	size_t i;
 	const json_t *pvc;
 	json_array_foreach(claims, i, pvc) {
-		if (bytes_of(storage_request(pvc)) >= t->size || t->recommend)
+		if (autoresize_quantity_bytes(storage_request(pvc)) >= t->size || t->recommend)
 			continue;
 		struct class_facts f;
 		json_t *sc;
@@ -308,7 +281,7 @@ static void act_on_claim(struct autoresize_ctx *ac, const struct tpl *t, const j
 	const char *claim = kube_obj_str(pvc, "metadata.name");
 	char what[300];
 	snprintf(what, sizeof(what), "claim %s", claim);
-	char *from = autoresize_bytes_text(bytes_of(storage_request(pvc)));
+	char *from = autoresize_bytes_text(autoresize_quantity_bytes(storage_request(pvc)));
 	char *to = autoresize_bytes_text(d->new_bytes);
 	if (d->verdict == AUTORESIZE_AT_MAX) {
 		say(ac, t, what, from, "Warning", "AutoResizeAtMaximum",
@@ -317,20 +290,20 @@ static void act_on_claim(struct autoresize_ctx *ac, const struct tpl *t, const j
 		    claim, d->trigger, from, t->tpl);
 	} else if (d->verdict == AUTORESIZE_GROW) {
 		unsay(ac, t, what);
-		int64_t capacity = bytes_of(kube_obj_str(pvc, "status.capacity.storage"));
+		int64_t capacity = autoresize_quantity_bytes(kube_obj_str(pvc, "status.capacity.storage"));
 		if (!f->expandable) {
 			say(ac, t, what, "not expandable", "Warning", "AutoResizeNotPossible",
 			    "claim %s: %s, but StorageClass %s does not allow expansion, and scope=claim grows in "
 			    "place only; use scope=template with allow-copy=true",
 			    claim, d->trigger, f->name);
-		} else if (capacity >= bytes_of(storage_request(pvc))) {
+		} else if (capacity >= autoresize_quantity_bytes(storage_request(pvc))) {
 			if (t->recommend) {
 				say(ac, t, what, to, "Normal", "AutoResizeRecommended",
 				    "claim %s: %s: it would grow from %s to %s (recommend-only: nothing changed)", claim,
 				    d->trigger, from, to);
 			} else {
 				char now[32];
-				rfc3339(clock_wall_ms(), now);
+				rfc3339_format(clock_wall_ms() / 1000, now);
 				if (grow_claim(ac, pvc, to, now) == 0) {
 					event_record(ac->deps.base.events, t->w, "Normal", "AutoResizeTriggered",
 						     "claim %s: %s: growing it from %s to %s in place (scope=claim: the "
@@ -352,7 +325,7 @@ static void act_on_template(struct autoresize_ctx *ac, const struct tpl *t, cons
 		unsay(ac, t, "max");
 	if (d->verdict == AUTORESIZE_COOLDOWN) {
 		char next[32];
-		rfc3339(d->next_ms, next);
+		rfc3339_format(d->next_ms / 1000, next);
 		log_debug("autoresize", "%s/%s: %s: %s; cooldown until %s", t->ns, t->name, claim, d->trigger, next);
 		return;
 	}
@@ -395,7 +368,7 @@ static void act_on_template(struct autoresize_ctx *ac, const struct tpl *t, cons
 		    claim, d->trigger, t->tpl, json_array_size(claims), from, to, how);
 	} else {
 		char now[32];
-		rfc3339(clock_wall_ms(), now);
+		rfc3339_format(clock_wall_ms() / 1000, now);
 		if (grow_template(ac, t, to, now) == 0) {
 			event_record(ac->deps.base.events, t->w, "Normal", "AutoResizeTriggered",
 				     "%s: %s: growing template %s and its %zu claims from %s to %s %s", claim, d->trigger,
@@ -409,7 +382,7 @@ static void act_on_template(struct autoresize_ctx *ac, const struct tpl *t, cons
 
 static void consider_template(struct autoresize_ctx *ac, struct poll *p, struct tpl *t, const json_t *vct)
 {
-	t->size = bytes_of(storage_request(vct));
+	t->size = autoresize_quantity_bytes(storage_request(vct));
 	if (t->size <= 0) {
 		say(ac, t, "policy", NULL, "Warning", "AutoResizePolicyInvalid",
 		    ANNOTATION_AUTORESIZE_PREFIX "%s: template %s asks for no storage size the policy could grow",
@@ -423,7 +396,7 @@ static void consider_template(struct autoresize_ctx *ac, struct poll *p, struct 
 	struct class_facts best_class = {0};
 	const char *best_claim = NULL;
 	size_t with_usage = 0;
-	int64_t last = last_growth_of(t->w, t->tpl);
+	int64_t last = autoresize_last_growth_ms(t->w, t->tpl);
 	size_t i;
 	const json_t *pvc;
 	json_array_foreach(claims, i, pvc) {
@@ -441,7 +414,7 @@ static void consider_template(struct autoresize_ctx *ac, struct poll *p, struct 
 		struct autoresize_decision d;
 		if (t->pol.per_claim) {
 			int64_t claim_last = rfc3339_seconds(or_empty(kube_obj_annotation(pvc, ANNOTATION_AUTORESIZE_LAST)));
-			autoresize_decide(&t->pol, &u, bytes_of(storage_request(pvc)), claim_last > 0 ? claim_last * 1000 : 0,
+			autoresize_decide(&t->pol, &u, autoresize_quantity_bytes(storage_request(pvc)), claim_last > 0 ? claim_last * 1000 : 0,
 					  p->now_ms, f.granularity, &d);
 			act_on_claim(ac, t, pvc, &d, &f);
 		} else {

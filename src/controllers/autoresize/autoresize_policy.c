@@ -1,5 +1,7 @@
 #include "controllers/autoresize/autoresize_policy.h"
 
+#include "client/kube_object.h"
+
 #include <ctype.h>
 #include <inttypes.h>
 #include <stddef.h>
@@ -454,4 +456,22 @@ void autoresize_decide(const struct autoresize_policy *p, const struct volume_us
 	}
 	d->verdict = AUTORESIZE_GROW;
 	d->new_bytes = grown;
+}
+
+int64_t autoresize_quantity_bytes(const char *text)
+{
+	struct quantity q;
+	int64_t v;
+	if (!text || quantity_parse(text, &q, NULL) < 0 || quantity_to_int64(&q, &v) < 0)
+		return -1;
+	return v;
+}
+
+int64_t autoresize_last_growth_ms(const json_t *w, const char *tpl)
+{
+	const char *text = kube_obj_annotation(w, ANNOTATION_AUTORESIZE_LAST);
+	json_t *map = text ? json_loads(text, 0, NULL) : NULL;
+	int64_t s = rfc3339_seconds(json_string_value(json_object_get(map, tpl)));
+	json_decref(map);
+	return s > 0 ? s * 1000 : 0;
 }

@@ -24,6 +24,7 @@
 #ifndef SOP_CONTROLLERS_AUTORESIZE_POLICY_H
 #define SOP_CONTROLLERS_AUTORESIZE_POLICY_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -116,5 +117,14 @@ void autoresize_decide(const struct autoresize_policy *p, const struct volume_us
 
 /* Bytes as the shortest exact binary quantity ("320Mi", "1536Mi", "12345"). New string. */
 char *autoresize_bytes_text(int64_t bytes);
+
+/* The bytes of a quantity text ("320Mi"); -1 when NULL, not a quantity, or not a whole number of bytes. */
+int64_t autoresize_quantity_bytes(const char *text);
+
+/*
+ * The last growth of template tpl recorded on w (a StatefulSet or
+ * StatefulCluster: ANNOTATION_AUTORESIZE_LAST), wall clock ms; 0 when never.
+ */
+int64_t autoresize_last_growth_ms(const json_t *w, const char *tpl);
 
 #endif
