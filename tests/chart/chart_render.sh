@@ -243,4 +243,14 @@ rule=$(obj PrometheusRule stateful-operator)
 CHART=$TMP/chart chart >"$TMP/c.json"
 [ -z "$(obj PrometheusRule stateful-operator)" ] || fail "a PrometheusRule though prometheusRule.enabled is false"
 
+step "autoresize values become the operator's flags; none by default; bad ones refused"
+autoresize_args() { jq -c '[.[] | select(.kind == "Deployment") | .spec.template.spec.containers[0].args[] | select(startswith("--autoresize") or startswith("--prometheus") or startswith("--kubelet"))]'; }
+[ "$(chart | autoresize_args)" = "[]" ] || fail "autoresize flags rendered by default: $(chart | autoresize_args)"
+got=$(chart --set autoresize.source=prometheus --set autoresize.prometheusUrl=http://prometheus.monitoring:9090 \
+	--set autoresize.interval=2m --set autoresize.recommendOnly=true --set autoresize.kubeletInsecureTLS=true | autoresize_args)
+want='["--autoresize-source=prometheus","--autoresize-interval=2m","--autoresize-recommend-only","--prometheus-url=http://prometheus.monitoring:9090","--kubelet-insecure-tls"]'
+[ "$got" = "$want" ] || fail "autoresize values rendered $got, want $want"
+refused "'/autoresize/source'" --set autoresize.source=cadvisor
+refused "'/autoresize/prometheusUrl'" --set autoresize.prometheusUrl=prometheus:9090
+
 echo "PASS: chart render"
