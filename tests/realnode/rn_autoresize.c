@@ -59,6 +59,15 @@ static int64_t df_in_pod(struct rn_test *t, const char *pod)
 	return size;
 }
 
+/* df in the pod once it shows more than bytes (the kubelet grows the file system after the volume), or the last seen. */
+static int64_t df_when_above(struct rn_test *t, const char *pod, int64_t bytes)
+{
+	int64_t df = df_in_pod(t, pod);
+	for (double deadline = it_now_ms() + 60000; df <= bytes && it_now_ms() < deadline; it_sleep_ms(1000))
+		df = df_in_pod(t, pod);
+	return df;
+}
+
 /* Writes mb MiB more into the pod's volume (real blocks: zeros written, not a hole). */
 static void fill(struct rn_test *t, const char *pod, const char *file, int mb)
 {
@@ -160,7 +169,7 @@ static void test_volumes_grow_before_they_fill_up(void **state)
 		assert_string_equal(uid, uids[k]); /* the pods kept running */
 		free(uid);
 	}
-	int64_t df_after = df_in_pod(t, SET "-0");
+	int64_t df_after = df_when_above(t, SET "-0", df_before);
 	if (df_after - df_before < 56LL << 20 || df_after > 384LL << 20)
 		fail_msg("df in " SET "-0 shows %lld bytes, %lld before: not grown by 64Mi", (long long)df_after,
 			 (long long)df_before);
@@ -252,6 +261,7 @@ static void test_cluster_grows_in_place(void **state)
 	json_decref(stc);
 	rn_wait_workload(t, "m", REPLICAS);
 	char *uid0 = rn_pod_uid(t, "m-0"), *uid1 = rn_pod_uid(t, "m-1");
+	int64_t df_before = df_in_pod(t, "m-1");
 	fill(t, "m-1", "fill-1", 200);
 	struct want w = {t, "384Mi", &KUBE_STATEFULCLUSTERS, "m"};
 	if (!it_wait(grown_to, &w, 120000)) {
@@ -266,9 +276,9 @@ static void test_cluster_grows_in_place(void **state)
 	char *now0 = rn_pod_uid(t, "m-0"), *now1 = rn_pod_uid(t, "m-1");
 	assert_string_equal(now0, uid0);
 	assert_string_equal(now1, uid1);
-	int64_t df = df_in_pod(t, "m-1");
-	if (df <= 320LL << 20)
-		fail_msg("df in m-1 shows %lld bytes: not grown", (long long)df);
+	int64_t df = df_when_above(t, "m-1", df_before);
+	if (df - df_before < 56LL << 20)
+		fail_msg("df in m-1 shows %lld bytes, %lld before: not grown by 64Mi", (long long)df, (long long)df_before);
 	free(now0);
 	free(now1);
 	free(uid0);

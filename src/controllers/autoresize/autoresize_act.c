@@ -380,6 +380,29 @@ static void act_on_template(struct autoresize_ctx *ac, const struct tpl *t, cons
 	free(to);
 }
 
+/*
+ * The source's failure that concerns t: the one naming a node its pods run
+ * on ("node <name>: ..."), else the first (Prometheus has one for all).
+ */
+static const char *failure_for(struct autoresize_ctx *ac, const struct poll *p, const struct tpl *t)
+{
+	const char *found = NULL;
+	char *key = xasprintf("%s/%s", t->ns, t->name);
+	json_t *pods = store_by_index(ac->pods, SET_INDEX, key);
+	size_t i, j;
+	const json_t *pod, *e;
+	json_array_foreach(pods, i, pod) {
+		char *prefix = xasprintf("node %s: ", or_empty(kube_obj_str(pod, "spec.nodeName")));
+		json_array_foreach(p->errors, j, e)
+			if (!found && !strncmp(or_empty(json_string_value(e)), prefix, strlen(prefix)))
+				found = json_string_value(e);
+		free(prefix);
+	}
+	json_decref(pods);
+	free(key);
+	return found ? found : json_string_value(json_array_get(p->errors, 0));
+}
+
 static void consider_template(struct autoresize_ctx *ac, struct poll *p, struct tpl *t, const json_t *vct)
 {
 	t->size = autoresize_quantity_bytes(storage_request(vct));
@@ -434,7 +457,7 @@ static void consider_template(struct autoresize_ctx *ac, struct poll *p, struct 
 			/* Once until it is back: a failure's words change with each try ("after 3 ms"). */
 			say(ac, t, "usage", "unavailable", "Warning", "UsageUnavailable",
 			    "cannot read the usage of the claims of template %s: %s; no growth until it can be read",
-			    t->tpl, json_string_value(json_array_get(p->errors, 0)));
+			    t->tpl, failure_for(ac, p, t));
 		json_decref(claims);
 		return;
 	}
