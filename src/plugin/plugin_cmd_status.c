@@ -32,16 +32,6 @@ struct autoresize_reads {
 	char *error;     /* the first node that could not be read, and why */
 };
 
-static bool has_policy(const json_t *w)
-{
-	const char *key;
-	const json_t *v;
-	json_object_foreach((json_t *)kube_obj_annotations(w), key, v)
-		if (!strncmp(key, ANNOTATION_AUTORESIZE_PREFIX, strlen(ANNOTATION_AUTORESIZE_PREFIX)))
-			return true;
-	return false;
-}
-
 /* The list of r in ns, read once (cache: ns -> list). Borrowed. */
 static const json_t *list_once(struct plugin_session *s, json_t *cache, const struct kube_resource *r, const char *ns)
 {
@@ -82,7 +72,7 @@ static void read_node_usage(struct plugin_session *s, struct autoresize_reads *r
 static void autoresize_rows(struct plugin_session *s, struct autoresize_reads *r, const char *kind, const json_t *w,
 			    const json_t *events, json_t *rows)
 {
-	if (!has_policy(w))
+	if (!autoresize_has_policy(w))
 		return;
 	const char *ns = kube_obj_str(w, "metadata.namespace");
 	const char *name = kube_obj_str(w, "metadata.name");
@@ -198,7 +188,7 @@ static int one_object(struct plugin_session *s, const json_t *events, struct aut
 	plugin_read_copy_progress(s, s->ns, a->name, &v, NULL, 0);
 	const char *kind = kube_obj_str(holder, "kind");
 	const json_t *sts = kind && !strcmp(kind, "StatefulSet") ? holder : NULL;
-	status_sts_rows(rows, s->ns, a->name, sts, &v, events, (long long)time(NULL), !sts || !has_policy(sts));
+	status_sts_rows(rows, s->ns, a->name, sts, &v, events, (long long)time(NULL), !sts || !autoresize_has_policy(sts));
 	resize_view_release(&v);
 	if (sts)
 		autoresize_rows(s, ar, "sts", sts, events, rows);

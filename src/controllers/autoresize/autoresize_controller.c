@@ -23,17 +23,11 @@
 /* Index of the workloads that carry a policy: a poll reads only those. */
 static size_t index_policy(const json_t *obj, char ***values)
 {
-	const char *key;
-	const json_t *v;
-	json_object_foreach((json_t *)kube_obj_annotations(obj), key, v) {
-		if (!strncmp(key, ANNOTATION_AUTORESIZE_PREFIX, strlen(ANNOTATION_AUTORESIZE_PREFIX)) &&
-		    strcmp(key, ANNOTATION_AUTORESIZE_GRANULARITY)) {
-			*values = xcalloc(1, sizeof(**values));
-			(*values)[0] = xstrdup("1");
-			return 1;
-		}
-	}
-	return 0;
+	if (!autoresize_has_policy(obj))
+		return 0;
+	*values = xcalloc(1, sizeof(**values));
+	(*values)[0] = xstrdup("1");
+	return 1;
 }
 
 /* The nodes to ask: each once, with where its kubelet listens. */

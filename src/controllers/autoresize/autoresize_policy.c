@@ -475,3 +475,14 @@ int64_t autoresize_last_growth_ms(const json_t *w, const char *tpl)
 	json_decref(map);
 	return s > 0 ? s * 1000 : 0;
 }
+
+bool autoresize_has_policy(const json_t *w)
+{
+	size_t plen = strlen(ANNOTATION_AUTORESIZE_PREFIX);
+	const char *key;
+	const json_t *v;
+	json_object_foreach((json_t *)kube_obj_annotations(w), key, v)
+		if (!strncmp(key, ANNOTATION_AUTORESIZE_PREFIX, plen) && strcmp(key, ANNOTATION_AUTORESIZE_GRANULARITY))
+			return true;
+	return false;
+}

@@ -118,6 +118,9 @@ void autoresize_decide(const struct autoresize_policy *p, const struct volume_us
 /* Bytes as the shortest exact binary quantity ("320Mi", "1536Mi", "12345"). New string. */
 char *autoresize_bytes_text(int64_t bytes);
 
+/* w (a StatefulSet or StatefulCluster) carries some autoresize.stateful-operator.io/ annotation. */
+bool autoresize_has_policy(const json_t *w);
+
 /* The bytes of a quantity text ("320Mi"); -1 when NULL, not a quantity, or not a whole number of bytes. */
 int64_t autoresize_quantity_bytes(const char *text);
 
