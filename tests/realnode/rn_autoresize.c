@@ -285,12 +285,91 @@ static void test_cluster_grows_in_place(void **state)
 	free(uid1);
 }
 
+struct claim_at {
+	struct rn_test *t;
+	const char *claim;
+	const char *size;
+};
+
+static bool claim_capacity_is(void *ctx)
+{
+	struct claim_at *c = ctx;
+	json_t *pvc = it_get(c->t->admin, &KUBE_PVCS, c->t->ns, c->claim);
+	bool ok = !strcmp(or_empty(kube_obj_str(pvc, "status.capacity.storage")), c->size);
+	json_decref(pvc);
+	return ok;
+}
+
+static const char *template_size(struct rn_test *t, const char *set, json_t **holder)
+{
+	*holder = it_get(t->admin, &KUBE_STATEFULSETS, t->ns, set);
+	return kube_obj_str(json_array_get(json_object_get(json_object_get(*holder, "spec"), "volumeClaimTemplates"), 0),
+			    "spec.resources.requests.storage");
+}
+
+/*
+ * scope=claim grows only the claim that crossed, in place, and leaves the
+ * template; mode=recommend says what it would do and changes nothing.
+ */
+static void test_claim_scope_and_recommend_only(void **state)
+{
+	struct rn_test *t = *state;
+	json_t *a = rn_workload_set(t, "a", 1, CLASS, "320Mi", 8);
+	it_set_annotation(a, "autoresize.stateful-operator.io/data", "used=60%, step=64Mi, max=448Mi, scope=claim");
+	rn_create_workload(t, a, 1);
+	json_decref(a);
+	json_t *b = rn_workload_set(t, "b", 1, CLASS, "320Mi", 8);
+	it_set_annotation(b, "autoresize.stateful-operator.io/data", "used=60%, step=64Mi, max=448Mi, mode=recommend");
+	rn_create_workload(t, b, 1);
+	json_decref(b);
+	start_operator(t, "kubelet");
+	fill(t, "a-0", "fill-1", 200);
+	fill(t, "b-0", "fill-1", 200);
+
+	struct claim_at c = {t, "data-a-0", "384Mi"};
+	if (!it_wait(claim_capacity_is, &c, 120000)) {
+		rn_dump_state(t);
+		fail_msg("claim data-a-0 did not grow to 384Mi");
+	}
+	char *msg = it_event_message(t->admin, t->ns, "AutoResizeTriggered", "a");
+	assert_non_null(msg);
+	printf("[ event ] AutoResizeTriggered: %s\n", msg);
+	assert_non_null(strstr(msg, "scope=claim"));
+	free(msg);
+	json_t *holder;
+	assert_string_equal(template_size(t, "a", &holder), "320Mi"); /* the template stays */
+	json_decref(holder);
+	json_t *pvc = it_get(t->admin, &KUBE_PVCS, t->ns, "data-a-0");
+	assert_non_null(it_annotation(pvc, "stateful-operator.io/autoresize-last"));
+	json_decref(pvc);
+
+	double t0 = it_now_ms();
+	while (!it_event_count(t->admin, t->ns, "AutoResizeRecommended", "b") && it_now_ms() - t0 < 60000)
+		it_sleep_ms(1000);
+	msg = it_event_message(t->admin, t->ns, "AutoResizeRecommended", "b");
+	if (!msg)
+		fail_msg("no AutoResizeRecommended for the recommend-only set:\n%s", daemon_log(&t->d));
+	printf("[ event ] AutoResizeRecommended: %s\n", msg);
+	assert_non_null(strstr(msg, "from 320Mi to 384Mi"));
+	free(msg);
+	it_sleep_ms(10000);
+	json_t *set_b = it_get(t->admin, &KUBE_STATEFULSETS, t->ns, "b");
+	assert_null(it_annotation(set_b, "resize.stateful-operator.io/data"));
+	json_decref(set_b);
+	assert_string_equal(template_size(t, "b", &holder), "320Mi");
+	json_decref(holder);
+	c = (struct claim_at){t, "data-b-0", "320Mi"};
+	assert_true(claim_capacity_is(&c));
+	assert_int_equal(it_event_count(t->admin, t->ns, "AutoResizeTriggered", "b"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_volumes_grow_before_they_fill_up, rn_setup, rn_teardown),
 		cmocka_unit_test_setup_teardown(test_usage_source_refusing_then_back, rn_setup, rn_teardown),
 		cmocka_unit_test_setup_teardown(test_cluster_grows_in_place, rn_setup, rn_teardown),
+		cmocka_unit_test_setup_teardown(test_claim_scope_and_recommend_only, rn_setup, rn_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -363,16 +363,17 @@ static void act_on_template(struct autoresize_ctx *ac, const struct tpl *t, cons
 	const char *how = by_copy ? "by copy, one replica at a time" : "in place";
 	if (t->recommend) {
 		say(ac, t, "recommend", to, "Normal", "AutoResizeRecommended",
-		    "%s: %s: template %s and its %zu claims would grow from %s to %s %s (recommend-only: nothing "
+		    "%s: %s: template %s and its %zu claim%s would grow from %s to %s %s (recommend-only: nothing "
 		    "changed)",
-		    claim, d->trigger, t->tpl, json_array_size(claims), from, to, how);
+		    claim, d->trigger, t->tpl, json_array_size(claims), json_array_size(claims) == 1 ? "" : "s", from, to,
+		    how);
 	} else {
 		char now[32];
 		rfc3339_format(clock_wall_ms() / 1000, now);
 		if (grow_template(ac, t, to, now) == 0) {
 			event_record(ac->deps.base.events, t->w, "Normal", "AutoResizeTriggered",
-				     "%s: %s: growing template %s and its %zu claims from %s to %s %s", claim, d->trigger,
-				     t->tpl, json_array_size(claims), from, to, how);
+				     "%s: %s: growing template %s and its %zu claim%s from %s to %s %s", claim, d->trigger,
+				     t->tpl, json_array_size(claims), json_array_size(claims) == 1 ? "" : "s", from, to, how);
 			count(ac, "grow");
 		}
 	}
