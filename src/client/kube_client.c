@@ -494,18 +494,18 @@ static char *effective_url(struct kube_client *c, const char *method, const char
 	return xasprintf("%s%s", c->url_base, path);
 }
 
-/*
- * The request loop: on success resp holds the 2xx body (raw bytes).
- * A request that may have reached the server is sent again only when a
- * repeat is harmless (kube__repeat_is_harmless, or dry-run); 429 is
- * always retried (the server turned it away unhandled).
- */
 /* A request's own bounds where the client's do not fit; NULL: the client's. */
 struct request_limits {
 	int max_retries;  /* 0: sent once */
 	long timeout_ms;
 };
 
+/*
+ * The request loop: on success resp holds the 2xx body (raw bytes).
+ * A request that may have reached the server is sent again only when a
+ * repeat is harmless (kube__repeat_is_harmless, or dry-run); 429 is
+ * always retried (the server turned it away unhandled).
+ */
 static int request_raw(struct kube_client *c, const char *method, const char *path,
 		       const char *content_type, const char *body, bool repeat_ok,
 		       const struct request_limits *lim, struct strbuf *resp, struct kube_error *err)
