@@ -51,9 +51,9 @@ static char *said_key(const struct tpl *t, const char *what)
  * when same is NULL, the same message. Usage figures in a message change
  * at every poll; the news does not.
  */
-static void say(struct autoresize_ctx *ac, const struct tpl *t, const char *what, const char *same, const char *type,
+static bool say(struct autoresize_ctx *ac, const struct tpl *t, const char *what, const char *same, const char *type,
 		const char *reason, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
-static void say(struct autoresize_ctx *ac, const struct tpl *t, const char *what, const char *same, const char *type,
+static bool say(struct autoresize_ctx *ac, const struct tpl *t, const char *what, const char *same, const char *type,
 		const char *reason, const char *fmt, ...)
 {
 	va_list ap;
@@ -63,13 +63,15 @@ static void say(struct autoresize_ctx *ac, const struct tpl *t, const char *what
 	char *key = said_key(t, what);
 	const char *news = same ? same : msg;
 	const char *was = json_string_value(json_object_get(ac->said, key));
-	if (!was || strcmp(was, news)) {
+	bool said = !was || strcmp(was, news);
+	if (said) {
 		json_object_set_new(ac->said, key, json_stringn_nocheck(news, strlen(news)));
 		event_record(ac->deps.base.events, t->w, type, reason, "%s", msg);
 		log_info("autoresize", "%s/%s: %s: %s", t->ns, t->name, reason, msg);
 	}
 	free(key);
 	free(msg);
+	return said;
 }
 
 /* Forgets what was said of (t, what); true when something was. */
@@ -279,38 +281,43 @@ static void act_on_claim(struct autoresize_ctx *ac, const struct tpl *t, const j
 			 const struct autoresize_decision *d, const struct class_facts *f)
 {
 	const char *claim = kube_obj_str(pvc, "metadata.name");
-	char what[300];
-	snprintf(what, sizeof(what), "claim %s", claim);
+	/* What is said of this claim: at its maximum, not possible, recommended (each its own news). */
+	char at_max[300], possible[300], recommend[300];
+	snprintf(at_max, sizeof(at_max), "claim %s max", claim);
+	snprintf(possible, sizeof(possible), "claim %s possible", claim);
+	snprintf(recommend, sizeof(recommend), "claim %s recommend", claim);
 	char *from = autoresize_bytes_text(autoresize_quantity_bytes(storage_request(pvc)));
 	char *to = autoresize_bytes_text(d->new_bytes);
+	if (d->verdict != AUTORESIZE_AT_MAX)
+		unsay(ac, t, at_max);
 	if (d->verdict == AUTORESIZE_AT_MAX) {
-		say(ac, t, what, from, "Warning", "AutoResizeAtMaximum",
+		say(ac, t, at_max, from, "Warning", "AutoResizeAtMaximum",
 		    "claim %s: %s, but it is at the policy's maximum %s; it does not grow. Raise max= in "
 		    ANNOTATION_AUTORESIZE_PREFIX "%s, or free space",
 		    claim, d->trigger, from, t->tpl);
+	} else if (d->verdict == AUTORESIZE_GROW && !f->expandable) {
+		say(ac, t, possible, "not expandable", "Warning", "AutoResizeNotPossible",
+		    "claim %s: %s, but StorageClass %s does not allow expansion, and scope=claim grows in place only; "
+		    "use scope=template with allow-copy=true",
+		    claim, d->trigger, f->name);
 	} else if (d->verdict == AUTORESIZE_GROW) {
-		unsay(ac, t, what);
+		unsay(ac, t, possible);
 		int64_t capacity = autoresize_quantity_bytes(kube_obj_str(pvc, "status.capacity.storage"));
-		if (!f->expandable) {
-			say(ac, t, what, "not expandable", "Warning", "AutoResizeNotPossible",
-			    "claim %s: %s, but StorageClass %s does not allow expansion, and scope=claim grows in "
-			    "place only; use scope=template with allow-copy=true",
-			    claim, d->trigger, f->name);
-		} else if (capacity >= autoresize_quantity_bytes(storage_request(pvc))) {
-			if (t->recommend) {
-				say(ac, t, what, to, "Normal", "AutoResizeRecommended",
-				    "claim %s: %s: it would grow from %s to %s (recommend-only: nothing changed)", claim,
-				    d->trigger, from, to);
-			} else {
-				char now[32];
-				rfc3339_format(clock_wall_ms() / 1000, now);
-				if (grow_claim(ac, pvc, to, now) == 0) {
-					event_record(ac->deps.base.events, t->w, "Normal", "AutoResizeTriggered",
-						     "claim %s: %s: growing it from %s to %s in place (scope=claim: the "
-						     "template stays as it is)",
-						     claim, d->trigger, from, to);
-					count(ac, "grow");
-				}
+		bool growing = capacity < autoresize_quantity_bytes(storage_request(pvc)); /* from the last time */
+		if (!growing && t->recommend) {
+			if (say(ac, t, recommend, to, "Normal", "AutoResizeRecommended",
+				"claim %s: %s: it would grow from %s to %s (recommend-only: nothing changed)", claim,
+				d->trigger, from, to))
+				count(ac, "recommend");
+		} else if (!growing) {
+			char now[32];
+			rfc3339_format(clock_wall_ms() / 1000, now);
+			if (grow_claim(ac, pvc, to, now) == 0) {
+				event_record(ac->deps.base.events, t->w, "Normal", "AutoResizeTriggered",
+					     "claim %s: %s: growing it from %s to %s in place (scope=claim: the template "
+					     "stays as it is)",
+					     claim, d->trigger, from, to);
+				count(ac, "grow");
 			}
 		}
 	}
@@ -362,11 +369,12 @@ static void act_on_template(struct autoresize_ctx *ac, const struct tpl *t, cons
 	char *to = autoresize_bytes_text(d->new_bytes);
 	const char *how = by_copy ? "by copy, one replica at a time" : "in place";
 	if (t->recommend) {
-		say(ac, t, "recommend", to, "Normal", "AutoResizeRecommended",
+		if (say(ac, t, "recommend", to, "Normal", "AutoResizeRecommended",
 		    "%s: %s: template %s and its %zu claim%s would grow from %s to %s %s (recommend-only: nothing "
 		    "changed)",
 		    claim, d->trigger, t->tpl, json_array_size(claims), json_array_size(claims) == 1 ? "" : "s", from, to,
-		    how);
+		    how))
+			count(ac, "recommend");
 	} else {
 		char now[32];
 		rfc3339_format(clock_wall_ms() / 1000, now);
