@@ -12,6 +12,7 @@
 #include "plugin/plugin_status.h"
 #include "util/duration.h"
 #include "util/xalloc.h"
+#include "webhook/class_lookup.h"
 
 static const char *or_empty(const char *s)
 {
@@ -21,17 +22,9 @@ static const char *or_empty(const char *s)
 /* The granularity of class name (NULL: the default class) in classes; 1Gi when unknown. */
 static int64_t granularity_of(const json_t *classes, const char *name)
 {
-	size_t i;
-	const json_t *sc;
-	json_array_foreach(classes, i, sc) {
-		bool match = name && *name ? !strcmp(or_empty(kube_obj_str(sc, "metadata.name")), name)
-					   : kube_obj_annotation_true(sc, "storageclass.kubernetes.io/is-default-class");
-		if (match) {
-			int64_t g = autoresize_quantity_bytes(kube_obj_annotation(sc, ANNOTATION_AUTORESIZE_GRANULARITY));
-			return g > 0 ? g : AUTORESIZE_DEFAULT_GRANULARITY;
-		}
-	}
-	return AUTORESIZE_DEFAULT_GRANULARITY;
+	const json_t *sc = name && *name ? kube_list_find(classes, NULL, name) : class_default(classes);
+	int64_t g = autoresize_quantity_bytes(kube_obj_annotation(sc, ANNOTATION_AUTORESIZE_GRANULARITY));
+	return g > 0 ? g : AUTORESIZE_DEFAULT_GRANULARITY;
 }
 
 /* The claims of template tpl of w in claims (<tpl>-<name>-<n>), with their usage, fullest first in *fullest. */

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "util/clock.h"
+#include "util/duration.h"
 #include "util/hashmap.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -95,13 +96,6 @@ static bool take_token(struct event_recorder *r, const char *uid)
 	return true;
 }
 
-static void rfc3339(time_t t, char *buf, size_t len)
-{
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 static json_t *involved_object(const json_t *obj)
 {
 	json_t *ref = json_object();
@@ -182,7 +176,7 @@ int event_record(struct event_recorder *r, const json_t *obj, const char *type, 
 	char *dedupe = xasprintf("%s|%s|%s|%s", ident, type, reason, msg);
 	time_t now = time(NULL);
 	char when[32];
-	rfc3339(now, when, sizeof(when));
+	rfc3339_format(now, when);
 	int rc = 0;
 
 	pthread_mutex_lock(&r->lock);

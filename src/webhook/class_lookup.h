@@ -1,6 +1,7 @@
 /*
  * Looking up StorageClasses and VolumeAttributesClasses in the lists the
- * caches hold (JSON arrays of objects). Private to src/webhook. Pure;
+ * caches hold (JSON arrays of objects): the webhook, autoresize and the
+ * plugin. Pure;
  * results borrowed from the list unless "new".
  */
 #ifndef SOP_WEBHOOK_CLASS_LOOKUP_H
