@@ -259,6 +259,45 @@ static void test_denials_say_what_to_fix_and_change_nothing(void **state)
 	json_decref(sts);
 }
 
+/*
+ * Denials that depend on the cluster's classes and the set's annotations,
+ * on a set in the test bed's StorageClass "fixed" (allowVolumeExpansion
+ * false): each says what to fix, and nothing changes.
+ */
+static void test_expand_attributes_class_and_annotation_denials(void **state)
+{
+	struct wh_test *f = *state;
+	json_t *sts = wh_statefulset("4Mi", "fixed", "pause");
+	wh_write(f, sts);
+	wh_create(f);
+	json_t *spec = json_object_get(wh_template(sts, 0), "spec");
+	json_t *requests = json_object_get(json_object_get(spec, "resources"), "requests");
+
+	/* Growth under strategy expand on a class that cannot expand. */
+	it_set_annotation(sts, ANNOTATION_STRATEGY, "expand");
+	json_object_set_new(requests, "storage", json_string("8Mi"));
+	wh_write(f, sts);
+	expect_denied(f, (const char *const[]){"data", ANNOTATION_STRATEGY, "expand", "StorageClass fixed",
+					       "does not allow volume expansion", "use strategy copy or auto", NULL});
+
+	/* A VolumeAttributesClass that does not exist. */
+	json_object_del(json_object_get(json_object_get(sts, "metadata"), "annotations"), ANNOTATION_STRATEGY);
+	json_object_set_new(requests, "storage", json_string("4Mi"));
+	json_object_set_new(spec, "volumeAttributesClassName", json_string("no-such-attributes-class"));
+	wh_write(f, sts);
+	expect_denied(f, (const char *const[]){"data", "VolumeAttributesClass", "no-such-attributes-class",
+					       "does not exist", "fix spec.volumeAttributesClassName", NULL});
+
+	/* A per-template annotation that disagrees with the applied template. */
+	json_object_del(spec, "volumeAttributesClassName");
+	json_object_set_new(requests, "storage", json_string("8Mi"));
+	it_set_annotation(sts, RESIZE_ANNOTATION_PREFIX "data", "6Mi");
+	wh_write(f, sts);
+	expect_denied(f, (const char *const[]){RESIZE_ANNOTATION_PREFIX "data", "6Mi", "asks for 8Mi",
+					       "remove the annotation or make it agree", NULL});
+	json_decref(sts);
+}
+
 static void test_without_the_webhook_the_api_server_refuses_as_always(void **state)
 {
 	struct wh_test *f = *state;
@@ -314,6 +353,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_helm_upgrade_grows_the_volumes, wh_setup, wh_teardown),
 		cmocka_unit_test_setup_teardown(test_image_and_template_in_one_update, wh_setup, wh_teardown),
 		cmocka_unit_test_setup_teardown(test_denials_say_what_to_fix_and_change_nothing, wh_setup, wh_teardown),
+		cmocka_unit_test_setup_teardown(test_expand_attributes_class_and_annotation_denials, wh_setup,
+						wh_teardown),
 		cmocka_unit_test_setup_teardown(test_without_the_webhook_the_api_server_refuses_as_always, wh_setup,
 						wh_teardown),
 		cmocka_unit_test_setup_teardown(test_operator_killed_after_the_answer_still_resizes, wh_setup, wh_teardown),
