@@ -1948,6 +1948,60 @@ static void test_abort_on_the_backup_is_not_forgotten(void **state)
 	expect_no_failures(f, "aborts asked on the backup that were not honoured");
 }
 
+/*
+ * A StatefulSet created from the manifest by someone else while the copy
+ * has it deleted (the webhook's create guard not answering, an opt-out, no
+ * webhook), mid-Copy or mid-Swap: it carries no resize state, and the
+ * backup is the one record of where the replica's data is. The backup is
+ * kept and the operator refuses, naming the volumes; once the set is gone
+ * again with an abort asked on the backup, the replica is back on its
+ * original volume.
+ */
+static void test_set_created_mid_swap_keeps_the_backup(void **state)
+{
+	struct fixture *f = *state;
+	struct world *w = &f->w;
+	static const struct {
+		const char *when;
+		stop_fn stop;
+	} cases[] = {
+		{"while copying", copy_job_running},
+		{"after the original claim went", original_claim_gone},
+	};
+	for (size_t i = 0; i < NITEMS(cases); i++) {
+		start_cycle(w, &cycles[0]);
+		assert_true(run(w, cases[i].stop, NULL));
+		assert_null(w->sts);
+		w->sts = sts_obj(2, "1Gi", "fixed");
+		sim_annotate(w->sts, RESIZE_ANNOTATION_PREFIX "data", "2Gi");
+		json_object_set_new(json_object_get(w->sts, "metadata"), "uid", json_string("uid-web-foreign"));
+		trace(w, "    (the StatefulSet created from the manifest by someone else)\n");
+		plan(w);
+		char *problem = NULL;
+		if (w->a.verb != ACTION_REFUSE || !sim_streq(w->a.event_reason, "ResizeInterrupted") ||
+		    !sim_contains(w->a.event_message, "web-sts-backup") ||
+		    !sim_contains(w->a.event_message, "data-web-1: original volume pv-old-1") ||
+		    !sim_contains(w->a.event_message, ANNOTATION_ABORT)) {
+			problem = xasprintf("step %s (%s: %s), not a refusal naming the backup and the volumes",
+					    action_name(&w->a), sim_or_dash(w->a.event_reason),
+					    sim_or_dash(w->a.event_message));
+		} else {
+			/* As the refusal says: the abort on the backup, the set orphan-deleted. */
+			json_decref(w->sts);
+			w->sts = NULL;
+			ask_abort(w, true);
+			run(w, NULL, NULL);
+			problem = abort_leftovers(w);
+		}
+		if (problem) {
+			note_failure(f, xasprintf("a set created %s: %s", cases[i].when, problem));
+			free(problem);
+		}
+		world_release(w);
+	}
+	expect_no_failures(f, "sets created mid-copy whose backup was not kept");
+}
+
 /* ---- 5. a claim in the way ---- */
 
 static void test_foreign_copy_claim_is_never_deleted(void **state)
@@ -2093,6 +2147,7 @@ int main(void)
 		TEST(test_abort_after_the_original_claim_went),
 		TEST(test_abort_at_every_step),
 		TEST(test_abort_on_the_backup_is_not_forgotten),
+		TEST(test_set_created_mid_swap_keeps_the_backup),
 		TEST(test_foreign_copy_claim_is_never_deleted),
 		TEST(test_keep_old_volumes),
 		TEST(test_every_step_twice),

@@ -5,6 +5,7 @@
 
 #include "client/kube_object.h"
 #include "controllers/resize/resize_internal.h"
+#include "util/strbuf.h"
 #include "util/xalloc.h"
 
 /* ---- starting a resize ---- */
@@ -203,6 +204,52 @@ static void carry_abort_to_backup(const struct resize_inputs *in, struct action 
 		      kube_obj_str(in->backup, "metadata.name"));
 }
 
+/*
+ * The backup's own state (where a copy keeps it while the set is gone)
+ * stands at Copy or Swap of a batch, not restoring: the operator
+ * re-creates the set only after the swap (or once a restore is done), so a
+ * set there without a state was created by someone else (the webhook not
+ * answering, an opt-out, no webhook) while the batch's claims may be
+ * deleted or on other volumes. The backup is then the one record of where
+ * their data is: why it must stay (a new string), or NULL when it is a
+ * leftover. Read only to refuse: nothing is written from it.
+ */
+static char *swap_interrupted(const struct resize_inputs *in)
+{
+	struct resize_state st;
+	resize_state_read(in->backup, &st);
+	if (!st.copy || st.phase != RESIZE_PHASE_COPYING || st.restore ||
+	    (st.stage != COPY_STAGE_COPY && st.stage != COPY_STAGE_SWAP)) {
+		resize_state_release(&st);
+		return NULL;
+	}
+	struct strbuf vols = STRBUF_INIT;
+	size_t i;
+	json_t *vol;
+	json_array_foreach(json_object_get(st.batch, "volumes"), i, vol) {
+		const char *claim = str_or(kube_obj_str(vol, "claim"), "?"), *copy = kube_obj_str(vol, "newPV");
+		strbuf_appendf(&vols, "%s%s: original volume %s, ", i ? "; " : "", claim,
+			       str_or(kube_obj_str(vol, "oldPV"), "?"));
+		if (copy)
+			strbuf_appendf(&vols, "copy on volume %s", copy);
+		else
+			strbuf_appendf(&vols, "copy on claim %s" TEMP_SUFFIX, claim);
+	}
+	char *ords = json_dumps(json_object_get(st.batch, "ordinals"), JSON_COMPACT);
+	const char *cm = kube_obj_str(in->backup, "metadata.name");
+	char *why = xasprintf("StatefulSet %s was created by someone else while the operator had it deleted to copy "
+			      "replica(s) %s, whose volumes are in the middle of a swap (%s); ConfigMap %s records where "
+			      "their data is, so the operator keeps it and changes nothing. To return the replicas to "
+			      "their original volumes: annotate ConfigMap %s " ANNOTATION_ABORT "=true, then delete the "
+			      "StatefulSet with --cascade=orphan and the pods of those replicas; the operator restores "
+			      "them and re-creates the StatefulSet",
+			      kube_obj_str(in->sts, "metadata.name"), ords ? ords : "?", strbuf_str(&vols), cm, cm);
+	free(ords);
+	strbuf_release(&vols);
+	resize_state_release(&st);
+	return why;
+}
+
 /* ---- the plan: a switch on the phase ---- */
 
 static void plan_with_statefulset(const struct resize_inputs *in, long long now_ms, struct action *a)
@@ -212,6 +259,7 @@ static void plan_with_statefulset(const struct resize_inputs *in, long long now_
 	int parsed = resize_request_parse(in->sts, &req, &refusal);
 	struct resize_state st;
 	resize_state_read(in->sts, &st);
+	char *why = NULL;
 	if (parsed == 0 && req.ignore)
 		goto out;
 	if (json_is_true(json_object_get(st.json, "restoreFieldManagers"))) {
@@ -232,6 +280,8 @@ static void plan_with_statefulset(const struct resize_inputs *in, long long now_
 		if (parsed < 0) {
 			plan_refuse(a, refusal.reason, refusal.message);
 			refusal.message = NULL;
+		} else if (in->backup && (why = swap_interrupted(in))) {
+			plan_refuse(a, "ResizeInterrupted", why);
 		} else if (in->backup) {
 			/* A leftover copy of an earlier StatefulSet (a different UID now exists). */
 			plan_delete_backup(in, a);
