@@ -1912,20 +1912,29 @@ static bool restart_recorded(const struct world *w, const void *arg)
 	return yes;
 }
 
+/* A point of the rolling cycle (cycles[0]) a test stops at. */
+struct stop_point {
+	const char *when;
+	stop_fn stop;
+};
+
+static void run_to(struct world *w, const struct stop_point *p)
+{
+	start_cycle(w, &cycles[0]);
+	if (!run(w, p->stop, NULL))
+		world_fail(w, "the resize ended before %s", p->when);
+}
+
 static void test_abort_on_the_backup_is_not_forgotten(void **state)
 {
 	struct fixture *f = *state;
 	struct world *w = &f->w;
-	static const struct {
-		const char *when;
-		stop_fn stop;
-	} cases[] = {
+	static const struct stop_point cases[] = {
 		{"right after the orphan delete", stateful_set_gone},
 		{"when the StatefulSet is about to be re-created", restart_recorded},
 	};
 	for (size_t i = 0; i < NITEMS(cases); i++) {
-		start_cycle(w, &cycles[0]);
-		assert_true(run(w, cases[i].stop, NULL));
+		run_to(w, &cases[i]);
 		ask_abort(w, true);
 		run(w, NULL, NULL);
 		char *problem = NULL;
@@ -1961,16 +1970,12 @@ static void test_set_created_mid_swap_keeps_the_backup(void **state)
 {
 	struct fixture *f = *state;
 	struct world *w = &f->w;
-	static const struct {
-		const char *when;
-		stop_fn stop;
-	} cases[] = {
+	static const struct stop_point cases[] = {
 		{"while copying", copy_job_running},
 		{"after the original claim went", original_claim_gone},
 	};
 	for (size_t i = 0; i < NITEMS(cases); i++) {
-		start_cycle(w, &cycles[0]);
-		assert_true(run(w, cases[i].stop, NULL));
+		run_to(w, &cases[i]);
 		assert_null(w->sts);
 		w->sts = sts_obj(2, "1Gi", "fixed");
 		sim_annotate(w->sts, RESIZE_ANNOTATION_PREFIX "data", "2Gi");

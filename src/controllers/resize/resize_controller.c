@@ -81,7 +81,8 @@ static void map_volume(void *ctx, struct controller *c, const json_t *pv)
  * s->untrusted and s->remedy when not. A backup that is not sealed while
  * the StatefulSet has no resize state is only a leftover (of an older
  * version, or someone's): the planner deletes it, as it deletes any stale
- * copy, and never reads it.
+ * copy, and acts on nothing in it (one that reads as a copy mid-swap it
+ * keeps, and only refuses: ResizeInterrupted).
  */
 static void check_seals(const struct resize_ctx *rc, const char *ns, const char *name, struct snapshot *s)
 {
