@@ -19,8 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util/hashmap.h"
 #include "repeat_rule.h"
+#include "util/hashmap.h"
 #include "util/xalloc.h"
 #include "webhook/webhook_cert.h"
 
