@@ -3,9 +3,10 @@
  * (fault_proxy.h: 429 with Retry-After, 500/503/504, resets before and
  * after forwarding, latency, watches cut mid-event), as the leader of a
  * Lease: in-place resizes of four StatefulSets complete with their pods
- * kept and one ResizeStarted each, the operator never exits, and no write
+ * kept and one ResizeStarted each, the operator never exits, no write
  * was repeated after an unknown outcome unless a precondition made the
- * repeat harmless. The seed is printed; SOP_FAULT_SEED=<seed> replays it.
+ * repeat harmless (repeat_rule.h; shown to fire on one that is not), and
+ * each kind of fault the run surely injected was injected. The seed is printed; SOP_FAULT_SEED=<seed> replays it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -76,6 +77,81 @@ static char *pod_uids(struct kube_client *admin, const char *ns)
 	return out;
 }
 
+/*
+ * A ConfigMap made in ns (named prefix-N, in name) whose first PATCH the
+ * plan answers with a reset after forwarding. Its path: a new string.
+ */
+static char *configmap_reset_after(struct kube_client *admin, const struct fault_plan *plan, const char *ns,
+				   const char *prefix, char name[32])
+{
+	for (int i = 0; i < 100000; i++) {
+		snprintf(name, 32, "%s-%d", prefix, i);
+		char *path = kube_resource_path(&KUBE_CONFIGMAPS, ns, name, NULL);
+		if (fault_decide(plan, "PATCH", path, 0) == FAULT_RESET_AFTER) {
+			json_t *cm = json_pack("{s:{s:s}, s:{s:s}}", "metadata", "name", name, "data", "n", "0");
+			struct kube_error err;
+			if (kube_create(admin, &KUBE_CONFIGMAPS, ns, cm, NULL, &err) < 0)
+				fail_msg("create ConfigMap %s: %s", name, err.message);
+			json_decref(cm);
+			return path;
+		}
+		free(path);
+	}
+	fail_msg("no ConfigMap name whose first PATCH is reset after forwarding");
+	return NULL;
+}
+
+/*
+ * The repeat detector fires (an empty record means the operator did
+ * nothing wrong, not that nothing was watched): through the proxy, as the
+ * operator's ServiceAccount, a PATCH without precondition whose answer
+ * was dropped and that is sent again is recorded; one guarded by the
+ * resourceVersion, which the client itself sends again, is not. The proxy
+ * judges the requests, whatever the server answered.
+ */
+static void repeat_detector_fires(struct fault_proxy *proxy, const struct fault_plan *plan,
+				  struct kube_client *admin, const char *ns, const char *kubeconfig)
+{
+	struct kube_client *c = it_client_from(kubeconfig, NULL);
+	char bare[32], guarded[32];
+	char *bare_path = configmap_reset_after(admin, plan, ns, "bare", bare);
+	char *guarded_path = configmap_reset_after(admin, plan, ns, "guarded", guarded);
+	struct kube_error err;
+	json_t *patch = json_pack("{s:{s:s}}", "data", "n", "1");
+	/* The client does not resend it (the answer lost, the write maybe done); a careless caller does. */
+	if (kube_patch(c, &KUBE_CONFIGMAPS, ns, bare, NULL, KUBE_PATCH_MERGE, patch, NULL, &err) == 0 || !err.maybe_done)
+		fail_msg("the first PATCH of %s was not reset after forwarding: %s", bare, err.message);
+	int rc = kube_patch(c, &KUBE_CONFIGMAPS, ns, bare, NULL, KUBE_PATCH_MERGE, patch, NULL, &err);
+	json_decref(patch);
+	json_t *cm = it_get(admin, &KUBE_CONFIGMAPS, ns, guarded);
+	patch = json_pack("{s:{s:s}, s:{s:s}}", "metadata", "resourceVersion", kube_obj_str(cm, "metadata.resourceVersion"),
+			  "data", "n", "1");
+	/* Resent by the client itself after the reset; the repeat meets its own change (409): harmless. */
+	rc = kube_patch(c, &KUBE_CONFIGMAPS, ns, guarded, NULL, KUBE_PATCH_MERGE, patch, NULL, &err);
+	(void)rc; /* whatever the server answered */
+	json_decref(patch);
+	json_decref(cm);
+
+	json_t *unsafe = fault_proxy_unsafe_repeats(proxy);
+	char *want = xasprintf("PATCH %s", bare_path), *not_want = xasprintf("PATCH %s", guarded_path);
+	bool found = false, wrong = false;
+	size_t i;
+	json_t *w;
+	json_array_foreach(unsafe, i, w) {
+		found |= !strcmp(json_string_value(w), want);
+		wrong |= !strcmp(json_string_value(w), not_want);
+	}
+	if (!found || wrong)
+		fail_msg("unsafe repeats recorded: %s; want %s in them, and not %s", json_dumps(unsafe, JSON_COMPACT),
+			 want, not_want);
+	json_decref(unsafe);
+	free(want);
+	free(not_want);
+	free(bare_path);
+	free(guarded_path);
+	kube_client_free(c);
+}
+
 static void test_resizes_complete_under_faults(void **state)
 {
 	(void)state;
@@ -123,6 +199,17 @@ static void test_resizes_complete_under_faults(void **state)
 		printf(" %s %ld", fault_kind_names[k], counts[k]);
 	printf("\n");
 	assert_true(total - counts[FAULT_NONE] >= 3); /* faults were really injected (about 15 expected) */
+	/*
+	 * Every kind, once the run made enough faults that missing one is
+	 * implausible (fault_surely_injected: 90 outside watches; four resizes
+	 * usually make about 15, so this binds on the longer runs only, as on
+	 * the soak). Watch cuts are never required: one happens only when
+	 * events reach the cut.
+	 */
+	char *missing = it_fault_kinds_missing(proxy);
+	if (missing)
+		fail_msg("%ld faults outside watches but never %s (seed %" PRIu64 ")", fault_proxy_non_watch_faults(proxy),
+			 missing, plan.seed);
 
 	/* In place: the same pods; each resize started once (a retried step does not restart it). */
 	char *pods_after = pod_uids(admin, ns);
@@ -141,6 +228,7 @@ static void test_resizes_complete_under_faults(void **state)
 			 plan.seed, list);
 	}
 	json_decref(unsafe);
+	repeat_detector_fires(proxy, &plan, admin, ns, kc);
 	/* Still running: no fault made it give up or crash. */
 	daemon_stop_operator(&d);
 

@@ -15,6 +15,9 @@
 #include "itest.h"
 #include "util/xalloc.h"
 
+/* A failed cleanup's pod goes once its failure is on record, which may come after the operation was seen to end. */
+#define CLEANUP_POD_GONE_MS 60000L
+
 static void violation(json_t *violations, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void violation(json_t *violations, const char *fmt, ...)
 {
@@ -208,11 +211,62 @@ static bool kept_for_user(struct kube_client *admin, const json_t *pv, const cha
 	return copied;
 }
 
+/* The operator's marks on a PV it took over for a copy (resize_swap.c): which one it still carries, or NULL. */
+static const char *copy_mark(const json_t *pv)
+{
+	static const char *const marks[] = {ANNOTATION_TAKEN_FOR, ANNOTATION_RECLAIM_POLICY};
+	for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
+		if (it_annotation(pv, marks[i]))
+			return marks[i];
+	return NULL;
+}
+
+/*
+ * PVs of the namespace (claimRef, or taken for one of its sets) still
+ * marked as taken over by a copy. Old volumes are left out: the rule above
+ * judges them, and one kept for the user keeps its marks with it.
+ */
+static void marked_volumes(struct kube_client *admin, const char *ns, json_t *violations)
+{
+	json_t *pvs = it_list(admin, &KUBE_PVS, NULL, NULL);
+	char *taken_prefix = xasprintf("%s/", ns);
+	size_t i;
+	json_t *pv;
+	json_array_foreach(pvs, i, pv) {
+		const char *mark = copy_mark(pv), *taken = str_or_empty(it_annotation(pv, ANNOTATION_TAKEN_FOR));
+		bool ours = !strcmp(str_or_empty(kube_obj_str(pv, "spec.claimRef.namespace")), ns) ||
+			    !strncmp(taken, taken_prefix, strlen(taken_prefix));
+		if (mark && ours && !it_label(pv, LABEL_OLD_VOLUME))
+			violation(violations, "volume %s (claim %s) still carries %s", kube_obj_str(pv, "metadata.name"),
+				  str_or_empty(kube_obj_str(pv, "spec.claimRef.name")), mark);
+	}
+	free(taken_prefix);
+	json_decref(pvs);
+}
+
+struct in_namespace {
+	struct kube_client *admin;
+	const char *ns;
+};
+
+static bool no_cleanup_pods(void *ctx)
+{
+	struct in_namespace *in = ctx;
+	json_t *pods = it_list(in->admin, &KUBE_PODS, in->ns, LABEL_CLEANUP_FOR);
+	bool none = json_array_size(pods) == 0;
+	json_decref(pods);
+	return none;
+}
+
 void soak_check_leftovers(struct kube_client *admin, const char *ns, const struct soak_op *ops, int n,
 			  json_t *violations)
 {
 	no_items(admin, &KUBE_CONFIGMAPS, ns, LABEL_SAVED_STATEFULSET, "saved StatefulSet", violations);
 	no_items(admin, &KUBE_JOBS, ns, LABEL_COPY_OF, "copy Job", violations);
+	struct in_namespace in = {admin, ns};
+	it_wait_every(no_cleanup_pods, &in, CLEANUP_POD_GONE_MS, 2000);
+	no_items(admin, &KUBE_PODS, ns, LABEL_CLEANUP_FOR, "cleanup pod", violations);
+	marked_volumes(admin, ns, violations);
 	json_t *old = it_list(admin, &KUBE_PVS, NULL, LABEL_OLD_VOLUME);
 	size_t j;
 	json_t *pv;

@@ -29,9 +29,11 @@ void soak_check_claims(struct kube_client *admin, const char *ns, const struct s
 		       json_t *violations);
 
 /*
- * Nothing of ours left behind: saved StatefulSets, copy Jobs, temporary
- * claims, old volumes (but those a failed copy keeps for the user), and no
- * object in deletion still holding one of our finalizers.
+ * Nothing of ours left behind: saved StatefulSets, copy Jobs, cleanup pods
+ * (given a minute to go), temporary claims, old volumes (but those a
+ * failed copy keeps for the user), PVs of the namespace still marked as
+ * taken over by a copy (taken-for, original-reclaim-policy; but those old
+ * volumes), and no object in deletion still holding one of our finalizers.
  */
 void soak_check_leftovers(struct kube_client *admin, const char *ns, const struct soak_op *ops, int n,
 			  json_t *violations);

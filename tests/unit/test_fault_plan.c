@@ -1,7 +1,7 @@
 /*
  * The fault proxy's decisions (tests/integration/support/fault_plan.c): a
  * replayable seed, the asked rate, every kind reached, watches only cut or
- * refused, and no fault at 0 %.
+ * refused, no fault at 0 %, and when a run surely injected a kind.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -82,6 +82,32 @@ static void test_zero_percent_is_no_fault(void **unused)
 		assert_int_equal(fault_decide(&p, "DELETE", "/api/v1/namespaces/a/pods/x", n), FAULT_NONE);
 }
 
+static void test_surely_injected(void **unused)
+{
+	(void)unused;
+	/* (6/7)^89 is just above one in a million, (6/7)^90 below. */
+	for (int k = FAULT_TOO_MANY; k <= FAULT_LATENCY; k++) {
+		assert_false(fault_surely_injected((enum fault_kind)k, 0));
+		assert_false(fault_surely_injected((enum fault_kind)k, 89));
+		assert_true(fault_surely_injected((enum fault_kind)k, 90));
+	}
+	assert_false(fault_surely_injected(FAULT_CUT_WATCH, 1000000));
+	assert_false(fault_surely_injected(FAULT_NONE, 1000000));
+	/* The bound holds for fault_decide's draws: 90 faults of 300 seeds show every kind. */
+	for (uint64_t seed = 1; seed <= 300; seed++) {
+		struct fault_plan p = {seed, 10};
+		int count[FAULT_KINDS] = {0}, faults = 0;
+		for (unsigned long n = 0; faults < 90; n++) {
+			enum fault_kind k = fault_decide(&p, "PATCH", "/api/v1/namespaces/a/pods/x", n);
+			count[k]++;
+			faults += k != FAULT_NONE;
+		}
+		for (int k = FAULT_TOO_MANY; k <= FAULT_LATENCY; k++)
+			if (!count[k])
+				fail_msg("seed %llu: no %s in 90 faults", (unsigned long long)seed, fault_kind_names[k]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -89,6 +115,7 @@ int main(void)
 		cmocka_unit_test(test_rate_and_every_kind),
 		cmocka_unit_test(test_watches_are_refused_or_cut),
 		cmocka_unit_test(test_zero_percent_is_no_fault),
+		cmocka_unit_test(test_surely_injected),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

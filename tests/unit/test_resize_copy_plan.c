@@ -1451,6 +1451,9 @@ static void test_pending_rebound_claim_is_nudged(void **state)
 			       strcmp(a.name, "data-web-0")))
 			fail_msg("a claim Pending for 10 s: want NudgeBinding data-web-0, have %s %s",
 				 action_name(&a), a.name);
+		/* Guarded by the claim's UID: a repeat after a lost answer touches the same claim only. */
+		if (k == 0)
+			assert_string_equal(kube_obj_str(a.body, "metadata.uid"), "uid-x");
 		if (k == 1 && a.verb != ACTION_WAIT)
 			fail_msg("a claim created just now: want Wait, have %s", action_name(&a));
 		action_release(&a);

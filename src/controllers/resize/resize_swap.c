@@ -26,6 +26,8 @@ static void wait_for_binding(const json_t *pvc, const json_t *pv, const char *x,
 		action_patch(a, "NudgeBinding", &KUBE_PVCS, x,
 			     json_pack("{s:{s:{s:o}}}", "metadata", "annotations", ANNOTATION_BIND_NUDGE,
 				       resize_state_time(now_ms)));
+		/* The claim just made, not one made since under its name (and a request safe to resend). */
+		action_patch_precondition(a, NULL, kube_obj_str(pvc, "metadata.uid"));
 		return;
 	}
 	action_status(a, "Waiting for %s to bind to %s", x, pv_name);

@@ -64,6 +64,16 @@ int fault_latency_ms(const struct fault_plan *p, const char *method, const char 
 	return 50 + (int)(draw(p, method, path, nth, 3) % 951);
 }
 
+bool fault_surely_injected(enum fault_kind k, long non_watch_faults)
+{
+	if (k < FAULT_TOO_MANY || k > FAULT_LATENCY)
+		return false;
+	double missed = 1;
+	for (long n = 0; n < non_watch_faults && missed >= 1e-6; n++)
+		missed *= 1 - 1.0 / FAULT_LATENCY; /* fault_decide: kinds 1 to FAULT_LATENCY, evenly */
+	return missed < 1e-6;
+}
+
 uint64_t fault_new_seed(void)
 {
 	struct timespec ts;

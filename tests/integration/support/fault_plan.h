@@ -43,6 +43,16 @@ int fault_latency_ms(const struct fault_plan *p, const char *method, const char 
 /* path asks for a watch stream. */
 bool fault_is_watch(const char *path);
 
+/*
+ * Whether a run that injected non_watch_faults faults into requests other
+ * than watches surely injected kind k: each such fault is any of the kinds
+ * 429 to latency with the same chance (watches only add chances), so a
+ * kind is missed with a chance of (6/7)^n; "surely" is below one in a
+ * million (n >= 90). Never for a watch cut: whether one happens depends on
+ * the stream reaching the cut, i.e. on events flowing.
+ */
+bool fault_surely_injected(enum fault_kind k, long non_watch_faults);
+
 /* A seed from the clock and pid, for a run that asks for a new one. */
 uint64_t fault_new_seed(void);
 

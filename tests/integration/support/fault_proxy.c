@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "repeat_rule.h"
 #include "util/hashmap.h"
 #include "util/xalloc.h"
 #include "webhook/webhook_cert.h"
@@ -45,6 +46,7 @@ struct fault_proxy {
 	struct hashmap seen;    /* "METHOD path" -> its count so far (cast) */
 	struct hashmap unknown; /* "METHOD path" of writes whose outcome the client never saw */
 	long counts[FAULT_KINDS];
+	long non_watch_faults; /* faults injected into requests other than watches */
 	json_t *unsafe;
 };
 
@@ -180,12 +182,14 @@ static SSL *connect_upstream(struct fault_proxy *p, struct served *s, int *fd)
 
 /*
  * Sends the request upstream and relays the answer: all of it, none of
- * it (drop), or cut after cut_at bytes. False when the upstream failed
- * after the request was sent (its outcome unknown).
+ * it (drop), or cut after cut_at bytes (*cut: it was, the answer being
+ * longer). False when the upstream failed after the request was sent
+ * (its outcome unknown).
  */
 static bool forward(struct fault_proxy *p, struct served *s, SSL *client, const char *head, const char *body,
-		    size_t body_len, bool drop, size_t cut_at)
+		    size_t body_len, bool drop, size_t cut_at, bool *cut)
 {
+	*cut = false;
 	int fd = -1;
 	SSL *up = connect_upstream(p, s, &fd);
 	bool ok = false;
@@ -211,8 +215,10 @@ static bool forward(struct fault_proxy *p, struct served *s, SSL *client, const 
 		if (ssl_write_all(client, buf, m) < 0)
 			break;
 		relayed += m;
-		if (cut_at && relayed >= cut_at)
+		if (cut_at && relayed >= cut_at) {
+			*cut = true;
 			break;
+		}
 	}
 	ok = !drop;
 out:
@@ -232,15 +238,10 @@ static bool is_write(const char *method)
 	return strcmp(method, "GET") && strcmp(method, "HEAD") && strcmp(method, "OPTIONS");
 }
 
-/* A repeat of this write cannot do what the first did twice. */
-static bool harmless_repeat(const char *method, const char *path, const char *body)
-{
-	return strstr(body, "\"resourceVersion\"") || strstr(body, "\"preconditions\"") || strstr(body, "\"uid\"") ||
-	       strstr(body, "\"op\":\"test\"") || (!strcmp(method, "POST") && !strstr(body, "\"generateName\"")) ||
-	       strstr(path, "/events") || strstr(path, "dryRun=");
-}
-
-/* The fault for this request, counted; records what the repeat rule needs. */
+/*
+ * The fault for this request, counted (a watch cut only once it happened:
+ * count_cut); records what the repeat rule needs.
+ */
 static enum fault_kind decide(struct fault_proxy *p, const char *method, const char *path, const char *body,
 			      int *latency_ms)
 {
@@ -250,15 +251,25 @@ static enum fault_kind decide(struct fault_proxy *p, const char *method, const c
 	hashmap_put(&p->seen, key, (void *)(uintptr_t)(nth + 1));
 	enum fault_kind k = fault_decide(&p->plan, method, path, nth);
 	*latency_ms = fault_latency_ms(&p->plan, method, path, nth);
-	p->counts[k]++;
+	p->counts[k == FAULT_CUT_WATCH ? FAULT_NONE : k]++;
+	p->non_watch_faults += k != FAULT_NONE && !fault_is_watch(path);
 	if (is_write(method) && hashmap_get(&p->unknown, key)) {
-		if (!harmless_repeat(method, path, body))
+		if (!repeat_is_harmless(method, path, body))
 			json_array_append_new(p->unsafe, json_string(key));
 		hashmap_remove(&p->unknown, key);
 	}
 	pthread_mutex_unlock(&p->lock);
 	free(key);
 	return k;
+}
+
+/* A watch decided to be cut was: it moves from the untouched to the cut. */
+static void count_cut(struct fault_proxy *p)
+{
+	pthread_mutex_lock(&p->lock);
+	p->counts[FAULT_NONE]--;
+	p->counts[FAULT_CUT_WATCH]++;
+	pthread_mutex_unlock(&p->lock);
 }
 
 static void outcome_unknown(struct fault_proxy *p, const char *method, const char *path)
@@ -320,6 +331,7 @@ static void serve(struct fault_proxy *p, struct served *s, SSL *ssl)
 	head[head_len] = '\0';
 
 	int latency_ms = 0;
+	bool cut = false;
 	enum fault_kind k = decide(p, method, path, body, &latency_ms);
 	switch (k) {
 	case FAULT_TOO_MANY:
@@ -337,10 +349,15 @@ static void serve(struct fault_proxy *p, struct served *s, SSL *ssl)
 	case FAULT_RESET_AFTER:
 	case FAULT_CUT_WATCH:
 	case FAULT_KINDS:
-		/* A cut lands after the response's head, inside the first events. */
+		/*
+		 * A cut lands after the response's head, inside the first events;
+		 * a watch that ends (or sees no event) before that is not cut.
+		 */
 		if (!forward(p, s, ssl, head, body, body_len, k == FAULT_RESET_AFTER,
-			     k == FAULT_CUT_WATCH ? 300 + (size_t)latency_ms : 0))
+			     k == FAULT_CUT_WATCH ? 300 + (size_t)latency_ms : 0, &cut))
 			outcome_unknown(p, method, path);
+		if (cut)
+			count_cut(p);
 		break;
 	}
 out:
@@ -504,6 +521,14 @@ long fault_proxy_counts(struct fault_proxy *p, long counts[FAULT_KINDS])
 	}
 	pthread_mutex_unlock(&p->lock);
 	return total;
+}
+
+long fault_proxy_non_watch_faults(struct fault_proxy *p)
+{
+	pthread_mutex_lock(&p->lock);
+	long n = p->non_watch_faults;
+	pthread_mutex_unlock(&p->lock);
+	return n;
 }
 
 json_t *fault_proxy_unsafe_repeats(struct fault_proxy *p)

@@ -33,13 +33,20 @@ void fault_proxy_stop(struct fault_proxy *p);
 int fault_proxy_port(const struct fault_proxy *p);
 /* Changes the share of requests that get a fault from now on. */
 void fault_proxy_set_percent(struct fault_proxy *p, int percent);
-/* Requests seen, and faults injected by kind (counts[FAULT_NONE]: served untouched). */
+/*
+ * Requests seen, and faults injected by kind (counts[FAULT_NONE]: served
+ * untouched). A watch cut counts once the stream reached the cut; one that
+ * ended before counts as untouched.
+ */
 long fault_proxy_counts(struct fault_proxy *p, long counts[FAULT_KINDS]);
+/* Faults decided for requests other than watches (fault_surely_injected's input). */
+long fault_proxy_non_watch_faults(struct fault_proxy *p);
 /*
  * The writes repeated after an unknown outcome (a reset after forwarding)
- * with nothing making the repeat harmless: no resourceVersion, uid or
- * precondition, no JSON-patch test, not a create by name (which the
- * server refuses twice) nor an Event. ["METHOD path", ...], new reference.
+ * that repeat_rule.h does not find harmless: no precondition in the
+ * object's own metadata, a DELETE's preconditions or a JSON-patch test,
+ * not a create by name (which the server refuses twice), an Event nor a
+ * dry run. ["METHOD path", ...], new reference.
  */
 json_t *fault_proxy_unsafe_repeats(struct fault_proxy *p);
 

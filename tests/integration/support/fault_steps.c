@@ -37,3 +37,19 @@ struct fault_proxy *it_fault_proxy_start(const struct fault_plan *plan, const ch
 	free(token);
 	return p;
 }
+
+char *it_fault_kinds_missing(struct fault_proxy *p)
+{
+	long counts[FAULT_KINDS];
+	fault_proxy_counts(p, counts);
+	long non_watch = fault_proxy_non_watch_faults(p);
+	char *missing = NULL;
+	for (int k = FAULT_TOO_MANY; k < FAULT_KINDS; k++) {
+		if (counts[k] || !fault_surely_injected((enum fault_kind)k, non_watch))
+			continue;
+		char *more = xasprintf("%s%s%s", missing ? missing : "", missing ? ", " : "", fault_kind_names[k]);
+		free(missing);
+		missing = more;
+	}
+	return missing;
+}

@@ -14,4 +14,11 @@
  */
 struct fault_proxy *it_fault_proxy_start(const struct fault_plan *plan, const char *dir, char **kubeconfig);
 
+/*
+ * The kinds the run surely injected (fault_surely_injected) that the proxy
+ * never injected, "504, latency" (a new string), or NULL when none is
+ * missing: a proxy that no longer injects a kind it should.
+ */
+char *it_fault_kinds_missing(struct fault_proxy *p);
+
 #endif
