@@ -7,8 +7,11 @@
  * 0, status (table, -A, -o json/yaml) during a copy, abort, explain of an
  * abort and of a refusal, a refused and a failed resize --wait exiting 1
  * with the operator's message, cleanup and cleanup --retry of a claim set
- * given up, and members of a StatefulCluster. The progress bar drawn in a
- * real terminal from a real copy pod's log is tests/realnode/rn_plugin.c.
+ * given up, and members of a StatefulCluster; shell completion's object
+ * names (__complete), resize --class moving the volumes to another class,
+ * and the plugin run by kubectl itself (found by its name on PATH). The
+ * progress bar drawn in a real terminal from a real copy pod's log is
+ * tests/realnode/rn_plugin.c.
  *
  * The operator runs with --leader-elect and its Lease in the test's
  * namespace, which the plugin is told with --operator-namespace.
@@ -39,10 +42,25 @@ static struct {
 } g;
 
 /*
- * Runs kubectl-stateful with args (printf-style; -n and --operator-namespace
- * of the test added), stdout and stderr together into *out (new string, may
- * be NULL); returns its exit status.
+ * Runs program (the shell words that start the plugin) with args, -n and
+ * --operator-namespace of the test added, stdout and stderr together into
+ * *out (new string, may be NULL); returns its exit status.
  */
+static int run(char **out, const char *program, const char *args)
+{
+	char *text = NULL;
+	int code = it_sh_capture(&text, "%s %s -n %s --operator-namespace %s 2>&1 </dev/null", program, args, g.ns,
+				 g.ns);
+	printf("# %skubectl stateful %s -> %d\n", strcmp(program, SOP_PLUGIN_BINARY) ? "(through kubectl) " : "", args,
+	       code);
+	if (out)
+		*out = text;
+	else
+		free(text);
+	return code;
+}
+
+/* Runs kubectl-stateful with args (printf-style); see run(). */
 static int plugin(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int plugin(char **out, const char *fmt, ...)
 {
@@ -50,23 +68,16 @@ static int plugin(char **out, const char *fmt, ...)
 	va_start(ap, fmt);
 	char *args = xvasprintf(fmt, ap);
 	va_end(ap);
-	char *text = NULL;
-	int code = it_sh_capture(&text, "%s %s -n %s --operator-namespace %s 2>&1 </dev/null", SOP_PLUGIN_BINARY, args,
-				 g.ns, g.ns);
-	printf("# kubectl stateful %s -> %d\n", args, code);
-	if (out)
-		*out = text;
-	else
-		free(text);
+	int code = run(out, SOP_PLUGIN_BINARY, args);
 	free(args);
 	return code;
 }
 
-/* Runs the plugin; its exit status must be code and its output must contain each needle (NULL-terminated). */
-static char *expect(int code, const char *const *needles, const char *args)
+/* Runs program with args; its exit status must be code and its output must contain each needle (NULL-terminated). */
+static char *expect_from(const char *program, int code, const char *const *needles, const char *args)
 {
 	char *out = NULL;
-	int got = plugin(&out, "%s", args);
+	int got = run(&out, program, args);
 	bool ok = got == code;
 	for (const char *const *n = needles; ok && *n; n++)
 		ok = strstr(out, *n) != NULL;
@@ -79,10 +90,29 @@ static char *expect(int code, const char *const *needles, const char *args)
 	return out;
 }
 
+/* Runs the plugin; see expect_from(). */
+static char *expect(int code, const char *const *needles, const char *args)
+{
+	return expect_from(SOP_PLUGIN_BINARY, code, needles, args);
+}
+
 #define EXPECT(code, args, ...)                                                                                        \
 	do {                                                                                                           \
 		const char *needles_[] = {__VA_ARGS__, NULL};                                                          \
 		free(expect((code), needles_, (args)));                                                                \
+	} while (0)
+
+/*
+ * `kubectl stateful`, as a user runs it: the test bed's kubectl (first on
+ * PATH, as every kubectl of this file), which finds kubectl-stateful by its
+ * name on PATH: the build's directory put first.
+ */
+#define KUBECTL_STATEFUL "PATH=\"$(dirname '" SOP_PLUGIN_BINARY "')\":$PATH \"$(command -v kubectl)\" stateful"
+
+#define EXPECT_VIA_KUBECTL(code, args, ...)                                                                            \
+	do {                                                                                                           \
+		const char *needles_[] = {__VA_ARGS__, NULL};                                                          \
+		free(expect_from(KUBECTL_STATEFUL, (code), needles_, (args)));                                         \
 	} while (0)
 
 static void annotate(const char *what, const char *kv)
@@ -130,10 +160,16 @@ static int teardown(void **state)
 	return 0;
 }
 
-static const char *template_size(const json_t *sts)
+/* A field of the set's (only) volumeClaimTemplate. */
+static const char *template_field(const json_t *sts, const char *path)
 {
 	return kube_obj_str(json_array_get(json_object_get(json_object_get(sts, "spec"), "volumeClaimTemplates"), 0),
-			    "spec.resources.requests.storage");
+			    path);
+}
+
+static const char *template_size(const json_t *sts)
+{
+	return template_field(sts, "spec.resources.requests.storage");
 }
 
 /* ---- before the operator runs ---- */
@@ -171,6 +207,22 @@ static void test_bad_input_and_no_operator(void **state)
 	/* Reading needs no operator. */
 	EXPECT(0, "status sts/" SET, "sts/" SET, "Idle");
 	EXPECT(0, "explain sts/" SET, "Resize: none under way.");
+	/*
+	 * Completion of an object name (what plugins/kubectl_complete-stateful
+	 * asks for kubectl): the sets of the namespace the words name, then
+	 * cobra's directive :4 (no file names). Not plugin(): the word typed is last.
+	 */
+	char *names = NULL;
+	int names_code =
+		it_sh_capture(&names, "%s __complete -n %s abort '' 2>&1 </dev/null", SOP_PLUGIN_BINARY, g.ns);
+	if (names_code != 0 || !names || strcmp(names, "sts/" SET "\n:4\n"))
+		fail_msg("__complete abort '': exit %d, %s", names_code, names ? names : "(no output)");
+	free(names);
+	names_code =
+		it_sh_capture(&names, "%s __complete -n %s status sts/x 2>&1 </dev/null", SOP_PLUGIN_BINARY, g.ns);
+	if (names_code != 0 || !names || strcmp(names, ":4\n"))
+		fail_msg("__complete status sts/x: exit %d, %s", names_code, names ? names : "(no output)");
+	free(names);
 }
 
 /* ---- with the operator ---- */
@@ -226,6 +278,40 @@ static bool resize_over(void *ctx)
 	return over;
 }
 
+static bool moved_to_expandable(void *ctx)
+{
+	(void)ctx;
+	json_t *sts = it_get(g.admin, &KUBE_STATEFULSETS, g.ns, SET);
+	const char *cls = template_field(sts, "spec.storageClassName");
+	bool moved = cls && !strcmp(cls, "expandable") && resize_over(NULL);
+	json_decref(sts);
+	return moved;
+}
+
+/*
+ * --class writes the class annotation, and the operator moves the volumes
+ * (by copy, 2 s a replica as above) and is done before the next test asks
+ * for a resize. The template stays in class expandable (which could grow in
+ * place): the later resizes name --strategy copy, so they still copy.
+ */
+static void test_resize_class(void **state)
+{
+	(void)state;
+	EXPECT(0, "resize sts/" SET " data=2Mi --class expandable --no-wait",
+	       "sts/" SET ": resize of template data to 2Mi requested, class expandable");
+	/* Mid-copy the set may be gone (its copy is in the backup): looked at once it is back. */
+	if (!it_wait_every(moved_to_expandable, NULL, 240000, 500))
+		fail_msg("sts/" SET "'s volumes were not moved to class expandable");
+	json_t *sts = it_get(g.admin, &KUBE_STATEFULSETS, g.ns, SET);
+	const char *cls = kube_obj_annotation(sts, CLASS_ANNOTATION_PREFIX "data");
+	if (!cls || strcmp(cls, "expandable"))
+		fail_msg("sts/" SET ": annotation " CLASS_ANNOTATION_PREFIX "data is %s, want expandable",
+			 cls ? cls : "absent");
+	assert_string_equal(template_size(sts), "2Mi");
+	json_decref(sts);
+	EXPECT(0, "status sts/" SET, "sts/" SET, "Idle");
+}
+
 static void test_status_during_a_copy_then_abort(void **state)
 {
 	(void)state;
@@ -239,6 +325,10 @@ static void test_status_during_a_copy_then_abort(void **state)
 	EXPECT(0, "status", "NAME", "OPERATION", "PHASE", "PROGRESS", "LAST EVENT", "sts/" SET, "resize/copy", "Copying",
 	       "replica 1/2");
 	EXPECT(0, "status -A", "NAMESPACE", g.ns);
+	/* Through kubectl: the same table, header first. */
+	const char *base = strrchr(SOP_PLUGIN_BINARY, '/');
+	assert_string_equal(base ? base + 1 : SOP_PLUGIN_BINARY, "kubectl-stateful");
+	EXPECT_VIA_KUBECTL(0, "status", "NAME", "OPERATION", "PHASE", "PROGRESS", "LAST EVENT", "sts/" SET, "Copying");
 	char *out = NULL;
 	assert_int_equal(plugin(&out, "status sts/" SET " -o json"), 0);
 	json_t *rows = json_loads(out, 0, NULL);
@@ -378,6 +468,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_input_and_no_operator),
 		cmocka_unit_test(test_resize_wait_through_a_copy),
+		cmocka_unit_test(test_resize_class),
 		cmocka_unit_test(test_status_during_a_copy_then_abort),
 		cmocka_unit_test(test_refused_and_failed_resize_exit_1),
 		cmocka_unit_test(test_cleanup_given_up_and_retry),
