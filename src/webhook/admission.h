@@ -38,6 +38,7 @@
 struct admission_view {
 	const json_t *storage_classes;    /* every StorageClass (array); NULL = unknown, not checked */
 	const json_t *attributes_classes; /* every VolumeAttributesClass (array); NULL = the cluster serves none */
+	bool attributes_classes_unreadable; /* attributes_classes NULL: served, but the operator may not list them */
 	/*
 	 * Whether the operator holds a saved copy of StatefulSet ns/name (a
 	 * resize has it deleted, to re-create it); NULL: none is known.

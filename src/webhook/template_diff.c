@@ -84,6 +84,12 @@ static void check_attributes_class(struct diff *d, const char *name, const char 
 	const json_t *classes = d->view ? d->view->attributes_classes : NULL;
 	if (!vac || !*vac)
 		return;
+	if (!classes && d->view && d->view->attributes_classes_unreadable) {
+		deny(d, "volumeClaimTemplate \"%s\": volumeAttributesClassName \"%s\" cannot be checked: the operator "
+			"may not list VolumeAttributesClasses; grant it list and watch (ClusterRole "
+			"stateful-operator-webhook, deploy/webhook), or remove the field", name, vac);
+		return;
+	}
 	if (!classes) {
 		deny(d, "volumeClaimTemplate \"%s\": volumeAttributesClassName \"%s\", but this cluster serves no "
 			"VolumeAttributesClass (storage.k8s.io/v1, Kubernetes 1.34); remove the field", name, vac);
