@@ -258,7 +258,8 @@ struct webhook *webhook_start(const struct webhook_options *o, struct kube_clien
 	}
 	w->saved_copies = manager_informer_selected(m, &KUBE_CONFIGMAPS, LABEL_SAVED_STATEFULSET);
 	w->requests = metrics_counter(metrics, "stateful_operator_webhook_requests_total",
-				      "AdmissionReviews answered, by outcome (allowed, mutated, denied, invalid).",
+				      "AdmissionReviews answered, by outcome (allowed, mutated, denied, invalid; unavailable: "
+				      "refused while the caches sync).",
 				      METRIC_LABELS("outcome"));
 	w->duration = metrics_histogram(metrics, "stateful_operator_webhook_request_duration_seconds",
 					"Time to decide an AdmissionReview, from its body received to the answer.",
