@@ -30,6 +30,9 @@
 #define DATA_10 "[" TMPL("data", "10Gi", "") "]"
 #define FAST ",\"storageClassName\":\"fast\""
 #define SLOW ",\"storageClassName\":\"slow\""
+#define GOLD ",\"volumeAttributesClassName\":\"gold\""
+#define SILVER ",\"volumeAttributesClassName\":\"silver\""
+#define COPY_AND_SHRINK "{\"stateful-operator.io/resize-strategy\":\"copy\",\"stateful-operator.io/allow-shrink\":\"true\"}"
 
 static const char *CLASSES = "["
 	"{\"metadata\":{\"name\":\"fast\",\"annotations\":{\"storageclass.kubernetes.io/is-default-class\":\"true\"}},"
@@ -264,6 +267,33 @@ static const struct update_case cases[] = {
 	 {"VolumeAttributesClass silver -> gold"}},
 	{"unknown attributes class", DATA_10, "[" TMPL("data", "10Gi", ",\"volumeAttributesClassName\":\"bronze\"") "]",
 	 NULL, DENY, {"\"data\"", "VolumeAttributesClass \"bronze\" does not exist", "existing: gold, silver"}},
+	/* An attributes class set with a change that copies: the resize controller would refuse it (resize_plan.c). */
+	{"attributes class and StorageClass of one template", "[" TMPL("data", "10Gi", FAST SILVER) "]",
+	 "[" TMPL("data", "10Gi", SLOW GOLD) "]", NULL, DENY,
+	 {"volumeClaimTemplate \"data\" changes its volumeAttributesClassName",
+	  "copies the data of volumeClaimTemplate \"data\" (another StorageClass)", "one after the other"}},
+	{"attributes class of one template, a shrink of another", "[" TMPL("data", "10Gi", SILVER) "," TMPL("logs", "2Gi", "") "]",
+	 "[" TMPL("data", "10Gi", GOLD) "," TMPL("logs", "1Gi", "") "]", COPY_AND_SHRINK, DENY,
+	 {"volumeClaimTemplate \"data\" changes", "\"logs\" (a smaller size)", "one after the other"}},
+	{"attributes class and growth on a class that cannot expand", "[" TMPL("data", "10Gi", SLOW SILVER) "]",
+	 "[" TMPL("data", "20Gi", SLOW GOLD) "]", NULL, DENY,
+	 {"\"data\" (growth on a StorageClass that cannot expand)", "one after the other"}},
+	{"attributes class and growth under strategy copy", "[" TMPL("data", "10Gi", FAST SILVER) "]",
+	 "[" TMPL("data", "20Gi", FAST GOLD) "]", "{\"stateful-operator.io/resize-strategy\":\"copy\"}", DENY,
+	 {"\"data\" (resize-strategy copy)"}},
+	{"attributes class and a resize annotation that copies another template",
+	 "[" TMPL("data", "10Gi", SILVER) "," TMPL("logs", "1Gi", SLOW) "]",
+	 "[" TMPL("data", "10Gi", GOLD) "," TMPL("logs", "1Gi", SLOW) "]", "{\"resize.stateful-operator.io/logs\":\"5Gi\"}",
+	 DENY, {"\"data\" changes", "\"logs\" (growth on a StorageClass that cannot expand)"}},
+	{"attributes class and growth in place: one resize", "[" TMPL("data", "10Gi", SILVER) "]",
+	 "[" TMPL("data", "20Gi", GOLD) "]", NULL, MUTATE, {"data 10Gi -> 20Gi, VolumeAttributesClass silver -> gold"}},
+	{"attributes class unset with a StorageClass change: the claims' class is not changed", "[" TMPL("data", "10Gi", FAST SILVER) "]",
+	 "[" TMPL("data", "10Gi", SLOW) "]", NULL, MUTATE, {"StorageClass fast -> slow, VolumeAttributesClass silver -> (none)"}},
+	{"attributes class under strategy copy, nothing else asked: in place", "[" TMPL("data", "10Gi", SILVER) "]",
+	 "[" TMPL("data", "10Gi", GOLD) "]", "{\"stateful-operator.io/resize-strategy\":\"copy\"}", MUTATE,
+	 {"VolumeAttributesClass silver -> gold"}},
+	{"attributes class of one template, a template added: no copy", "[" TMPL("data", "10Gi", SILVER) "]",
+	 "[" TMPL("data", "10Gi", GOLD) "," TMPL("logs", "1Gi", SLOW) "]", NULL, MUTATE, {"silver -> gold", "logs will be added"}},
 	{"labels only", DATA_10,
 	 "[{\"metadata\":{\"name\":\"data\",\"labels\":{\"tier\":\"db\"}},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],"
 	 "\"volumeMode\":\"Filesystem\",\"resources\":{\"requests\":{\"storage\":\"10Gi\"}}}}]",
@@ -424,6 +454,41 @@ static void test_what_the_cluster_lacks(void **state)
 	assert_non_null(strstr(message_of(a), "no default one (existing: slow)"));
 	json_decref(a);
 	json_decref(classes);
+}
+
+/*
+ * Namespace scope: no StorageClasses (a Role cannot grant them), but the
+ * VolumeAttributesClasses the webhook's ClusterRole grants. Attributes
+ * classes are checked; a copy is still known from the change itself.
+ */
+static void test_namespace_scope(void **state)
+{
+	(void)state;
+	json_t *attributes = parse(ATTRIBUTE_CLASSES);
+	struct admission_view ns = {.storage_classes = NULL, .attributes_classes = attributes};
+	json_t *a = answer_update("[" TMPL("data", "10Gi", SILVER) "]", "[" TMPL("data", "10Gi", GOLD) "]", NULL, &ns);
+	assert_true(json_is_true(json_object_get(response_of(a), "allowed")));
+	assert_true(warnings_contain(a, "VolumeAttributesClass silver -> gold"));
+	json_decref(a);
+
+	a = answer_update(DATA_10, "[" TMPL("data", "10Gi", ",\"volumeAttributesClassName\":\"bronze\"") "]", NULL, &ns);
+	assert_false(json_is_true(json_object_get(response_of(a), "allowed")));
+	assert_non_null(strstr(message_of(a), "VolumeAttributesClass \"bronze\" does not exist (existing: gold, silver)"));
+	json_decref(a);
+
+	a = answer_update("[" TMPL("data", "10Gi", FAST SILVER) "]", "[" TMPL("data", "10Gi", SLOW GOLD) "]", NULL, &ns);
+	assert_false(json_is_true(json_object_get(response_of(a), "allowed")));
+	assert_non_null(strstr(message_of(a), "\"data\" (another StorageClass)"));
+	json_decref(a);
+
+	/* Served, but the operator may not list them (no ClusterRole): denied, saying what to grant. */
+	struct admission_view unreadable = {.attributes_classes_unreadable = true};
+	a = answer_update(DATA_10, "[" TMPL("data", "10Gi", GOLD) "]", NULL, &unreadable);
+	assert_false(json_is_true(json_object_get(response_of(a), "allowed")));
+	assert_non_null(strstr(message_of(a), "may not list VolumeAttributesClasses"));
+	assert_non_null(strstr(message_of(a), "stateful-operator-webhook"));
+	json_decref(a);
+	json_decref(attributes);
 }
 
 /* More than ADMISSION_MAX_TEMPLATES templates: refused, naming the limit. */
@@ -770,6 +835,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_update_table),
 		cmocka_unit_test(test_what_the_cluster_lacks),
+		cmocka_unit_test(test_namespace_scope),
 		cmocka_unit_test(test_too_many_templates),
 		cmocka_unit_test(test_image_and_template_change),
 		cmocka_unit_test(test_desired_text_is_stable),
