@@ -16,6 +16,7 @@
 
 #include "client/kube_object.h"
 #include "controllers/contract.h"
+#include "controllers/resize/resize_plan.h"
 #include "util/base64.h"
 #include "util/xalloc.h"
 #include "webhook/admission.h"
@@ -491,6 +492,90 @@ static void test_namespace_scope(void **state)
 	json_decref(attributes);
 }
 
+/* ---- the same judgement as the resize controller ---- */
+
+#define WITH_COPY_DENIAL "changes its volumeAttributesClassName in the same update as a change that copies"
+
+struct copy_update {
+	const char *what;
+	const char *old_templates, *new_templates, *annotations;
+	bool refused; /* what both must say */
+};
+
+static const struct copy_update copy_updates[] = {
+	{"attributes class and StorageClass", "[" TMPL("data", "1Gi", FAST SILVER) "]",
+	 "[" TMPL("data", "1Gi", SLOW GOLD) "]", NULL, true},
+	{"attributes class of one, shrink of another", "[" TMPL("data", "1Gi", SILVER) "," TMPL("logs", "2Gi", "") "]",
+	 "[" TMPL("data", "1Gi", GOLD) "," TMPL("logs", "1Gi", "") "]", COPY_AND_SHRINK, true},
+	{"attributes class and growth on a class that cannot expand", "[" TMPL("data", "1Gi", SLOW SILVER) "]",
+	 "[" TMPL("data", "2Gi", SLOW GOLD) "]", NULL, true},
+	{"attributes class and growth on the default class, which expands", "[" TMPL("data", "1Gi", SILVER) "]",
+	 "[" TMPL("data", "2Gi", GOLD) "]", NULL, false},
+	{"attributes class and growth under strategy copy", "[" TMPL("data", "1Gi", FAST SILVER) "]",
+	 "[" TMPL("data", "2Gi", FAST GOLD) "]", "{\"stateful-operator.io/resize-strategy\":\"copy\"}", true},
+	{"attributes class under strategy copy, nothing else", "[" TMPL("data", "1Gi", SILVER) "]",
+	 "[" TMPL("data", "1Gi", GOLD) "]", "{\"stateful-operator.io/resize-strategy\":\"copy\"}", false},
+	{"attributes class unset with a StorageClass change", "[" TMPL("data", "1Gi", FAST SILVER) "]",
+	 "[" TMPL("data", "1Gi", SLOW) "]", NULL, false},
+	{"attributes class set where there was none, growth of another on slow",
+	 "[" TMPL("data", "1Gi", "") "," TMPL("logs", "1Gi", SLOW) "]",
+	 "[" TMPL("data", "1Gi", GOLD) "," TMPL("logs", "3Gi", SLOW) "]", NULL, true},
+	{"attributes class, and a resize annotation growing another on slow",
+	 "[" TMPL("data", "1Gi", SILVER) "," TMPL("logs", "1Gi", SLOW) "]",
+	 "[" TMPL("data", "1Gi", GOLD) "," TMPL("logs", "1Gi", SLOW) "]", "{\"resize.stateful-operator.io/logs\":\"5Gi\"}",
+	 true},
+	{"attributes class, and a class annotation on another", "[" TMPL("data", "1Gi", SILVER) "," TMPL("logs", "1Gi", FAST) "]",
+	 "[" TMPL("data", "1Gi", GOLD) "," TMPL("logs", "1Gi", FAST) "]",
+	 "{\"storage-class.stateful-operator.io/logs\":\"slow\"}", true},
+	{"attributes class of one, a template added on slow", "[" TMPL("data", "1Gi", SILVER) "]",
+	 "[" TMPL("data", "1Gi", GOLD) "," TMPL("logs", "1Gi", SLOW) "]", NULL, false},
+	{"StorageClass change alone", "[" TMPL("data", "1Gi", FAST) "]", "[" TMPL("data", "1Gi", SLOW) "]", NULL, false},
+};
+
+/* The resize controller's start, given the stored templates and the applied ones recorded as desired. */
+static bool controller_refuses(const struct copy_update *u, const json_t *classes)
+{
+	json_t *sts = statefulset("app:1", u->annotations ? u->annotations : "{}", u->old_templates);
+	json_object_set_new(json_object_get(json_object_get(sts, "metadata"), "annotations"),
+			    ANNOTATION_DESIRED_TEMPLATES, json_string(u->new_templates));
+	json_t *none = json_array();
+	struct resize_inputs in = {.sts = sts, .pvcs = none, .pods = none, .storage_classes = classes, .pvs = none,
+				   .jobs = none};
+	struct action a;
+	action_init(&a);
+	resize_plan(&in, 1795262400000LL, &a);
+	bool refused = a.verb == ACTION_REFUSE && a.event_reason && !strcmp(a.event_reason, "ResizeAttributesClassWithCopy");
+	action_release(&a);
+	json_decref(none);
+	json_decref(sts);
+	return refused;
+}
+
+/*
+ * An attributes class change with a copy: the webhook denies it exactly
+ * when the controller, given it recorded, would refuse to start
+ * (ResizeAttributesClassWithCopy). Either changing its condition alone fails.
+ */
+static void test_attributes_class_with_a_copy_as_the_controller_judges(void **state)
+{
+	(void)state;
+	struct views v;
+	views_init(&v);
+	for (size_t i = 0; i < sizeof(copy_updates) / sizeof(copy_updates[0]); i++) {
+		const struct copy_update *u = &copy_updates[i];
+		json_t *a = answer_update(u->old_templates, u->new_templates, u->annotations, &v.view);
+		const char *msg = message_of(a);
+		bool webhook = !json_is_true(json_object_get(response_of(a), "allowed")) && msg &&
+			       strstr(msg, WITH_COPY_DENIAL);
+		bool controller = controller_refuses(u, v.classes);
+		if (webhook != u->refused || controller != u->refused)
+			fail_msg("%s: webhook %s, controller %s; want both %s", u->what, webhook ? "denies" : "allows",
+				 controller ? "refuses" : "starts", u->refused ? "refusing" : "allowing");
+		json_decref(a);
+	}
+	views_release(&v);
+}
+
 /* More than ADMISSION_MAX_TEMPLATES templates: refused, naming the limit. */
 static void test_too_many_templates(void **state)
 {
@@ -836,6 +921,7 @@ int main(void)
 		cmocka_unit_test(test_update_table),
 		cmocka_unit_test(test_what_the_cluster_lacks),
 		cmocka_unit_test(test_namespace_scope),
+		cmocka_unit_test(test_attributes_class_with_a_copy_as_the_controller_judges),
 		cmocka_unit_test(test_too_many_templates),
 		cmocka_unit_test(test_image_and_template_change),
 		cmocka_unit_test(test_desired_text_is_stable),
