@@ -38,6 +38,7 @@
 struct admission_view {
 	const json_t *storage_classes;    /* every StorageClass (array); NULL = unknown, not checked */
 	const json_t *attributes_classes; /* every VolumeAttributesClass (array); NULL = the cluster serves none */
+	bool attributes_classes_unreadable; /* attributes_classes NULL: served, but the operator may not list them */
 	/*
 	 * Whether the operator holds a saved copy of StatefulSet ns/name (a
 	 * resize has it deleted, to re-create it); NULL: none is known.
@@ -65,7 +66,8 @@ struct admission_view {
  *  - denied, status 422 (reason Invalid), message says what to fix: a
  *    change of any other field, a shrink without copy + allow-shrink, an
  *    unknown (attributes) class, expand with a class change or on a class
- *    that cannot expand, a per-template annotation that disagrees, an added
+ *    that cannot expand, an attributes class set together with a change
+ *    that copies, a per-template annotation that disagrees, an added
  *    template named no DNS label, a removed template still mounted, more
  *    than ADMISSION_MAX_TEMPLATES templates (template_diff.c).
  *  - denied, status 400: review is not an AdmissionReview v1 at all.

@@ -84,6 +84,12 @@ static void check_attributes_class(struct diff *d, const char *name, const char 
 	const json_t *classes = d->view ? d->view->attributes_classes : NULL;
 	if (!vac || !*vac)
 		return;
+	if (!classes && d->view && d->view->attributes_classes_unreadable) {
+		deny(d, "volumeClaimTemplate \"%s\": volumeAttributesClassName \"%s\" cannot be checked: the operator "
+			"may not list VolumeAttributesClasses; grant it list and watch (ClusterRole "
+			"stateful-operator-webhook, deploy/webhook), or remove the field", name, vac);
+		return;
+	}
 	if (!classes) {
 		deny(d, "volumeClaimTemplate \"%s\": volumeAttributesClassName \"%s\", but this cluster serves no "
 			"VolumeAttributesClass (storage.k8s.io/v1, Kubernetes 1.34); remove the field", name, vac);
@@ -266,6 +272,83 @@ static void judge_added(struct diff *d, const char *name, const json_t *t)
 			"follow with resize-status", name);
 }
 
+/* ---- an attributes class change together with a copy ---- */
+
+/*
+ * Why the resize controller would copy the data of stored template old
+ * (applied as new) when the resize starts, or NULL when it would not: as
+ * resize_request.c reads them, a per-template annotation wins over the
+ * template for its field, and a size or class that differs is a target;
+ * a target is copied when it shrinks, changes class, grows on a class that
+ * cannot expand, or the strategy is copy (resize_plan.c, check_target).
+ * With the classes unknown (namespace scope) the controller refuses every
+ * resize before asking, so growth is not counted. Static text.
+ */
+static const char *copy_reason(const struct diff *d, const char *name, const json_t *old, const json_t *new)
+{
+	char *key = xasprintf(RESIZE_ANNOTATION_PREFIX "%s", name);
+	const json_t *v = json_object_get(d->annotations, key);
+	const char *size = v ? json_string_value(v) : template_size(new);
+	free(key);
+	key = xasprintf(CLASS_ANNOTATION_PREFIX "%s", name);
+	v = json_object_get(d->annotations, key);
+	const char *cls = v ? json_string_value(v) : kube_obj_str(new, "spec.storageClassName");
+	free(key);
+
+	const char *old_size = template_size(old), *old_cls = kube_obj_str(old, "spec.storageClassName");
+	struct quantity want, have;
+	int cmp = size && old_size && quantity_parse(size, &want, NULL) == 0 && quantity_parse(old_size, &have, NULL) == 0
+			  ? quantity_cmp(&want, &have)
+			  : 0;
+	if (cls && *cls && !same_str(cls, old_cls))
+		return "another StorageClass";
+	if (cmp < 0)
+		return "a smaller size";
+	if (cmp == 0)
+		return NULL; /* nothing asked of this template */
+	if (d->strategy == STRATEGY_COPY)
+		return "resize-strategy copy";
+	const json_t *classes = d->view ? d->view->storage_classes : NULL;
+	const json_t *sc = !classes ? NULL : old_cls ? kube_list_find(classes, NULL, old_cls) : class_default(classes);
+	if (sc && !json_is_true(json_object_get(sc, "allowVolumeExpansion")))
+		return "growth on a StorageClass that cannot expand";
+	return NULL;
+}
+
+/*
+ * A copy makes new claims, so the resize controller refuses to change an
+ * attributes class in the same resize (ResizeAttributesClassWithCopy):
+ * recorded, such an update would never be carried out. Denied here, naming
+ * the templates. Only a class set counts: an unset one is no change of the
+ * claims (resize_modify_plan.c, modify_targets).
+ */
+static void check_attributes_with_copy(struct diff *d, const json_t *old, const json_t *new)
+{
+	struct strbuf modified = STRBUF_INIT, copied = STRBUF_INIT;
+	size_t i;
+	json_t *t;
+	json_array_foreach(new, i, t) {
+		const char *name = template_name(t);
+		const json_t *o = template_find(old, name);
+		if (!o)
+			continue; /* added: its claims get the class from the template */
+		const char *vac = kube_obj_str(t, "spec.volumeAttributesClassName");
+		if (vac && *vac && !same_str(vac, kube_obj_str(o, "spec.volumeAttributesClassName")))
+			strbuf_appendf(&modified, "%s\"%s\"", modified.len ? ", " : "", name);
+		const char *why = copy_reason(d, name, o, t);
+		if (why)
+			strbuf_appendf(&copied, "%s\"%s\" (%s)", copied.len ? ", " : "", name, why);
+	}
+	if (modified.len && copied.len)
+		deny(d, "volumeClaimTemplate %s changes its volumeAttributesClassName in the same update as a change "
+			"that copies the data of volumeClaimTemplate %s; a copy makes new claims, and the operator "
+			"cannot change their attributes class in the same resize: apply the two changes one after the "
+			"other (the second once resize-status shows the first done)",
+			strbuf_str(&modified), strbuf_str(&copied));
+	strbuf_release(&modified);
+	strbuf_release(&copied);
+}
+
 /* ---- the whole update ---- */
 
 /* The prefix of a per-template annotation naming template name, or NULL. */
@@ -385,6 +468,8 @@ void template_diff_decide(const json_t *old, const json_t *new, const json_t *ap
 	if (changed && d.strategy == STRATEGY_INVALID)
 		deny(&d, "annotation %s is \"%s\"; use auto, expand or copy", ANNOTATION_STRATEGY,
 		     shown(json_string_value(json_object_get(annotations, ANNOTATION_STRATEGY)), "?"));
+	if (changed)
+		check_attributes_with_copy(&d, old, new);
 
 	if (!changed) {
 		out->verdict = TEMPLATES_EQUAL;

@@ -20,7 +20,8 @@ struct webhook {
 	struct http_server *server;
 	struct webhook_tls *tls;
 	struct informer *classes;      /* StorageClasses, or NULL (namespace scope) */
-	struct informer *attr_classes; /* VolumeAttributesClasses, or NULL (not served) */
+	struct informer *attr_classes; /* VolumeAttributesClasses, or NULL (not served, or not readable) */
+	bool attr_classes_unreadable;  /* served, but the operator may not list them */
 	struct informer *saved_copies; /* the resize's saved StatefulSets (ConfigMaps) */
 	struct metric_family *requests, *duration;
 
@@ -40,18 +41,28 @@ static const struct doc_limits review_limits = {
 	.max_expanded_bytes = WEBHOOK_MAX_BODY,
 };
 
-/* A synced cache's objects (new reference), or NULL: the decision then says it cannot check. */
+/* A cache's objects (new reference), or NULL when it was not made: the decision then says it cannot check. */
 static json_t *cached(struct informer *inf)
 {
-	return inf && informer_has_synced(inf) ? store_list(informer_store(inf)) : NULL;
+	return inf ? store_list(informer_store(inf)) : NULL;
 }
 
-/* admission_view.saved_copy: ConfigMap <name>-sts-backup of the resize's cache (a synced one). */
+bool webhook_caches_synced(struct informer *const *caches, size_t n, const char **waiting)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (caches[i] && !informer_has_synced(caches[i])) {
+			*waiting = informer_resource(caches[i])->plural;
+			return false;
+		}
+	}
+	*waiting = NULL;
+	return true;
+}
+
+/* admission_view.saved_copy: ConfigMap <name>-sts-backup of the resize's cache. */
 static bool saved_copy_exists(void *ctx, const char *ns, const char *name)
 {
 	struct informer *inf = ctx;
-	if (!informer_has_synced(inf))
-		return false;
 	char *key = xasprintf("%s/%s" BACKUP_SUFFIX, ns, name);
 	json_t *cm = store_get(informer_store(inf), key);
 	free(key);
@@ -83,6 +94,20 @@ static int on_review(void *ctx, const struct http_request *req, const char **con
 {
 	struct webhook *w = ctx;
 	double t0 = clock_mono_ms();
+	/*
+	 * The Service sends reviews to a replica still starting too
+	 * (publishNotReadyAddresses): an empty cache would deny a class that
+	 * exists, or miss a saved copy. An error instead: failurePolicy Ignore
+	 * then lets the API server judge the update as without the operator.
+	 */
+	struct informer *const caches[] = {w->classes, w->attr_classes, w->saved_copies};
+	const char *waiting = NULL;
+	if (!webhook_caches_synced(caches, sizeof(caches) / sizeof(caches[0]), &waiting)) {
+		log_info("webhook", "review refused (503): cache of %s not synced yet", waiting);
+		*body = xasprintf("not ready: the cache of %s has not synced yet\n", waiting);
+		metric_add(w->requests, 1, METRIC_LABELS("unavailable"));
+		return 503;
+	}
 	size_t len = 0;
 	const char *text = http_request_body(req, &len);
 	json_t *in = NULL;
@@ -97,6 +122,7 @@ static int on_review(void *ctx, const struct http_request *req, const char **con
 	json_t *attr_classes = cached(w->attr_classes);
 	struct admission_view view = {.storage_classes = classes,
 				      .attributes_classes = attr_classes,
+				      .attributes_classes_unreadable = w->attr_classes_unreadable,
 				      .saved_copy = saved_copy_exists,
 				      .saved_copy_ctx = w->saved_copies};
 	json_t *out = admission_review(in, &view);
@@ -144,22 +170,38 @@ static void *sync_main(void *arg)
 	return NULL;
 }
 
-/* Whether the API server serves VolumeAttributesClasses (Kubernetes 1.34+; absent on older clusters). */
-static bool attributes_classes_served(struct kube_client *c)
+enum attributes_classes { ATTRIBUTES_CLASSES_READABLE, ATTRIBUTES_CLASSES_NOT_SERVED, ATTRIBUTES_CLASSES_FORBIDDEN };
+
+/*
+ * Whether the API server serves VolumeAttributesClasses (Kubernetes 1.34+)
+ * and the operator may list them: a LIST of one. They are cluster-scoped,
+ * so in namespace scope only the webhook's ClusterRole grants them; a
+ * cache that can never sync would keep the whole operator from starting.
+ */
+static enum attributes_classes attributes_classes_access(struct kube_client *c)
 {
+	char *base = kube_resource_path(&KUBE_VOLUMEATTRIBUTESCLASSES, NULL, NULL, NULL);
+	char *path = xasprintf("%s?limit=1", base);
+	free(base);
 	json_t *list = NULL;
 	struct kube_error err = {0};
-	bool served = false;
-	if (kube_request(c, "GET", "/apis/storage.k8s.io/v1", NULL, NULL, &list, &err) == 0) {
-		size_t i;
-		json_t *r;
-		json_array_foreach(json_object_get(list, "resources"), i, r) {
-			const char *name = json_string_value(json_object_get(r, "name"));
-			served |= name && !strcmp(name, "volumeattributesclasses");
-		}
-	}
+	int r = kube_request(c, "GET", path, NULL, NULL, &list, &err);
 	json_decref(list);
-	return served;
+	free(path);
+	if (r == 0)
+		return ATTRIBUTES_CLASSES_READABLE;
+	if (err.code == 404)
+		return ATTRIBUTES_CLASSES_NOT_SERVED;
+	if (err.code == 403) {
+		log_error("webhook", "cannot list VolumeAttributesClasses (%s): grant list and watch on them (ClusterRole "
+				     "stateful-operator-webhook, deploy/webhook); until then every attributes class change "
+				     "is denied",
+			  err.message);
+		return ATTRIBUTES_CLASSES_FORBIDDEN;
+	}
+	/* Any other answer (a flaky network): the cache retries, and reports it if it never syncs. */
+	log_warn("webhook", "could not check for VolumeAttributesClasses: %s", err.message);
+	return ATTRIBUTES_CLASSES_READABLE;
 }
 
 /* The Service's names, as a client inside the cluster may call it. */
@@ -197,14 +239,27 @@ struct webhook *webhook_start(const struct webhook_options *o, struct kube_clien
 	w->tls = webhook_tls_new(client, o->namespace, o->cert_names ? o->cert_names : (const char *const *)own_names,
 				 o->dry_run);
 	free_names(own_names);
-	if (o->read_storage_classes) {
+	if (o->read_storage_classes)
 		w->classes = manager_informer(m, &KUBE_STORAGECLASSES);
-		if (attributes_classes_served(client))
-			w->attr_classes = manager_informer(m, &KUBE_VOLUMEATTRIBUTESCLASSES);
+	/*
+	 * In namespace scope too: the manager watches cluster-scoped kinds
+	 * cluster-wide, and the webhook's ClusterRole grants these (a Role
+	 * cannot grant StorageClasses, so those stay unread there).
+	 */
+	switch (attributes_classes_access(client)) {
+	case ATTRIBUTES_CLASSES_READABLE:
+		w->attr_classes = manager_informer(m, &KUBE_VOLUMEATTRIBUTESCLASSES);
+		break;
+	case ATTRIBUTES_CLASSES_FORBIDDEN:
+		w->attr_classes_unreadable = true;
+		break;
+	case ATTRIBUTES_CLASSES_NOT_SERVED:
+		break;
 	}
 	w->saved_copies = manager_informer_selected(m, &KUBE_CONFIGMAPS, LABEL_SAVED_STATEFULSET);
 	w->requests = metrics_counter(metrics, "stateful_operator_webhook_requests_total",
-				      "AdmissionReviews answered, by outcome (allowed, mutated, denied, invalid).",
+				      "AdmissionReviews answered, by outcome (allowed, mutated, denied, invalid; unavailable: "
+				      "refused while the caches sync).",
 				      METRIC_LABELS("outcome"));
 	w->duration = metrics_histogram(metrics, "stateful_operator_webhook_request_duration_seconds",
 					"Time to decide an AdmissionReview, from its body received to the answer.",

@@ -3,7 +3,11 @@
  * WEBHOOK_PATH, for the API server's AdmissionReviews of StatefulSet
  * updates and creates (the decision is admission.h's). It answers from the
  * caches (StorageClasses, VolumeAttributesClasses, the resize's saved
- * copies), never asking the API server while a request waits.
+ * copies), never asking the API server while a request waits. Every
+ * replica serves it, leading or not: the Service publishes not-ready
+ * addresses (only the leader is ready), and until its caches have synced a
+ * replica answers 503, which failurePolicy Ignore turns into the API
+ * server's own judgement (a template change refused, the rest allowed).
  *
  * Its certificate (webhook_tls.h): a CA and a serving certificate the
  * operator makes, kept in Secret WEBHOOK_SECRET of its own namespace, the
@@ -19,8 +23,10 @@
 #define SOP_WEBHOOK_WEBHOOK_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "client/kube_client.h"
+#include "runtime/informer.h"
 #include "runtime/manager.h"
 #include "runtime/metrics.h"
 
@@ -52,6 +58,12 @@ struct webhook;
 struct webhook *webhook_start(const struct webhook_options *o, struct kube_client *client, struct manager *m,
 			      struct metrics *metrics, char **err);
 void webhook_stop(struct webhook *w);
+/*
+ * Whether every cache of caches (n of them; NULL: one not made) has synced,
+ * the webhook's condition to answer a review. When not, *waiting (borrowed)
+ * names the first that has not (its resource's plural), else NULL.
+ */
+bool webhook_caches_synced(struct informer *const *caches, size_t n, const char **waiting);
 /* The port it listens on (for ":0" in tests). */
 int webhook_port(const struct webhook *w);
 

@@ -108,6 +108,10 @@ for overlay in cluster namespace; do
 	have "$overlay" MutatingWebhookConfiguration 1
 	have "$overlay" Service 1
 	[ "$(field "$overlay" Service 3)" = stateful-operator-webhook ] || fail "the Service is not stateful-operator-webhook"
+	# Only the leader is Ready: without this, only the leader would serve the webhook.
+	ready=$(kubectl create --dry-run=client -f "$TMP/$overlay.yaml" -o jsonpath='{.kind}|{.spec.publishNotReadyAddresses}{"\n"}' |
+		awk -F'|' '$1 == "Service" { print $2 }')
+	[ "$ready" = true ] || fail "the webhook Service does not publish not-ready addresses: \"$ready\""
 	grep -qF '"--webhook-bind-address=:9443"' <<<"$(field "$overlay" Deployment 5)" ||
 		fail "the Deployment does not serve the webhook on :9443"
 	hook=$(kubectl create --dry-run=client -f "$TMP/$overlay.yaml" -o jsonpath="$WH" | grep '^MutatingWebhookConfiguration|')

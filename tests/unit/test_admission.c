@@ -16,6 +16,7 @@
 
 #include "client/kube_object.h"
 #include "controllers/contract.h"
+#include "controllers/resize/resize_plan.h"
 #include "util/base64.h"
 #include "util/xalloc.h"
 #include "webhook/admission.h"
@@ -30,6 +31,9 @@
 #define DATA_10 "[" TMPL("data", "10Gi", "") "]"
 #define FAST ",\"storageClassName\":\"fast\""
 #define SLOW ",\"storageClassName\":\"slow\""
+#define GOLD ",\"volumeAttributesClassName\":\"gold\""
+#define SILVER ",\"volumeAttributesClassName\":\"silver\""
+#define COPY_AND_SHRINK "{\"stateful-operator.io/resize-strategy\":\"copy\",\"stateful-operator.io/allow-shrink\":\"true\"}"
 
 static const char *CLASSES = "["
 	"{\"metadata\":{\"name\":\"fast\",\"annotations\":{\"storageclass.kubernetes.io/is-default-class\":\"true\"}},"
@@ -264,6 +268,33 @@ static const struct update_case cases[] = {
 	 {"VolumeAttributesClass silver -> gold"}},
 	{"unknown attributes class", DATA_10, "[" TMPL("data", "10Gi", ",\"volumeAttributesClassName\":\"bronze\"") "]",
 	 NULL, DENY, {"\"data\"", "VolumeAttributesClass \"bronze\" does not exist", "existing: gold, silver"}},
+	/* An attributes class set with a change that copies: the resize controller would refuse it (resize_plan.c). */
+	{"attributes class and StorageClass of one template", "[" TMPL("data", "10Gi", FAST SILVER) "]",
+	 "[" TMPL("data", "10Gi", SLOW GOLD) "]", NULL, DENY,
+	 {"volumeClaimTemplate \"data\" changes its volumeAttributesClassName",
+	  "copies the data of volumeClaimTemplate \"data\" (another StorageClass)", "one after the other"}},
+	{"attributes class of one template, a shrink of another", "[" TMPL("data", "10Gi", SILVER) "," TMPL("logs", "2Gi", "") "]",
+	 "[" TMPL("data", "10Gi", GOLD) "," TMPL("logs", "1Gi", "") "]", COPY_AND_SHRINK, DENY,
+	 {"volumeClaimTemplate \"data\" changes", "\"logs\" (a smaller size)", "one after the other"}},
+	{"attributes class and growth on a class that cannot expand", "[" TMPL("data", "10Gi", SLOW SILVER) "]",
+	 "[" TMPL("data", "20Gi", SLOW GOLD) "]", NULL, DENY,
+	 {"\"data\" (growth on a StorageClass that cannot expand)", "one after the other"}},
+	{"attributes class and growth under strategy copy", "[" TMPL("data", "10Gi", FAST SILVER) "]",
+	 "[" TMPL("data", "20Gi", FAST GOLD) "]", "{\"stateful-operator.io/resize-strategy\":\"copy\"}", DENY,
+	 {"\"data\" (resize-strategy copy)"}},
+	{"attributes class and a resize annotation that copies another template",
+	 "[" TMPL("data", "10Gi", SILVER) "," TMPL("logs", "1Gi", SLOW) "]",
+	 "[" TMPL("data", "10Gi", GOLD) "," TMPL("logs", "1Gi", SLOW) "]", "{\"resize.stateful-operator.io/logs\":\"5Gi\"}",
+	 DENY, {"\"data\" changes", "\"logs\" (growth on a StorageClass that cannot expand)"}},
+	{"attributes class and growth in place: one resize", "[" TMPL("data", "10Gi", SILVER) "]",
+	 "[" TMPL("data", "20Gi", GOLD) "]", NULL, MUTATE, {"data 10Gi -> 20Gi, VolumeAttributesClass silver -> gold"}},
+	{"attributes class unset with a StorageClass change: the claims' class is not changed", "[" TMPL("data", "10Gi", FAST SILVER) "]",
+	 "[" TMPL("data", "10Gi", SLOW) "]", NULL, MUTATE, {"StorageClass fast -> slow, VolumeAttributesClass silver -> (none)"}},
+	{"attributes class under strategy copy, nothing else asked: in place", "[" TMPL("data", "10Gi", SILVER) "]",
+	 "[" TMPL("data", "10Gi", GOLD) "]", "{\"stateful-operator.io/resize-strategy\":\"copy\"}", MUTATE,
+	 {"VolumeAttributesClass silver -> gold"}},
+	{"attributes class of one template, a template added: no copy", "[" TMPL("data", "10Gi", SILVER) "]",
+	 "[" TMPL("data", "10Gi", GOLD) "," TMPL("logs", "1Gi", SLOW) "]", NULL, MUTATE, {"silver -> gold", "logs will be added"}},
 	{"labels only", DATA_10,
 	 "[{\"metadata\":{\"name\":\"data\",\"labels\":{\"tier\":\"db\"}},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],"
 	 "\"volumeMode\":\"Filesystem\",\"resources\":{\"requests\":{\"storage\":\"10Gi\"}}}}]",
@@ -424,6 +455,125 @@ static void test_what_the_cluster_lacks(void **state)
 	assert_non_null(strstr(message_of(a), "no default one (existing: slow)"));
 	json_decref(a);
 	json_decref(classes);
+}
+
+/*
+ * Namespace scope: no StorageClasses (a Role cannot grant them), but the
+ * VolumeAttributesClasses the webhook's ClusterRole grants. Attributes
+ * classes are checked; a copy is still known from the change itself.
+ */
+static void test_namespace_scope(void **state)
+{
+	(void)state;
+	json_t *attributes = parse(ATTRIBUTE_CLASSES);
+	struct admission_view ns = {.storage_classes = NULL, .attributes_classes = attributes};
+	json_t *a = answer_update("[" TMPL("data", "10Gi", SILVER) "]", "[" TMPL("data", "10Gi", GOLD) "]", NULL, &ns);
+	assert_true(json_is_true(json_object_get(response_of(a), "allowed")));
+	assert_true(warnings_contain(a, "VolumeAttributesClass silver -> gold"));
+	json_decref(a);
+
+	a = answer_update(DATA_10, "[" TMPL("data", "10Gi", ",\"volumeAttributesClassName\":\"bronze\"") "]", NULL, &ns);
+	assert_false(json_is_true(json_object_get(response_of(a), "allowed")));
+	assert_non_null(strstr(message_of(a), "VolumeAttributesClass \"bronze\" does not exist (existing: gold, silver)"));
+	json_decref(a);
+
+	a = answer_update("[" TMPL("data", "10Gi", FAST SILVER) "]", "[" TMPL("data", "10Gi", SLOW GOLD) "]", NULL, &ns);
+	assert_false(json_is_true(json_object_get(response_of(a), "allowed")));
+	assert_non_null(strstr(message_of(a), "\"data\" (another StorageClass)"));
+	json_decref(a);
+
+	/* Served, but the operator may not list them (no ClusterRole): denied, saying what to grant. */
+	struct admission_view unreadable = {.attributes_classes_unreadable = true};
+	a = answer_update(DATA_10, "[" TMPL("data", "10Gi", GOLD) "]", NULL, &unreadable);
+	assert_false(json_is_true(json_object_get(response_of(a), "allowed")));
+	assert_non_null(strstr(message_of(a), "may not list VolumeAttributesClasses"));
+	assert_non_null(strstr(message_of(a), "stateful-operator-webhook"));
+	json_decref(a);
+	json_decref(attributes);
+}
+
+/* ---- the same judgement as the resize controller ---- */
+
+#define WITH_COPY_DENIAL "changes its volumeAttributesClassName in the same update as a change that copies"
+
+struct copy_update {
+	const char *what;
+	const char *old_templates, *new_templates, *annotations;
+	bool refused; /* what both must say */
+};
+
+static const struct copy_update copy_updates[] = {
+	{"attributes class and StorageClass", "[" TMPL("data", "1Gi", FAST SILVER) "]",
+	 "[" TMPL("data", "1Gi", SLOW GOLD) "]", NULL, true},
+	{"attributes class of one, shrink of another", "[" TMPL("data", "1Gi", SILVER) "," TMPL("logs", "2Gi", "") "]",
+	 "[" TMPL("data", "1Gi", GOLD) "," TMPL("logs", "1Gi", "") "]", COPY_AND_SHRINK, true},
+	{"attributes class and growth on a class that cannot expand", "[" TMPL("data", "1Gi", SLOW SILVER) "]",
+	 "[" TMPL("data", "2Gi", SLOW GOLD) "]", NULL, true},
+	{"attributes class and growth on the default class, which expands", "[" TMPL("data", "1Gi", SILVER) "]",
+	 "[" TMPL("data", "2Gi", GOLD) "]", NULL, false},
+	{"attributes class and growth under strategy copy", "[" TMPL("data", "1Gi", FAST SILVER) "]",
+	 "[" TMPL("data", "2Gi", FAST GOLD) "]", "{\"stateful-operator.io/resize-strategy\":\"copy\"}", true},
+	{"attributes class under strategy copy, nothing else", "[" TMPL("data", "1Gi", SILVER) "]",
+	 "[" TMPL("data", "1Gi", GOLD) "]", "{\"stateful-operator.io/resize-strategy\":\"copy\"}", false},
+	{"attributes class unset with a StorageClass change", "[" TMPL("data", "1Gi", FAST SILVER) "]",
+	 "[" TMPL("data", "1Gi", SLOW) "]", NULL, false},
+	{"attributes class set where there was none, growth of another on slow",
+	 "[" TMPL("data", "1Gi", "") "," TMPL("logs", "1Gi", SLOW) "]",
+	 "[" TMPL("data", "1Gi", GOLD) "," TMPL("logs", "3Gi", SLOW) "]", NULL, true},
+	{"attributes class, and a resize annotation growing another on slow",
+	 "[" TMPL("data", "1Gi", SILVER) "," TMPL("logs", "1Gi", SLOW) "]",
+	 "[" TMPL("data", "1Gi", GOLD) "," TMPL("logs", "1Gi", SLOW) "]", "{\"resize.stateful-operator.io/logs\":\"5Gi\"}",
+	 true},
+	{"attributes class, and a class annotation on another", "[" TMPL("data", "1Gi", SILVER) "," TMPL("logs", "1Gi", FAST) "]",
+	 "[" TMPL("data", "1Gi", GOLD) "," TMPL("logs", "1Gi", FAST) "]",
+	 "{\"storage-class.stateful-operator.io/logs\":\"slow\"}", true},
+	{"attributes class of one, a template added on slow", "[" TMPL("data", "1Gi", SILVER) "]",
+	 "[" TMPL("data", "1Gi", GOLD) "," TMPL("logs", "1Gi", SLOW) "]", NULL, false},
+	{"StorageClass change alone", "[" TMPL("data", "1Gi", FAST) "]", "[" TMPL("data", "1Gi", SLOW) "]", NULL, false},
+};
+
+/* The resize controller's start, given the stored templates and the applied ones recorded as desired. */
+static bool controller_refuses(const struct copy_update *u, const json_t *classes)
+{
+	json_t *sts = statefulset("app:1", u->annotations ? u->annotations : "{}", u->old_templates);
+	json_object_set_new(json_object_get(json_object_get(sts, "metadata"), "annotations"),
+			    ANNOTATION_DESIRED_TEMPLATES, json_string(u->new_templates));
+	json_t *none = json_array();
+	struct resize_inputs in = {.sts = sts, .pvcs = none, .pods = none, .storage_classes = classes, .pvs = none,
+				   .jobs = none};
+	struct action a;
+	action_init(&a);
+	resize_plan(&in, 1795262400000LL, &a);
+	bool refused = a.verb == ACTION_REFUSE && a.event_reason && !strcmp(a.event_reason, "ResizeAttributesClassWithCopy");
+	action_release(&a);
+	json_decref(none);
+	json_decref(sts);
+	return refused;
+}
+
+/*
+ * An attributes class change with a copy: the webhook denies it exactly
+ * when the controller, given it recorded, would refuse to start
+ * (ResizeAttributesClassWithCopy). Either changing its condition alone fails.
+ */
+static void test_attributes_class_with_a_copy_as_the_controller_judges(void **state)
+{
+	(void)state;
+	struct views v;
+	views_init(&v);
+	for (size_t i = 0; i < sizeof(copy_updates) / sizeof(copy_updates[0]); i++) {
+		const struct copy_update *u = &copy_updates[i];
+		json_t *a = answer_update(u->old_templates, u->new_templates, u->annotations, &v.view);
+		const char *msg = message_of(a);
+		bool webhook = !json_is_true(json_object_get(response_of(a), "allowed")) && msg &&
+			       strstr(msg, WITH_COPY_DENIAL);
+		bool controller = controller_refuses(u, v.classes);
+		if (webhook != u->refused || controller != u->refused)
+			fail_msg("%s: webhook %s, controller %s; want both %s", u->what, webhook ? "denies" : "allows",
+				 controller ? "refuses" : "starts", u->refused ? "refusing" : "allowing");
+		json_decref(a);
+	}
+	views_release(&v);
 }
 
 /* More than ADMISSION_MAX_TEMPLATES templates: refused, naming the limit. */
@@ -770,6 +920,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_update_table),
 		cmocka_unit_test(test_what_the_cluster_lacks),
+		cmocka_unit_test(test_namespace_scope),
+		cmocka_unit_test(test_attributes_class_with_a_copy_as_the_controller_judges),
 		cmocka_unit_test(test_too_many_templates),
 		cmocka_unit_test(test_image_and_template_change),
 		cmocka_unit_test(test_desired_text_is_stable),
