@@ -36,7 +36,11 @@
 
 /* What the caches know of the cluster; all borrowed. */
 struct admission_view {
-	const json_t *storage_classes;    /* every StorageClass (array); NULL = unknown, not checked */
+	/*
+	 * Every StorageClass (array). NULL: the operator cannot read them
+	 * (namespace scope), so it cannot resize: a new size or class is denied.
+	 */
+	const json_t *storage_classes;
 	const json_t *attributes_classes; /* every VolumeAttributesClass (array); NULL = the cluster serves none */
 	bool attributes_classes_unreadable; /* attributes_classes NULL: served, but the operator may not list them */
 	/*
@@ -69,7 +73,9 @@ struct admission_view {
  *    that cannot expand, an attributes class set together with a change
  *    that copies, a per-template annotation that disagrees, an added
  *    template named no DNS label, a removed template still mounted, more
- *    than ADMISSION_MAX_TEMPLATES templates (template_diff.c).
+ *    than ADMISSION_MAX_TEMPLATES templates, and in namespace scope
+ *    (view->storage_classes NULL) any new size or StorageClass, which
+ *    the operator cannot carry out there (template_diff.c).
  *  - denied, status 400: review is not an AdmissionReview v1 at all.
  * dryRun requests get the same answer: the only record is the object.
  * Serve every answer with HTTP 200: to the API server any other status is

@@ -275,31 +275,47 @@ static void judge_added(struct diff *d, const char *name, const json_t *t)
 /* ---- an attributes class change together with a copy ---- */
 
 /*
- * Why the resize controller would copy the data of stored template old
- * (applied as new) when the resize starts, or NULL when it would not: as
- * resize_request.c reads them, a per-template annotation wins over the
- * template for its field, and a size or class that differs is a target;
- * a target is copied when it shrinks, changes class, grows on a class that
- * cannot expand, or the strategy is copy (resize_plan.c, check_target).
- * With the classes unknown (namespace scope) the controller refuses every
- * resize before asking, so growth is not counted. Static text.
+ * What the resize controller reads as asked of stored template name,
+ * applied as new (resize_request.c): a per-template annotation wins over
+ * the template for its field.
  */
-static const char *copy_reason(const struct diff *d, const char *name, const json_t *old, const json_t *new)
+static void asked_of(const struct diff *d, const char *name, const json_t *new, const char **size, const char **cls)
 {
 	char *key = xasprintf(RESIZE_ANNOTATION_PREFIX "%s", name);
 	const json_t *v = json_object_get(d->annotations, key);
-	const char *size = v ? json_string_value(v) : template_size(new);
+	*size = v ? json_string_value(v) : template_size(new);
 	free(key);
 	key = xasprintf(CLASS_ANNOTATION_PREFIX "%s", name);
 	v = json_object_get(d->annotations, key);
-	const char *cls = v ? json_string_value(v) : kube_obj_str(new, "spec.storageClassName");
+	*cls = v ? json_string_value(v) : kube_obj_str(new, "spec.storageClassName");
 	free(key);
+}
 
-	const char *old_size = template_size(old), *old_cls = kube_obj_str(old, "spec.storageClassName");
+/* How size compares with stored template old's; 0 also when either is no quantity (denied elsewhere). */
+static int size_change(const char *size, const json_t *old)
+{
+	const char *old_size = template_size(old);
 	struct quantity want, have;
-	int cmp = size && old_size && quantity_parse(size, &want, NULL) == 0 && quantity_parse(old_size, &have, NULL) == 0
-			  ? quantity_cmp(&want, &have)
-			  : 0;
+	return size && old_size && quantity_parse(size, &want, NULL) == 0 && quantity_parse(old_size, &have, NULL) == 0
+		       ? quantity_cmp(&want, &have)
+		       : 0;
+}
+
+/*
+ * Why the resize controller would copy the data of stored template old
+ * (applied as new) when the resize starts, or NULL when it would not: a
+ * size or class that differs is a target; a target is copied when it
+ * shrinks, changes class, grows on a class that cannot expand, or the
+ * strategy is copy (resize_plan.c, check_target). With the classes unknown
+ * (namespace scope) growth is not counted: check_resizable denies every
+ * target there. Static text.
+ */
+static const char *copy_reason(const struct diff *d, const char *name, const json_t *old, const json_t *new)
+{
+	const char *size, *cls;
+	asked_of(d, name, new, &size, &cls);
+	const char *old_cls = kube_obj_str(old, "spec.storageClassName");
+	int cmp = size_change(size, old);
 	if (cls && *cls && !same_str(cls, old_cls))
 		return "another StorageClass";
 	if (cmp < 0)
@@ -347,6 +363,48 @@ static void check_attributes_with_copy(struct diff *d, const json_t *old, const 
 			strbuf_str(&modified), strbuf_str(&copied));
 	strbuf_release(&modified);
 	strbuf_release(&copied);
+}
+
+/* ---- namespace scope: no resize at all ---- */
+
+/*
+ * In namespace scope the operator cannot read StorageClasses (a Role
+ * cannot grant them), and the resize controller refuses every target, a
+ * new size or StorageClass asked of a stored template, before it starts
+ * (ResizeStorageClassUnknown, resize_plan.c check_target): recorded, such
+ * an update would never be carried out, nor the rest of its template
+ * changes. Denied here, naming the templates; labels, annotations, an
+ * attributes class alone and templates added or removed still pass. As
+ * the controller reads them (resize_desired.c), the per-template
+ * annotations count, a template's storageClassName removed or set to ""
+ * is no target, and a size written otherwise is none. A shrink the
+ * annotations do not allow (the controller refuses it as such) is named
+ * too: allowing it would not make it possible. Whether denied.
+ */
+static bool check_resizable(struct diff *d, const json_t *old, const json_t *new)
+{
+	if (d->view && d->view->storage_classes)
+		return false;
+	struct strbuf names = STRBUF_INIT;
+	size_t i;
+	json_t *t;
+	json_array_foreach(new, i, t) {
+		const char *name = template_name(t), *size, *cls;
+		const json_t *o = template_find(old, name);
+		if (!o)
+			continue; /* added: its claims are made from the template, no resize */
+		asked_of(d, name, t, &size, &cls);
+		if (size_change(size, o) || (cls && *cls && !same_str(cls, kube_obj_str(o, "spec.storageClassName"))))
+			strbuf_appendf(&names, "%s\"%s\"", names.len ? ", " : "", name);
+	}
+	bool denied = names.len > 0;
+	if (denied)
+		deny(d, "volumeClaimTemplate %s: a new size or StorageClass needs a resize, but the operator runs in "
+			"namespace scope and cannot read StorageClasses (a Role cannot grant them), so it cannot resize; "
+			"run it with cluster RBAC (deploy/overlays/cluster, or the Helm chart with scope=cluster), or "
+			"keep the size and storageClassName as stored", strbuf_str(&names));
+	strbuf_release(&names);
+	return denied;
 }
 
 /* ---- the whole update ---- */
@@ -468,7 +526,8 @@ void template_diff_decide(const json_t *old, const json_t *new, const json_t *ap
 	if (changed && d.strategy == STRATEGY_INVALID)
 		deny(&d, "annotation %s is \"%s\"; use auto, expand or copy", ANNOTATION_STRATEGY,
 		     shown(json_string_value(json_object_get(annotations, ANNOTATION_STRATEGY)), "?"));
-	if (changed)
+	/* Every copy is a target, denied in namespace scope: the one message that matters there. */
+	if (changed && !check_resizable(&d, old, new))
 		check_attributes_with_copy(&d, old, new);
 
 	if (!changed) {

@@ -33,6 +33,7 @@
 #define SLOW ",\"storageClassName\":\"slow\""
 #define GOLD ",\"volumeAttributesClassName\":\"gold\""
 #define SILVER ",\"volumeAttributesClassName\":\"silver\""
+#define WITH_COPY_DENIAL "changes its volumeAttributesClassName in the same update as a change that copies"
 #define COPY_AND_SHRINK "{\"stateful-operator.io/resize-strategy\":\"copy\",\"stateful-operator.io/allow-shrink\":\"true\"}"
 
 static const char *CLASSES = "["
@@ -360,6 +361,47 @@ static const struct update_case cases[] = {
 	 {"\"data\" appears twice"}},
 };
 
+/*
+ * The same updates as the view of an operator in namespace scope has them:
+ * no StorageClasses (a Role cannot grant them). The resize controller then
+ * refuses every resize (ResizeStorageClassUnknown), so a new size or class
+ * is denied; what it carries out without a resize still passes.
+ */
+static const struct update_case namespace_cases[] = {
+	{"namespace scope: growth", DATA_10, "[" TMPL("data", "20Gi", "") "]", NULL, DENY,
+	 {"volumeClaimTemplate \"data\": a new size or StorageClass needs a resize",
+	  "runs in namespace scope and cannot read StorageClasses", "cannot resize", "deploy/overlays/cluster",
+	  "scope=cluster"},},
+	{"namespace scope: class change", "[" TMPL("data", "10Gi", FAST) "]", "[" TMPL("data", "10Gi", SLOW) "]", NULL,
+	 DENY, {"\"data\"", "namespace scope"}},
+	{"namespace scope: class set where the default was used", DATA_10, "[" TMPL("data", "10Gi", SLOW) "]", NULL, DENY,
+	 {"\"data\"", "namespace scope"}},
+	{"namespace scope: shrink with copy and allow-shrink", DATA_10, "[" TMPL("data", "5Gi", "") "]", COPY_AND_SHRINK,
+	 DENY, {"\"data\"", "namespace scope"}},
+	{"namespace scope: two templates grown, both named", "[" TMPL("data", "10Gi", "") "," TMPL("logs", "1Gi", "") "]",
+	 "[" TMPL("data", "20Gi", "") "," TMPL("logs", "2Gi", "") "]", NULL, DENY,
+	 {"volumeClaimTemplate \"data\", \"logs\": a new size"}},
+	{"namespace scope: labels, and a resize annotation on another template", "[" TMPL("data", "10Gi", "") "," TMPL("logs", "1Gi", "") "]",
+	 "[{\"metadata\":{\"name\":\"data\",\"labels\":{\"tier\":\"db\"}},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],"
+	 "\"volumeMode\":\"Filesystem\",\"resources\":{\"requests\":{\"storage\":\"10Gi\"}}}}," TMPL("logs", "1Gi", "") "]",
+	 "{\"resize.stateful-operator.io/logs\":\"5Gi\"}", DENY, {"volumeClaimTemplate \"logs\": a new size"}},
+	{"namespace scope: labels only", DATA_10,
+	 "[{\"metadata\":{\"name\":\"data\",\"labels\":{\"tier\":\"db\"}},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],"
+	 "\"volumeMode\":\"Filesystem\",\"resources\":{\"requests\":{\"storage\":\"10Gi\"}}}}]",
+	 NULL, MUTATE, {"volumeClaimTemplate data labels/annotations will be changed"}},
+	{"namespace scope: the same size in another unit, and labels", DATA_10,
+	 "[{\"metadata\":{\"name\":\"data\",\"labels\":{\"a\":\"b\"}},\"spec\":{\"accessModes\":"
+	 "[\"ReadWriteOnce\"],\"volumeMode\":\"Filesystem\",\"resources\":{\"requests\":{\"storage\":\"10240Mi\"}}}}]",
+	 NULL, MUTATE, {"(same size), labels/annotations will be changed"}},
+	{"namespace scope: attributes class alone", "[" TMPL("data", "10Gi", SILVER) "]", "[" TMPL("data", "10Gi", GOLD) "]",
+	 NULL, MUTATE, {"VolumeAttributesClass silver -> gold"}},
+	{"namespace scope: template added on a class not checked", DATA_10,
+	 "[" TMPL("data", "10Gi", "") "," TMPL("logs", "1Gi", ",\"storageClassName\":\"nvme\"") "]", NULL, MUTATE,
+	 {"volumeClaimTemplate logs will be added"}},
+	{"namespace scope: template removed", "[" TMPL("data", "10Gi", "") "," TMPL("logs", "1Gi", "") "]", DATA_10, NULL,
+	 MUTATE, {"volumeClaimTemplate logs will be removed"}},
+};
+
 static void expect_case(const struct update_case *c, const json_t *answer, const json_t *new,
 			const json_t *old)
 {
@@ -400,17 +442,14 @@ static void expect_case(const struct update_case *c, const json_t *answer, const
 	json_decref(obj);
 }
 
-static void test_update_table(void **state)
+static void run_table(const struct update_case *table, size_t n, const struct admission_view *view)
 {
-	(void)state;
-	struct views v;
-	views_init(&v);
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const struct update_case *c = &cases[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct update_case *c = &table[i];
 		json_t *old = statefulset("app:1", NULL, c->old_templates);
 		json_t *new = statefulset("app:1", c->annotations, c->new_templates);
 		json_t *review = review_of("uid-1", json_incref(old), json_incref(new));
-		json_t *answer = admission_review(review, &v.view);
+		json_t *answer = admission_review(review, view);
 		assert_non_null(answer);
 		expect_case(c, answer, new, old);
 		json_decref(answer);
@@ -418,6 +457,16 @@ static void test_update_table(void **state)
 		json_decref(old);
 		json_decref(new);
 	}
+}
+
+static void test_update_table(void **state)
+{
+	(void)state;
+	struct views v;
+	views_init(&v);
+	run_table(cases, sizeof(cases) / sizeof(cases[0]), &v.view);
+	struct admission_view ns = {.storage_classes = NULL, .attributes_classes = v.attribute_classes};
+	run_table(namespace_cases, sizeof(namespace_cases) / sizeof(namespace_cases[0]), &ns);
 	views_release(&v);
 }
 
@@ -432,7 +481,11 @@ static json_t *answer_update(const char *old_templates, const char *new_template
 	return answer;
 }
 
-/* Without VolumeAttributesClasses, naming one is denied; without StorageClasses known, classes go unchecked. */
+/*
+ * Without VolumeAttributesClasses, naming one is denied; without
+ * StorageClasses known (namespace scope), no resize is possible, and an
+ * added template's class goes unchecked.
+ */
 static void test_what_the_cluster_lacks(void **state)
 {
 	(void)state;
@@ -444,6 +497,13 @@ static void test_what_the_cluster_lacks(void **state)
 	json_decref(a);
 
 	a = answer_update(DATA_10, "[" TMPL("data", "20Gi", ",\"storageClassName\":\"nvme\"") "]", NULL, &none);
+	assert_false(json_is_true(json_object_get(response_of(a), "allowed")));
+	assert_non_null(strstr(message_of(a), "namespace scope and cannot read StorageClasses"));
+	assert_null(strstr(message_of(a), "does not exist"));
+	json_decref(a);
+
+	a = answer_update(DATA_10, "[" TMPL("data", "10Gi", "") "," TMPL("logs", "1Gi", ",\"storageClassName\":\"nvme\"") "]",
+			  NULL, &none);
 	assert_true(json_is_true(json_object_get(response_of(a), "allowed")));
 	json_decref(a);
 
@@ -460,7 +520,9 @@ static void test_what_the_cluster_lacks(void **state)
 /*
  * Namespace scope: no StorageClasses (a Role cannot grant them), but the
  * VolumeAttributesClasses the webhook's ClusterRole grants. Attributes
- * classes are checked; a copy is still known from the change itself.
+ * classes are checked; a change that needs a resize (here a copy, with an
+ * attributes class) is denied as one the operator cannot make there, and
+ * only that is said: fixing the rest would not make it possible.
  */
 static void test_namespace_scope(void **state)
 {
@@ -479,7 +541,9 @@ static void test_namespace_scope(void **state)
 
 	a = answer_update("[" TMPL("data", "10Gi", FAST SILVER) "]", "[" TMPL("data", "10Gi", SLOW GOLD) "]", NULL, &ns);
 	assert_false(json_is_true(json_object_get(response_of(a), "allowed")));
-	assert_non_null(strstr(message_of(a), "\"data\" (another StorageClass)"));
+	assert_non_null(strstr(message_of(a), "volumeClaimTemplate \"data\": a new size or StorageClass needs a resize"));
+	assert_non_null(strstr(message_of(a), "run it with cluster RBAC"));
+	assert_null(strstr(message_of(a), WITH_COPY_DENIAL));
 	json_decref(a);
 
 	/* Served, but the operator may not list them (no ClusterRole): denied, saying what to grant. */
@@ -493,8 +557,6 @@ static void test_namespace_scope(void **state)
 }
 
 /* ---- the same judgement as the resize controller ---- */
-
-#define WITH_COPY_DENIAL "changes its volumeAttributesClassName in the same update as a change that copies"
 
 struct copy_update {
 	const char *what;
@@ -532,23 +594,48 @@ static const struct copy_update copy_updates[] = {
 	{"StorageClass change alone", "[" TMPL("data", "1Gi", FAST) "]", "[" TMPL("data", "1Gi", SLOW) "]", NULL, false},
 };
 
-/* The resize controller's start, given the stored templates and the applied ones recorded as desired. */
-static bool controller_refuses(const struct copy_update *u, const json_t *classes)
+/* Whether the resize controller's start, given the stored templates and the applied ones recorded as desired, refuses for reason. */
+static bool controller_refuses_for(const char *annotations, const char *old_templates, const char *new_templates,
+				   const json_t *classes, const char *reason)
 {
-	json_t *sts = statefulset("app:1", u->annotations ? u->annotations : "{}", u->old_templates);
+	json_t *sts = statefulset("app:1", annotations ? annotations : "{}", old_templates);
 	json_object_set_new(json_object_get(json_object_get(sts, "metadata"), "annotations"),
-			    ANNOTATION_DESIRED_TEMPLATES, json_string(u->new_templates));
+			    ANNOTATION_DESIRED_TEMPLATES, json_string(new_templates));
 	json_t *none = json_array();
 	struct resize_inputs in = {.sts = sts, .pvcs = none, .pods = none, .storage_classes = classes, .pvs = none,
 				   .jobs = none};
 	struct action a;
 	action_init(&a);
 	resize_plan(&in, 1795262400000LL, &a);
-	bool refused = a.verb == ACTION_REFUSE && a.event_reason && !strcmp(a.event_reason, "ResizeAttributesClassWithCopy");
+	bool refused = a.verb == ACTION_REFUSE && a.event_reason && !strcmp(a.event_reason, reason);
 	action_release(&a);
 	json_decref(none);
 	json_decref(sts);
 	return refused;
+}
+
+static bool controller_refuses(const struct copy_update *u, const json_t *classes)
+{
+	return controller_refuses_for(u->annotations, u->old_templates, u->new_templates, classes,
+				      "ResizeAttributesClassWithCopy");
+}
+
+/*
+ * Namespace scope: the webhook denies an update exactly when the resize
+ * controller, without StorageClasses and given it recorded, would refuse
+ * it (ResizeStorageClassUnknown); what it allows, the controller starts.
+ */
+static void test_namespace_scope_as_the_controller_judges(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(namespace_cases) / sizeof(namespace_cases[0]); i++) {
+		const struct update_case *c = &namespace_cases[i];
+		bool controller = controller_refuses_for(c->annotations, c->old_templates, c->new_templates, NULL,
+							 "ResizeStorageClassUnknown");
+		if (controller != (c->expect == DENY))
+			fail_msg("%s: controller %s, webhook %s", c->what, controller ? "refuses" : "starts",
+				 c->expect == DENY ? "denies" : "allows");
+	}
 }
 
 /*
@@ -921,6 +1008,7 @@ int main(void)
 		cmocka_unit_test(test_update_table),
 		cmocka_unit_test(test_what_the_cluster_lacks),
 		cmocka_unit_test(test_namespace_scope),
+		cmocka_unit_test(test_namespace_scope_as_the_controller_judges),
 		cmocka_unit_test(test_attributes_class_with_a_copy_as_the_controller_judges),
 		cmocka_unit_test(test_too_many_templates),
 		cmocka_unit_test(test_image_and_template_change),
