@@ -28,6 +28,10 @@
 	"{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":\"" name "\"}," \
 	"\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],\"volumeMode\":\"Filesystem\","                      \
 	"\"resources\":{\"requests\":{\"storage\":\"" size "\"}}" more "},\"status\":{\"phase\":\"Pending\"}}"
+/* A template with labels (a JSON object's text), no status. */
+#define LABELLED(name, size, labels) \
+	"{\"metadata\":{\"name\":\"" name "\",\"labels\":" labels "},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"]," \
+	"\"volumeMode\":\"Filesystem\",\"resources\":{\"requests\":{\"storage\":\"" size "\"}}}}"
 #define DATA_10 "[" TMPL("data", "10Gi", "") "]"
 #define FAST ",\"storageClassName\":\"fast\""
 #define SLOW ",\"storageClassName\":\"slow\""
@@ -226,8 +230,7 @@ static const struct update_case cases[] = {
 	{"the same size written in another unit: nothing to do", DATA_10, "[" TMPL("data", "10240Mi", "") "]", NULL,
 	 MUTATE, {"kept as stored"}},
 	{"the same size in another unit, and labels", DATA_10,
-	 "[{\"metadata\":{\"name\":\"data\",\"labels\":{\"a\":\"b\"}},\"spec\":{\"accessModes\":"
-	 "[\"ReadWriteOnce\"],\"volumeMode\":\"Filesystem\",\"resources\":{\"requests\":{\"storage\":\"10240Mi\"}}}}]",
+	 "[" LABELLED("data", "10240Mi", "{\"a\":\"b\"}") "]",
 	 NULL, MUTATE, {"data 10Gi -> 10240Mi (same size), labels/annotations will be changed"}},
 	{"default class named in the class annotation", DATA_10, "[" TMPL("data", "20Gi", "") "]",
 	 "{\"storage-class.stateful-operator.io/data\":\"fast\"}", MUTATE, {"data 10Gi -> 20Gi will be resized"}},
@@ -297,8 +300,7 @@ static const struct update_case cases[] = {
 	{"attributes class of one template, a template added: no copy", "[" TMPL("data", "10Gi", SILVER) "]",
 	 "[" TMPL("data", "10Gi", GOLD) "," TMPL("logs", "1Gi", SLOW) "]", NULL, MUTATE, {"silver -> gold", "logs will be added"}},
 	{"labels only", DATA_10,
-	 "[{\"metadata\":{\"name\":\"data\",\"labels\":{\"tier\":\"db\"}},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],"
-	 "\"volumeMode\":\"Filesystem\",\"resources\":{\"requests\":{\"storage\":\"10Gi\"}}}}]",
+	 "[" LABELLED("data", "10Gi", "{\"tier\":\"db\"}") "]",
 	 NULL, MUTATE, {"volumeClaimTemplate data labels/annotations will be changed"}},
 	{"template added", DATA_10, "[" TMPL("data", "10Gi", "") "," TMPL("logs", "1Gi", "") "]", NULL, MUTATE,
 	 {"volumeClaimTemplate logs will be added"}},
@@ -382,16 +384,13 @@ static const struct update_case namespace_cases[] = {
 	 "[" TMPL("data", "20Gi", "") "," TMPL("logs", "2Gi", "") "]", NULL, DENY,
 	 {"volumeClaimTemplate \"data\", \"logs\": a new size"}},
 	{"namespace scope: labels, and a resize annotation on another template", "[" TMPL("data", "10Gi", "") "," TMPL("logs", "1Gi", "") "]",
-	 "[{\"metadata\":{\"name\":\"data\",\"labels\":{\"tier\":\"db\"}},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],"
-	 "\"volumeMode\":\"Filesystem\",\"resources\":{\"requests\":{\"storage\":\"10Gi\"}}}}," TMPL("logs", "1Gi", "") "]",
+	 "[" LABELLED("data", "10Gi", "{\"tier\":\"db\"}") "," TMPL("logs", "1Gi", "") "]",
 	 "{\"resize.stateful-operator.io/logs\":\"5Gi\"}", DENY, {"volumeClaimTemplate \"logs\": a new size"}},
 	{"namespace scope: labels only", DATA_10,
-	 "[{\"metadata\":{\"name\":\"data\",\"labels\":{\"tier\":\"db\"}},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],"
-	 "\"volumeMode\":\"Filesystem\",\"resources\":{\"requests\":{\"storage\":\"10Gi\"}}}}]",
+	 "[" LABELLED("data", "10Gi", "{\"tier\":\"db\"}") "]",
 	 NULL, MUTATE, {"volumeClaimTemplate data labels/annotations will be changed"}},
 	{"namespace scope: the same size in another unit, and labels", DATA_10,
-	 "[{\"metadata\":{\"name\":\"data\",\"labels\":{\"a\":\"b\"}},\"spec\":{\"accessModes\":"
-	 "[\"ReadWriteOnce\"],\"volumeMode\":\"Filesystem\",\"resources\":{\"requests\":{\"storage\":\"10240Mi\"}}}}]",
+	 "[" LABELLED("data", "10240Mi", "{\"a\":\"b\"}") "]",
 	 NULL, MUTATE, {"(same size), labels/annotations will be changed"}},
 	{"namespace scope: attributes class alone", "[" TMPL("data", "10Gi", SILVER) "]", "[" TMPL("data", "10Gi", GOLD) "]",
 	 NULL, MUTATE, {"VolumeAttributesClass silver -> gold"}},
