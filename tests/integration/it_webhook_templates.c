@@ -2,7 +2,8 @@
  * What each applied template change does, on the real API server with the
  * webhook registered (webhook_steps.h): a StorageClass change by copy, with
  * the same manifest re-applied mid-copy (no restart, one ResizeStarted);
- * labels and annotations onto the claims; a template added (each pod
+ * a shrink by copy the manifest's annotations allow; labels and
+ * annotations onto the claims; a template added (each pod
  * restarted to mount it) and removed (claims kept, named in an Event);
  * a volumeAttributesClassName change (the test bed's resizer plays the
  * driver), and one the driver finds Infeasible; the opt-out label and a
@@ -121,6 +122,46 @@ static void test_class_change_by_copy_reapplied_mid_copy(void **state)
 			fail_msg("claim %s is in class %s, not fixed", claim, cls ? cls : "(none)");
 		}
 		free(cls);
+	}
+	assert_int_equal(it_event_count(f->admin, f->ns, "ResizeStarted", NULL), 1);
+	free(uid);
+	json_decref(sts);
+}
+
+/*
+ * A shrink applied from the manifest, allowed by the manifest's own
+ * annotations (strategy copy, allow-shrink): carried out by copy, the
+ * template and every claim end at the smaller size.
+ */
+static void test_shrink_by_copy_allowed_in_the_manifest(void **state)
+{
+	struct wh_test *f = *state;
+	json_t *sts = wh_statefulset("2Mi", NULL, "pause");
+	json_t *meta = json_object_get(sts, "metadata");
+	if (!json_object_get(meta, "annotations"))
+		json_object_set_new(meta, "annotations", json_object());
+	json_t *ann = json_object_get(meta, "annotations");
+	json_object_set_new(ann, ANNOTATION_STRATEGY, json_string("copy"));
+	json_object_set_new(ann, ANNOTATION_ALLOW_SHRINK, json_string("true"));
+	char *uid = create_set(f, sts);
+	json_object_set_new(json_object_get(json_object_get(json_object_get(wh_template(sts, 0), "spec"), "resources"),
+					    "requests"),
+			    "storage", json_string("1Mi"));
+	wh_write(f, sts);
+	apply_ok(f, "apply");
+	wh_wait_settled(f, uid);
+	json_t *now = wh_get_set(f);
+	assert_string_equal(kube_obj_str(wh_template(now, 0), "spec.resources.requests.storage"), "1Mi");
+	json_decref(now);
+	for (int k = 0; k < 2; k++) {
+		char claim[32];
+		snprintf(claim, sizeof(claim), "data-" WH_SET "-%d", k);
+		char *size = claim_field(f, claim, "spec.resources.requests.storage");
+		if (!size || strcmp(size, "1Mi")) {
+			wh_dump_log(f);
+			fail_msg("claim %s asks %s, not 1Mi", claim, size ? size : "(nothing)");
+		}
+		free(size);
 	}
 	assert_int_equal(it_event_count(f->admin, f->ns, "ResizeStarted", NULL), 1);
 	free(uid);
@@ -424,6 +465,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_class_change_by_copy_reapplied_mid_copy, wh_setup, wh_teardown),
+		cmocka_unit_test_setup_teardown(test_shrink_by_copy_allowed_in_the_manifest, wh_setup, wh_teardown),
 		cmocka_unit_test_setup_teardown(test_labels_and_annotations_reach_the_claims, wh_setup, wh_teardown),
 		cmocka_unit_test_setup_teardown(test_template_added_then_removed, wh_setup, wh_teardown),
 		cmocka_unit_test_setup_teardown(test_attributes_class_change_and_an_infeasible_one, wh_setup,
