@@ -268,6 +268,7 @@ static void test_soak(void **unused)
 	json_t *job_records = it_recorder_stop(jobs), *pod_records = it_recorder_stop(pods);
 	soak_check_ended(s->ops, s->nops, violations);
 	soak_check_never_two(job_records, pod_records, violations);
+	soak_check_identities(s->admin, s->ns, pod_records, violations);
 	soak_check_claims(s->admin, s->ns, s->ops, s->nops, violations);
 	soak_check_leftovers(s->admin, s->ns, s->ops, s->nops, violations);
 	/* No write repeated after an unknown outcome without a precondition (the proxy's record). */

@@ -103,6 +103,55 @@ void soak_check_never_two(const json_t *job_records, const json_t *pod_records, 
 	json_decref(members);
 }
 
+static const char *str_or_empty(const char *s)
+{
+	return s ? s : "";
+}
+
+/* The identity an Event of a member leaving names ("member <name> ..."): a new string, or NULL. */
+static char *leaving_member(const json_t *event)
+{
+	const char *msg = kube_obj_str(event, "message");
+	const char *p = msg ? strstr(msg, "member ") : NULL;
+	if (!p)
+		return NULL;
+	p += strlen("member ");
+	size_t n = strcspn(p, " ");
+	return n ? xstrndup(p, n) : NULL;
+}
+
+void soak_check_identities(struct kube_client *admin, const char *ns, const json_t *pod_records, json_t *violations)
+{
+	json_t *events = it_list(admin, &KUBE_EVENTS, ns, NULL);
+	json_t *members = it_lives(pod_records, LABEL_CLUSTER_MEMBER, NULL);
+	size_t i, j;
+	json_t *ev, *life;
+	int left = 0, matched = 0;
+	json_array_foreach(events, i, ev) {
+		const char *reason = str_or_empty(kube_obj_str(ev, "reason"));
+		if (strcmp(reason, "MemberReplaced") && strcmp(reason, "MemberRemoved"))
+			continue;
+		char *gone = leaving_member(ev);
+		left += gone != NULL;
+		/* Its revision: after the state change that released the identity (a later count raises it). */
+		long long said = strtoll(str_or_empty(kube_obj_str(ev, "metadata.resourceVersion")), NULL, 10);
+		json_array_foreach(members, j, life) {
+			const char *id = it_label(json_object_get(life, "first"), LABEL_CLUSTER_MEMBER);
+			bool same = gone && id && !strcmp(id, gone);
+			matched += same;
+			if (same && json_integer_value(json_object_get(life, "added_rv")) > said)
+				violation(violations, "identity %s used again: pod %s (uid %s) created after %s said it left",
+					  gone, json_string_value(json_object_get(life, "name")),
+					  json_string_value(json_object_get(life, "uid")), reason);
+		}
+		free(gone);
+	}
+	/* A figure, so that a check that compares nothing shows: pods of identities that left, seen before. */
+	printf("# soak: %d identities said to leave, %d of their pods recorded\n", left, matched);
+	json_decref(members);
+	json_decref(events);
+}
+
 /* The ordinals whose claims op must keep: [0, *to). */
 static void kept_claims(const struct soak_op *op, int *to)
 {
@@ -155,11 +204,6 @@ void soak_check_claims(struct kube_client *admin, const char *ns, const struct s
 		json_decref(pv);
 	}
 	json_decref(pvcs);
-}
-
-static const char *str_or_empty(const char *s)
-{
-	return s ? s : "";
 }
 
 static bool has_our_finalizer(const json_t *obj)

@@ -22,6 +22,13 @@ void soak_check_ended(const struct soak_op *ops, int n, json_t *violations);
 void soak_check_never_two(const json_t *job_records, const json_t *pod_records, json_t *violations);
 
 /*
+ * No StatefulCluster identity used again: no pod of an identity is created
+ * after a MemberReplaced or MemberRemoved Event said it left (by etcd
+ * revision: the Event is recorded after the state change that released it).
+ */
+void soak_check_identities(struct kube_client *admin, const char *ns, const json_t *pod_records, json_t *violations);
+
+/*
  * Nothing lost or crossed: every claim an operation must keep exists, and
  * every Bound claim's PV is bound back to that claim (UID).
  */
