@@ -90,7 +90,27 @@ static bool resize_under_way(void *ctx)
 	return on;
 }
 
-static void test_class_change_by_copy_reapplied_mid_copy(void **state)
+/* The set re-created with field path (of a template and a claim) at want, both claims too, after one ResizeStarted. */
+static void expect_template_and_claims(struct wh_test *f, const char *path, const char *want)
+{
+	json_t *now = wh_get_set(f);
+	assert_string_equal(kube_obj_str(wh_template(now, 0), path), want);
+	json_decref(now);
+	for (int k = 0; k < 2; k++) {
+		char claim[32];
+		snprintf(claim, sizeof(claim), "data-" WH_SET "-%d", k);
+		char *have = claim_field(f, claim, path);
+		if (!have || strcmp(have, want)) {
+			wh_dump_log(f);
+			fail_msg("claim %s has %s %s, not %s", claim, path, have ? have : "(none)", want);
+		}
+		free(have);
+	}
+	assert_int_equal(it_event_count(f->admin, f->ns, "ResizeStarted", NULL), 1);
+}
+
+static void test_class_change_by_copy_reapplied_mid_copy(
+void **state)
 {
 	struct wh_test *f = *state;
 	json_t *sts = wh_statefulset("1Mi", NULL, "pause");
@@ -110,20 +130,7 @@ static void test_class_change_by_copy_reapplied_mid_copy(void **state)
 	it_sleep_ms(500);
 	apply_retrying(f, "apply --server-side --force-conflicts");
 	wh_wait_settled(f, uid);
-	json_t *now = wh_get_set(f);
-	assert_string_equal(kube_obj_str(wh_template(now, 0), "spec.storageClassName"), "fixed");
-	json_decref(now);
-	for (int k = 0; k < 2; k++) {
-		char claim[32];
-		snprintf(claim, sizeof(claim), "data-" WH_SET "-%d", k);
-		char *cls = claim_field(f, claim, "spec.storageClassName");
-		if (!cls || strcmp(cls, "fixed")) {
-			wh_dump_log(f);
-			fail_msg("claim %s is in class %s, not fixed", claim, cls ? cls : "(none)");
-		}
-		free(cls);
-	}
-	assert_int_equal(it_event_count(f->admin, f->ns, "ResizeStarted", NULL), 1);
+	expect_template_and_claims(f, "spec.storageClassName", "fixed");
 	free(uid);
 	json_decref(sts);
 }
@@ -150,20 +157,7 @@ static void test_shrink_by_copy_allowed_in_the_manifest(void **state)
 	wh_write(f, sts);
 	apply_ok(f, "apply");
 	wh_wait_settled(f, uid);
-	json_t *now = wh_get_set(f);
-	assert_string_equal(kube_obj_str(wh_template(now, 0), "spec.resources.requests.storage"), "1Mi");
-	json_decref(now);
-	for (int k = 0; k < 2; k++) {
-		char claim[32];
-		snprintf(claim, sizeof(claim), "data-" WH_SET "-%d", k);
-		char *size = claim_field(f, claim, "spec.resources.requests.storage");
-		if (!size || strcmp(size, "1Mi")) {
-			wh_dump_log(f);
-			fail_msg("claim %s asks %s, not 1Mi", claim, size ? size : "(nothing)");
-		}
-		free(size);
-	}
-	assert_int_equal(it_event_count(f->admin, f->ns, "ResizeStarted", NULL), 1);
+	expect_template_and_claims(f, "spec.resources.requests.storage", "1Mi");
 	free(uid);
 	json_decref(sts);
 }
