@@ -315,6 +315,8 @@ seed usage_source summary_inodes_free "0{\"pods\":[{\"volume\":[{$vol,\"inodes\"
 seed usage_source summary_unmeasured "0{\"pods\":[{\"volume\":[{\"capacityBytes\":1,\"pvcRef\":{\"name\":\"c\",\"namespace\":\"n\"}}]}]}"
 seed usage_source summary_pods_null '0{"node":{},"pods":null}'
 seed usage_source summary_no_pods '0{"node":{}}'
+# n1 speaks for a claim that pods on n2 mount, and for one of another namespace under a pod not its own.
+seed usage_source summary_other_node "0{\"pods\":[{\"podRef\":{\"name\":\"db-1\",\"namespace\":\"shop\"},\"volume\":[{$vol,\"pvcRef\":{\"name\":\"data-db-1\",\"namespace\":\"shop\"}}]},{\"podRef\":{\"name\":\"x\",\"namespace\":\"evil\"},\"volume\":[{$vol,\"pvcRef\":{\"name\":\"data-db-0\",\"namespace\":\"shop\"}}]}]}"
 seed usage_source summary_huge '0{"pods":[{"volume":[{"capacityBytes":18446744073709551615,"usedBytes":1,"availableBytes":1,"pvcRef":{"name":"c","namespace":"n"}}]}]}'
 series() { # name claim at value
 	printf '{"metric":{"__name__":"kubelet_volume_stats_%s","instance":"10.0.0.5:10250","namespace":"shop","persistentvolumeclaim":"%s"},"value":[%s,"%s"]}' "$1" "$2" "$3" "$4"

@@ -21,14 +21,18 @@
  * What the autoresize rows need, read once per command: the claims and
  * pods of each namespace, the StorageClasses, and the usage from the
  * kubelets of the nodes that run the pods of workloads with a policy,
- * through the API server with the user's own rights (nodes/proxy).
+ * through the API server with the user's own rights (nodes/proxy). A
+ * node's figures of a claim count only when a pod on it mounts the claim
+ * (usage_mounts_add_pod), as in the operator.
  */
 struct autoresize_reads {
 	json_t *claims;  /* ns -> PVC list */
 	json_t *pods;    /* ns -> pod list */
 	json_t *classes; /* list, or NULL when the user cannot read them */
 	json_t *table;   /* "ns/claim" -> usage */
-	json_t *asked;   /* node -> true */
+	json_t *asked;   /* node -> its summary's text, or null when it could not be read */
+	json_t *taken;   /* "ns": the pods of ns are in mounts; "ns/node": node's summary read for ns */
+	json_t *mounts;  /* who may report which claim, from the pods of the namespaces seen */
 	char *error;     /* the first node that could not be read, and why */
 };
 
@@ -45,28 +49,42 @@ static const json_t *list_once(struct plugin_session *s, json_t *cache, const st
 	return list;
 }
 
-static void read_node_usage(struct plugin_session *s, struct autoresize_reads *r, const char *node)
+/* Notes why (new; taken) when it is the first failure. */
+static void note_error(struct autoresize_reads *r, char *why)
 {
-	if (json_object_get(r->asked, node))
-		return;
-	json_object_set_new(r->asked, node, json_true());
-	char *path = xasprintf("/api/v1/nodes/%s/proxy/stats/summary", node);
-	char *body = NULL;
-	struct kube_error err;
-	char *why = NULL;
-	if (kube_get_text(s->client, path, &body, &err) < 0)
-		why = xasprintf("node %s: %s", node, err.message);
-	else if (usage_parse_summary(body, strlen(body), r->table, &why) < 0) {
-		char *w = xasprintf("node %s: %s", node, why);
-		free(why);
-		why = w;
-	}
 	if (why && !r->error)
 		r->error = why;
 	else
 		free(why);
-	free(body);
-	free(path);
+}
+
+/* Node's summary (asked once), of which the claims pods of ns mount there (taken once per namespace). */
+static void read_node_usage(struct plugin_session *s, struct autoresize_reads *r, const char *ns, const char *node)
+{
+	char *taken = xasprintf("%s/%s", ns, node);
+	bool done = json_object_get(r->taken, taken) != NULL;
+	json_object_set_new(r->taken, taken, json_true());
+	free(taken);
+	if (done)
+		return;
+	json_t *text = json_object_get(r->asked, node);
+	if (!text) {
+		char *path = xasprintf("/api/v1/nodes/%s/proxy/stats/summary", node);
+		char *body = NULL;
+		struct kube_error err;
+		if (kube_get_text(s->client, path, &body, &err) < 0)
+			note_error(r, xasprintf("node %s: %s", node, err.message));
+		text = body ? json_stringn_nocheck(body, strlen(body)) : json_null();
+		json_object_set_new(r->asked, node, text);
+		free(body);
+		free(path);
+	}
+	char *why = NULL;
+	if (json_is_string(text) &&
+	    usage_parse_summary(json_string_value(text), json_string_length(text), node, r->mounts, r->table, &why) < 0) {
+		note_error(r, xasprintf("node %s: %s", node, why));
+		free(why);
+	}
 }
 
 static void autoresize_rows(struct plugin_session *s, struct autoresize_reads *r, const char *kind, const json_t *w,
@@ -86,10 +104,16 @@ static void autoresize_rows(struct plugin_session *s, struct autoresize_reads *r
 	char *prefix = xasprintf("%s-", name);
 	size_t i;
 	const json_t *pod;
-	json_array_foreach(list_once(s, r->pods, &KUBE_PODS, ns), i, pod) {
+	const json_t *pods = list_once(s, r->pods, &KUBE_PODS, ns);
+	if (!json_object_get(r->taken, ns)) {
+		json_object_set_new(r->taken, ns, json_true());
+		json_array_foreach(pods, i, pod)
+			usage_mounts_add_pod(r->mounts, pod);
+	}
+	json_array_foreach(pods, i, pod) {
 		const char *node = kube_obj_str(pod, "spec.nodeName");
 		if (node && kube_name_number(kube_obj_str(pod, "metadata.name"), prefix, 9) >= 0)
-			read_node_usage(s, r, node);
+			read_node_usage(s, r, ns, node);
 	}
 	free(prefix);
 	struct autoresize_usage_view u = {r->table, r->error};
@@ -104,6 +128,8 @@ static void autoresize_reads_release(struct autoresize_reads *r)
 	json_decref(r->classes);
 	json_decref(r->table);
 	json_decref(r->asked);
+	json_decref(r->taken);
+	json_decref(r->mounts);
 	free(r->error);
 }
 
@@ -203,7 +229,7 @@ int plugin_cmd_status(struct plugin_session *s)
 	json_t *rows = json_array();
 	json_t *events = plugin_events(s, ns);
 	struct autoresize_reads ar = {.claims = json_object(), .pods = json_object(), .table = json_object(),
-				      .asked = json_object()};
+				      .asked = json_object(), .taken = json_object(), .mounts = json_object()};
 	int rc = a->kind != PLUGIN_KIND_NONE ? one_object(s, events, &ar, rows) : sts_rows(s, ns, events, &ar, rows);
 	if (!rc && a->kind == PLUGIN_KIND_NONE)
 		rc = stc_rows(s, ns, events, &ar, rows);

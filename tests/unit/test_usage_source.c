@@ -73,6 +73,40 @@ static const char SUMMARY[] =
 	"{\"podRef\":{\"name\":\"sidecar\",\"namespace\":\"other\",\"uid\":\"b1b1\"},\"containers\":[]}"
 	"]}";
 
+/* A pod named name in ns on node, mounting claims (NULL-terminated) and a volume without a claim. New reference. */
+static json_t *pod_mounting(const char *ns, const char *name, const char *node, const char *const *claims)
+{
+	json_t *volumes = json_pack("[{s:s, s:{}}]", "name", "kube-api-access", "projected");
+	for (; *claims; claims++)
+		json_array_append_new(volumes, json_pack("{s:s, s:{s:s}}", "name", *claims, "persistentVolumeClaim",
+							 "claimName", *claims));
+	json_t *pod = json_pack("{s:{s:s, s:s}, s:{s:o}}", "metadata", "name", name, "namespace", ns, "spec",
+				"volumes", volumes);
+	if (node)
+		json_object_set_new(json_object_get(pod, "spec"), "nodeName", json_string(node));
+	return pod;
+}
+
+/* Into mounts, what the cache shows when SUMMARY's pods run on node: db-0..2 in shop, web-0 in other. */
+static void add_summary_pods(json_t *mounts, const char *node)
+{
+	static const char *const pods[][3] = {{"shop", "db-0", "data-db-0"}, {"shop", "db-1", "data-db-1"},
+					      {"shop", "db-2", "data-db-2"}, {"other", "web-0", "cache-web-0"}};
+	for (size_t i = 0; i < sizeof(pods) / sizeof(pods[0]); i++) {
+		json_t *pod = pod_mounting(pods[i][0], pods[i][1], node, (const char *const[]){pods[i][2], NULL});
+		usage_mounts_add_pod(mounts, pod);
+		json_decref(pod);
+	}
+}
+
+/* SUMMARY's pods on node. New reference. */
+static json_t *summary_mounts(const char *node)
+{
+	json_t *mounts = json_object();
+	add_summary_pods(mounts, node);
+	return mounts;
+}
+
 /* The claim's usage from table, checked field by field. */
 static void expect_usage(json_t *table, const char *key, int64_t capacity, int64_t used, int64_t available,
 			 int64_t inodes, int64_t inodes_used)
@@ -92,16 +126,20 @@ static void expect_usage(json_t *table, const char *key, int64_t capacity, int64
 static void test_summary_real_shape(void **state)
 {
 	(void)state;
-	json_t *table = json_object();
+	json_t *table = json_object(), *mounts = summary_mounts("local-node-0");
 	char *why = NULL;
-	assert_int_equal(usage_parse_summary(SUMMARY, strlen(SUMMARY), table, &why), 0);
+	assert_int_equal(usage_parse_summary(SUMMARY, strlen(SUMMARY), "local-node-0", mounts, table, &why), 0);
 	assert_null(why);
-	/* data-db-0 once (two pods), data-db-1, cache-web-0; not data-db-2 (unmeasured), not the token volume. */
+	/*
+	 * data-db-0 once (from db-0; backup-0 mounts it too, but the cache does not say so), data-db-1,
+	 * cache-web-0; not data-db-2 (unmeasured), not the token volume.
+	 */
 	assert_int_equal(json_object_size(table), 3);
 	expect_usage(table, "shop/data-db-0", GI, 214748365, 858993459, 65536, 536);
 	expect_usage(table, "shop/data-db-1", 2048 * GI, 1536 * GI, 512 * GI, 1000, 600);
 	expect_usage(table, "other/cache-web-0", 10 * GI, 0, 10 * GI, 0, 0);
 	assert_null(json_object_get(table, "shop/data-db-2"));
+	json_decref(mounts);
 	json_decref(table);
 }
 
@@ -109,12 +147,13 @@ static void test_summary_real_shape(void **state)
 static void test_summary_claim_on_two_nodes(void **state)
 {
 	(void)state;
-	json_t *table = json_object();
+	json_t *table = json_object(), *mounts = summary_mounts("local-node-0");
 	struct volume_usage earlier = {GI, 1, GI - 1, 0, 0};
 	json_object_set_new(table, "shop/data-db-0", usage_to_json(&earlier));
 	char *why = NULL;
-	assert_int_equal(usage_parse_summary(SUMMARY, strlen(SUMMARY), table, &why), 0);
+	assert_int_equal(usage_parse_summary(SUMMARY, strlen(SUMMARY), "local-node-0", mounts, table, &why), 0);
 	expect_usage(table, "shop/data-db-0", GI, 1, GI - 1, 0, 0);
+	json_decref(mounts);
 	json_decref(table);
 }
 
@@ -134,9 +173,18 @@ static void expect_refused(usage_parser parse, const char *body, const char *why
 	json_decref(table);
 }
 
+/* A summary from local-node-0, where SUMMARY's pods run. */
+static int parse_summary(const char *body, size_t len, json_t *table, char **why)
+{
+	json_t *mounts = summary_mounts("local-node-0");
+	int rc = usage_parse_summary(body, len, "local-node-0", mounts, table, why);
+	json_decref(mounts);
+	return rc;
+}
+
 static void expect_summary_refused(const char *body, const char *why_has)
 {
-	expect_refused(usage_parse_summary, body, why_has);
+	expect_refused(parse_summary, body, why_has);
 }
 
 static void test_summary_junk(void **state)
@@ -151,35 +199,202 @@ static void test_summary_junk(void **state)
 }
 
 /* Odd but valid: no pods (null, as Go writes an empty slice), volumes that are not objects, bad figures. */
+#define POD_P "\"podRef\":{\"name\":\"p\",\"namespace\":\"n\"},"
+
 static void test_summary_odd_but_valid(void **state)
 {
 	(void)state;
+	/* Pod p of namespace n runs on n1 and mounts claim c: what n1 says of c counts when it can be read. */
+	json_t *mounts = json_object();
+	json_t *pod = pod_mounting("n", "p", "n1", (const char *const[]){"c", NULL});
+	usage_mounts_add_pod(mounts, pod);
+	json_decref(pod);
+	static const char good[] = "{\"pods\":[{" POD_P "\"volume\":[{\"pvcRef\":{\"name\":\"c\",\"namespace\":\"n\"},"
+				   "\"capacityBytes\":2,\"usedBytes\":1,\"availableBytes\":1}]}]}";
+	json_t *table = json_object();
+	char *why = NULL;
+	assert_int_equal(usage_parse_summary(good, strlen(good), "n1", mounts, table, &why), 0);
+	expect_usage(table, "n/c", 2, 1, 1, 0, 0);
+	json_decref(table);
 	static const char *const bodies[] = {
 		"{\"node\":{},\"pods\":null}",
 		"{\"node\":{},\"pods\":[]}",
 		"{\"pods\":[{\"podRef\":{\"name\":\"p\"},\"volume\":null}]}",
 		"{\"pods\":[{\"volume\":[1,\"x\",{\"pvcRef\":\"data\"}]}]}",
 		/* negative, float, string figures: the volume is skipped */
-		"{\"pods\":[{\"volume\":[{\"pvcRef\":{\"name\":\"c\",\"namespace\":\"n\"},"
+		"{\"pods\":[{" POD_P "\"volume\":[{\"pvcRef\":{\"name\":\"c\",\"namespace\":\"n\"},"
 		"\"capacityBytes\":-1,\"usedBytes\":1,\"availableBytes\":1}]}]}",
-		"{\"pods\":[{\"volume\":[{\"pvcRef\":{\"name\":\"c\",\"namespace\":\"n\"},"
+		"{\"pods\":[{" POD_P "\"volume\":[{\"pvcRef\":{\"name\":\"c\",\"namespace\":\"n\"},"
 		"\"capacityBytes\":1.5,\"usedBytes\":1,\"availableBytes\":1}]}]}",
-		"{\"pods\":[{\"volume\":[{\"pvcRef\":{\"name\":\"c\",\"namespace\":\"n\"},"
+		"{\"pods\":[{" POD_P "\"volume\":[{\"pvcRef\":{\"name\":\"c\",\"namespace\":\"n\"},"
 		"\"capacityBytes\":\"1Gi\",\"usedBytes\":1,\"availableBytes\":1}]}]}",
-		"{\"pods\":[{\"volume\":[{\"pvcRef\":{\"name\":\"c\",\"namespace\":\"n\"},"
+		"{\"pods\":[{" POD_P "\"volume\":[{\"pvcRef\":{\"name\":\"c\",\"namespace\":\"n\"},"
 		"\"capacityBytes\":9223372036854775808,\"usedBytes\":1,\"availableBytes\":1}]}]}",
 		/* a claim without a namespace */
-		"{\"pods\":[{\"volume\":[{\"pvcRef\":{\"name\":\"c\"},"
+		"{\"pods\":[{" POD_P "\"volume\":[{\"pvcRef\":{\"name\":\"c\"},"
 		"\"capacityBytes\":1,\"usedBytes\":1,\"availableBytes\":0}]}]}",
+		/* a pod without a name, or with a podRef that is not an object */
+		"{\"pods\":[{\"podRef\":{\"namespace\":\"n\"},\"volume\":[{\"pvcRef\":{\"name\":\"c\",\"namespace\":\"n\"},"
+		"\"capacityBytes\":2,\"usedBytes\":1,\"availableBytes\":1}]}]}",
+		"{\"pods\":[{\"podRef\":\"p\",\"volume\":[{\"pvcRef\":{\"name\":\"c\",\"namespace\":\"n\"},"
+		"\"capacityBytes\":2,\"usedBytes\":1,\"availableBytes\":1}]}]}",
 	};
 	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
-		json_t *table = json_object();
-		char *why = NULL;
-		if (usage_parse_summary(bodies[i], strlen(bodies[i]), table, &why) != 0)
+		table = json_object();
+		if (usage_parse_summary(bodies[i], strlen(bodies[i]), "n1", mounts, table, &why) != 0)
 			fail_msg("body %zu refused: %s", i, why);
 		assert_int_equal(json_object_size(table), 0);
 		json_decref(table);
 	}
+	json_decref(mounts);
+}
+
+/*
+ * What the cache says mounts where: a pod's claims on its node; a pod not
+ * yet scheduled adds nothing; a claim mounted by pods on two nodes (RWX)
+ * has both; volumes without a claim are not counted.
+ */
+static void test_mounts_from_pods(void **state)
+{
+	(void)state;
+	json_t *mounts = json_object();
+	json_t *pods[] = {
+		pod_mounting("shop", "db-0", "n1", (const char *const[]){"data-db-0", "logs-db-0", NULL}),
+		pod_mounting("shop", "db-1", NULL, (const char *const[]){"data-db-1", NULL}),
+		pod_mounting("shop", "report", "n2", (const char *const[]){"data-db-0", NULL}),
+		pod_mounting("other", "db-0", "n2", (const char *const[]){"data-db-0", NULL}),
+		json_pack("{s:{s:s}, s:{s:s, s:[{s:s, s:{s:s}}]}}", "metadata", "name", "nameless-ns", "spec",
+			  "nodeName", "n1", "volumes", "name", "d", "persistentVolumeClaim", "claimName", "x"),
+	};
+	for (size_t i = 0; i < sizeof(pods) / sizeof(pods[0]); i++) {
+		usage_mounts_add_pod(mounts, pods[i]);
+		json_decref(pods[i]);
+	}
+	json_t *want = json_pack("{s:{s:{s:b}, s:{s:b}}, s:{s:{s:b}}, s:{s:{s:b}}}", "shop/data-db-0", "n1", "db-0", 1,
+				 "n2", "report", 1, "shop/logs-db-0", "n1", "db-0", 1, "other/data-db-0", "n2", "db-0", 1);
+	if (!json_equal(mounts, want)) {
+		char *got = json_dumps(mounts, JSON_SORT_KEYS);
+		fail_msg("mounts: %s", got);
+	}
+	assert_int_equal(usage__mount_of(mounts, "n1", "shop", "db-0", "shop", "data-db-0"), USAGE_MOUNT_YES);
+	assert_int_equal(usage__mount_of(mounts, "n2", "shop", "report", "shop", "data-db-0"), USAGE_MOUNT_YES);
+	assert_int_equal(usage__mount_of(mounts, "n2", "shop", "db-0", "shop", "data-db-0"), USAGE_MOUNT_OTHER_POD);
+	assert_int_equal(usage__mount_of(mounts, "n2", "other", "db-0", "shop", "data-db-0"), USAGE_MOUNT_OTHER_POD);
+	assert_int_equal(usage__mount_of(mounts, "n3", "shop", "db-0", "shop", "data-db-0"), USAGE_MOUNT_WRONG_NODE);
+	assert_int_equal(usage__mount_of(mounts, "n1", "shop", "db-0", "other", "data-db-0"), USAGE_MOUNT_WRONG_NODE);
+	assert_int_equal(usage__mount_of(mounts, "n1", "shop", "db-1", "shop", "data-db-1"), USAGE_MOUNT_NOT_ASKED);
+	assert_int_equal(usage__mount_of(mounts, "n1", NULL, NULL, "shop", "logs-db-0"), USAGE_MOUNT_OTHER_POD);
+	json_decref(want);
+	json_decref(mounts);
+}
+
+/* errors holds one line, want. */
+static void expect_only_error(const json_t *errors, const char *want)
+{
+	assert_int_equal(json_array_size(errors), 1);
+	assert_string_equal(json_string_value(json_array_get(errors, 0)), want);
+}
+
+/*
+ * A node taken over (issue 27, finding 3): n-evil calls itself n-good and
+ * reports, with figures that would grow them or let them fill, data-db-0
+ * under the name of the pod that mounts it (db-0, which runs on n-good),
+ * and cache-web-0 of namespace other under a pod of its own namespace and
+ * under web-0's name; and a claim nobody asked about.
+ */
+static const char EVIL_SUMMARY[] =
+	"{\"node\":{\"nodeName\":\"n-good\"},\"pods\":["
+	"{\"podRef\":{\"name\":\"db-0\",\"namespace\":\"shop\"},\"volume\":[{\"availableBytes\":1,"
+	"\"capacityBytes\":1073741824,\"usedBytes\":1073741823,\"name\":\"data\","
+	"\"pvcRef\":{\"name\":\"data-db-0\",\"namespace\":\"shop\"}}]},"
+	"{\"podRef\":{\"name\":\"x\",\"namespace\":\"evil\"},\"volume\":[{\"availableBytes\":1,"
+	"\"capacityBytes\":10737418240,\"usedBytes\":10737418239,\"name\":\"data\","
+	"\"pvcRef\":{\"name\":\"cache-web-0\",\"namespace\":\"other\"}},"
+	"{\"availableBytes\":1,\"capacityBytes\":2,\"usedBytes\":1,\"name\":\"own\","
+	"\"pvcRef\":{\"name\":\"own\",\"namespace\":\"evil\"}}]},"
+	"{\"podRef\":{\"name\":\"web-0\",\"namespace\":\"other\"},\"volume\":[{\"availableBytes\":10737418240,"
+	"\"capacityBytes\":10737418240,\"usedBytes\":0,\"name\":\"cache\","
+	"\"pvcRef\":{\"name\":\"cache-web-0\",\"namespace\":\"other\"}}]}]}";
+
+/* The right node, but a pod the cache does not show mounting data-db-0 reports it first. */
+static const char OTHER_POD_SUMMARY[] =
+	"{\"pods\":[{\"podRef\":{\"name\":\"intruder\",\"namespace\":\"shop\"},\"volume\":[{\"availableBytes\":1,"
+	"\"capacityBytes\":1073741824,\"usedBytes\":1073741823,\"name\":\"data\","
+	"\"pvcRef\":{\"name\":\"data-db-0\",\"namespace\":\"shop\"}}]},"
+	"{\"podRef\":{\"name\":\"db-0\",\"namespace\":\"shop\"},\"volume\":[{\"availableBytes\":858993459,"
+	"\"capacityBytes\":1073741824,\"usedBytes\":214748365,\"name\":\"data\","
+	"\"pvcRef\":{\"name\":\"data-db-0\",\"namespace\":\"shop\"}}]}]}";
+
+/* What SUMMARY (n-good's) says, whoever was read first. */
+static void expect_good_figures(json_t *table)
+{
+	assert_int_equal(json_object_size(table), 3);
+	expect_usage(table, "shop/data-db-0", GI, 214748365, 858993459, 65536, 536);
+	expect_usage(table, "other/cache-web-0", 10 * GI, 0, 10 * GI, 0, 0);
+	assert_null(json_object_get(table, "evil/own"));
+}
+
+/* Only the node and pod that the cache shows mounting a claim speak for it, in either order. */
+static void test_summary_only_from_its_node(void **state)
+{
+	(void)state;
+	json_t *mounts = summary_mounts("n-good");
+	for (int evil_first = 0; evil_first < 2; evil_first++) {
+		json_t *table = json_object();
+		char *why = NULL;
+		if (evil_first)
+			assert_int_equal(usage_parse_summary(EVIL_SUMMARY, strlen(EVIL_SUMMARY), "n-evil", mounts, table,
+							     &why), 3);
+		assert_int_equal(usage_parse_summary(SUMMARY, strlen(SUMMARY), "n-good", mounts, table, &why), 0);
+		if (!evil_first)
+			assert_int_equal(usage_parse_summary(EVIL_SUMMARY, strlen(EVIL_SUMMARY), "n-evil", mounts, table,
+							     &why), 3);
+		assert_null(why);
+		expect_good_figures(table);
+		json_decref(table);
+	}
+	/* On the right node, the figures are the mounting pod's. */
+	json_t *table = json_object();
+	char *why = NULL;
+	assert_int_equal(usage_parse_summary(OTHER_POD_SUMMARY, strlen(OTHER_POD_SUMMARY), "n-good", mounts, table,
+					     &why), 0);
+	assert_int_equal(json_object_size(table), 1);
+	expect_usage(table, "shop/data-db-0", GI, 214748365, 858993459, 0, 0);
+	json_decref(table);
+	json_decref(mounts);
+}
+
+/*
+ * The same through the kubelet source: n-evil answers at once, n-good
+ * 300 ms later. n-good's figures are taken; n-evil's are one line.
+ */
+static void test_kubelet_node_speaks_for_others(void **state)
+{
+	(void)state;
+	struct canned_server *good = canned_server_start("200 OK", "application/json", SUMMARY);
+	struct canned_server *evil = canned_server_start("200 OK", "application/json", EVIL_SUMMARY);
+	canned_server_delay(good, 300);
+	struct kube_client *client = loopback_client(canned_server_port(good), NULL);
+	struct usage_source_options o = {.kind = USAGE_SOURCE_KUBELET, .timeout_ms = 5000};
+	char *err = NULL;
+	struct usage_source *s = usage_source_new(client, &o, &err);
+	assert_non_null(s);
+	usage__set_kubelet_scheme(s, "http");
+	struct usage_node nodes[] = {{"n-good", "127.0.0.1", canned_server_port(good)},
+				     {"n-evil", "127.0.0.1", canned_server_port(evil)}};
+	json_t *table = json_object(), *errors = json_array(), *mounts = summary_mounts("n-good");
+	assert_int_equal(usage_source_poll(s, nodes, 2, mounts, table, errors), 2);
+	expect_good_figures(table);
+	expect_only_error(errors,
+			  "node n-evil: 3 volumes ignored: they name claims that, per the cache, no pod on this node "
+			  "mounts");
+	usage_source_free(s);
+	kube_client_free(client);
+	canned_server_stop(good);
+	canned_server_stop(evil);
+	json_decref(mounts);
+	json_decref(table);
+	json_decref(errors);
 }
 
 /* A series of the answer below. */
@@ -436,7 +651,7 @@ static void test_prometheus_http(void **state)
 	json_t *table = json_object(), *errors = json_array();
 	/* Nodes are the kubelet sources' business: Prometheus is asked once. */
 	struct usage_node nodes[] = {{"n1", "10.0.0.5", 10250}, {"n2", "10.0.0.6", 10250}};
-	assert_int_equal(usage_source_poll(s, nodes, 2, table, errors), 1);
+	assert_int_equal(usage_source_poll(s, nodes, 2, NULL, table, errors), 1);
 	assert_int_equal(json_array_size(errors), 0);
 	assert_int_equal(json_object_size(table), 3);
 	expect_usage(table, "shop/data-db-1", 2 * GI, 1500000000, 512 * GI, 1000, 600);
@@ -451,7 +666,7 @@ static void test_prometheus_http(void **state)
 	/* The token is read anew at each poll (it rotates); one request each time. */
 	unlink(token);
 	free(scratch_file_write(dir, "token", "rotated", 0600));
-	assert_int_equal(usage_source_poll(s, NULL, 0, table, errors), 1);
+	assert_int_equal(usage_source_poll(s, NULL, 0, NULL, table, errors), 1);
 	assert_int_equal(canned_server_last(srv, head, sizeof(head)), 2);
 	assert_non_null(strstr(head, "\r\nAuthorization: Bearer rotated\r\n"));
 	assert_int_equal(json_array_size(errors), 0);
@@ -480,7 +695,7 @@ static void test_prometheus_http_errors(void **state)
 	struct usage_source *s = usage_source_new(NULL, &o, &err);
 	assert_non_null(s);
 	json_t *table = json_object(), *errors = json_array();
-	assert_int_equal(usage_source_poll(s, NULL, 0, table, errors), 1);
+	assert_int_equal(usage_source_poll(s, NULL, 0, NULL, table, errors), 1);
 	assert_int_equal(json_object_size(table), 0);
 	assert_int_equal(json_array_size(errors), 1);
 	char *want = xasprintf("prometheus %s: 400 Bad Request: bad_data: 1:1: parse error: unexpected character", base);
@@ -498,7 +713,7 @@ static void test_prometheus_http_errors(void **state)
 	s = usage_source_new(NULL, &o, &err);
 	assert_non_null(s);
 	json_array_clear(errors);
-	assert_int_equal(usage_source_poll(s, NULL, 0, table, errors), 1);
+	assert_int_equal(usage_source_poll(s, NULL, 0, NULL, table, errors), 1);
 	assert_int_equal(json_array_size(errors), 1);
 	const char *line = json_string_value(json_array_get(errors, 0));
 	char *prefix = xasprintf("prometheus http://***@127.0.0.1:%d: ", port);
@@ -548,8 +763,8 @@ static void test_kubelet_http(void **state)
 		{"local-node-3", "evil.example/?", 10250},
 		{"local-node-4", "user@127.0.0.1", canned_server_port(good)},
 	};
-	json_t *table = json_object(), *errors = json_array();
-	assert_int_equal(usage_source_poll(s, nodes, 5, table, errors), 2);
+	json_t *table = json_object(), *errors = json_array(), *mounts = summary_mounts("local-node-0");
+	assert_int_equal(usage_source_poll(s, nodes, 5, mounts, table, errors), 2);
 	assert_int_equal(json_object_size(table), 3);
 	expect_usage(table, "shop/data-db-0", GI, 214748365, 858993459, 65536, 536);
 
@@ -574,6 +789,7 @@ static void test_kubelet_http(void **state)
 	kube_client_free(client);
 	canned_server_stop(good);
 	canned_server_stop(refusing);
+	json_decref(mounts);
 	json_decref(table);
 	json_decref(errors);
 	free(want);
@@ -599,14 +815,16 @@ static void test_kubelet_parallel(void **state)
 	enum { SILENT = 5, ANSWERING = 20 };
 	struct usage_node nodes[SILENT + ANSWERING];
 	char names[SILENT + ANSWERING][32];
+	json_t *mounts = json_object();
 	for (int i = 0; i < SILENT + ANSWERING; i++) {
 		bool silent = i < SILENT;
 		snprintf(names[i], sizeof(names[i]), "%s-%d", silent ? "silent" : "node", i);
 		nodes[i] = (struct usage_node){names[i], "127.0.0.1", silent ? silent_port : canned_server_port(good)};
+		add_summary_pods(mounts, names[i]); /* each answers with the same pods */
 	}
 	json_t *table = json_object(), *errors = json_array();
 	double start = clock_mono_ms();
-	assert_int_equal(usage_source_poll(s, nodes, SILENT + ANSWERING, table, errors), SILENT + ANSWERING);
+	assert_int_equal(usage_source_poll(s, nodes, SILENT + ANSWERING, mounts, table, errors), SILENT + ANSWERING);
 	double took = clock_mono_ms() - start;
 	if (took > 3500)
 		fail_msg("the poll took %.0f ms: the silent nodes were waited for one after another", took);
@@ -622,7 +840,7 @@ static void test_kubelet_parallel(void **state)
 
 	/* The handles are reused: a second poll is the same. */
 	json_array_clear(errors);
-	assert_int_equal(usage_source_poll(s, nodes + SILENT, ANSWERING, table, errors), ANSWERING);
+	assert_int_equal(usage_source_poll(s, nodes + SILENT, ANSWERING, mounts, table, errors), ANSWERING);
 	assert_int_equal(json_array_size(errors), 0);
 	assert_int_equal(canned_server_last(good, head, sizeof(head)), 2 * ANSWERING);
 
@@ -630,6 +848,7 @@ static void test_kubelet_parallel(void **state)
 	kube_client_free(client);
 	close(silent_fd);
 	canned_server_stop(good);
+	json_decref(mounts);
 	json_decref(table);
 	json_decref(errors);
 }
@@ -651,10 +870,11 @@ static json_t *poll_kubelet_tls(struct kube_client *client, const struct usage_s
 	if (!s)
 		fail_msg("source: %s", err);
 	struct usage_node node = {"local-node-0", "127.0.0.1", port};
-	json_t *table = json_object(), *errors = json_array();
-	assert_int_equal(usage_source_poll(s, &node, 1, table, errors), 1);
+	json_t *table = json_object(), *errors = json_array(), *mounts = summary_mounts("local-node-0");
+	assert_int_equal(usage_source_poll(s, &node, 1, mounts, table, errors), 1);
 	assert_int_equal(json_object_size(table), json_array_size(errors) ? 0 : 3);
 	usage_source_free(s);
+	json_decref(mounts);
 	json_decref(table);
 	return errors;
 }
@@ -747,7 +967,7 @@ static char *kubelet_error_line(const char *status, const char *content_type, co
 	usage__set_kubelet_scheme(s, "http");
 	struct usage_node node = {"n1", "127.0.0.1", *port};
 	json_t *table = json_object(), *errors = json_array();
-	assert_int_equal(usage_source_poll(s, &node, 1, table, errors), 1);
+	assert_int_equal(usage_source_poll(s, &node, 1, NULL, table, errors), 1);
 	assert_int_equal(json_array_size(errors), 1);
 	assert_int_equal(json_object_size(table), 0);
 	char *line = xstrdup(json_string_value(json_array_get(errors, 0)));
@@ -807,16 +1027,26 @@ static void test_kubelet_proxy_http(void **state)
 	assert_non_null(s);
 	assert_non_null(refused);
 	struct usage_node nodes[] = {{"local-node-0", NULL, 0}, {"local-node-1", NULL, 0}};
-	json_t *table = json_object(), *errors = json_array();
+	json_t *table = json_object(), *errors = json_array(), *mounts = summary_mounts("local-node-0");
 
-	assert_int_equal(usage_source_poll(s, nodes, 1, table, errors), 1);
+	assert_int_equal(usage_source_poll(s, nodes, 1, mounts, table, errors), 1);
 	assert_int_equal(json_array_size(errors), 0);
 	assert_int_equal(json_object_size(table), 3);
 	char head[8192];
 	assert_int_equal(canned_server_last(api, head, sizeof(head)), 1);
 	assert_true(!strncmp(head, "GET /api/v1/nodes/local-node-0/proxy/stats/summary HTTP/1.1\r\n", 61));
 
-	assert_int_equal(usage_source_poll(refused, nodes + 1, 1, table, errors), 1);
+	/* The same summary as local-node-1's, where none of those pods runs: nothing taken, one line. */
+	json_t *other = json_object();
+	assert_int_equal(usage_source_poll(s, nodes + 1, 1, mounts, other, errors), 1);
+	assert_int_equal(json_object_size(other), 0);
+	expect_only_error(errors,
+			  "node local-node-1: 5 volumes ignored: they name claims that, per the cache, no pod on this "
+			  "node mounts");
+	json_array_clear(errors);
+	json_decref(other);
+
+	assert_int_equal(usage_source_poll(refused, nodes + 1, 1, mounts, table, errors), 1);
 	assert_int_equal(json_array_size(errors), 1);
 	assert_string_equal(json_string_value(json_array_get(errors, 0)),
 			    "node local-node-1: GET /api/v1/nodes/local-node-1/proxy/stats/summary: 403 Forbidden: "
@@ -829,6 +1059,7 @@ static void test_kubelet_proxy_http(void **state)
 	kube_client_free(refused_client);
 	canned_server_stop(api);
 	canned_server_stop(refusing);
+	json_decref(mounts);
 	json_decref(table);
 	json_decref(errors);
 }
@@ -853,7 +1084,7 @@ static void test_kubelet_proxy_node_down(void **state)
 	assert_non_null(s);
 	struct usage_node node = {"local-node-1", NULL, 0};
 	json_t *table = json_object(), *errors = json_array();
-	assert_int_equal(usage_source_poll(s, &node, 1, table, errors), 1);
+	assert_int_equal(usage_source_poll(s, &node, 1, NULL, table, errors), 1);
 	char head[8192];
 	assert_int_equal(canned_server_last(api, head, sizeof(head)), 1);
 	assert_int_equal(json_array_size(errors), 1);
@@ -874,6 +1105,8 @@ int main(void)
 		cmocka_unit_test(test_summary_claim_on_two_nodes),
 		cmocka_unit_test(test_summary_junk),
 		cmocka_unit_test(test_summary_odd_but_valid),
+		cmocka_unit_test(test_mounts_from_pods),
+		cmocka_unit_test(test_summary_only_from_its_node),
 		cmocka_unit_test(test_prometheus_answer),
 		cmocka_unit_test(test_prometheus_float_strings),
 		cmocka_unit_test(test_prometheus_refused),
@@ -887,6 +1120,7 @@ int main(void)
 		cmocka_unit_test(test_kubelet_http_junk),
 		cmocka_unit_test(test_kubelet_http_not_utf8),
 		cmocka_unit_test(test_kubelet_parallel),
+		cmocka_unit_test(test_kubelet_node_speaks_for_others),
 		cmocka_unit_test(test_kubelet_https),
 		cmocka_unit_test(test_kubelet_proxy_http),
 		cmocka_unit_test(test_kubelet_proxy_node_down),

@@ -27,6 +27,7 @@ struct poll {
 	json_t *table;      /* "ns/claim" -> usage object (usage_source.h) */
 	json_t *errors;     /* the source's failures, strings */
 	json_t *node_names; /* set of the nodes asked */
+	json_t *mounts;     /* who may report which claim, from the pods of the workloads (usage_source.h) */
 	struct usage_node *nodes;
 	int nnodes, cap_nodes;
 	int64_t now_ms;

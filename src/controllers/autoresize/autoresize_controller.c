@@ -69,9 +69,12 @@ static void collect_nodes(struct autoresize_ctx *ac, struct poll *p, const json_
 		json_t *pods = store_by_index(ac->pods, SET_INDEX, key);
 		size_t j;
 		const json_t *pod;
-		json_array_foreach(pods, j, pod)
+		json_array_foreach(pods, j, pod) {
+			/* A pod on its way out still mounts its claims: its node still speaks for them. */
+			usage_mounts_add_pod(p->mounts, pod);
 			if (!kube_obj_terminating(pod))
 				add_node(ac, p, pod);
+		}
 		json_decref(pods);
 		free(key);
 	}
@@ -85,6 +88,7 @@ static void poll_release(struct poll *p)
 	}
 	free(p->nodes);
 	json_decref(p->node_names);
+	json_decref(p->mounts);
 	json_decref(p->table);
 	json_decref(p->errors);
 }
@@ -108,11 +112,11 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 		return 0;
 	}
 	struct poll p = {.table = json_object(), .errors = json_array(), .node_names = json_object(),
-			 .now_ms = clock_wall_ms()};
+			 .mounts = json_object(), .now_ms = clock_wall_ms()};
 	collect_nodes(ac, &p, sets);
 	collect_nodes(ac, &p, clusters);
 	const char *source = usage_source_kind_name(ac->deps.source.kind);
-	int sent = usage_source_poll(ac->source, p.nodes, p.nnodes, p.table, p.errors);
+	int sent = usage_source_poll(ac->source, p.nodes, p.nnodes, p.mounts, p.table, p.errors);
 	if (ac->requests)
 		metric_add(ac->requests, sent, METRIC_LABELS(source));
 	if (ac->reads)

@@ -47,6 +47,25 @@ static void add_error(json_t *errors, const char *node, const char *what, const 
 	usage__add_error(errors, "node %s: %s%s%s", node, what ? what : "", what ? ": " : "", why);
 }
 
+/*
+ * A node's summary (what = "GET <where>") into table: the claims that pods
+ * on it mount. The summary's junk, or the count of volumes it reported of
+ * claims mounted on other nodes only (not used), is one line in errors.
+ */
+static void take_summary(const char *node, const char *what, const char *body, size_t len, const json_t *mounts,
+			 json_t *table, json_t *errors)
+{
+	char *why = NULL;
+	int ignored = usage_parse_summary(body, len, node, mounts, table, &why);
+	if (ignored < 0)
+		add_error(errors, node, what, why);
+	else if (ignored > 0)
+		usage__add_error(errors,
+				 "node %s: %d volume%s ignored: %s claims that, per the cache, no pod on this node mounts",
+				 node, ignored, ignored == 1 ? "" : "s", ignored == 1 ? "it names" : "they name");
+	free(why);
+}
+
 /* A node's GET under way on one of the source's handles. */
 struct kubelet_call {
 	CURL *h;
@@ -97,18 +116,18 @@ static bool call_start(struct usage_source *s, struct kubelet_call *call, const 
 }
 
 /* The transfer ended with cc: the node's volumes into table, or its error into errors. */
-static void call_end(struct usage_source *s, struct kubelet_call *call, CURLcode cc, json_t *table, json_t *errors)
+static void call_end(struct usage_source *s, struct kubelet_call *call, CURLcode cc, const json_t *mounts,
+		     json_t *table, json_t *errors)
 {
 	char *why = NULL;
 	curl_multi_remove_handle(s->multi, call->h);
-	int rc = usage__answer_end(call->h, &call->answer, cc, &why);
-	if (rc == 0)
-		rc = usage_parse_summary(strbuf_str(&call->answer.body), call->answer.body.len, table, &why);
-	if (rc < 0) {
-		char *what = xasprintf("GET %s", call->url);
+	char *what = xasprintf("GET %s", call->url);
+	if (usage__answer_end(call->h, &call->answer, cc, &why) < 0)
 		add_error(errors, call->node, what, why);
-		free(what);
-	}
+	else
+		take_summary(call->node, what, strbuf_str(&call->answer.body), call->answer.body.len, mounts, table,
+			     errors);
+	free(what);
 	free(why);
 	usage__answer_release(&call->answer);
 	curl_easy_setopt(call->h, CURLOPT_HTTPHEADER, NULL);
@@ -118,8 +137,8 @@ static void call_end(struct usage_source *s, struct kubelet_call *call, CURLcode
 	call->busy = false;
 }
 
-int usage__poll_kubelets(struct usage_source *s, const struct usage_node *nodes, int nnodes, json_t *table,
-			 json_t *errors)
+int usage__poll_kubelets(struct usage_source *s, const struct usage_node *nodes, int nnodes, const json_t *mounts,
+			 json_t *table, json_t *errors)
 {
 	struct kubelet_call calls[USAGE_KUBELET_PARALLEL];
 	memset(calls, 0, sizeof(calls));
@@ -147,7 +166,7 @@ int usage__poll_kubelets(struct usage_source *s, const struct usage_node *nodes,
 			char *call = NULL;
 			CURLcode cc = msg->data.result; /* msg is gone once its handle is removed */
 			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &call);
-			call_end(s, (struct kubelet_call *)(void *)call, cc, table, errors);
+			call_end(s, (struct kubelet_call *)(void *)call, cc, mounts, table, errors);
 			active--;
 		}
 		if (active)
@@ -164,8 +183,8 @@ static char *kube_error_text(int rc, const struct kube_error *err)
 	return xstrdup(err->message);
 }
 
-int usage__poll_kubelet_proxy(struct usage_source *s, const struct usage_node *node, json_t *table,
-			      json_t *errors)
+int usage__poll_kubelet_proxy(struct usage_source *s, const struct usage_node *node, const json_t *mounts,
+			      json_t *table, json_t *errors)
 {
 	const char *name = node->name ? node->name : "";
 	if (!*name) {
@@ -182,8 +201,7 @@ int usage__poll_kubelet_proxy(struct usage_source *s, const struct usage_node *n
 	struct kube_error err;
 	int rc = kube_get_text_once(s->client, path, s->timeout_ms, &body, &err);
 	if (rc == KUBE_OK) {
-		if (usage_parse_summary(body, strlen(body), table, &why) < 0)
-			add_error(errors, name, what, why);
+		take_summary(name, what, body, strlen(body), mounts, table, errors);
 	} else if (rc == KUBE_ETRANSPORT || rc == KUBE_ETOOLARGE) {
 		add_error(errors, name, NULL, err.message); /* the client's message names the request */
 	} else {

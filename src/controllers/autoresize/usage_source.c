@@ -164,18 +164,18 @@ void usage__set_kubelet_scheme(struct usage_source *s, const char *scheme)
 	s->kubelet_scheme = scheme;
 }
 
-int usage_source_poll(struct usage_source *s, const struct usage_node *nodes, int nnodes, json_t *table,
-		      json_t *errors)
+int usage_source_poll(struct usage_source *s, const struct usage_node *nodes, int nnodes, const json_t *mounts,
+		      json_t *table, json_t *errors)
 {
 	int sent = 0;
 	switch (s->kind) {
 	case USAGE_SOURCE_PROMETHEUS:
 		return usage__poll_prometheus(s, table, errors);
 	case USAGE_SOURCE_KUBELET:
-		return usage__poll_kubelets(s, nodes, nnodes, table, errors);
+		return usage__poll_kubelets(s, nodes, nnodes, mounts, table, errors);
 	case USAGE_SOURCE_KUBELET_PROXY:
 		for (int i = 0; i < nnodes; i++)
-			sent += usage__poll_kubelet_proxy(s, &nodes[i], table, errors);
+			sent += usage__poll_kubelet_proxy(s, &nodes[i], mounts, table, errors);
 		return sent;
 	default:
 		return 0;

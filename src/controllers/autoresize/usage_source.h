@@ -57,18 +57,40 @@ struct usage_node {
 };
 
 /*
+ * Which node may speak for which claim (usage_mounts.c). A node writes
+ * its own stats summary, and could name any claim in it: a volume's
+ * figures count only from a node where the cache shows a pod, in the
+ * claim's namespace, that mounts the claim, and only under that pod's
+ * name. mounts: "namespace/claim" -> {"<node>": {"<pod>": true}}.
+ *
+ * usage_mounts_add_pod adds what pod (borrowed, from the cache) mounts
+ * (spec.volumes[].persistentVolumeClaim.claimName) on its node
+ * (spec.nodeName); a pod without a node adds nothing.
+ */
+void usage_mounts_add_pod(json_t *mounts, const json_t *pod);
+
+/*
  * Fills table (a JSON object, "namespace/claim" -> usage object, see
  * usage_from_json) with what the nodes (kubelet sources; ignored by
- * prometheus) report. Returns the number of requests sent. A node or the
- * server that fails adds to *errors (a JSON array of strings, one per
- * failure, naming the node or URL and the cause: "node n1: GET
- * .../stats/summary: 403 Forbidden: ..."); the others still count.
+ * prometheus) report of the claims in mounts (borrowed; above), each
+ * from its own node only. Returns the number of requests sent. A node or
+ * the server that fails adds to *errors (a JSON array of strings, one
+ * per failure, naming the node or URL and the cause: "node n1: GET
+ * .../stats/summary: 403 Forbidden: ..."); the others still count. So
+ * does a node that reports claims mounted, per mounts, on other nodes
+ * only: its figures of those are not used.
  */
-int usage_source_poll(struct usage_source *s, const struct usage_node *nodes, int nnodes, json_t *table,
-		      json_t *errors);
+int usage_source_poll(struct usage_source *s, const struct usage_node *nodes, int nnodes, const json_t *mounts,
+		      json_t *table, json_t *errors);
 
-/* Pure parsers (unit tested), each adding "namespace/claim" -> usage object to table. 0, or -1 + *why (new). */
-int usage_parse_summary(const char *body, size_t len, json_t *table, char **why);
+/*
+ * Pure parsers (unit tested), each adding "namespace/claim" -> usage object to table; -1 + *why (new) on
+ * junk. The summary is node's (the node asked, not the name it gives itself): of its volumes, only those
+ * mounts lets it report count; it returns how many it reported of claims that mounts puts on other
+ * nodes only (ignored). Prometheus: 0.
+ */
+int usage_parse_summary(const char *body, size_t len, const char *node, const json_t *mounts, json_t *table,
+			char **why);
 int usage_parse_prometheus(const char *body, size_t len, json_t *table, char **why);
 
 /* A usage object: {"capacity":..,"used":..,"available":..,"inodes":..,"inodesUsed":..} (integers). */

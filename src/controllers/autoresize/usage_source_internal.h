@@ -77,16 +77,27 @@ void usage__add_error(json_t *errors, const char *fmt, ...) __attribute__((forma
 /*
  * Adds "namespace/claim" -> u to table unless the claim is there already
  * (a claim mounted by two pods, or on two nodes, is reported twice with
- * the same figures). True when added.
+ * the same figures; a node that does not run one of those pods never gets
+ * here, see usage__mount_of). True when added.
  */
 bool usage__table_add(json_t *table, const char *ns, const char *claim, const struct volume_usage *u);
 
+/* Whether node's figures of claim ns/claim, under pod pod_ns/pod, count (mounts: see usage_source.h). */
+enum usage_mount {
+	USAGE_MOUNT_YES,        /* that pod runs there and mounts the claim */
+	USAGE_MOUNT_NOT_ASKED,  /* no pod the poll looks at mounts it: not read */
+	USAGE_MOUNT_OTHER_POD,  /* a pod there mounts it, but the figures come under another pod's name */
+	USAGE_MOUNT_WRONG_NODE, /* only pods on other nodes mount it: the node speaks for what is not its own */
+};
+enum usage_mount usage__mount_of(const json_t *mounts, const char *node, const char *pod_ns, const char *pod,
+				 const char *ns, const char *claim);
+
 /* The kubelet sources: one GET of each node's summary. The number of requests sent. */
-int usage__poll_kubelets(struct usage_source *s, const struct usage_node *nodes, int nnodes, json_t *table,
-			 json_t *errors);
+int usage__poll_kubelets(struct usage_source *s, const struct usage_node *nodes, int nnodes, const json_t *mounts,
+			 json_t *table, json_t *errors);
 /* One node through the API server: 1 when a request was sent, else 0. */
-int usage__poll_kubelet_proxy(struct usage_source *s, const struct usage_node *node, json_t *table,
-			      json_t *errors);
+int usage__poll_kubelet_proxy(struct usage_source *s, const struct usage_node *node, const json_t *mounts,
+			      json_t *table, json_t *errors);
 /* Prometheus: one instant query. 1 when a request was sent, else 0. */
 int usage__poll_prometheus(struct usage_source *s, json_t *table, json_t *errors);
 

@@ -3,7 +3,8 @@
  * k8s.io/kubelet/pkg/apis/stats/v1alpha1): of each pod's "volume" list,
  * the volumes that name a claim (pvcRef) and their file system's figures
  * (capacityBytes, usedBytes, availableBytes, inodes, inodesUsed,
- * inodesFree; each optional in the API, uint64 when there).
+ * inodesFree; each optional in the API, uint64 when there). The node
+ * writes it: what it says of a claim counts only as usage_mounts.c allows.
  */
 #include <math.h>
 #include <stdio.h>
@@ -54,7 +55,8 @@ static bool volume_usage(const json_t *vol, struct volume_usage *u)
 	return true;
 }
 
-int usage_parse_summary(const char *body, size_t len, json_t *table, char **why)
+int usage_parse_summary(const char *body, size_t len, const char *node, const json_t *mounts, json_t *table,
+			char **why)
 {
 	json_error_t jerr;
 	/*
@@ -77,18 +79,27 @@ int usage_parse_summary(const char *body, size_t len, json_t *table, char **why)
 		return -1;
 	}
 	size_t i, j;
+	int ignored = 0;
 	json_t *pod, *vol;
 	json_array_foreach(pods, i, pod) {
+		const json_t *pod_ref = json_object_get(pod, "podRef");
+		const char *pod_name = json_string_value(json_object_get(pod_ref, "name"));
+		const char *pod_ns = json_string_value(json_object_get(pod_ref, "namespace"));
 		json_array_foreach(json_object_get(pod, "volume"), j, vol) {
 			const json_t *ref = json_object_get(vol, "pvcRef");
 			const char *claim = json_string_value(json_object_get(ref, "name"));
 			const char *ns = json_string_value(json_object_get(ref, "namespace"));
 			struct volume_usage u;
-			if (!claim || !*claim || !ns || !*ns || !volume_usage(vol, &u))
+			if (!claim || !*claim || !ns || !*ns)
 				continue;
-			usage__table_add(table, ns, claim, &u);
+			/* Only the node and pod the cache shows mounting the claim speak for it. */
+			enum usage_mount m = usage__mount_of(mounts, node, pod_ns, pod_name, ns, claim);
+			if (m == USAGE_MOUNT_WRONG_NODE)
+				ignored++;
+			if (m == USAGE_MOUNT_YES && volume_usage(vol, &u))
+				usage__table_add(table, ns, claim, &u);
 		}
 	}
 	json_decref(doc);
-	return 0;
+	return ignored;
 }

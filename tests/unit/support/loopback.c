@@ -56,6 +56,7 @@ struct canned_server {
 	const char *body;
 	pthread_mutex_t lock;
 	int served;
+	atomic_int delay_ms;
 	char last_head[8192];
 };
 
@@ -87,6 +88,9 @@ static void canned_answer(struct canned_server *s, int fd)
 	memcpy(s->last_head, head, sizeof(head));
 	s->served++;
 	pthread_mutex_unlock(&s->lock);
+	int delay = atomic_load(&s->delay_ms);
+	if (delay > 0)
+		poll(NULL, 0, delay);
 	char *answer = xasprintf("HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
 				 "Connection: close\r\n\r\n%s",
 				 s->status, s->content_type, strlen(s->body), s->body);
@@ -130,6 +134,11 @@ struct canned_server *canned_server_start(const char *status, const char *conten
 int canned_server_port(const struct canned_server *s)
 {
 	return s->port;
+}
+
+void canned_server_delay(struct canned_server *s, int ms)
+{
+	atomic_store(&s->delay_ms, ms);
 }
 
 int canned_server_last(struct canned_server *s, char *head, size_t size)

@@ -26,6 +26,8 @@ struct canned_server;
 /* status: "403 Forbidden"; content_type and body are borrowed until the stop. */
 struct canned_server *canned_server_start(const char *status, const char *content_type, const char *body);
 int canned_server_port(const struct canned_server *s);
+/* From now on each answer waits ms after the request is read (a slow server). */
+void canned_server_delay(struct canned_server *s, int ms);
 /* How many requests were answered; the last one's head is copied into head (NUL-terminated). */
 int canned_server_last(struct canned_server *s, char *head, size_t size);
 void canned_server_stop(struct canned_server *s);
