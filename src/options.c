@@ -30,6 +30,7 @@ enum {
 	OPT_AUTORESIZE_RECOMMEND,
 	OPT_PROMETHEUS_URL,
 	OPT_PROMETHEUS_TOKEN,
+	OPT_PROMETHEUS_CA,
 	OPT_KUBELET_CA,
 	OPT_KUBELET_INSECURE,
 	OPT_KUBELET_PORT,
@@ -58,6 +59,7 @@ static const struct option long_options[] = {
 	{"autoresize-recommend-only", no_argument, NULL, OPT_AUTORESIZE_RECOMMEND},
 	{"prometheus-url", required_argument, NULL, OPT_PROMETHEUS_URL},
 	{"prometheus-bearer-token-file", required_argument, NULL, OPT_PROMETHEUS_TOKEN},
+	{"prometheus-ca-file", required_argument, NULL, OPT_PROMETHEUS_CA},
 	{"kubelet-ca-file", required_argument, NULL, OPT_KUBELET_CA},
 	{"kubelet-insecure-tls", no_argument, NULL, OPT_KUBELET_INSECURE},
 	{"kubelet-port", required_argument, NULL, OPT_KUBELET_PORT},
@@ -96,7 +98,8 @@ const char *options_usage(void)
 	       "  --autoresize-interval DURATION  how often usage is read (default 60s; at least 5s)\n"
 	       "  --autoresize-recommend-only     Events and metrics only: never grow a volume\n"
 	       "  --prometheus-url URL            the Prometheus server of --autoresize-source=prometheus\n"
-	       "  --prometheus-bearer-token-file PATH  its bearer token, if it asks for one\n"
+	       "  --prometheus-bearer-token-file PATH  its bearer token, if it asks for one (https:// only)\n"
+	       "  --prometheus-ca-file PATH       CA of its serving certificate (default: the system's)\n"
 	       "  --kubelet-ca-file PATH          CA of the kubelets' serving certificates\n"
 	       "                                  (default: the API server's CA)\n"
 	       "  --kubelet-insecure-tls          do not check the kubelets' certificates\n"
@@ -298,6 +301,9 @@ int options_parse(int argc, char **argv, struct operator_options *o, char **err)
 		case OPT_PROMETHEUS_TOKEN:
 			set_str(&o->prometheus_token_file, optarg);
 			break;
+		case OPT_PROMETHEUS_CA:
+			set_str(&o->prometheus_ca_file, optarg);
+			break;
 		case OPT_KUBELET_CA:
 			set_str(&o->kubelet_ca_file, optarg);
 			break;
@@ -334,6 +340,13 @@ int options_parse(int argc, char **argv, struct operator_options *o, char **err)
 		*err = xstrdup("--autoresize-source=prometheus needs --prometheus-url");
 		return -1;
 	}
+	/* Over http:// anyone on the path reads the token. */
+	if (o->prometheus_token_file && o->prometheus_url && !strncmp(o->prometheus_url, "http://", 7)) {
+		*err = xstrdup("--prometheus-bearer-token-file needs an https:// --prometheus-url: over http:// the token "
+			       "goes out in clear; use https:// (with --prometheus-ca-file for a private CA), or drop the "
+			       "token");
+		return -1;
+	}
 	return 0;
 }
 
@@ -350,6 +363,7 @@ void options_release(struct operator_options *o)
 	FREE_AND_NULL(o->autoresize_source);
 	FREE_AND_NULL(o->prometheus_url);
 	FREE_AND_NULL(o->prometheus_token_file);
+	FREE_AND_NULL(o->prometheus_ca_file);
 	FREE_AND_NULL(o->kubelet_ca_file);
 	free_names(o->webhook_cert_names);
 	o->webhook_cert_names = NULL;

@@ -46,6 +46,7 @@ struct operator_options {
 	bool autoresize_recommend_only;   /* Events and metrics, never a change */
 	char *prometheus_url;
 	char *prometheus_token_file;
+	char *prometheus_ca_file;
 	char *kubelet_ca_file;
 	bool kubelet_insecure_tls;
 	int kubelet_port;                 /* where the Node does not say (namespace scope) */

@@ -86,14 +86,16 @@ static void test_every_flag(void **state)
 	assert_string_equal(o.copy_image, "registry.local/rsync:3");
 	options_release(&o);
 
-	a = ARGV("--autoresize-source", "prometheus", "--prometheus-url", "http://prom:9090",
-		 "--prometheus-bearer-token-file", "/t", "--autoresize-interval", "2m", "--autoresize-recommend-only",
+	a = ARGV("--autoresize-source", "prometheus", "--prometheus-url", "https://prom:9090",
+		 "--prometheus-bearer-token-file", "/t", "--prometheus-ca-file", "/pca", "--autoresize-interval", "2m",
+		 "--autoresize-recommend-only",
 		 "--kubelet-ca-file", "/ca", "--kubelet-insecure-tls", "--kubelet-port", "10255");
 	assert_int_equal(options_parse(a->argc, a->argv, &o, &err), 0);
 	args_free(a);
 	assert_string_equal(o.autoresize_source, "prometheus");
-	assert_string_equal(o.prometheus_url, "http://prom:9090");
+	assert_string_equal(o.prometheus_url, "https://prom:9090");
 	assert_string_equal(o.prometheus_token_file, "/t");
+	assert_string_equal(o.prometheus_ca_file, "/pca");
 	assert_int_equal(o.autoresize_interval_ms, 120000);
 	assert_true(o.autoresize_recommend_only);
 	assert_string_equal(o.kubelet_ca_file, "/ca");
@@ -135,6 +137,12 @@ static void test_refusals_name_the_flag(void **state)
 	expect_refusal(ARGV("--autoresize-interval", "1s"), "--autoresize-interval: at least 5s");
 	expect_refusal(ARGV("--autoresize-interval", "soon"), "--autoresize-interval");
 	expect_refusal(ARGV("--prometheus-url", "prom:9090"), "--prometheus-url");
+	/* A bearer token in clear (issue 27, finding 10), in either order of the flags. */
+	expect_refusal(ARGV("--autoresize-source", "prometheus", "--prometheus-url", "http://prom:9090",
+			    "--prometheus-bearer-token-file", "/t"),
+		       "--prometheus-bearer-token-file needs an https:// --prometheus-url");
+	expect_refusal(ARGV("--prometheus-bearer-token-file", "/t", "--prometheus-url", "http://prom:9090"),
+		       "use https://");
 	expect_refusal(ARGV("--kubelet-port", "0"), "--kubelet-port");
 }
 

@@ -597,9 +597,14 @@ static void test_options_refused(void **state)
 			       "http://***@p:9090/?x=1: a query");
 	expect_options_refused(c,
 			       &(struct usage_source_options){.kind = USAGE_SOURCE_PROMETHEUS,
-							      .prometheus_url = "http://p:9090",
+							      .prometheus_url = "https://p:9090",
 							      .prometheus_token_file = "/nonexistent/token"},
 			       "/nonexistent/token");
+	expect_options_refused(c,
+			       &(struct usage_source_options){.kind = USAGE_SOURCE_PROMETHEUS,
+							      .prometheus_url = "https://p:9090",
+							      .prometheus_ca_file = "/nonexistent/ca.crt"},
+			       "prometheus CA file /nonexistent/ca.crt");
 	expect_options_refused(c,
 			       &(struct usage_source_options){.kind = USAGE_SOURCE_KUBELET,
 							      .kubelet_ca_file = "/nonexistent/ca.crt"},
@@ -609,6 +614,39 @@ static void test_options_refused(void **state)
 	expect_options_refused(NULL, &(struct usage_source_options){.kind = USAGE_SOURCE_KUBELET_PROXY},
 			       "needs the API client");
 	kube_client_free(c);
+}
+
+/*
+ * Credentials in clear (issue 27, finding 10): a bearer token, or a
+ * password in the URL, with an http:// Prometheus is refused, and the
+ * message says to use https://; the same over https:// is taken.
+ */
+static void test_prometheus_credentials_need_https(void **state)
+{
+	(void)state;
+	char *dir = scratch_dir_make("usage-source-clear");
+	char *token = scratch_file_write(dir, "token", "prom-token\n", 0600);
+	struct usage_source_options o = {.kind = USAGE_SOURCE_PROMETHEUS, .prometheus_url = "http://p:9090",
+					 .prometheus_token_file = token};
+	expect_options_refused(NULL, &o, "prometheus URL http://p:9090 is http://: the bearer token");
+	expect_options_refused(NULL, &o, "use https://");
+	o.prometheus_url = "HTTP://p:9090/prom";
+	expect_options_refused(NULL, &o, "use https://");
+	o = (struct usage_source_options){.kind = USAGE_SOURCE_PROMETHEUS, .prometheus_url = "http://u:secret@p:9090"};
+	expect_options_refused(NULL, &o, "prometheus URL http://***@p:9090 is http://: its password");
+
+	static const char *const taken[] = {"https://p:9090", "https://u:secret@p:9090", "http://u@p:9090"};
+	for (size_t i = 0; i < sizeof(taken) / sizeof(taken[0]); i++) {
+		o = (struct usage_source_options){.kind = USAGE_SOURCE_PROMETHEUS, .prometheus_url = taken[i],
+						  .prometheus_token_file = strncmp(taken[i], "https", 5) ? NULL : token};
+		char *err = NULL;
+		struct usage_source *s = usage_source_new(NULL, &o, &err);
+		if (!s)
+			fail_msg("%s refused: %s", taken[i], err);
+		usage_source_free(s);
+	}
+	free(token);
+	scratch_dir_remove(dir);
 }
 
 /* The request target of a request head ("GET <target> HTTP/1.1"). New string. */
@@ -642,12 +680,13 @@ static void test_prometheus_http(void **state)
 	char *token = scratch_file_write(dir, "token", "prom-token\n", 0600);
 	char *answer = prometheus_answer();
 	struct canned_server *srv = canned_server_start("200 OK", "application/json", answer);
-	char *base = xasprintf("http://127.0.0.1:%d/", canned_server_port(srv));
+	char *base = xasprintf("https://127.0.0.1:%d/", canned_server_port(srv));
 	struct usage_source_options o = {
 		.kind = USAGE_SOURCE_PROMETHEUS, .prometheus_url = base, .prometheus_token_file = token};
 	char *err = NULL;
 	struct usage_source *s = usage_source_new(NULL, &o, &err);
 	assert_non_null(s);
+	usage__set_prometheus_plain_http(s); /* to see the request's headers */
 	json_t *table = json_object(), *errors = json_array();
 	/* Nodes are the kubelet sources' business: Prometheus is asked once. */
 	struct usage_node nodes[] = {{"n1", "10.0.0.5", 10250}, {"n2", "10.0.0.6", 10250}};
@@ -708,7 +747,7 @@ static void test_prometheus_http_errors(void **state)
 	/* Nobody listening: the cause, and the URL without its password. */
 	int port;
 	close(loopback_listen(1, &port));
-	base = xasprintf("http://user:secret@127.0.0.1:%d", port);
+	base = xasprintf("https://user:secret@127.0.0.1:%d", port);
 	o.prometheus_url = base;
 	s = usage_source_new(NULL, &o, &err);
 	assert_non_null(s);
@@ -716,7 +755,7 @@ static void test_prometheus_http_errors(void **state)
 	assert_int_equal(usage_source_poll(s, NULL, 0, NULL, table, errors), 1);
 	assert_int_equal(json_array_size(errors), 1);
 	const char *line = json_string_value(json_array_get(errors, 0));
-	char *prefix = xasprintf("prometheus http://***@127.0.0.1:%d: ", port);
+	char *prefix = xasprintf("prometheus https://***@127.0.0.1:%d: ", port);
 	if (strncmp(line, prefix, strlen(prefix)) || strlen(line) <= strlen(prefix) + 5 || strstr(line, "secret"))
 		fail_msg("error line: %s", line);
 	usage_source_free(s);
@@ -724,6 +763,64 @@ static void test_prometheus_http_errors(void **state)
 	free(base);
 	json_decref(table);
 	json_decref(errors);
+}
+
+static int serve_prometheus(void *ctx, const struct http_request *req, const char **content_type, char **body)
+{
+	(void)req;
+	*content_type = "application/json";
+	*body = xstrdup(ctx);
+	return 200;
+}
+
+/*
+ * Prometheus over https, as a token needs it: a server whose certificate
+ * is of a private CA is read with --prometheus-ca-file naming that CA (and
+ * the token), and without it the check fails and says so.
+ */
+static void test_prometheus_https(void **state)
+{
+	(void)state;
+	struct cert_bundle ca = CERT_BUNDLE_INIT;
+	static const char *const names[] = {"127.0.0.1", NULL};
+	char *err = NULL;
+	long long now = (long long)time(NULL);
+	if (cert_bundle_make_ca(&ca, "prometheus-ca", CERT_CA_DAYS_DEFAULT, now, &err) < 0 ||
+	    cert_bundle_make_serving(&ca, names, CERT_SERVING_DAYS_DEFAULT, now, &err) < 0)
+		fail_msg("certificates: %s", err);
+	struct http_server *srv = http_server_start_tls("127.0.0.1:0", ca.cert_pem, ca.key_pem, &err);
+	if (!srv)
+		fail_msg("prometheus: %s", err);
+	char *answer = prometheus_answer();
+	http_server_handle(srv, "/api/v1/query", serve_prometheus, answer);
+	char *dir = scratch_dir_make("usage-source-prom-tls");
+	char *ca_file = scratch_file_write(dir, "ca.crt", ca.ca_cert_pem, 0600);
+	char *token = scratch_file_write(dir, "token", "prom-token", 0600);
+	char *base = xasprintf("https://127.0.0.1:%d", http_server_port(srv));
+	for (int with_ca = 1; with_ca >= 0; with_ca--) {
+		struct usage_source_options o = {.kind = USAGE_SOURCE_PROMETHEUS, .prometheus_url = base,
+						 .prometheus_token_file = token, .prometheus_ca_file = with_ca ? ca_file : NULL};
+		struct usage_source *s = usage_source_new(NULL, &o, &err);
+		if (!s)
+			fail_msg("source: %s", err);
+		json_t *table = json_object(), *errors = json_array();
+		assert_int_equal(usage_source_poll(s, NULL, 0, NULL, table, errors), 1);
+		assert_int_equal(json_object_size(table), with_ca ? 3 : 0);
+		assert_int_equal(json_array_size(errors), with_ca ? 0 : 1);
+		const char *line = json_string_value(json_array_get(errors, 0));
+		if (!with_ca && !strcasestr(line, "certificate"))
+			fail_msg("error line: %s", line);
+		usage_source_free(s);
+		json_decref(table);
+		json_decref(errors);
+	}
+	http_server_stop(srv);
+	cert_bundle_release(&ca);
+	free(base);
+	free(token);
+	free(ca_file);
+	free(answer);
+	scratch_dir_remove(dir);
 }
 
 /* The line of errors that starts with prefix (borrowed), or NULL. */
@@ -1113,9 +1210,11 @@ int main(void)
 		cmocka_unit_test(test_usage_json),
 		cmocka_unit_test(test_kind_names),
 		cmocka_unit_test(test_options_refused),
+		cmocka_unit_test(test_prometheus_credentials_need_https),
 		cmocka_unit_test(test_prometheus_query),
 		cmocka_unit_test(test_prometheus_http),
 		cmocka_unit_test(test_prometheus_http_errors),
+		cmocka_unit_test(test_prometheus_https),
 		cmocka_unit_test(test_kubelet_http),
 		cmocka_unit_test(test_kubelet_http_junk),
 		cmocka_unit_test(test_kubelet_http_not_utf8),

@@ -224,6 +224,8 @@ int usage__poll_prometheus(struct usage_source *s, json_t *table, json_t *errors
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	/* The token must not follow a redirect elsewhere. */
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	if (s->prometheus_ca_file)
+		curl_easy_setopt(h, CURLOPT_CAINFO, s->prometheus_ca_file);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
 	struct usage_answer a;
 	int rc = usage__perform(s, &a, &why);

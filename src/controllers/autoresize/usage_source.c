@@ -39,8 +39,13 @@ const char *usage_source_kind_name(enum usage_source_kind k)
 	return "unknown";
 }
 
-/* Checks the Prometheus URL and keeps it, and the same without userinfo for messages. */
-static int set_prometheus_url(struct usage_source *s, const char *url, char **err)
+/*
+ * Checks the Prometheus URL and keeps it, and the same without userinfo
+ * for messages. Credentials (token: a bearer token is to be sent, or a
+ * password in the URL) need https://: over http:// anyone on the path
+ * reads them.
+ */
+static int set_prometheus_url(struct usage_source *s, const char *url, bool token, char **err)
 {
 	if (!url || !*url) {
 		*err = xstrdup("prometheus: no URL (e.g. http://prometheus.monitoring:9090)");
@@ -48,7 +53,7 @@ static int set_prometheus_url(struct usage_source *s, const char *url, char **er
 	}
 	s->prometheus_shown = kube_url_redact(url);
 	CURLU *u = curl_url();
-	char *scheme = NULL;
+	char *scheme = NULL, *password = NULL;
 	int rc = -1;
 	if (!u || curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK) {
@@ -58,6 +63,13 @@ static int set_prometheus_url(struct usage_source *s, const char *url, char **er
 	} else if (strchr(url, '?') || strchr(url, '#')) {
 		*err = xasprintf("prometheus URL %s: a query or fragment cannot be followed by the API's path",
 				 s->prometheus_shown);
+	} else if (!strcmp(scheme, "http") && token) {
+		*err = xasprintf("prometheus URL %s is http://: the bearer token (--prometheus-bearer-token-file) would "
+				 "go out in clear; use https:// (with --prometheus-ca-file for a private CA), or drop "
+				 "the token", s->prometheus_shown);
+	} else if (!strcmp(scheme, "http") && curl_url_get(u, CURLUPART_PASSWORD, &password, 0) == CURLUE_OK) {
+		*err = xasprintf("prometheus URL %s is http://: its password would go out in clear; use https:// (with "
+				 "--prometheus-ca-file for a private CA), or drop the password", s->prometheus_shown);
 	} else {
 		size_t n = strlen(url);
 		while (n && url[n - 1] == '/')
@@ -69,6 +81,9 @@ static int set_prometheus_url(struct usage_source *s, const char *url, char **er
 		rc = 0;
 	}
 	curl_free(scheme);
+	if (password)
+		explicit_bzero(password, strlen(password));
+	curl_free(password);
 	curl_url_cleanup(u);
 	return rc;
 }
@@ -95,8 +110,13 @@ struct usage_source *usage_source_new(struct kube_client *client, const struct u
 	s->kubelet_insecure_tls = o->kubelet_insecure_tls;
 	switch (o->kind) {
 	case USAGE_SOURCE_PROMETHEUS:
-		if (set_prometheus_url(s, o->prometheus_url, err) < 0)
+		if (set_prometheus_url(s, o->prometheus_url, o->prometheus_token_file != NULL, err) < 0)
 			goto fail;
+		if (o->prometheus_ca_file) {
+			if (check_readable("prometheus CA file", o->prometheus_ca_file, err) < 0)
+				goto fail;
+			s->prometheus_ca_file = xstrdup(o->prometheus_ca_file);
+		}
 		if (o->prometheus_token_file) {
 			char *token = NULL;
 			if (kube_token_file_read(o->prometheus_token_file, &token, err) < 0)
@@ -155,6 +175,7 @@ void usage_source_free(struct usage_source *s)
 	free(s->prometheus_url);
 	free(s->prometheus_shown);
 	free(s->prometheus_token_file);
+	free(s->prometheus_ca_file);
 	free(s->kubelet_ca_file);
 	free(s);
 }
@@ -162,6 +183,14 @@ void usage_source_free(struct usage_source *s)
 void usage__set_kubelet_scheme(struct usage_source *s, const char *scheme)
 {
 	s->kubelet_scheme = scheme;
+}
+
+void usage__set_prometheus_plain_http(struct usage_source *s)
+{
+	char *urls[] = {s->prometheus_url, s->prometheus_shown};
+	for (size_t i = 0; i < 2; i++)
+		if (!strncmp(urls[i], "https://", 8))
+			memmove(urls[i] + 4, urls[i] + 5, strlen(urls[i] + 5) + 1);
 }
 
 int usage_source_poll(struct usage_source *s, const struct usage_node *nodes, int nnodes, const json_t *mounts,

@@ -12,7 +12,7 @@
  *    the API server: needs nodes/proxy, which also allows exec into any
  *    pod on the node (see the README).
  *  - prometheus: one instant query of the kubelet_volume_stats_* series
- *    at --prometheus-url.
+ *    at --prometheus-url; a bearer token or a password only over https.
  *
  * Threads: a source is used by one thread at a time.
  */
@@ -30,7 +30,8 @@ enum usage_source_kind { USAGE_SOURCE_NONE, USAGE_SOURCE_KUBELET, USAGE_SOURCE_K
 struct usage_source_options {
 	enum usage_source_kind kind;
 	const char *prometheus_url;   /* prometheus: base URL, e.g. http://prometheus.monitoring:9090 */
-	const char *prometheus_token_file; /* prometheus: bearer token file, or NULL */
+	const char *prometheus_token_file; /* prometheus: bearer token file, or NULL; needs an https:// URL */
+	const char *prometheus_ca_file; /* prometheus: CA of its serving certificate, or NULL: the system's CAs */
 	const char *kubelet_ca_file;  /* kubelet: CA of the kubelets' serving certificates, or NULL */
 	bool kubelet_insecure_tls;
 	long timeout_ms;              /* per request; 0: 10 s */

@@ -32,6 +32,7 @@ struct usage_source {
 	char *prometheus_url;       /* without trailing slashes */
 	char *prometheus_shown;     /* the same without userinfo, for messages */
 	char *prometheus_token_file;
+	char *prometheus_ca_file;   /* CA of its serving certificate, or NULL: the system's */
 	char *kubelet_ca_file;
 	bool kubelet_insecure_tls;
 	long timeout_ms;
@@ -47,6 +48,12 @@ struct usage_source {
  * credentials must never go out in clear.
  */
 void usage__set_kubelet_scheme(struct usage_source *s, const char *scheme);
+/*
+ * Tests only: a source made with an https:// Prometheus URL (a token is
+ * refused over http) asks it over http (a scripted server that shows the
+ * request's headers).
+ */
+void usage__set_prometheus_plain_http(struct usage_source *s);
 
 /* What one GET on a source's handle brought back. */
 struct usage_answer {
