@@ -17,6 +17,14 @@
 #include "util/xalloc.h"
 #include "webhook/class_lookup.h"
 
+/*
+ * Policy annotations read per workload, the first by name (the API sends
+ * annotations sorted): more templates than any workload has, so that one
+ * workload with thousands of junk annotations costs a few entries of the
+ * said-once memory (autoresize_said.h) and a few parses per poll.
+ */
+#define AUTORESIZE_POLICIES_MAX 32
+
 static const char *or_empty(const char *s)
 {
 	return s ? s : "";
@@ -61,11 +69,8 @@ static bool say(struct autoresize_ctx *ac, const struct tpl *t, const char *what
 	char *msg = xvasprintf(fmt, ap);
 	va_end(ap);
 	char *key = said_key(t, what);
-	const char *news = same ? same : msg;
-	const char *was = json_string_value(json_object_get(ac->said, key));
-	bool said = !was || strcmp(was, news);
+	bool said = autoresize_said_news(&ac->said, key, same ? same : msg);
 	if (said) {
-		json_object_set_new(ac->said, key, json_stringn_nocheck(news, strlen(news)));
 		event_record(ac->deps.base.events, t->w, type, reason, "%s", msg);
 		log_info("autoresize", "%s/%s: %s: %s", t->ns, t->name, reason, msg);
 	}
@@ -78,8 +83,7 @@ static bool say(struct autoresize_ctx *ac, const struct tpl *t, const char *what
 static bool unsay(struct autoresize_ctx *ac, const struct tpl *t, const char *what)
 {
 	char *key = said_key(t, what);
-	bool was = json_object_get(ac->said, key) != NULL;
-	json_object_del(ac->said, key);
+	bool was = autoresize_said_forget(&ac->said, key);
 	free(key);
 	return was;
 }
@@ -489,9 +493,12 @@ void autoresize_consider(struct autoresize_ctx *ac, struct poll *p, const json_t
 	const json_t *vcts = json_object_get(json_object_get(w, "spec"), "volumeClaimTemplates");
 	const char *key;
 	const json_t *v;
+	size_t policies = 0;
 	json_object_foreach((json_t *)kube_obj_annotations(w), key, v) {
 		size_t plen = strlen(ANNOTATION_AUTORESIZE_PREFIX);
 		if (strncmp(key, ANNOTATION_AUTORESIZE_PREFIX, plen) || !strcmp(key, ANNOTATION_AUTORESIZE_GRANULARITY))
+			continue;
+		if (++policies > AUTORESIZE_POLICIES_MAX)
 			continue;
 		t.tpl = key + plen;
 		char *why = NULL;
@@ -519,4 +526,13 @@ void autoresize_consider(struct autoresize_ctx *ac, struct poll *p, const json_t
 		t.recommend = ac->deps.recommend_only || t.pol.recommend_only;
 		consider_template(ac, p, &t, vct);
 	}
+	/* Of the workload as a whole: template "*" (no annotation name is). */
+	t.tpl = "*";
+	if (policies <= AUTORESIZE_POLICIES_MAX)
+		unsay(ac, &t, "policies");
+	else
+		say(ac, &t, "policies", NULL, "Warning", "AutoResizePolicyInvalid",
+		    "%zu " ANNOTATION_AUTORESIZE_PREFIX " annotations: only the first %d by name are read; remove those "
+		    "that name no volumeClaimTemplate",
+		    policies, AUTORESIZE_POLICIES_MAX);
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "controllers/autoresize/autoresize_controller.h"
+#include "controllers/autoresize/autoresize_said.h"
 #include "runtime/metrics.h"
 #include "runtime/store.h"
 
@@ -18,8 +19,8 @@ struct autoresize_ctx {
 	struct usage_source *source;
 	/* Caches (borrowed); clusters NULL without the StatefulCluster API, classes and nodes in namespace scope. */
 	struct store *sets, *clusters, *pvcs, *pods, *classes, *nodes;
-	/* "<ns>/<name>/<template>/<what>" -> the message last said: a Warning once per change, not per poll. */
-	json_t *said;
+	/* What was said last: a Warning once per change, not per poll (bounded, autoresize_said.h). */
+	struct autoresize_said said;
 	struct metric_family *usage_ratio, *autoresizes, *reads, *requests; /* NULL without metrics */
 };
 

@@ -106,6 +106,8 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 	json_t *sets = targets_of(ac->sets), *clusters = targets_of(ac->clusters);
 	if (ac->usage_ratio)
 		metric_reset(ac->usage_ratio);
+	/* What was said of workloads and policies gone is forgotten: the memory stays what the live ones need. */
+	autoresize_said_prune(&ac->said, sets, clusters);
 	if (!json_array_size(sets) && !json_array_size(clusters)) {
 		json_decref(sets);
 		json_decref(clusters);
@@ -139,7 +141,7 @@ static void free_ctx(void *ctx)
 {
 	struct autoresize_ctx *ac = ctx;
 	usage_source_free(ac->source);
-	json_decref(ac->said);
+	autoresize_said_release(&ac->said);
 	free(ac);
 }
 
@@ -172,7 +174,7 @@ struct controller *autoresize_controller_new(const struct autoresize_deps *deps,
 		free(ac);
 		return NULL;
 	}
-	ac->said = json_object();
+	autoresize_said_init(&ac->said);
 	struct manager *m = deps->base.manager;
 	ac->sets = informer_store(manager_informer(m, &KUBE_STATEFULSETS));
 	ac->pvcs = informer_store(manager_informer(m, &KUBE_PVCS));
