@@ -4,11 +4,31 @@
 #include "plugin/plugin_draw.h"
 #include "plugin/plugin_table.h"
 #include "util/strbuf.h"
+#include "util/text_sanitize.h"
 #include "util/xalloc.h"
 
-char *wait_drawer_render(struct wait_drawer *d, json_t *frame)
+/*
+ * The frame's lines as they may be shown: they quote cluster text (a
+ * resize-status, a step), so each is one line with no control in it. The
+ * only escape sequences written are the drawer's own. New array.
+ */
+static json_t *shown_lines(const json_t *frame)
+{
+	json_t *out = json_array();
+	size_t i;
+	const json_t *line;
+	json_array_foreach(frame, i, line) {
+		char *clean = text_sanitize(json_string_value(line) ? json_string_value(line) : "", 0);
+		json_array_append_new(out, json_string(clean));
+		free(clean);
+	}
+	return out;
+}
+
+char *wait_drawer_render(struct wait_drawer *d, json_t *raw)
 {
 	struct strbuf sb = STRBUF_INIT;
+	json_t *frame = shown_lines(raw);
 	size_t i, n = json_array_size(frame);
 	json_t *line;
 	if (d->tty) {
@@ -34,6 +54,7 @@ char *wait_drawer_render(struct wait_drawer *d, json_t *frame)
 		json_decref(d->printed);
 		d->printed = json_incref(frame);
 	}
+	json_decref(frame);
 	return sb.buf ? strbuf_detach(&sb) : xstrdup("");
 }
 
