@@ -327,3 +327,13 @@ seed usage_source prometheus_two_kubelets "$(answer "$(series capacity_bytes c 1
 seed usage_source prometheus_odd_values "$(answer "$(series capacity_bytes c 1 NaN),$(series used_bytes c 1 +Inf),$(series available_bytes c 1 -1),$(series capacity_bytes d 1 9.223372036854775808e+18),$(series used_bytes d 1 0x10),$(series available_bytes d x 1)")"
 seed usage_source prometheus_error '1{"status":"error","errorType":"bad_data","error":"1:1: parse error"}'
 seed usage_source prometheus_matrix '1{"status":"success","data":{"resultType":"matrix","result":[]}}'
+
+# ---- text_sanitize: the first byte is the bound; escapes, C1, bidi, malformed UTF-8 ----
+seed text_sanitize plain '\0Copying 2/3: web-1'
+seed text_sanitize issue27 '\0\033]0;x\007\033[2J\302\2332J done'
+seed text_sanitize bounded '\010\033\033\033\033abc'
+seed text_sanitize c1_raw '\0\233\200\237 \302\205'
+seed text_sanitize bidi '\0abc\342\200\256fed \342\201\246x\342\201\251 \330\234'
+seed text_sanitize malformed '\0caf\303 \300\257 \340\200\257 \355\240\200 \364\220\200\200 \360\237\230'
+seed text_sanitize whitespace '\0a\tb\nc\vd\fe\rf \342\200\250 \342\200\251'
+seed text_sanitize utf8_cut '\007ab\303\251\303\251\303\251'

@@ -11,12 +11,22 @@
 #include "controllers/autoresize/usage_source.h"
 #include "plugin/plugin_status.h"
 #include "util/duration.h"
+#include "util/text_sanitize.h"
 #include "util/xalloc.h"
 #include "webhook/class_lookup.h"
 
 static const char *or_empty(const char *s)
 {
 	return s ? s : "";
+}
+
+/* The policy annotation's text as a row shows it: anyone's to write, so clean (text_sanitize). New reference. */
+static json_t *shown_policy(const char *policy_text)
+{
+	char *clean = text_sanitize(policy_text, 0);
+	json_t *v = json_string(clean);
+	free(clean);
+	return v;
 }
 
 /* The granularity of class name (NULL: the default class) in classes; 1Gi when unknown. */
@@ -78,7 +88,7 @@ static void template_row(json_t *rows, const char *kind, const json_t *w, const 
 	if (autoresize_policy_parse(policy_text, &p, &why) < 0 || !vct) {
 		char *msg = why ? why : xasprintf("there is no volumeClaimTemplate named %s", tpl);
 		json_t *row = status_row_new(ns, kind, name, op, "Invalid", msg, -1, event);
-		json_object_set_new(row, "policy", json_string(policy_text));
+		json_object_set_new(row, "policy", shown_policy(policy_text));
 		json_array_append_new(rows, row);
 		free(msg);
 		return;
@@ -137,7 +147,7 @@ static void template_row(json_t *rows, const char *kind, const json_t *w, const 
 		free(used);
 	}
 	json_t *row = status_row_new(ns, kind, name, op, phase, progress, -1, event);
-	json_object_set_new(row, "policy", json_string(policy_text));
+	json_object_set_new(row, "policy", shown_policy(policy_text));
 	json_object_set_new(row, "claims", list);
 	json_object_set_new(row, "nextGrowth", next);
 	json_object_set_new(row, "nextSize", next_size);

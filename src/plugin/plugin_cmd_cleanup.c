@@ -13,6 +13,7 @@
 #include "plugin/plugin_cleanup.h"
 #include "plugin/plugin_commands.h"
 #include "plugin/plugin_table.h"
+#include "util/text_sanitize.h"
 #include "util/xalloc.h"
 
 static int retry(struct plugin_session *s, const json_t *sts, json_t *state, size_t given_up)
@@ -61,7 +62,7 @@ int plugin_cmd_cleanup(struct plugin_session *s)
 		pods = json_array();
 	size_t given_up = 0;
 	json_t *rows = cleanup_rows(sts, state, pods, &given_up);
-	const char *status = kube_obj_annotation(sts, ANNOTATION_SCALEDOWN_STATUS);
+	char *status = text_sanitize(kube_obj_annotation(sts, ANNOTATION_SCALEDOWN_STATUS), 0);
 	if (s->args->retry) {
 		code = retry(s, sts, state, given_up);
 	} else if (!json_array_size(rows)) {
@@ -77,6 +78,7 @@ int plugin_cmd_cleanup(struct plugin_session *s)
 			printf("%zu claim set%s given up: kubectl stateful cleanup sts/%s --retry\n", given_up,
 			       given_up == 1 ? "" : "s", name);
 	}
+	free(status);
 	json_decref(rows);
 	json_decref(pods);
 	free(selector);

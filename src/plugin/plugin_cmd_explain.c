@@ -10,6 +10,7 @@
 #include "client/kube_object.h"
 #include "controllers/contract.h"
 #include "plugin/plugin_commands.h"
+#include "util/text_sanitize.h"
 #include "util/xalloc.h"
 
 static void print_warnings(const json_t *events, const char *name)
@@ -23,9 +24,15 @@ static void print_warnings(const json_t *events, const char *name)
 			continue;
 		if (!n++)
 			printf("\nWarnings (oldest first):\n");
-		const char *when = kube_obj_str(e, "lastTimestamp");
-		printf("  %s  %s (x%lld): %s\n", when ? when : "-", kube_obj_str(e, "reason"),
-		       kube_obj_int(e, "count", NULL, 1), kube_obj_str(e, "message") ? kube_obj_str(e, "message") : "");
+		/* Anyone who may create Events in the namespace writes these. */
+		char *when = text_sanitize(kube_obj_str(e, "lastTimestamp"), 0);
+		char *reason = text_sanitize(kube_obj_str(e, "reason"), 0);
+		char *msg = text_sanitize(kube_obj_str(e, "message"), 0);
+		printf("  %s  %s (x%lld): %s\n", when ? when : "-", reason ? reason : "?", kube_obj_int(e, "count", NULL, 1),
+		       msg ? msg : "");
+		free(msg);
+		free(reason);
+		free(when);
 	}
 	if (!n)
 		printf("\nNo Warning Events about sts/%s (Events expire after an hour by default).\n", name);
@@ -58,9 +65,10 @@ int plugin_cmd_explain(struct plugin_session *s)
 	} else {
 		printf("\nResize: none under way.\n");
 	}
-	const char *sd = kube_obj_annotation(holder, ANNOTATION_SCALEDOWN_STATUS);
+	char *sd = text_sanitize(kube_obj_annotation(holder, ANNOTATION_SCALEDOWN_STATUS), 0);
 	if (sd)
 		printf("\nCleanup: %s\n  (kubectl stateful cleanup sts/%s shows each claim set)\n", sd, name);
+	free(sd);
 	json_t *events = plugin_events(s, s->ns);
 	print_warnings(events, name);
 	json_decref(events);

@@ -16,6 +16,7 @@
 #include "plugin/plugin_session.h"
 #include "plugin/plugin_draw.h"
 #include "util/clock.h"
+#include "util/text_sanitize.h"
 #include "util/xalloc.h"
 
 #define WAIT_POLL_MS 1000
@@ -197,7 +198,9 @@ int plugin_wait_resize(struct plugin_session *s, const char *name, const char *s
 			bool ok = false;
 			json_t *ev = ending_event(s, name, since_s, before, &ok);
 			if (ev && ok) {
-				printf("sts/%s: resize completed (%s)\n", name, kube_obj_str(ev, "message"));
+				char *msg = text_sanitize(kube_obj_str(ev, "message"), 0);
+				printf("sts/%s: resize completed (%s)\n", name, msg ? msg : "");
+				free(msg);
 				rc = PLUGIN_EXIT_OK;
 			} else if (ev) {
 				plugin_error("resize of sts/%s: %s: %s", name, kube_obj_str(ev, "reason"), kube_obj_str(ev, "message"));

@@ -4,7 +4,9 @@
  * over the lines drawn before, each line is erased and written again, cut
  * to the width so none wraps (a wrapped line would throw the next count
  * off). Anywhere else (a pipe, a CI log) only the lines that changed are
- * printed, one per line, with no escape sequences.
+ * printed, one per line, with no escape sequences. The lines quote cluster
+ * text: each goes through text_sanitize first, so the only escape sequences
+ * on the screen are the drawer's own.
  *
  * Pure: it returns the bytes to write. Single-threaded; one per wait.
  */

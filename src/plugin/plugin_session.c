@@ -10,18 +10,36 @@
 #include "plugin/plugin_operator.h"
 #include "plugin/plugin_session.h"
 #include "util/strbuf.h"
+#include "util/text_sanitize.h"
 #include "util/xalloc.h"
 
 /* Lines of a copy pod's log read each time: the script prints one progress line every ~2 s. */
 #define COPY_LOG_TAIL_LINES 20
 
+/* "prefix: message" on stderr, the message one clean line: it quotes the API's and the operator's words. */
+static void say(const char *prefix, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+static void say(const char *prefix, const char *fmt, va_list ap)
+{
+	char *raw = xvasprintf(fmt, ap);
+	char *msg = text_sanitize(raw, 0);
+	fprintf(stderr, "%s: %s\n", prefix, msg);
+	free(msg);
+	free(raw);
+}
+
 void plugin_error(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("error: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	say("error", fmt, ap);
+	va_end(ap);
+}
+
+void plugin_warning(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	say("warning", fmt, ap);
 	va_end(ap);
 }
 
@@ -80,7 +98,7 @@ int plugin_require_operator(struct plugin_session *s)
 		plugin_error("%s", why);
 		out = PLUGIN_EXIT_NO_OPERATOR;
 	} else if (seen == OPERATOR_UNKNOWN) {
-		fprintf(stderr, "warning: %s\n", why);
+		plugin_warning("%s", why);
 	}
 	free(why);
 	json_decref(lease);
@@ -323,8 +341,11 @@ char *plugin_yaml(const json_t *v)
 void plugin_print_doc(FILE *f, const json_t *v, enum plugin_output o)
 {
 	char *text = o == PLUGIN_OUT_YAML ? plugin_yaml(v) : json_dumps(v, JSON_INDENT(2) | JSON_ENCODE_ANY);
-	fputs(text ? text : "", f);
+	/* Lossless: a program reads the same values, a terminal is shown no control. */
+	char *shown = text_escape_json(text ? text : "");
+	fputs(shown, f);
 	if (o != PLUGIN_OUT_YAML)
 		fputc('\n', f);
+	free(shown);
 	free(text);
 }

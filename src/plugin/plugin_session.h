@@ -34,8 +34,18 @@ struct plugin_session {
 int plugin_session_open(const struct plugin_args *a, struct plugin_session *s);
 void plugin_session_close(struct plugin_session *s);
 
-/* Prints "error: " and the message to stderr. */
+/*
+ * What the plugin prints quotes cluster text (annotations, Events, status
+ * messages, the API's errors) that anyone who may write to a namespace
+ * sets: every piece goes through text_sanitize (util/text_sanitize.h)
+ * before it reaches stdout or stderr, so no escape sequence, C1 or bidi
+ * control of a tenant's reaches the terminal.
+ */
+
+/* Prints "error: " and the message, one clean line, to stderr. */
 void plugin_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same with "warning: ". */
+void plugin_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* 0 when an operator runs (or it cannot be told: a warning is printed), else PLUGIN_EXIT_NO_OPERATOR after saying why. */
 int plugin_require_operator(struct plugin_session *s);
@@ -77,7 +87,7 @@ void plugin_read_resize(struct plugin_session *s, const char *name, struct resiz
 int plugin_open_resize(struct plugin_session *s, const char *name, struct resize_view *v, json_t **holder)
 	__attribute__((warn_unused_result));
 
-/* Prints v as JSON or YAML on f. */
+/* Prints v as JSON or YAML on f, controls in strings as \u escapes (text_escape_json). */
 void plugin_print_doc(FILE *f, const json_t *v, enum plugin_output o);
 
 /* v as YAML (a block document; strings double-quoted, as JSON writes them). New string. */

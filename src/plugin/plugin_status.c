@@ -13,6 +13,7 @@
 #include "controllers/contract.h"
 #include "plugin/plugin_status.h"
 #include "plugin/plugin_table.h"
+#include "util/text_sanitize.h"
 #include "util/xalloc.h"
 
 /* Seconds of an RFC 3339 UTC time, with or without a fraction ("...:05.123456Z"); -1 when not one. */
@@ -79,7 +80,7 @@ static enum replica_stage batch_stage(const char *step)
 void resize_view_read(const json_t *obj, struct resize_view *v)
 {
 	memset(v, 0, sizeof(*v));
-	v->status = kube_obj_annotation(obj, ANNOTATION_RESIZE_STATUS);
+	v->status = text_sanitize(kube_obj_annotation(obj, ANNOTATION_RESIZE_STATUS), 0);
 	const char *text = kube_obj_annotation(obj, ANNOTATION_RESIZE_STATE);
 	json_t *st = text ? json_loads(text, 0, NULL) : NULL;
 	if (!json_is_object(st)) {
@@ -88,12 +89,13 @@ void resize_view_read(const json_t *obj, struct resize_view *v)
 	}
 	v->active = true;
 	v->state = st;
-	v->phase = kube_obj_str(st, "phase");
-	v->strategy = kube_obj_str(st, "strategy");
-	v->message = kube_obj_str(st, "message");
-	v->started = kube_obj_str(st, "started");
+	/* The state is JSON in an annotation: "\u001b" in it is an ESC once parsed. */
+	v->phase = text_sanitize(kube_obj_str(st, "phase"), 0);
+	v->strategy = text_sanitize(kube_obj_str(st, "strategy"), 0);
+	v->message = text_sanitize(kube_obj_str(st, "message"), 0);
+	v->started = text_sanitize(kube_obj_str(st, "started"), 0);
 	const json_t *batch = json_object_get(st, "batch");
-	v->step = kube_obj_str(batch, "step");
+	v->step = text_sanitize(kube_obj_str(batch, "step"), 0);
 	const json_t *ords = json_object_get(st, "ordinals");
 	const json_t *done = json_object_get(st, "done");
 	const json_t *in_batch = json_object_get(batch, "ordinals");
@@ -122,6 +124,12 @@ void resize_view_release(struct resize_view *v)
 {
 	free(v->replicas);
 	json_decref(v->state);
+	free(v->phase);
+	free(v->strategy);
+	free(v->status);
+	free(v->message);
+	free(v->started);
+	free(v->step);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -189,9 +197,13 @@ json_t *status_row_new(const char *ns, const char *kind, const char *name, const
 {
 	char age[16];
 	char *ev = status_event_text(event);
+	/* The progress quotes annotations and statuses (a scaledown-status, a condition's message): shown clean. */
+	char *shown_phase = text_sanitize(phase ? phase : "Unknown", 0), *shown_progress = text_sanitize(progress, 0);
 	json_t *row = json_pack("{s:s?, s:s, s:s, s:s, s:s, s:s?, s:s, s:s?}", "namespace", ns, "kind", kind, "name", name,
-				"operation", operation, "phase", phase ? phase : "Unknown", "progress", progress, "age",
+				"operation", operation, "phase", shown_phase, "progress", shown_progress, "age",
 				status_age(age_s, age, sizeof(age)), "lastEvent", ev);
+	free(shown_progress);
+	free(shown_phase);
 	free(ev);
 	return row;
 }
@@ -226,7 +238,11 @@ char *status_event_text(const json_t *event)
 		return NULL;
 	const char *reason = kube_obj_str(event, "reason");
 	const char *msg = kube_obj_str(event, "message");
-	return xasprintf("%s: %s", reason ? reason : "?", msg ? msg : "");
+	/* Anyone who may create Events in the namespace writes both. */
+	char *raw = xasprintf("%s: %s", reason ? reason : "?", msg ? msg : "");
+	char *text = text_sanitize(raw, 0);
+	free(raw);
+	return text;
 }
 
 void status_sts_rows(json_t *rows, const char *ns, const char *name, const json_t *sts, const struct resize_view *v,

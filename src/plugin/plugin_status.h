@@ -20,16 +20,19 @@
 
 #include "plugin/plugin_progress.h"
 
-/* A resize as its state tells it. Strings borrowed from state or from the object read. */
+/*
+ * A resize as its state tells it. The annotations are anyone's to write:
+ * every string is a clean copy (text_sanitize), owned, NULL when absent.
+ */
 struct resize_view {
 	bool active;            /* a resize-state is present */
 	json_t *state;          /* the parsed resize-state (owned), or NULL */
-	const char *phase;      /* Expanding, Copying, Failed, ... */
-	const char *strategy;   /* "copy" or "expand" */
-	const char *status;     /* resize-status, may be NULL */
-	const char *message;    /* Failed: why */
-	const char *started;    /* RFC 3339 */
-	const char *step;       /* copy: the batch's step */
+	char *phase;            /* Expanding, Copying, Failed, ... */
+	char *strategy;         /* "copy" or "expand" */
+	char *status;           /* resize-status, may be NULL */
+	char *message;          /* Failed: why */
+	char *started;          /* RFC 3339 */
+	char *step;             /* copy: the batch's step */
 	size_t nreplicas;       /* copy: every replica to copy, in order of the state */
 	struct replica_progress *replicas; /* owned */
 	long long ndone;
@@ -37,7 +40,7 @@ struct resize_view {
 
 /*
  * Reads the resize of obj (a StatefulSet or its backup ConfigMap;
- * borrowed, must outlive v) into v. Without a state v->active is false.
+ * borrowed) into v. Without a state v->active is false.
  * Each replica's stage comes from the state; the caller turns a batch
  * replica into REPLICA_COPYING when its copy pod reports progress.
  * Release v.
@@ -47,7 +50,7 @@ void resize_view_release(struct resize_view *v);
 /* The replica of v with this ordinal, or NULL. */
 struct replica_progress *resize_view_replica(struct resize_view *v, long long ordinal);
 
-/* A row (new): age_s < 0 shows "-"; event (may be NULL) gives lastEvent. */
+/* A row (new): age_s < 0 shows "-"; event (may be NULL) gives lastEvent. phase, progress and lastEvent are shown clean (text_sanitize). */
 json_t *status_row_new(const char *ns, const char *kind, const char *name, const char *operation, const char *phase,
 		       const char *progress, long long age_s, const json_t *event);
 
@@ -63,7 +66,7 @@ char *status_age(long long seconds, char *buf, size_t size);
  */
 const json_t *status_last_event(const json_t *events, const char *kind, const char *name);
 
-/* "Reason: message" of event (new string), or NULL for NULL. */
+/* "Reason: message" of event, clean (text_sanitize): a new string, or NULL for NULL. */
 char *status_event_text(const json_t *event);
 
 /*

@@ -3,6 +3,7 @@
 
 #include "plugin/plugin_table.h"
 #include "util/strbuf.h"
+#include "util/text_sanitize.h"
 #include "util/xalloc.h"
 
 struct table {
@@ -10,14 +11,10 @@ struct table {
 	char **cells; /* (nrows + 1) * ncols; row 0 the headers */
 };
 
-/* One line: tabs, newlines and other control characters are spaces. New string. */
+/* A cell holds cluster text: one line, nothing a terminal acts on (text_sanitize.h). New string. */
 static char *one_line(const char *s)
 {
-	char *c = xstrdup(s ? s : "-");
-	for (char *p = c; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = ' ';
-	return c;
+	return text_sanitize(s ? s : "-", 0);
 }
 
 struct table *table_new(size_t ncols, const char *const *headers)

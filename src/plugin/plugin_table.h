@@ -1,8 +1,9 @@
 /*
  * kubectl-style tables: upper-case headers, columns padded to their widest
- * cell, three spaces apart, the last column unpadded. Cells are cut to
- * one line (control characters become spaces) so an operator message
- * cannot break the layout. Not thread-safe; one owner.
+ * cell, three spaces apart, the last column unpadded. Every cell goes
+ * through text_sanitize (one line; C0, DEL, C1, bidi controls and invalid
+ * UTF-8 replaced), so a message a tenant wrote can neither break the
+ * layout nor reach the terminal as a control. Not thread-safe; one owner.
  */
 #ifndef SOP_PLUGIN_TABLE_H
 #define SOP_PLUGIN_TABLE_H

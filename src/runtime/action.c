@@ -8,6 +8,7 @@
 #include "client/kube_object.h"
 #include "client/merge_patch.h"
 #include "util/log.h"
+#include "util/text_sanitize.h"
 #include "util/xalloc.h"
 
 void action_init(struct action *a)
@@ -51,9 +52,12 @@ void action_status(struct action *a, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	free(a->status);
-	a->status = xvasprintf(fmt, ap);
+	char *raw = xvasprintf(fmt, ap);
 	va_end(ap);
+	free(a->status);
+	/* A status annotation may quote outside text: one clean line, bounded, like an Event's message. */
+	a->status = text_sanitize(raw, ACTION_STATUS_MAX);
+	free(raw);
 }
 
 void action_wait(struct action *a, long ms)

@@ -43,6 +43,8 @@ enum action_verb {
 #define ACTION_STALE_409 (1u << 3)
 
 #define ACTION_MAX_COUNTS 2
+/* The longest status line (bytes): what a status annotation holds, whatever it quotes. */
+#define ACTION_STATUS_MAX 1024
 
 struct action {
 	enum action_verb verb;
@@ -66,7 +68,7 @@ struct action {
 		const char *family; /* metric family (static), or NULL */
 		long long by;
 	} counts[ACTION_MAX_COUNTS];
-	char *status;              /* the controller's status line for this step (new string), or NULL */
+	char *status;              /* the controller's status line for this step (new string, clean: text_sanitize), or NULL */
 	json_t *state;             /* the controller's state this step writes (new reference), or NULL */
 	long requeue_ms;           /* WAIT: look again then; otherwise at the latest then (0: the default) */
 };

@@ -11,6 +11,7 @@
 #include "util/duration.h"
 #include "util/hashmap.h"
 #include "util/log.h"
+#include "util/text_sanitize.h"
 #include "util/xalloc.h"
 #include "client/kube_object.h"
 
@@ -161,8 +162,11 @@ int event_record(struct event_recorder *r, const json_t *obj, const char *type, 
 {
 	va_list ap;
 	va_start(ap, fmt);
-	char *msg = xvasprintf(fmt, ap);
+	char *raw = xvasprintf(fmt, ap);
 	va_end(ap);
+	/* Messages quote outside text (termination messages, API and kubelet errors): shown clean, bounded. */
+	char *msg = text_sanitize(raw, EVENT_MESSAGE_MAX);
+	free(raw);
 	const char *kind = kube_obj_str(obj, "kind");
 	const char *name = kube_obj_str(obj, "metadata.name");
 	const char *ns = kube_obj_str(obj, "metadata.namespace");

@@ -7,6 +7,11 @@
  * seconds; events over that are dropped and logged, so a reconcile loop
  * cannot flood the API server. Every event is also logged.
  *
+ * A message is shown as text_sanitize (util/text_sanitize.h) makes it: one
+ * line, no control a terminal acts on (kubectl describe and kubectl
+ * stateful print it), at most EVENT_MESSAGE_MAX bytes (Kubernetes' own
+ * limit for an Event's note), whatever outside text it quotes.
+ *
  * Threads: event_record may be called from any thread.
  */
 #ifndef SOP_RUNTIME_EVENTS_H
@@ -18,6 +23,7 @@
 
 #define EVENT_NORMAL "Normal"
 #define EVENT_WARNING "Warning"
+#define EVENT_MESSAGE_MAX 1024
 
 struct event_recorder;
 

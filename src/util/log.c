@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/text_sanitize.h"
 #include "util/xalloc.h"
 
 static enum log_level log_max = LOG_INFO;
@@ -47,66 +48,6 @@ bool log_enabled(enum log_level level)
 	return level <= log_max;
 }
 
-/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlongs, no surrogates), or 0. */
-static size_t utf8_len(const unsigned char *s)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		if (s[0] == 0xe0)
-			lo = 0xa0;
-		else if (s[0] == 0xed)
-			hi = 0x9f;
-		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 ? 3 : 0;
-	}
-	if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		if (s[0] == 0xf0)
-			lo = 0x90;
-		else if (s[0] == 0xf4)
-			hi = 0x8f;
-		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80 ? 4 : 0;
-	}
-	return 0;
-}
-
-/*
- * msg with each byte that is not part of valid UTF-8 replaced by U+FFFD, as
- * a new string; NULL when msg is valid already. jansson refuses invalid
- * UTF-8, which would lose the whole line (a "%.200s" cut can split a
- * character, and messages quote what the network sent).
- */
-static char *utf8_sanitize(const char *msg)
-{
-	const unsigned char *s = (const unsigned char *)msg;
-	size_t i = 0, n;
-
-	while (s[i] && (n = utf8_len(s + i)))
-		i += n;
-	if (!s[i])
-		return NULL;
-	char *out = xmalloc(strlen(msg) * 3 + 1), *o = out;
-	memcpy(o, msg, i);
-	o += i;
-	while (s[i]) {
-		n = utf8_len(s + i);
-		if (n) {
-			memcpy(o, s + i, n);
-			o += n;
-			i += n;
-		} else {
-			memcpy(o, "\xef\xbf\xbd", 3);
-			o += 3;
-			i++;
-		}
-	}
-	*o = '\0';
-	return out;
-}
-
 static void write_all(const char *s, size_t len)
 {
 	while (len > 0) {
@@ -137,7 +78,8 @@ void log_msg(enum log_level level, const char *component, const char *fmt, ...)
 
 	char *line;
 	if (log_fmt == LOG_FORMAT_JSON) {
-		char *valid = utf8_sanitize(msg);
+		/* jansson refuses invalid UTF-8, which would lose the whole line (a "%.200s" cut, bytes from the network). */
+		char *valid = text_utf8_repair(msg);
 		if (valid) {
 			free(msg);
 			msg = valid;
@@ -146,14 +88,16 @@ void log_msg(enum log_level level, const char *component, const char *fmt, ...)
 				      "logger", component, "msg", msg);
 		char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
 		json_decref(o);
-		line = xasprintf("%s\n", s ? s : "{}");
+		/* The same message, with no control a terminal (kubectl logs) would act on. */
+		char *shown = text_escape_json(s ? s : "{}");
+		line = xasprintf("%s\n", shown);
+		free(shown);
 		free(s);
 	} else {
-		/* One event, one line: fold newlines a message might carry. */
-		for (char *p = msg; *p; p++)
-			if (*p == '\n')
-				*p = ' ';
-		line = xasprintf("%s %-5s %s: %s\n", when, level_names[level], component, msg);
+		/* One event, one line, nothing a terminal acts on (text_sanitize.h). */
+		char *shown = text_sanitize(msg, 0);
+		line = xasprintf("%s %-5s %s: %s\n", when, level_names[level], component, shown);
+		free(shown);
 	}
 	write_all(line, strlen(line));
 	free(line);

@@ -1,7 +1,10 @@
 /*
  * One line per event, as text or JSON (--log-format), filtered by level
  * (--log-level). Callers never pass secrets (tokens, keys) to it. A JSON
- * line is always valid JSON: message bytes that are not UTF-8 become U+FFFD.
+ * line is always valid JSON: message bytes that are not UTF-8 become U+FFFD,
+ * and controls a terminal acts on are \u escapes (the message reads back
+ * the same). A text line shows the message as text_sanitize does (one line,
+ * controls replaced), so `kubectl logs` never replays a tenant's escapes.
  * Thread-safe: each line is written with one write(2).
  */
 #ifndef SOP_UTIL_LOG_H

@@ -58,6 +58,7 @@
 #include "client/label_selector.h"
 #include "controllers/cluster/cluster_plan.h"
 #include "sim.h"
+#include "terminal_scan.h"
 #include "util/duration.h"
 #include "util/xalloc.h"
 #include "client/kube_object.h"
@@ -2201,6 +2202,24 @@ static void replace_failed_pod(struct world *w, const char *when, const char *re
 	expect_decoys(w);
 }
 
+/*
+ * A failed pod's status.message (the kubelet's words, or anyone's who may
+ * write pod status) with escape sequences (issue 27), at 4 KiB: the
+ * MemberReplaced Event quotes it as one clean line, bounded, its words
+ * kept.
+ */
+static void test_failed_pod_message_recorded_clean(void **state)
+{
+	struct world *w = *state;
+	start_world(w, USUAL, "{\"persistentVolumeClaimRetentionPolicy\": {\"whenReplaced\": \"Retain\"}}");
+	char *said = terminal_dirty_text("oom ");
+	pod_fail(w, "coder-1", NULL, said);
+	free(said);
+	settle(w);
+	assert_int_equal(sim_events(w->history, "Warning", "MemberReplaced", "oom "), 1);
+	terminal_expect_safe_messages(w->history, 1024);
+}
+
 static void test_replace_failed_retain(void **state)
 {
 	replace_failed_pod(*state, "Retain", NULL);
@@ -3330,6 +3349,7 @@ int main(void)
 		TEST(test_seed_example_as_published),
 		TEST(test_template_labels_and_annotations),
 		TEST(test_replace_failed_retain),
+		TEST(test_failed_pod_message_recorded_clean),
 		TEST(test_replace_failed_delete),
 		TEST(test_replace_evicted),
 		TEST(test_node_lost),

@@ -1,7 +1,8 @@
 /*
  * Log lines: a JSON line is always one valid JSON object that keeps the
  * message, even when the message is not valid UTF-8 (a "%.200s" cut in the
- * middle of a character, bytes from the network).
+ * middle of a character, bytes from the network), and neither a JSON nor
+ * a text line carries a control a terminal would act on.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,28 +13,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "output_capture.h"
+#include "terminal_scan.h"
 #include "util/log.h"
+
+struct log_call {
+	enum log_level level;
+	const char *msg;
+};
+
+static void log_one(void *ctx)
+{
+	const struct log_call *c = ctx;
+	log_msg(c->level, "test", "%s", c->msg);
+}
 
 /* Runs log_msg(level, "test", "%s", msg) with stderr sent to a file; returns the line written (new). */
 static char *capture(enum log_level level, const char *msg)
 {
-	FILE *tmp = tmpfile();
-	assert_non_null(tmp);
-	int saved = dup(STDERR_FILENO);
-	assert_true(saved >= 0);
-	assert_true(dup2(fileno(tmp), STDERR_FILENO) >= 0);
-	log_msg(level, "test", "%s", msg);
-	assert_true(dup2(saved, STDERR_FILENO) >= 0);
-	close(saved);
-	off_t len = lseek(fileno(tmp), 0, SEEK_END);
-	assert_true(len >= 0);
-	char *line = calloc(1, (size_t)len + 1);
-	assert_non_null(line);
-	assert_int_equal(pread(fileno(tmp), line, (size_t)len, 0), (ssize_t)len);
-	fclose(tmp);
-	return line;
+	struct log_call c = {level, msg};
+	return output_capture(log_one, &c, false, true);
 }
 
 /* The line must be one JSON object, with "msg" equal to want. */
@@ -101,12 +101,38 @@ static void test_text_format_unchanged(void **state)
 	free(line);
 }
 
+/* A message quoting a tenant's text (issue 27): escapes, BEL, U+009B, DEL, an RLO. */
+#define DIRTY "\033]0;x\007\033[2J\xc2\x9b" "2J\x7f\xe2\x80\xae"
+
+/* `kubectl logs` prints the operator's lines to a terminal: neither format replays the controls. */
+static void test_controls_never_reach_the_terminal(void **state)
+{
+	(void)state;
+	log_setup(LOG_INFO, LOG_FORMAT_TEXT);
+	char *line = capture(LOG_WARN, "pod said: " DIRTY " end");
+	size_t len = strlen(line);
+	terminal_expect_safe("text log line", line, false);
+	assert_null(memchr(line, '\n', len - 1));
+	assert_non_null(strstr(line, "pod said: "));
+	assert_non_null(strstr(line, "2J"));
+	assert_non_null(strstr(line, " end\n"));
+	free(line);
+
+	/* JSON keeps the message as it was (a program reads it back), as \u escapes. */
+	log_setup(LOG_INFO, LOG_FORMAT_JSON);
+	line = capture(LOG_WARN, "pod said: " DIRTY " end\tand\nmore");
+	terminal_expect_safe("JSON log line", line, false);
+	free(line);
+	expect_json_msg("pod said: " DIRTY " end\tand\nmore", "pod said: " DIRTY " end\tand\nmore");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_valid_utf8_kept_as_is),
 		cmocka_unit_test(test_json_invalid_utf8_is_replaced),
 		cmocka_unit_test(test_text_format_unchanged),
+		cmocka_unit_test(test_controls_never_reach_the_terminal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

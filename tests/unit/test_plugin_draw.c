@@ -2,7 +2,8 @@
  * resize --wait's drawing: on a terminal each frame is redrawn in place
  * (cursor up over exactly the lines drawn before, every line erased, cut
  * to the width), a shorter frame erases what is left; off a terminal only
- * changed lines are printed, without escape sequences.
+ * changed lines are printed, without escape sequences; cluster text in a
+ * frame reaches neither as a control.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "plugin/plugin_draw.h"
+#include "terminal_scan.h"
 
 static json_t *frame(const char *a, const char *b, const char *c)
 {
@@ -60,11 +62,45 @@ static void test_not_a_terminal(void **state)
 	wait_drawer_release(&d); /* twice is harmless */
 }
 
+/* What the issue measured: a resize-status with escapes, ESC, BEL and U+009B (CSI). */
+#define DIRTY_STATUS "\033]0;x\007\033[2J\xc2\x9b" "2J"
+
+/*
+ * A frame's lines quote cluster text (the resize-status, a step): on a
+ * terminal the only escape sequences are the drawer's own, off one there
+ * are none; the text around the controls is still shown.
+ */
+static void test_cluster_text_is_drawn_inert(void **state)
+{
+	(void)state;
+	struct wait_drawer d = {.tty = true, .width = 80};
+	json_t *f = frame("sts/db: " DIRTY_STATUS, "  db-1  Copy\xc2\x9b" "1A\xe2\x80\xae" "evil", "  db-0  waiting\r\033[1A");
+	char *got = wait_drawer_render(&d, f);
+	terminal_expect_safe("terminal frame", got, true);
+	assert_non_null(strstr(got, "]0;x"));
+	assert_non_null(strstr(got, "evil"));
+	free(got);
+	got = wait_drawer_render(&d, f); /* the redraw: cursor up over the 3 lines */
+	terminal_expect_safe("terminal redraw", got, true);
+	assert_true(!strncmp(got, "\033[3A", 4));
+	free(got);
+	wait_drawer_release(&d);
+
+	struct wait_drawer plain = {.tty = false, .width = 80};
+	got = wait_drawer_render(&plain, f);
+	terminal_expect_safe("frame off a terminal", got, false);
+	assert_non_null(strstr(got, "sts/db: "));
+	free(got);
+	wait_drawer_release(&plain);
+	json_decref(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_terminal),
 		cmocka_unit_test(test_not_a_terminal),
+		cmocka_unit_test(test_cluster_text_is_drawn_inert),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

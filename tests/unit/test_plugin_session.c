@@ -3,8 +3,9 @@
  * copy replica's progress read from its copy pod's log (the pods/log GET
  * with container=copy and tailLines, the newest pod of the replica's copy
  * Job), the resize read from the backup ConfigMap while the StatefulSet is
- * gone, the operator check from the Lease and pods, and "not found" with
- * its exit status.
+ * gone, the operator check from the Lease and pods, "not found" with
+ * its exit status, and every command's output over objects and Events
+ * full of a tenant's escape sequences.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +22,8 @@
 #include "client/kube_object.h"
 #include "controllers/contract.h"
 #include "loopback.h"
+#include "output_capture.h"
+#include "terminal_scan.h"
 #include "plugin/plugin_commands.h"
 #include "plugin/plugin_session.h"
 #include "util/xalloc.h"
@@ -312,6 +315,134 @@ static void test_wait_ends(void **state)
 	args.timeout_ms = 0;
 }
 
+/* Text a tenant writes (issue 27): a window title (OSC ... BEL), clear screen (CSI 2J, and as U+009B), RLO, DEL. */
+#define DIRTY "\033]0;x\007\033[2J\xc2\x9b" "2J\xe2\x80\xae" "x\x7f"
+
+static void run_status(void *s)
+{
+	plugin_cmd_status(s);
+}
+
+static void run_explain(void *s)
+{
+	plugin_cmd_explain(s);
+}
+
+static void run_cleanup(void *s)
+{
+	plugin_cmd_cleanup(s);
+}
+
+static void run_members(void *s)
+{
+	plugin_cmd_members(s);
+}
+
+static void run_abort(void *s)
+{
+	plugin_cmd_abort(s);
+}
+
+static void run_wait(void *ctx)
+{
+	struct plugin_session *s = ctx;
+	plugin_wait_resize(s, s->args->name, NULL, 0, NULL);
+}
+
+/*
+ * Every command that prints cluster text, over objects and Events a
+ * tenant wrote with escapes, C1 and bidi controls in them (annotations,
+ * the JSON inside them, Event reasons and messages, a member's fields, a
+ * pod's phase, a Lease's holder): not one control reaches stdout or
+ * stderr; on a terminal resize --wait writes only its own sequences.
+ */
+static void test_cluster_text_never_reaches_the_terminal_raw(void **state)
+{
+	(void)state;
+	json_t *rs = json_pack("{s:s, s:s, s:s, s:[i], s:{s:[i], s:s}}", "phase", "Failed", "strategy", "copy", "message",
+			       "why " DIRTY, "ordinals", 0, "batch", "ordinals", 0, "step", "Copy" DIRTY);
+	json_t *ss = json_pack("{s:{s:{s:i, s:s}}}", "ordinals", "1", "failures", 3, "message", "exit " DIRTY);
+	char *rs_text = json_dumps(rs, JSON_COMPACT), *ss_text = json_dumps(ss, JSON_COMPACT);
+	json_t *sts = json_pack("{s:s, s:{s:s, s:s, s:s, s:{s:s, s:s, s:s, s:s}}}", "kind", "StatefulSet", "metadata", "name",
+				"evil", "namespace", "db", "uid", "u-1", "annotations", ANNOTATION_RESIZE_STATUS,
+				"status " DIRTY, ANNOTATION_RESIZE_STATE, rs_text, ANNOTATION_SCALEDOWN_STATUS,
+				"Failed: " DIRTY, ANNOTATION_SCALEDOWN_STATE, ss_text);
+	free(rs_text);
+	free(ss_text);
+	json_decref(rs);
+	json_decref(ss);
+	route_json("/apis/apps/v1/namespaces/db/statefulsets/evil", json_incref(sts));
+	route_json("/apis/apps/v1/namespaces/db/statefulsets",
+		   json_pack("{s:s, s:{}, s:[o]}", "kind", "StatefulSetList", "metadata", "items", sts));
+	route_json("/api/v1/namespaces/db/configmaps", json_pack("{s:s, s:{}, s:[]}", "kind", "ConfigMapList", "metadata",
+								 "items"));
+	events_are(json_pack("[{s:{s:s, s:s}, s:s, s:s, s:s, s:s, s:{s:s}, s:i}]", "involvedObject", "kind",
+			     "StatefulSet", "name", "evil", "type", "Warning", "reason", "ResizeFailed" DIRTY, "message",
+			     "msg " DIRTY, "lastTimestamp", "2025-11-24T16:00:01Z", "metadata", "name", "evil.1", "count", 1));
+	route_json("/api/v1/namespaces/db/pods",
+		   json_pack("{s:s, s:{}, s:[{s:{s:s, s:s, s:{s:s}}, s:{s:s}}]}", "kind", "PodList", "metadata", "items",
+			     "metadata", "name", "evil-cleanup-1", "namespace", "db", "annotations",
+			     ANNOTATION_CLEANUP_ORDINAL, "1", "status", "phase", "Running" DIRTY));
+	json_t *stc = json_pack("{s:s, s:{s:s, s:s}, s:{s:i}, s:{s:[{s:s, s:s, s:s, s:b, s:s}], s:[{s:s, s:s, s:s}]}}",
+				"kind", CLUSTER_KIND, "metadata", "name", "coder", "namespace", "db", "spec", "replicas", 1,
+				"status", "members", "identity", "m-0 " DIRTY, "pod", "coder-0", "node", "n " DIRTY,
+				"ready", 1, "phase", DIRTY, "conditions", "type", "ReplicaFailure", "status", "True",
+				"message", "failing " DIRTY);
+	char *path = kube_resource_path(&KUBE_STATEFULCLUSTERS, "db", "coder", NULL);
+	route_json(path, json_incref(stc));
+	free(path);
+	path = kube_resource_path(&KUBE_STATEFULCLUSTERS, "db", NULL, NULL);
+	route_json(path, json_pack("{s:s, s:{}, s:[o]}", "kind", "StatefulClusterList", "metadata", "items", stc));
+	free(path);
+	/* A Lease renewed long ago: the refusal names its holder. */
+	route_json("/apis/coordination.k8s.io/v1/namespaces/ops/leases/stateful-operator",
+		   json_pack("{s:{s:s, s:s, s:i}}", "spec", "holderIdentity", "op " DIRTY, "renewTime",
+			     "2025-01-01T00:00:00.000000Z", "leaseDurationSeconds", 15));
+
+	struct {
+		const char *what;
+		enum plugin_cmd cmd;
+		enum plugin_kind kind;
+		const char *name;
+		enum plugin_output output;
+		bool tty;
+		void (*run)(void *session);
+		const char *shows; /* a word that must still be there */
+	} runs[] = {
+		{"status", PLUGIN_STATUS, PLUGIN_KIND_NONE, NULL, PLUGIN_OUT_TABLE, false, run_status, "why "},
+		{"status sts/evil", PLUGIN_STATUS, PLUGIN_KIND_STS, "evil", PLUGIN_OUT_TABLE, false, run_status, "why "},
+		{"status -o json", PLUGIN_STATUS, PLUGIN_KIND_NONE, NULL, PLUGIN_OUT_JSON, false, run_status, "failing "},
+		{"status -o yaml", PLUGIN_STATUS, PLUGIN_KIND_NONE, NULL, PLUGIN_OUT_YAML, false, run_status, "failing "},
+		{"status stc/coder", PLUGIN_STATUS, PLUGIN_KIND_STC, "coder", PLUGIN_OUT_TABLE, false, run_status, "failing "},
+		{"explain sts/evil", PLUGIN_EXPLAIN, PLUGIN_KIND_STS, "evil", PLUGIN_OUT_TABLE, false, run_explain, "msg "},
+		{"cleanup sts/evil", PLUGIN_CLEANUP, PLUGIN_KIND_STS, "evil", PLUGIN_OUT_TABLE, false, run_cleanup, "exit "},
+		{"members stc/coder", PLUGIN_MEMBERS, PLUGIN_KIND_STC, "coder", PLUGIN_OUT_TABLE, false, run_members, "m-0 "},
+		{"members -o json", PLUGIN_MEMBERS, PLUGIN_KIND_STC, "coder", PLUGIN_OUT_JSON, false, run_members, "m-0 "},
+		{"members -o yaml", PLUGIN_MEMBERS, PLUGIN_KIND_STC, "coder", PLUGIN_OUT_YAML, false, run_members, "m-0 "},
+		{"abort sts/evil", PLUGIN_ABORT, PLUGIN_KIND_STS, "evil", PLUGIN_OUT_TABLE, false, run_abort, "op "},
+		{"resize --wait", PLUGIN_RESIZE, PLUGIN_KIND_STS, "evil", PLUGIN_OUT_TABLE, false, run_wait, "why "},
+		{"resize --wait on a terminal", PLUGIN_RESIZE, PLUGIN_KIND_STS, "evil", PLUGIN_OUT_TABLE, true, run_wait,
+		 "status "},
+	};
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		args.cmd = runs[i].cmd;
+		args.kind = runs[i].kind;
+		args.name = runs[i].name;
+		args.output = runs[i].output;
+		session.tty = runs[i].tty;
+		char *out = output_capture(runs[i].run, &session, true, true);
+		terminal_expect_safe(runs[i].what, out, runs[i].tty);
+		if (!strstr(out, runs[i].shows))
+			fail_msg("%s: \"%s\" missing from:\n%s", runs[i].what, runs[i].shows, out);
+		free(out);
+	}
+	args.cmd = PLUGIN_HELP;
+	args.kind = PLUGIN_KIND_NONE;
+	args.name = NULL;
+	args.output = PLUGIN_OUT_TABLE;
+	session.tty = false;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -319,6 +450,7 @@ int main(void)
 		cmocka_unit_test(test_not_found),
 		cmocka_unit_test(test_operator_check),
 		cmocka_unit_test(test_wait_ends),
+		cmocka_unit_test(test_cluster_text_never_reaches_the_terminal_raw),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -2,8 +2,9 @@
  * What `kubectl stateful status`, `resize --wait`, `cleanup` and the
  * operator check make of the objects: a copy resize's replicas from its
  * state, rows for each operation, the newest Event, the wait frame, the
- * table layout, YAML output, cleanup rows and re-arming, and when an
- * operator counts as running.
+ * table layout, YAML output, cleanup rows and re-arming, when an
+ * operator counts as running, and that none of them shows a tenant's
+ * control characters to the terminal.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +22,7 @@
 #include "plugin/plugin_session.h"
 #include "plugin/plugin_status.h"
 #include "plugin/plugin_table.h"
+#include "terminal_scan.h"
 #include "util/yaml_json.h"
 
 #define NOW 1764000000LL /* 2025-11-24T16:00:00Z */
@@ -306,6 +308,148 @@ static void test_cleanup_rows(void **state)
 	json_decref(sts);
 }
 
+/*
+ * Text a tenant writes (issue 27): ESC ] 0;x BEL (a window title), ESC [2J
+ * (clear the screen), U+009B 2J (the same in one C1 character), a bidi
+ * override and a DEL. In an annotation as is; in JSON inside an annotation
+ * (resize-state, scaledown-state) as \u escapes, which parsing turns back
+ * into the characters.
+ */
+#define DIRTY "\033]0;x\007\033[2J\xc2\x9b" "2J\xe2\x80\xae" "x\x7f"
+
+/* Prints v as o through a temporary file; the text (new). */
+static char *printed_doc(const json_t *v, enum plugin_output o)
+{
+	FILE *f = tmpfile();
+	assert_non_null(f);
+	plugin_print_doc(f, v, o);
+	long n = ftell(f);
+	assert_true(n >= 0);
+	char *text = calloc(1, (size_t)n + 1);
+	assert_non_null(text);
+	rewind(f);
+	assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	return text;
+}
+
+/*
+ * Every renderer of cluster text: the resize view (resize-status and the
+ * state's phase, message and step), the status rows and table, the newest
+ * Event's text, a StatefulCluster's condition message, the cleanup table,
+ * the wait frame, and -o json/yaml. None gives a control to the terminal,
+ * and the words around the controls are still there.
+ */
+static void test_cluster_text_shown_inert(void **state)
+{
+	(void)state;
+	json_t *rs = json_pack("{s:s, s:s, s:s, s:[i], s:{s:[i], s:s}}", "phase", "Failed" DIRTY, "strategy", "copy",
+			       "message", "why" DIRTY, "ordinals", 0, "batch", "ordinals", 0, "step", "Copy" DIRTY);
+	json_t *ss = json_pack("{s:{s:{s:i, s:s}}}", "ordinals", "1", "failures", 3, "message", "exit" DIRTY);
+	/* In the annotations as JSON text: the controls as \u escapes, which parsing turns back into them. */
+	char *rs_text = json_dumps(rs, JSON_COMPACT), *ss_text = json_dumps(ss, JSON_COMPACT);
+	json_t *sts = json_pack("{s:s, s:{s:s, s:s, s:{s:s, s:s, s:s, s:s}}}", "kind", "StatefulSet", "metadata", "name",
+				"web", "namespace", "shop", "annotations", ANNOTATION_RESIZE_STATUS, DIRTY " status",
+				ANNOTATION_RESIZE_STATE, rs_text, ANNOTATION_SCALEDOWN_STATUS, "Failed: " DIRTY,
+				ANNOTATION_SCALEDOWN_STATE, ss_text);
+	assert_non_null(sts);
+	assert_non_null(strstr(rs_text, "\\u001B")); /* jansson writes ESC so */
+	free(rs_text);
+	free(ss_text);
+	json_decref(rs);
+	json_decref(ss);
+	json_t *events = json_pack("[{s:{s:s, s:s}, s:s, s:s, s:s}]", "involvedObject", "kind", "StatefulSet", "name", "web",
+				   "reason", "Resize" DIRTY, "message", "msg " DIRTY, "lastTimestamp", "2025-11-24T15:58:00Z");
+	assert_non_null(events);
+
+	struct resize_view v;
+	resize_view_read(sts, &v);
+	assert_true(v.active);
+	terminal_expect_safe("resize-status", v.status, false);
+	terminal_expect_safe("phase", v.phase, false);
+	terminal_expect_safe("message", v.message, false);
+	terminal_expect_safe("step", v.step, false);
+	assert_non_null(strstr(v.status, "status"));
+	assert_non_null(strstr(v.message, "why"));
+
+	char *ev = status_event_text(status_last_event(events, "StatefulSet", "web"));
+	terminal_expect_safe("event text", ev, false);
+	assert_non_null(strstr(ev, "msg "));
+	free(ev);
+
+	json_t *rows = json_array();
+	status_sts_rows(rows, "shop", "web", sts, &v, events, NOW, true);
+	assert_int_equal(json_array_size(rows), 2); /* the resize and the cleanup */
+	char *t = status_table(rows, true);
+	terminal_expect_safe("status table", t, false);
+	free(t);
+	const json_t *row;
+	size_t i;
+	json_array_foreach(rows, i, row) {
+		const char *k;
+		const json_t *val;
+		json_object_foreach((json_t *)row, k, val)
+			if (json_is_string(val))
+				terminal_expect_safe(k, json_string_value(val), false);
+	}
+	for (int o = PLUGIN_OUT_JSON; o <= PLUGIN_OUT_YAML; o++) {
+		char *doc = printed_doc(rows, (enum plugin_output)o);
+		terminal_expect_safe(o == PLUGIN_OUT_JSON ? "status -o json" : "status -o yaml", doc, false);
+		free(doc);
+	}
+	json_decref(rows);
+
+	json_t *frame = status_wait_frame("web", &v, 80);
+	json_array_foreach(frame, i, row)
+		terminal_expect_safe("wait frame", json_string_value(row), false);
+	json_decref(frame);
+	resize_view_release(&v);
+
+	/* -o json and -o yaml of what the API holds (members): the same values when read back. */
+	json_t *members = json_pack("[{s:s, s:s}]", "identity", "m-0 " DIRTY, "phase", DIRTY);
+	char *doc = printed_doc(members, PLUGIN_OUT_JSON);
+	terminal_expect_safe("members -o json", doc, false);
+	json_t *back = json_loads(doc, 0, NULL);
+	if (!json_equal(back, members))
+		fail_msg("members -o json does not read back the same: %s", doc);
+	json_decref(back);
+	free(doc);
+	doc = printed_doc(members, PLUGIN_OUT_YAML);
+	terminal_expect_safe("members -o yaml", doc, false);
+	char *msg = NULL;
+	assert_int_equal(yaml_to_json(doc, strlen(doc), &back, &msg), 0);
+	if (!json_equal(back, members))
+		fail_msg("members -o yaml does not read back the same: %s", doc);
+	json_decref(back);
+	free(doc);
+	json_decref(members);
+
+	json_t *stc = json_pack("{s:{s:s, s:s}, s:{s:i}, s:{s:[{s:s, s:s, s:s}]}}", "metadata", "name", "coder", "namespace",
+				"dev", "spec", "replicas", 1, "status", "conditions", "type", "ReplicaFailure", "status", "True",
+				"message", "pod " DIRTY);
+	rows = json_array();
+	status_stc_row(rows, stc, events, NOW);
+	t = status_table(rows, false);
+	terminal_expect_safe("stc row", t, false);
+	free(t);
+	json_decref(rows);
+	json_decref(stc);
+
+	const char *text = kube_obj_annotation(sts, ANNOTATION_SCALEDOWN_STATE);
+	json_t *st = json_loads(text, 0, NULL);
+	assert_non_null(st);
+	size_t given_up = 0;
+	rows = cleanup_rows(sts, st, NULL, &given_up);
+	t = cleanup_table(rows);
+	terminal_expect_safe("cleanup table", t, false);
+	assert_non_null(strstr(t, "exit"));
+	free(t);
+	json_decref(rows);
+	json_decref(st);
+	json_decref(events);
+	json_decref(sts);
+}
+
 static void test_operator_judge(void **state)
 {
 	(void)state;
@@ -358,6 +502,7 @@ int main(void)
 		cmocka_unit_test(test_view_of_a_copy), cmocka_unit_test(test_rows),	    cmocka_unit_test(test_stc_row),
 		cmocka_unit_test(test_age_and_time),   cmocka_unit_test(test_table),	    cmocka_unit_test(test_yaml),
 		cmocka_unit_test(test_cleanup_rows),   cmocka_unit_test(test_operator_judge),
+		cmocka_unit_test(test_cluster_text_shown_inert),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,6 +36,7 @@
 #include "client/kube_client.h"
 #include "controllers/resize/resize_plan.h"
 #include "sim.h"
+#include "terminal_scan.h"
 #include "util/duration.h"
 #include "util/xalloc.h"
 #include "client/kube_object.h"
@@ -163,6 +164,7 @@ struct world {
 	char now[32];
 	int serial;
 	long long fail_ordinal; /* the copy Job of this replica fails; -1: none fails */
+	const char *fail_message; /* what its pod's termination message says; NULL: a verification failure */
 	bool strict_retain;     /* every claim deleted sits on a Retained PV (successful cycles) */
 	bool double_apply;      /* every step performed twice: a crash after the call, a stale cache */
 	bool offline;           /* all replicas may be down at once */
@@ -488,7 +490,8 @@ static void finish_jobs(struct world *w)
 						      failed ? "Failed" : "Succeeded", "containerStatuses", "name",
 						      "copy", "state", "terminated", "exitCode", failed ? 1 : 0,
 						      "message",
-						      failed ? "SOP-RESULT fail verification found differences"
+						      failed ? (w->fail_message ? w->fail_message
+										: "SOP-RESULT fail verification found differences")
 							     : "SOP-RESULT ok"));
 		}
 		trace(w, "      ~ Job %s %s\n", name, failed ? "failed" : "completed");
@@ -1652,6 +1655,47 @@ static void test_failed_copy_restores_the_replica(void **state)
 }
 
 /*
+ * A copy pod's termination message is whatever its container wrote (the
+ * volume's contents may steer rsync's errors): escape sequences (issue 27)
+ * and the kubelet's 4 KiB. The restore reason, the Events, the Failed
+ * state's message and resize-status quote it as one clean line, bounded,
+ * its words kept.
+ */
+static void test_failed_copy_message_recorded_clean(void **state)
+{
+	struct world *w = *state;
+	start_cycle(w, &cycles[0]);
+	char *said = terminal_dirty_text("SOP-RESULT fail ");
+	w->fail_message = said;
+	w->fail_ordinal = 1;
+	assert_true(run(w, restore_recorded, NULL));
+	const char *why = kube_obj_str(w->a.state, "batch.restore");
+	terminal_expect_safe("batch.restore", why, false);
+	if (!sim_contains(why, "SOP-RESULT fail ") || !sim_contains(why, "2J") || strlen(why) > 700)
+		world_fail(w, "batch.restore (%zu bytes): %.100s...", strlen(why), why);
+	run(w, NULL, NULL);
+	const json_t *st = state_now(w);
+	assert_string_equal(kube_obj_str(st, "phase"), "Failed");
+	terminal_expect_safe("the Failed state's message", kube_obj_str(st, "message"), false);
+	const char *status = sim_annotation(w->sts, ANNOTATION_RESIZE_STATUS);
+	assert_non_null(status);
+	terminal_expect_safe("resize-status", status, false);
+	if (!sim_contains(status, "SOP-RESULT fail ") || strlen(status) > 1024)
+		world_fail(w, "resize-status (%zu bytes): %.100s...", strlen(status), status);
+	assert_true(event_seen(w, "Warning ResizeFailed", "SOP-RESULT fail "));
+	size_t i;
+	const json_t *e;
+	json_array_foreach(w->events, i, e) {
+		terminal_expect_safe("an Event", json_string_value(e), false);
+		if (strlen(json_string_value(e)) > 1024 + 40) /* "Type Reason: " before the message */
+			world_fail(w, "an Event of %zu bytes", strlen(json_string_value(e)));
+	}
+	w->fail_message = NULL;
+	free(said);
+	world_release(w);
+}
+
+/*
  * The second replica's copy fails: the first keeps its new volume (its old
  * one stays Retained, as the Event says), the second is back on its own, the
  * template is unchanged, and the resize rests in Failed.
@@ -2149,6 +2193,7 @@ int main(void)
 		TEST(test_stale_copy_claim_is_replaced),
 		TEST(test_old_volumes_are_labelled),
 		TEST(test_failed_copy_restores_the_replica),
+		TEST(test_failed_copy_message_recorded_clean),
 		TEST(test_failed_second_batch_keeps_the_first),
 		TEST(test_abort_while_copying),
 		TEST(test_abort_on_a_set_in_orphan_deletion),

@@ -7,7 +7,7 @@
  * step is answered at once, with its preconditions: 409 for a name that is
  * taken, nothing for a UID that does not match) and the controllers that
  * answer: the kubelet (cleanup pods start once their claims are there, then
- * succeed, fail with "disk busy" or hang, as the test says; deleted pods
+ * succeed, fail with "disk busy" (or what the test says) or hang; deleted pods
  * go), the StatefulSet controller (pods and claims for in-range ordinals
  * when the name is free; out-of-range pods deleted, highest first for
  * OrderedReady), PVC protection and the garbage collector (which also takes
@@ -55,6 +55,7 @@
 #include "controllers/scaledown/scaledown_plan.h"
 #include "controllers/scaledown/scaledown_request.h"
 #include "sim.h"
+#include "terminal_scan.h"
 #include "util/duration.h"
 #include "util/xalloc.h"
 #include "client/kube_object.h"
@@ -214,6 +215,7 @@ struct world {
 	int serial;
 	/* the test's script */
 	json_t *fail_first;     /* ordinal -> how many of its cleanup pods fail */
+	const char *fail_message; /* what a failing cleanup pod's termination message says; NULL: FAIL_MESSAGE */
 	bool hang;              /* cleanup pods run until stopped */
 	bool hold_terminating;  /* deleted pods stay terminating */
 	bool double_apply;      /* every step performed twice: a crash before the result is seen */
@@ -716,7 +718,8 @@ static void kubelet(struct world *w)
 			int attempt = (int)json_integer_value(
 				json_object_get(w->pod_attempt, kube_obj_str(pod, "metadata.uid")));
 			bool fail = attempt <= map_get(w->fail_first, pod_ordinal(w, name));
-			set_pod_status(pod, fail ? "Failed" : "Succeeded", fail ? FAIL_MESSAGE : "handed off");
+			set_pod_status(pod, fail ? "Failed" : "Succeeded",
+				       fail ? (w->fail_message ? w->fail_message : FAIL_MESSAGE) : "handed off");
 			set_finished_at(pod, w->now_ms);
 			trace(w, "      ~ cleanup pod %s %s\n", name, fail ? "failed" : "succeeded");
 		}
@@ -2055,6 +2058,38 @@ static void test_failure_backoff_and_give_up(void **state)
 }
 
 /*
+ * The cleanup image is the user's: its termination message may hold
+ * escape sequences (issue 27: ESC ] title BEL, ESC [2J, U+009B) and run
+ * to the kubelet's 4 KiB. What the operator records from it (the
+ * CleanupFailed Event, the state's message, scaledown-status) is one
+ * clean line, the message bounded, its words kept.
+ */
+static void test_failure_message_recorded_clean(void **state)
+{
+	struct world *w = *state;
+	start_world(w, &(struct setup){.replicas = 2});
+	char *said = terminal_dirty_text("drain ");
+	w->fail_message = said;
+	map_set(w->fail_first, 1, 99);
+	scale(w, 1);
+	run_to(w, RUN_SETTLED);
+	assert_int_equal(sim_events(w->history, "Warning", "CleanupFailed", "drain "), 3);
+	terminal_expect_safe_messages(w->history, 1024);
+	const char *status = sim_annotation(w->sts, ANNOTATION_SCALEDOWN_STATUS);
+	assert_non_null(status);
+	terminal_expect_safe("scaledown-status", status, false);
+	json_t *st = json_loads(sim_annotation(w->sts, ANNOTATION_SCALEDOWN_STATE), 0, NULL);
+	const char *recorded = kube_obj_str(json_object_get(json_object_get(st, "ordinals"), "1"), "message");
+	assert_non_null(recorded);
+	terminal_expect_safe("scaledown-state's message", recorded, false);
+	if (!strstr(recorded, "drain ") || !strstr(recorded, "2J") || strlen(recorded) > 600)
+		world_fail(w, "recorded message (%zu bytes): %.80s...", strlen(recorded), recorded);
+	json_decref(st);
+	w->fail_message = NULL;
+	free(said);
+}
+
+/*
  * The wait is never shorter than the backoff, whatever the clock reads
  * when the failure is seen (here always half past some second).
  */
@@ -2968,6 +3003,7 @@ int main(void)
 		TEST(test_jboss_legacy_key),
 		TEST(test_parallel),
 		TEST(test_failure_backoff_and_give_up),
+		TEST(test_failure_message_recorded_clean),
 		TEST(test_backoff_is_never_short),
 		TEST(test_backoff_grows_and_caps),
 		TEST(test_max_attempts_and_recovery),

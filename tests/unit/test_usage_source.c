@@ -22,6 +22,7 @@
 #include "client/kube_config.h"
 #include "controllers/autoresize/usage_source_internal.h"
 #include "loopback.h"
+#include "terminal_scan.h"
 #include "scratch_dir.h"
 #include "util/strbuf.h"
 #include "runtime/http_server.h"
@@ -1084,10 +1085,45 @@ static void test_kubelet_http_not_utf8(void **state)
 	char *line = kubelet_error_line("403 Forbidden", "text/plain; charset=latin1",
 					"Zugriff verweigert f\xfcr system:serviceaccount", &port);
 	char *want = xasprintf("node n1: GET http://127.0.0.1:%d/stats/summary: 403 Forbidden: Zugriff verweigert "
-			       "f?r system:serviceaccount", port);
+			       "f\xef\xbf\xbdr system:serviceaccount", port); /* U+FFFD */
 	assert_string_equal(line, want);
 	free(want);
 	free(line);
+}
+
+/*
+ * A node's error body goes into a UsageUnavailable Event: whatever a node
+ * (or whoever holds its address) answers, with escapes (issue 27) in an
+ * API Status' message or in plain text, as raw C1 bytes, at 1 MiB, the
+ * line is clean and bounded, its words kept.
+ */
+static void test_kubelet_error_body_clean(void **state)
+{
+	(void)state;
+	int port;
+	char *line = kubelet_error_line("500 Internal Server Error", "application/json",
+					"{\"kind\":\"Status\",\"message\":\"disk \\u001b]0;x\\u0007\\u001b[2J\\u009b2J "
+					"\\u202egone\"}", &port);
+	terminal_expect_safe("Status message", line, false);
+	assert_non_null(strstr(line, "500 Internal Server Error: disk "));
+	assert_non_null(strstr(line, "gone"));
+	free(line);
+	line = kubelet_error_line("503 Service Unavailable", "text/plain", "busy \033[2J\x9b" "2J\xc2\x9b" "1A \x7f end", &port);
+	terminal_expect_safe("plain body", line, false);
+	assert_non_null(strstr(line, "busy "));
+	free(line);
+	size_t n = 1 << 20;
+	char *big = malloc(n + 64);
+	assert_non_null(big);
+	strcpy(big, "{\"message\":\"");
+	memset(big + strlen(big), 'x', n);
+	strcpy(big + 12 + n, "\"}");
+	line = kubelet_error_line("500 Internal Server Error", "application/json", big, &port);
+	if (strlen(line) > 1024)
+		fail_msg("a 1 MiB message makes an error line of %zu bytes", strlen(line));
+	assert_non_null(strstr(line, "xxx"));
+	free(line);
+	free(big);
 }
 
 /* A kubelet answer that is not a summary: one line naming the node and the cause. */
@@ -1218,6 +1254,7 @@ int main(void)
 		cmocka_unit_test(test_kubelet_http),
 		cmocka_unit_test(test_kubelet_http_junk),
 		cmocka_unit_test(test_kubelet_http_not_utf8),
+		cmocka_unit_test(test_kubelet_error_body_clean),
 		cmocka_unit_test(test_kubelet_parallel),
 		cmocka_unit_test(test_kubelet_node_speaks_for_others),
 		cmocka_unit_test(test_kubelet_https),

@@ -15,6 +15,7 @@
 #include "client/kube_config.h"
 #include "client/kube_credentials.h"
 #include "controllers/autoresize/usage_source_internal.h"
+#include "util/text_sanitize.h"
 #include "util/xalloc.h"
 
 static const char *const kind_names[] = {
@@ -321,18 +322,17 @@ void usage__add_error(json_t *errors, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	char *line = xvasprintf(fmt, ap);
+	char *raw = xvasprintf(fmt, ap);
 	va_end(ap);
-	json_t *text = json_string(line);
-	if (!text) {
-		/* Not UTF-8 (a body cut within a character, or in another charset): what ASCII it has. */
-		for (unsigned char *c = (unsigned char *)line; *c; c++)
-			if (*c >= 0x80)
-				*c = '?';
-		text = json_string(line);
-	}
-	json_array_append_new(errors, text);
+	/*
+	 * A node's or Prometheus' words (an error body, a JSON message) go into
+	 * Events: one clean line, bounded, valid UTF-8 (a body cut within a
+	 * character, another charset) as JSON strings must be.
+	 */
+	char *line = text_sanitize(raw, TEXT_QUOTE_MAX);
+	json_array_append_new(errors, json_string(line));
 	free(line);
+	free(raw);
 }
 
 /* --- the table --- */

@@ -78,7 +78,7 @@ int usage__answer_end(CURL *h, struct usage_answer *a, CURLcode cc, char **why);
 int usage__perform(struct usage_source *s, struct usage_answer *a, char **why);
 void usage__answer_release(struct usage_answer *a);
 
-/* Appends a line to errors; bytes that are not UTF-8 become '?' (JSON strings must be UTF-8). */
+/* Appends a line to errors, as text_sanitize shows it (at most TEXT_QUOTE_MAX bytes): it quotes what a node sent. */
 void usage__add_error(json_t *errors, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*

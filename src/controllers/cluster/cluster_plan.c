@@ -10,6 +10,7 @@
 #include "client/label_selector.h"
 #include "controllers/cluster/cluster_plan_internal.h"
 #include "util/duration.h"
+#include "util/text_sanitize.h"
 #include "util/xalloc.h"
 
 /* ---- reading the spec ---- */
@@ -172,9 +173,11 @@ static void assess(struct plan *p, struct identity *id)
 	 */
 	if (phase && !strcmp(phase, "Failed") && !id->going) {
 		const char *reason = kube_obj_str(pod, "status.reason");
-		const char *msg = kube_obj_str(pod, "status.message");
+		/* The kubelet's words, or whoever may write the pod's status: clean and bounded in the cluster's status. */
+		char *msg = text_sanitize(kube_obj_str(pod, "status.message"), TEXT_QUOTE_MAX);
 		id->failure = xasprintf("pod %s %s%s%s", id->name, reason && !strcmp(reason, "Evicted") ? "was evicted" : "failed",
 					msg ? ": " : "", msg ? msg : "");
+		free(msg);
 		return;
 	}
 	const char *node_name = kube_obj_str(pod, "spec.nodeName");

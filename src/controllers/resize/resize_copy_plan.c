@@ -44,6 +44,7 @@
 #include "client/kube_object.h"
 #include "controllers/resize/copy_script.h"
 #include "util/duration.h"
+#include "util/text_sanitize.h"
 #include "util/xalloc.h"
 
 #define MAX_WAIT_MS (10L * 60 * 1000)
@@ -106,12 +107,16 @@ static char *job_failure(const struct resize_inputs *in, const json_t *job)
 				said = m;
 		}
 	}
-	char *msg = xasprintf("Job %s failed: %s%s%s", name, str_or(cond, "no reason given"), said ? "; " : "",
-			      said ? said : "");
-	/* One line for the status annotation. */
-	for (char *p = msg; *p; p++)
-		if (*p == '\n' || *p == '\r')
-			*p = ' ';
+	/*
+	 * The pod's termination message is the copy script's, or whatever the
+	 * container wrote: one clean, bounded line for the state, the status
+	 * annotation and the Events that quote it.
+	 */
+	char *shown_cond = text_sanitize(str_or(cond, "no reason given"), TEXT_QUOTE_MAX);
+	char *shown_said = text_sanitize(said, TEXT_QUOTE_MAX);
+	char *msg = xasprintf("Job %s failed: %s%s%s", name, shown_cond, said ? "; " : "", said ? shown_said : "");
+	free(shown_said);
+	free(shown_cond);
 	return msg;
 }
 

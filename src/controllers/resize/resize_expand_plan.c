@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "client/kube_object.h"
+#include "util/text_sanitize.h"
 #include "util/xalloc.h"
 
 void expand_start(const struct resize_inputs *in, long long now_ms, const json_t *targets, struct action *a)
@@ -56,13 +57,15 @@ static bool expand_claim(const struct resize_inputs *in, long long now_ms, const
 	}
 	if (plan_cmp_size(kube_obj_str(pvc, "status.capacity.storage"), &want) >= 0)
 		return false; /* done */
-	const char *failure = expansion_failure(pvc);
+	/* The volume driver's words (a condition's message): one clean, bounded line wherever they are quoted. */
+	char *failure = text_sanitize(expansion_failure(pvc), TEXT_QUOTE_MAX);
 	if (failure) {
 		plan_set_state(in, a, resize_state_next(st, now_ms, RESIZE_PHASE_FAILED));
 		json_object_set_new(a->state, "message", json_sprintf("%s: %s", pvc_name, failure));
 		action_event(a, "Warning", "ResizeFailed", "expanding %s to %s failed: %s", pvc_name, size, failure);
 		action_count(a, "stateful_operator_resizes_failed_total", 1);
 		action_status(a, "Failed: %s: %s", pvc_name, failure);
+		free(failure);
 		return true;
 	}
 	if (plan_cmp_size(kube_obj_str(pvc, "spec.resources.requests.storage"), &want) < 0) {

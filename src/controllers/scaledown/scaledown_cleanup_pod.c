@@ -10,10 +10,11 @@
 #include "controllers/scaledown/scaledown_plan_internal.h"
 #include "util/duration.h"
 #include "util/strbuf.h"
+#include "util/text_sanitize.h"
 #include "util/xalloc.h"
 
-/* The pod's last termination message, or a description of how it failed. New string. */
-static char *failure_message(const json_t *pod)
+/* The pod's last termination message, or a description of how it failed. New string, raw. */
+static char *failure_raw(const json_t *pod)
 {
 	size_t i;
 	const json_t *cs;
@@ -34,6 +35,19 @@ static char *failure_message(const json_t *pod)
 	if (msg || reason)
 		return xasprintf("%s%s%s", reason ? reason : "", reason && msg ? ": " : "", msg ? msg : "");
 	return xstrdup("the pod failed without a message");
+}
+
+/*
+ * failure_raw as the state, the status annotation and the Event quote it:
+ * the container wrote it (the cleanup image is the user's), so one clean,
+ * bounded line. New string.
+ */
+static char *failure_message(const json_t *pod)
+{
+	char *raw = failure_raw(pod);
+	char *msg = text_sanitize(raw, TEXT_QUOTE_MAX);
+	free(raw);
+	return msg;
 }
 
 /*

@@ -10,6 +10,7 @@
 #include "client/kube_object.h"
 #include "controllers/scaledown/scaledown_plan_internal.h"
 #include "util/strbuf.h"
+#include "util/text_sanitize.h"
 #include "util/xalloc.h"
 
 long scaledown_backoff_ms(int failures)
@@ -44,9 +45,12 @@ void scaledown_patch_sts(const struct plan *p, struct action *a, const char *wha
 void scaledown_record_state(const struct plan *p, struct action *a, const char *what, json_t *state, char *status)
 {
 	char *text = state ? json_dumps(state, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	/* Its clauses quote the recorded messages (bounded where recorded): the line stays clean whatever they hold. */
+	char *shown = text_sanitize(status, 0);
 	scaledown_patch_sts(p, a, what,
 		  json_pack("{s:{s:{s:s?, s:s?}}}", "metadata", "annotations", ANNOTATION_SCALEDOWN_STATE, text,
-			    ANNOTATION_SCALEDOWN_STATUS, status));
+			    ANNOTATION_SCALEDOWN_STATUS, shown));
+	free(shown);
 	free(text);
 	free(status);
 	json_decref(state);
