@@ -112,6 +112,14 @@ void http_server_handle(struct http_server *s, const char *path, http_handler_fn
 /* Serves POST on path with fn, which reads the body (at most max_body bytes) with http_request_body(). */
 void http_server_handle_post(struct http_server *s, const char *path, http_handler_fn fn, void *ctx,
 			     size_t max_body);
+/*
+ * The most bytes of POST bodies the server holds at once, over every
+ * connection (bodies arrive side by side, and each is held whole until its
+ * handler has answered); 0, the default: only each route's limit. A request
+ * whose declared Content-Length does not fit gets 503 at once, its body
+ * unread; a chunked one that outgrows the room has its connection closed.
+ */
+void http_server_limit_bodies(struct http_server *s, size_t bytes);
 
 /*
  * Stops listening, waits for the requests in progress to finish and frees
