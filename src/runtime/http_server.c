@@ -197,7 +197,7 @@ static enum MHD_Result answer(struct http_server *s, struct conn *c, http_handle
 static bool bodies_reserve(struct http_server *s, size_t n)
 {
 	pthread_mutex_lock(&s->conns_lock);
-	bool ok = !s->bodies_max || n <= s->bodies_max - s->bodies_held;
+	bool ok = !s->bodies_max || (s->bodies_held <= s->bodies_max && n <= s->bodies_max - s->bodies_held);
 	if (ok)
 		s->bodies_held += n;
 	pthread_mutex_unlock(&s->conns_lock);
@@ -225,11 +225,14 @@ static bool upload_append(struct http_server *s, struct upload *u, const char *d
 		size_t cap = u->cap ? u->cap : 8;
 		while (cap < need)
 			cap *= 2;
-		cap = u->reserved >= need ? u->reserved : cap < u->max + 1 ? cap : u->max + 1;
-		if (cap > u->reserved && !bodies_reserve(s, cap - u->reserved))
-			return false;
-		if (cap > u->reserved)
+		if (cap > u->max + 1)
+			cap = u->max + 1;
+		if (u->reserved >= need)
+			cap = u->reserved;
+		else if (bodies_reserve(s, cap - u->reserved))
 			u->reserved = cap;
+		else
+			return false;
 		u->data = xrealloc(u->data, cap);
 		u->cap = cap;
 	}
@@ -291,9 +294,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		conn_set_deadline(s, c, HTTP_SERVER_RESPONSE_TIMEOUT_S);
 		if (busy)
 			return send_response(conn, MHD_HTTP_SERVICE_UNAVAILABLE, NULL,
-					     xasprintf("503 busy: the bodies of other requests fill this server's %zu "
-						       "bytes for them; retry\n",
-						       s->bodies_max),
+					     xstrdup("503 busy: the bodies of other requests fill the room for them; "
+						     "retry\n"),
 					     NULL);
 		if (too_large)
 			return send_response(conn, MHD_HTTP_CONTENT_TOO_LARGE, NULL,

@@ -24,9 +24,10 @@
  *   trickling bytes gains nothing); request heads up to about 12 KiB (16
  *   KiB of memory per connection); at most HTTP_SERVER_MAX_CONNECTIONS at
  *   once, HTTP_SERVER_MAX_CONNECTIONS_PER_IP of them from one address, so
- *   one client cannot hold them all. Each server (listener) has its own
- *   connections, threads and limits: /healthz on its own port shares
- *   nothing with /metrics.
+ *   one client cannot hold them all; POST bodies held at once over every
+ *   connection up to http_server_limit_bodies(). Each server (listener) has
+ *   its own connections, threads and limits: /healthz on its own port
+ *   shares nothing with /metrics or the webhook.
  *
  * Threads: requests are served by two threads of libmicrohttpd's internal
  * thread pool (event-driven, so idle or slow clients cost no thread, and a
