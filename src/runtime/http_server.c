@@ -42,6 +42,7 @@ struct upload {
 	size_t max;
 	char *data;
 	size_t len, cap;
+	size_t reserved; /* counted in the server's bodies_held: cap, or the Content-Length (and NUL) ahead */
 };
 
 /*
@@ -69,11 +70,13 @@ struct http_server {
 	struct route *routes;
 	size_t nroutes, routes_cap;
 
-	pthread_mutex_t conns_lock; /* guards conns, reaper_stop and the log limiter */
+	pthread_mutex_t conns_lock; /* guards conns, reaper_stop, the bodies held and the log limiter */
 	pthread_cond_t conns_cond;
 	struct conn *conns;
 	bool reaper_started, reaper_stop;
 	pthread_t reaper;
+	size_t bodies_max;          /* the most POST body bytes held at once, over every connection; 0: no limit */
+	size_t bodies_held;
 	double log_window;          /* start of the current second of libmicrohttpd messages */
 	unsigned log_count, log_dropped;
 };
@@ -190,23 +193,60 @@ static enum MHD_Result answer(struct http_server *s, struct conn *c, http_handle
 	return ret;
 }
 
-/* Appends a piece of a POST body; false when past the route's limit. */
-static bool upload_append(struct upload *u, const char *data, size_t n)
+/* Counts n more bytes of bodies held; false, counting nothing, when that would pass the server's budget. */
+static bool bodies_reserve(struct http_server *s, size_t n)
+{
+	pthread_mutex_lock(&s->conns_lock);
+	bool ok = !s->bodies_max || (s->bodies_held <= s->bodies_max && n <= s->bodies_max - s->bodies_held);
+	if (ok)
+		s->bodies_held += n;
+	pthread_mutex_unlock(&s->conns_lock);
+	return ok;
+}
+
+static void bodies_release(struct http_server *s, size_t n)
+{
+	pthread_mutex_lock(&s->conns_lock);
+	s->bodies_held -= n;
+	pthread_mutex_unlock(&s->conns_lock);
+}
+
+/*
+ * Appends a piece of a POST body; false when past the route's limit or the
+ * server's budget for bodies. The buffer is what was reserved (a declared
+ * Content-Length: exactly), else it doubles, each growth reserved first.
+ */
+static bool upload_append(struct http_server *s, struct upload *u, const char *data, size_t n)
 {
 	if (n > u->max - u->len)
 		return false;
-	u->data = xgrow(u->data, &u->cap, u->len + n + 1, 1);
+	size_t need = u->len + n + 1;
+	if (need > u->cap) {
+		size_t cap = u->cap ? u->cap : 8;
+		while (cap < need)
+			cap *= 2;
+		if (cap > u->max + 1)
+			cap = u->max + 1;
+		if (u->reserved >= need)
+			cap = u->reserved;
+		else if (bodies_reserve(s, cap - u->reserved))
+			u->reserved = cap;
+		else
+			return false;
+		u->data = xrealloc(u->data, cap);
+		u->cap = cap;
+	}
 	memcpy(u->data + u->len, data, n);
 	u->len += n;
 	u->data[u->len] = '\0';
 	return true;
 }
 
-/* A Content-Length past max: answered 413 at once, the body never read. */
-static bool declared_too_large(struct MHD_Connection *conn, size_t max)
+/* The Content-Length a request declares, or 0 when it has none (chunked). */
+static unsigned long long declared_length(struct MHD_Connection *conn)
 {
 	const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-	return cl && strtoull(cl, NULL, 10) > max;
+	return cl ? strtoull(cl, NULL, 10) : 0;
 }
 
 static char get_request; /* *con_cls of a GET or HEAD (or a refused request) whose headers were handled */
@@ -236,10 +276,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (!*con_cls) {
 		bool found = find_route(s, url, &r);
 		bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
-		if (found && r.max_body && strcmp(method, MHD_HTTP_METHOD_POST) == 0 &&
-		    !declared_too_large(conn, r.max_body)) {
+		bool post = found && r.max_body && strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+		unsigned long long declared = post ? declared_length(conn) : 0;
+		bool too_large = post && declared > r.max_body;
+		/* A declared body is reserved whole before a byte of it is read. */
+		bool busy = post && !too_large && declared && !bodies_reserve(s, (size_t)declared + 1);
+		if (post && !too_large && !busy) {
 			struct upload *u = xcalloc(1, sizeof(*u));
-			*u = (struct upload){.fn = r.fn, .ctx = r.ctx, .max = r.max_body};
+			*u = (struct upload){.fn = r.fn, .ctx = r.ctx, .max = r.max_body,
+					     .reserved = declared ? (size_t)declared + 1 : 0};
 			*con_cls = u;
 			return MHD_YES;
 		}
@@ -247,7 +292,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		if (get && !(found && r.max_body))
 			return MHD_YES;
 		conn_set_deadline(s, c, HTTP_SERVER_RESPONSE_TIMEOUT_S);
-		if (found && r.max_body && strcmp(method, MHD_HTTP_METHOD_POST) == 0)
+		if (busy)
+			return send_response(conn, MHD_HTTP_SERVICE_UNAVAILABLE, NULL,
+					     xstrdup("503 busy: the bodies of other requests fill the room for them; "
+						     "retry\n"),
+					     NULL);
+		if (too_large)
 			return send_response(conn, MHD_HTTP_CONTENT_TOO_LARGE, NULL,
 					     xasprintf("413 request body larger than %zu bytes\n", r.max_body), NULL);
 		if (!found)
@@ -259,7 +309,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		struct upload *u = *con_cls;
 		if (*upload_data_size) {
 			/* Past the limit without a Content-Length that said so: no answer can be queued mid-body. */
-			if (!upload_append(u, upload_data, *upload_data_size))
+			if (!upload_append(s, u, upload_data, *upload_data_size))
 				return MHD_NO;
 			*upload_data_size = 0;
 			return MHD_YES;
@@ -295,6 +345,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	(void)toe;
 	if (*con_cls && *con_cls != &get_request) {
 		struct upload *u = *con_cls;
+		bodies_release(s, u->reserved);
 		free(u->data);
 		free(u);
 	}
@@ -633,6 +684,13 @@ static void add_route(struct http_server *s, const char *path, http_handler_fn f
 	s->routes = xgrow(s->routes, &s->routes_cap, s->nroutes + 1, sizeof(*s->routes));
 	s->routes[s->nroutes++] = (struct route){xstrdup(path), fn, ctx, max_body};
 	pthread_rwlock_unlock(&s->lock);
+}
+
+void http_server_limit_bodies(struct http_server *s, size_t bytes)
+{
+	pthread_mutex_lock(&s->conns_lock);
+	s->bodies_max = bytes;
+	pthread_mutex_unlock(&s->conns_lock);
 }
 
 void http_server_handle(struct http_server *s, const char *path, http_handler_fn fn, void *ctx)

@@ -24,9 +24,10 @@
  *   trickling bytes gains nothing); request heads up to about 12 KiB (16
  *   KiB of memory per connection); at most HTTP_SERVER_MAX_CONNECTIONS at
  *   once, HTTP_SERVER_MAX_CONNECTIONS_PER_IP of them from one address, so
- *   one client cannot hold them all. Each server (listener) has its own
- *   connections, threads and limits: /healthz on its own port shares
- *   nothing with /metrics.
+ *   one client cannot hold them all; POST bodies held at once over every
+ *   connection up to http_server_limit_bodies(). Each server (listener) has
+ *   its own connections, threads and limits: /healthz on its own port
+ *   shares nothing with /metrics or the webhook.
  *
  * Threads: requests are served by two threads of libmicrohttpd's internal
  * thread pool (event-driven, so idle or slow clients cost no thread, and a
@@ -112,6 +113,14 @@ void http_server_handle(struct http_server *s, const char *path, http_handler_fn
 /* Serves POST on path with fn, which reads the body (at most max_body bytes) with http_request_body(). */
 void http_server_handle_post(struct http_server *s, const char *path, http_handler_fn fn, void *ctx,
 			     size_t max_body);
+/*
+ * The most bytes of POST bodies the server holds at once, over every
+ * connection (bodies arrive side by side, and each is held whole until its
+ * handler has answered); 0, the default: only each route's limit. A request
+ * whose declared Content-Length does not fit gets 503 at once, its body
+ * unread; a chunked one that outgrows the room has its connection closed.
+ */
+void http_server_limit_bodies(struct http_server *s, size_t bytes);
 
 /*
  * Stops listening, waits for the requests in progress to finish and frees

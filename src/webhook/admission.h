@@ -11,8 +11,9 @@
  * operator's own (it carries the resize state), so a GitOps tool healing the
  * "missing" object cannot take the resize's place mid-swap.
  *
- * Pure: no I/O, no clock; answers from what the caller's caches hold. Safe
- * from any thread on inputs nobody modifies.
+ * Pure: no I/O, no clock but the review's time budget (view->budget);
+ * answers from what the caller's caches hold. Safe from any thread on
+ * inputs nobody modifies.
  */
 #ifndef SOP_WEBHOOK_ADMISSION_H
 #define SOP_WEBHOOK_ADMISSION_H
@@ -31,8 +32,14 @@
 	"(has(object.spec.volumeClaimTemplates) ? object.spec.volumeClaimTemplates : []) != " \
 	"(has(oldObject.spec.volumeClaimTemplates) ? oldObject.spec.volumeClaimTemplates : [])"
 
-/* The most templates one update may name (old or new); more is denied, bounding the work. */
+/*
+ * The most templates one update may name (old or new); more is denied,
+ * before any check that compares templates in pairs or walks the pod
+ * template once per template, so the work stays linear in the review.
+ */
 #define ADMISSION_MAX_TEMPLATES 16
+
+struct work_budget;
 
 /* What the caches know of the cluster; all borrowed. */
 struct admission_view {
@@ -49,6 +56,14 @@ struct admission_view {
 	 */
 	bool (*saved_copy)(void *ctx, const char *ns, const char *name);
 	void *saved_copy_ctx;
+	/*
+	 * The review's time budget (util/work_budget.h; its steps are counted
+	 * here), or NULL: none. Once it is spent the decision stops and its
+	 * answer (allowed, untouched) means nothing was decided: the caller
+	 * sends an error instead (webhook.c: 503, which failurePolicy Ignore
+	 * turns into the API server's own judgement).
+	 */
+	struct work_budget *budget;
 };
 
 /*

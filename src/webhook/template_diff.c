@@ -9,6 +9,7 @@
 #include "client/quantity.h"
 #include "controllers/contract.h"
 #include "util/strbuf.h"
+#include "util/work_budget.h"
 #include "util/xalloc.h"
 #include "webhook/class_lookup.h"
 #include "webhook/template_fields.h"
@@ -423,8 +424,11 @@ static const char *removed_target_annotation(const json_t *annotations, const ch
 	return NULL;
 }
 
-/* NULL (no templates), or an array of objects that each have a metadata.name. */
-static bool understood(const json_t *list)
+/*
+ * NULL (no templates), or an array of objects that each have a
+ * metadata.name. False too once budget is spent: the caller abandons.
+ */
+static bool understood(const json_t *list, struct work_budget *budget)
 {
 	size_t i;
 	json_t *t;
@@ -433,12 +437,13 @@ static bool understood(const json_t *list)
 	if (!json_is_array(list))
 		return false;
 	json_array_foreach(list, i, t) {
-		if (!json_is_object(t) || !template_name(t))
+		if (work_budget_step(budget) || !json_is_object(t) || !template_name(t))
 			return false;
 	}
 	return true;
 }
 
+/* A name two templates of list share, or NULL. Pairwise: only for lists within ADMISSION_MAX_TEMPLATES. */
 static const char *duplicate_name(const json_t *list)
 {
 	size_t i, j;
@@ -469,19 +474,25 @@ void template_diff_decide(const json_t *old, const json_t *new, const json_t *ap
 {
 	const json_t *annotations = kube_obj_annotations(applied);
 	struct diff d = {.view = view, .annotations = annotations, .denial = STRBUF_INIT};
+	struct work_budget *budget = view ? view->budget : NULL;
 	size_t i;
 	json_t *t;
 
 	memset(out, 0, sizeof(*out));
-	if (!understood(old) || !understood(new) || duplicate_name(old)) {
+	if (!understood(old, budget) || !understood(new, budget)) {
 		out->verdict = TEMPLATES_NOT_UNDERSTOOD;
 		return;
 	}
+	/* The count first: every check below compares templates in pairs, or walks the pod template per template. */
 	size_t nold = json_array_size(old), nnew = json_array_size(new);
 	if (nold > ADMISSION_MAX_TEMPLATES || nnew > ADMISSION_MAX_TEMPLATES) {
 		out->verdict = TEMPLATES_DENIED;
 		out->message = xasprintf("%zu volumeClaimTemplates stored, %zu applied: the operator changes at most %d",
 					 nold, nnew, ADMISSION_MAX_TEMPLATES);
+		return;
+	}
+	if (duplicate_name(old)) {
+		out->verdict = TEMPLATES_NOT_UNDERSTOOD;
 		return;
 	}
 	if (duplicate_name(new)) {
@@ -496,6 +507,8 @@ void template_diff_decide(const json_t *old, const json_t *new, const json_t *ap
 	d.warnings = json_array();
 	bool changed = false;
 	json_array_foreach(new, i, t) {
+		if (work_budget_step(budget))
+			goto out;
 		const char *name = template_name(t);
 		const json_t *o = template_find(old, name);
 		if (!o)
@@ -507,6 +520,8 @@ void template_diff_decide(const json_t *old, const json_t *new, const json_t *ap
 		changed = true;
 	}
 	json_array_foreach(old, i, t) {
+		if (work_budget_step(budget))
+			goto out;
 		const char *name = template_name(t);
 		if (template_find(new, name))
 			continue;
@@ -529,8 +544,13 @@ void template_diff_decide(const json_t *old, const json_t *new, const json_t *ap
 	/* Every copy is a target, denied in namespace scope: the one message that matters there. */
 	if (changed && !check_resizable(&d, old, new))
 		check_attributes_with_copy(&d, old, new);
-
-	if (!changed) {
+	work_budget_step(budget);
+out:
+	if (budget && budget->spent) {
+		/* Out of time: nothing decided, which the caller must say rather than answer. */
+		out->verdict = TEMPLATES_NOT_UNDERSTOOD;
+		json_decref(d.warnings);
+	} else if (!changed) {
 		out->verdict = TEMPLATES_EQUAL;
 		json_decref(d.warnings);
 	} else if (d.denial.len) {

@@ -29,7 +29,10 @@ struct template_decision {
  * none) given the applied StatefulSet (borrowed: its annotations say the
  * resize strategy, allow-shrink and per-template targets; its pod template
  * which volumes are mounted) and what the caches hold. Fills *out; release
- * it with template_decision_release.
+ * it with template_decision_release. More than ADMISSION_MAX_TEMPLATES on
+ * either side is denied before any pairwise check. With view->budget spent
+ * (checked at each template) the verdict is TEMPLATES_NOT_UNDERSTOOD:
+ * nothing was decided.
  */
 void template_diff_decide(const json_t *old, const json_t *new, const json_t *applied,
 			  const struct admission_view *view, struct template_decision *out);

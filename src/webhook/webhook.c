@@ -11,6 +11,7 @@
 #include "runtime/store.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/work_budget.h"
 #include "util/xalloc.h"
 #include "util/yaml_json.h"
 #include "webhook/admission.h"
@@ -90,10 +91,32 @@ static void log_decision(const json_t *in, const json_t *out, const char *outcom
 		 json_is_true(json_object_get(req, "dryRun")) ? " (dry run)" : "", outcome, what ? what : "");
 }
 
+/*
+ * A review not decided within its budget: an error, which failurePolicy
+ * Ignore turns into the API server's own judgement (a template change
+ * refused as without the operator, a create let through as when no replica
+ * answers). A denial would add nothing to a template change and would
+ * refuse creates that only met a busy operator.
+ */
+static int over_budget(struct webhook *w, const struct work_budget *budget, double t0, const char *during,
+		       char **body)
+{
+	double ms = clock_mono_ms() - t0;
+	log_warn("webhook", "review abandoned (503) after %.0f ms %s: over its budget of %d ms", ms, during,
+		 WEBHOOK_REVIEW_BUDGET_MS);
+	*body = xasprintf("not decided: over the review's budget of %d ms (%lu steps, %.0f ms)\n",
+			  WEBHOOK_REVIEW_BUDGET_MS, budget->steps, ms);
+	metric_add(w->requests, 1, METRIC_LABELS("over_budget"));
+	metric_observe(w->duration, ms / 1000.0, NULL);
+	return 503;
+}
+
 static int on_review(void *ctx, const struct http_request *req, const char **content_type, char **body)
 {
 	struct webhook *w = ctx;
 	double t0 = clock_mono_ms();
+	struct work_budget budget;
+	work_budget_init(&budget, WEBHOOK_REVIEW_BUDGET_MS);
 	/*
 	 * The Service sends reviews to a replica still starting too
 	 * (publishNotReadyAddresses): an empty cache would deny a class that
@@ -118,25 +141,36 @@ static int on_review(void *ctx, const struct http_request *req, const char **con
 		metric_add(w->requests, 1, METRIC_LABELS("invalid"));
 		return 400;
 	}
+	if (work_budget_step(&budget)) {
+		json_decref(in);
+		return over_budget(w, &budget, t0, "reading the body", body);
+	}
 	json_t *classes = cached(w->classes);
 	json_t *attr_classes = cached(w->attr_classes);
 	struct admission_view view = {.storage_classes = classes,
 				      .attributes_classes = attr_classes,
 				      .attributes_classes_unreadable = w->attr_classes_unreadable,
 				      .saved_copy = saved_copy_exists,
-				      .saved_copy_ctx = w->saved_copies};
+				      .saved_copy_ctx = w->saved_copies,
+				      .budget = &budget};
 	json_t *out = admission_review(in, &view);
-	const char *outcome = outcome_of(out);
-	log_decision(in, out, outcome);
-	*body = json_dumps(out, JSON_COMPACT);
-	*content_type = "application/json";
-	metric_add(w->requests, 1, METRIC_LABELS(outcome));
-	metric_observe(w->duration, (clock_mono_ms() - t0) / 1000.0, NULL);
+	int status;
+	if (budget.spent) {
+		status = over_budget(w, &budget, t0, "deciding", body);
+	} else {
+		const char *outcome = outcome_of(out);
+		log_decision(in, out, outcome);
+		*body = json_dumps(out, JSON_COMPACT);
+		*content_type = "application/json";
+		metric_add(w->requests, 1, METRIC_LABELS(outcome));
+		metric_observe(w->duration, (clock_mono_ms() - t0) / 1000.0, NULL);
+		status = *body ? 200 : 500;
+	}
 	json_decref(out);
 	json_decref(classes);
 	json_decref(attr_classes);
 	json_decref(in);
-	return *body ? 200 : 500;
+	return status;
 }
 
 /* Looks at the Secret every WEBHOOK_SYNC_MS and serves a renewed certificate. */
@@ -259,7 +293,8 @@ struct webhook *webhook_start(const struct webhook_options *o, struct kube_clien
 	w->saved_copies = manager_informer_selected(m, &KUBE_CONFIGMAPS, LABEL_SAVED_STATEFULSET);
 	w->requests = metrics_counter(metrics, "stateful_operator_webhook_requests_total",
 				      "AdmissionReviews answered, by outcome (allowed, mutated, denied, invalid; unavailable: "
-				      "refused while the caches sync).",
+				      "refused while the caches sync; over_budget: abandoned, not decided within "
+				      "the review's time budget).",
 				      METRIC_LABELS("outcome"));
 	w->duration = metrics_histogram(metrics, "stateful_operator_webhook_request_duration_seconds",
 					"Time to decide an AdmissionReview, from its body received to the answer.",
@@ -277,6 +312,7 @@ struct webhook *webhook_start(const struct webhook_options *o, struct kube_clien
 		return NULL;
 	}
 	http_server_handle_post(w->server, WEBHOOK_PATH, on_review, w, WEBHOOK_MAX_BODY);
+	http_server_limit_bodies(w->server, WEBHOOK_MAX_BODIES);
 	w->sync_started = pthread_create(&w->sync_thread, NULL, sync_main, w) == 0;
 	if (!w->sync_started)
 		log_warn("webhook", "no thread to renew the certificate: it is renewed at the next start");

@@ -37,6 +37,24 @@
 #define WEBHOOK_SYNC_MS 60000
 /* An AdmissionReview holds two StatefulSets, each up to the API server's 3 MiB request limit. */
 #define WEBHOOK_MAX_BODY (7u << 20)
+/*
+ * The bodies held at once, over every connection: anyone who reaches the
+ * port may send bodies side by side (16 connections from one address), and
+ * each is held whole until answered. Three of the largest: the two being
+ * decided (one per HTTP thread) and one arriving. Past it a review is
+ * answered 503 unread (failurePolicy Ignore).
+ */
+#define WEBHOOK_MAX_BODIES (3u * WEBHOOK_MAX_BODY)
+/*
+ * The time one review may take, from its body received to its answer
+ * (reading it, then deciding, checked at each template): past it the work
+ * is abandoned and the review answered 503 (failurePolicy Ignore: the API
+ * server judges as without the operator). Well under the configuration's
+ * timeoutSeconds (5, deploy/webhook and the chart): a review queued behind
+ * one that spends its whole budget on each HTTP thread is still answered in
+ * time.
+ */
+#define WEBHOOK_REVIEW_BUDGET_MS 1000
 
 struct webhook_options {
 	const char *bind_address; /* --webhook-bind-address; "0": no webhook */

@@ -31,6 +31,10 @@
 #include "util/xalloc.h"
 
 #define SLOW_CLIENTS 100
+/* /post takes bodies up to POST_BODY; the server holds POST_BODIES_HELD of them at once. */
+#define POST_BODY (1u << 20)
+#define POST_BODIES_HELD 3
+#define POSTERS 8
 
 static int healthz(void *ctx, const struct http_request *req, const char **content_type, char **body)
 {
@@ -53,6 +57,17 @@ static int big(void *ctx, const struct http_request *req, const char **content_t
 	for (size_t i = 0; i < len; i++)
 		(*body)[i] = (char)('a' + i % 26);
 	(*body)[len] = '\0';
+	return 200;
+}
+
+/* POST /post: the body's length. */
+static int post(void *ctx, const struct http_request *req, const char **content_type, char **body)
+{
+	(void)ctx;
+	(void)content_type;
+	size_t len = 0;
+	http_request_body(req, &len);
+	*body = xasprintf("got %zu\n", len);
 	return 200;
 }
 
@@ -258,6 +273,8 @@ static int fixture_setup(void **state)
 	fx->port = http_server_port(fx->server);
 	http_server_handle(fx->server, "/healthz", healthz, NULL);
 	http_server_handle(fx->server, "/big", big, NULL);
+	http_server_handle_post(fx->server, "/post", post, NULL, POST_BODY);
+	http_server_limit_bodies(fx->server, POST_BODIES_HELD * (POST_BODY + 1));
 	*state = fx;
 	return 0;
 }
@@ -404,6 +421,63 @@ static void test_per_address_limit(void **state)
 	assert_true(healthz_ms(port, 1000) >= 0);
 }
 
+/* The status line's code of the answer on fd within ms, or 0 when none came (the connection still open or closed). */
+static int answer_code(int fd, long ms)
+{
+	struct pollfd p = {fd, POLLIN, 0};
+	char buf[64] = "";
+	if (poll(&p, 1, (int)ms) != 1)
+		return 0;
+	ssize_t n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+	buf[n > 0 ? n : 0] = '\0';
+	return n > 12 && !strncmp(buf, "HTTP/1.1 ", 9) ? atoi(buf + 9) : 0;
+}
+
+/*
+ * Bodies arrive side by side and each is held whole until answered: POSTERS
+ * clients each send all but the last byte of a body of the largest size
+ * and keep the connection open. The server takes POST_BODIES_HELD of them
+ * and answers the others 503 at once, unread; a client that goes away gives
+ * its room back.
+ */
+static void test_bodies_held_at_once(void **state)
+{
+	struct fixture *fx = *state;
+	char *head = xasprintf("POST /post HTTP/1.1\r\nHost: x\r\nContent-Length: %u\r\n\r\n", POST_BODY);
+	char *body = xmalloc(POST_BODY);
+	memset(body, 'b', POST_BODY);
+	int fds[POSTERS], refused = 0, held = 0;
+	for (int i = 0; i < POSTERS; i++) {
+		fds[i] = connect_local(fx->port);
+		assert_true(send_all(fds[i], head, strlen(head)));
+		send_all(fds[i], body, POST_BODY - 1); /* a refused one is closed mid-body */
+	}
+	for (int i = 0; i < POSTERS; i++) {
+		int code = answer_code(fds[i], 1000);
+		refused += code == 503;
+		held += code == 0 && !closed_by_server(fds[i]);
+	}
+	assert_true(healthz_ms(fx->port, 1000) >= 0);
+	if (refused != POSTERS - POST_BODIES_HELD || held != POST_BODIES_HELD)
+		fail_msg("%d bodies of %u bytes held, %d refused; want %d held, the rest refused", held, POST_BODY,
+			 refused, POST_BODIES_HELD);
+	/* The held ones finish and are answered; their room is free again. */
+	for (int i = 0; i < POSTERS; i++) {
+		if (closed_by_server(fds[i]))
+			continue;
+		assert_true(send_all(fds[i], "b", 1));
+		assert_int_equal(answer_code(fds[i], 5000), 200);
+	}
+	for (int i = 0; i < POSTERS; i++)
+		close(fds[i]);
+	int fd = connect_local(fx->port);
+	assert_true(send_all(fd, head, strlen(head)) && send_all(fd, body, POST_BODY));
+	assert_int_equal(answer_code(fd, 5000), 200);
+	close(fd);
+	free(body);
+	free(head);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -420,6 +494,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_header_size_limit, fixture_setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_large_response, fixture_setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_per_address_limit, fixture_setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_bodies_held_at_once, fixture_setup, fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "client/kube_object.h"
 #include "controllers/resize/resize_internal.h"
@@ -11,41 +12,91 @@
 /* ---- starting a resize ---- */
 
 /*
+ * The index in templates of the template claim was made from, when claim
+ * is <template>-<sts>-<ordinal> (resize_claim_name) with the ordinal in
+ * [start, start + replicas) and index (name: position) has the template;
+ * else -1.
+ */
+static long long claim_template(const char *claim, const char *sts, long long start, long long replicas,
+				const json_t *index)
+{
+	const char *dash = strrchr(claim, '-');
+	size_t slen = strlen(sts);
+	if (!dash || (size_t)(dash - claim) < slen + 2)
+		return -1;
+	char *end = NULL, digits[24];
+	long long ord = strtoll(dash + 1, &end, 10);
+	snprintf(digits, sizeof(digits), "%lld", ord);
+	if (!dash[1] || *end || strcmp(digits, dash + 1) || ord < start || ord - start >= replicas)
+		return -1;
+	const char *set = dash - slen;
+	if (strncmp(set, sts, slen) || set[-1] != '-')
+		return -1;
+	const json_t *i = json_object_getn(index, claim, (size_t)(set - 1 - claim));
+	return i ? (long long)json_integer_value(i) : -1;
+}
+
+static const char *template_size_at(const json_t *templates, long long i)
+{
+	return kube_obj_str(json_array_get(templates, (size_t)i), "spec.resources.requests.storage");
+}
+
+/*
  * Adds the vshn-style trigger: a template already bigger than some of its
- * PVCs (the user re-created the StatefulSet with a bigger template).
+ * PVCs (the user re-created the StatefulSet with a bigger template). One
+ * pass over the set's claims, never a lookup per ordinal: spec.replicas is
+ * the tenant's to write, up to two billion.
  */
 static void add_template_targets(const struct resize_inputs *in, struct resize_request *req)
 {
 	const char *ns = kube_obj_str(in->sts, "metadata.namespace");
 	const char *sts_name = kube_obj_str(in->sts, "metadata.name");
+	const json_t *templates = json_object_get(json_object_get(in->sts, "spec"), "volumeClaimTemplates");
 	long long start, replicas = plan_replicas(in->sts, &start);
-	size_t i;
+	size_t n = json_array_size(templates), i;
 	json_t *t;
-	json_array_foreach(json_object_get(json_object_get(in->sts, "spec"), "volumeClaimTemplates"), i, t) {
+	if (!n || !sts_name || req->ntargets == RESIZE_MAX_TEMPLATES)
+		return;
+	/* The templates with a size, by name (the first of a name, as a lookup finds it). */
+	json_t *index = json_object();
+	bool *smaller = xcalloc(n, sizeof(*smaller));
+	struct quantity want;
+	json_array_foreach(templates, i, t) {
 		const char *tmpl = kube_obj_str(t, "metadata.name");
 		const char *size = kube_obj_str(t, "spec.resources.requests.storage");
-		if (!tmpl || !size || req->ntargets == RESIZE_MAX_TEMPLATES)
+		if (tmpl && size && !json_object_get(index, tmpl) && quantity_parse(size, &want, NULL) == 0)
+			json_object_set_new(index, tmpl, json_integer((json_int_t)i));
+	}
+	const json_t *p;
+	json_array_foreach(in->pvcs, i, p) {
+		const char *claim = kube_obj_str(p, "metadata.name");
+		const char *claim_ns = kube_obj_str(p, "metadata.namespace");
+		if (!claim || (ns && (!claim_ns || strcmp(claim_ns, ns))))
+			continue;
+		long long k = claim_template(claim, sts_name, start, replicas, index);
+		if (k < 0 || smaller[k] || quantity_parse(template_size_at(templates, k), &want, NULL) < 0)
+			continue;
+		smaller[k] = plan_cmp_size(kube_obj_str(p, "spec.resources.requests.storage"), &want) < 0;
+	}
+	json_array_foreach(templates, i, t) {
+		const char *tmpl = kube_obj_str(t, "metadata.name");
+		if (req->ntargets == RESIZE_MAX_TEMPLATES)
+			break;
+		if (!smaller[i])
 			continue;
 		bool asked = false;
 		for (int k = 0; k < req->ntargets; k++)
 			asked |= !strcmp(req->targets[k].template_name, tmpl);
-		struct quantity want;
-		if (asked || quantity_parse(size, &want, NULL) < 0)
+		if (asked || quantity_parse(template_size_at(templates, i), &want, NULL) < 0)
 			continue;
-		for (long long ord = start; ord < start + replicas; ord++) {
-			char *pvc = resize_claim_name(tmpl, sts_name, ord);
-			const json_t *p = kube_list_find(in->pvcs, ns, pvc);
-			free(pvc);
-			if (p && plan_cmp_size(kube_obj_str(p, "spec.resources.requests.storage"), &want) < 0) {
-				struct resize_target *rt = &req->targets[req->ntargets++];
-				memset(rt, 0, sizeof(*rt));
-				snprintf(rt->template_name, sizeof(rt->template_name), "%s", tmpl);
-				rt->size = want;
-				rt->template_size = want;
-				break;
-			}
-		}
+		struct resize_target *rt = &req->targets[req->ntargets++];
+		memset(rt, 0, sizeof(*rt));
+		snprintf(rt->template_name, sizeof(rt->template_name), "%s", tmpl);
+		rt->size = want;
+		rt->template_size = want;
 	}
+	free(smaller);
+	json_decref(index);
 }
 
 /* Why target t cannot be carried out as asked (a new string), or NULL; *copy set when it needs the copy cycle. */

@@ -251,6 +251,30 @@ static int parse_class_changes(const json_t *sts, const json_t *ann, struct resi
 	return 0;
 }
 
+/*
+ * Each per-template annotation (resize.stateful-operator.io/<t>,
+ * storage-class.stateful-operator.io/<t>) is looked up among the
+ * templates, whose number the tenant chooses: their count is bounded
+ * before the first lookup, at what one resize can carry out.
+ */
+static int check_template_annotation_count(const json_t *ann, struct refusal *refusal)
+{
+	size_t sizes = 0, classes = 0;
+	const char *key;
+	json_t *value;
+	json_object_foreach((json_t *)ann, key, value) {
+		sizes += !strncmp(key, RESIZE_ANNOTATION_PREFIX, strlen(RESIZE_ANNOTATION_PREFIX));
+		classes += !strncmp(key, CLASS_ANNOTATION_PREFIX, strlen(CLASS_ANNOTATION_PREFIX));
+	}
+	if (sizes <= RESIZE_MAX_TEMPLATES && classes <= RESIZE_MAX_TEMPLATES)
+		return 0;
+	return refuse(refusal, "ResizeTooManyTemplates",
+		      "%zu annotations " RESIZE_ANNOTATION_PREFIX "<template> and %zu " CLASS_ANNOTATION_PREFIX
+		      "<template>: a resize changes at most %d templates; remove those whose template already has "
+		      "that size or class",
+		      sizes, classes, RESIZE_MAX_TEMPLATES);
+}
+
 int resize_request_parse(const json_t *sts, struct resize_request *req, struct refusal *refusal)
 {
 	memset(req, 0, sizeof(*req));
@@ -273,7 +297,7 @@ int resize_request_parse(const json_t *sts, struct resize_request *req, struct r
 			      "annotation %s is \"%s\"; use auto, expand or copy", ANNOTATION_STRATEGY,
 			      strategy);
 
-	if (parse_copy_settings(ann, req, refusal) < 0)
+	if (parse_copy_settings(ann, req, refusal) < 0 || check_template_annotation_count(ann, refusal) < 0)
 		return -1;
 
 	const char *key;
