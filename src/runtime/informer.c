@@ -147,15 +147,21 @@ static void apply_upsert(struct informer *inf, json_t *obj)
 	json_decref(old);
 }
 
-static void apply_delete(struct informer *inf, const char *key, const json_t *last)
+/* Removes key (refused: left out for its size, see store_refuse) and tells the handlers. */
+static void apply_remove(struct informer *inf, const char *key, const json_t *last, bool refused)
 {
 	json_t *old = NULL;
-	if (!store_delete(inf->store, key, &old))
+	if (!(refused ? store_refuse(inf->store, key, &old) : store_delete(inf->store, key, &old)))
 		return;
 	for (int i = 0; i < inf->nhandlers; i++)
 		if (inf->handlers[i].on_delete)
 			inf->handlers[i].on_delete(inf->handlers[i].ctx, last ? last : old);
 	json_decref(old);
+}
+
+static void apply_delete(struct informer *inf, const char *key, const json_t *last)
+{
+	apply_remove(inf, key, last, false);
 }
 
 /* "namespace/name" or "name", as kube_obj_key makes it. New string. */
@@ -206,12 +212,22 @@ struct relist_ctx {
 	struct hashmap seen; /* keys the list had */
 };
 
-/* An item of a LIST page too large to read: not in the list's keys, so the relist removes any copy. */
+/*
+ * An item of a LIST page too large to read: left out (store_refuse) and
+ * among the list's keys, so the relist does not take it for gone; one
+ * without a name is simply not in the list.
+ */
 static int relist_refused(void *ctx, const char *type, const struct kube_object_id *id, const char *why)
 {
 	(void)type;
 	struct relist_ctx *rc = ctx;
 	report_refused(rc->inf, id, why);
+	if (id->name[0]) {
+		char *key = id_key(id);
+		hashmap_put(&rc->seen, key, (void *)1);
+		apply_remove(rc->inf, key, NULL, true);
+		free(key);
+	}
 	return 0;
 }
 
@@ -363,11 +379,12 @@ static int on_watch_refused(void *ctx, const char *type, const struct kube_objec
 	}
 	atomic_fetch_add(&inf->events, 1);
 	char *key = id_key(id);
-	if (strcmp(type, "DELETED"))
-		report_refused(inf, id, why);
-	else
+	bool deleted = !strcmp(type, "DELETED");
+	if (deleted)
 		free(hashmap_remove(&inf->refused, key));
-	apply_delete(inf, key, NULL);
+	else
+		report_refused(inf, id, why);
+	apply_remove(inf, key, NULL, !deleted);
 	free(key);
 	set_rv(inf, id->resource_version);
 	return 0;

@@ -6,7 +6,9 @@
  * credential is checked. Two bodies of 1.3 MB holding 450,000 "{}" each,
  * sent at once without credentials, took the operator from 15 MB to 214 MB
  * (the Deployment's limit is 128 Mi). Now its peak RSS (VmHWM) stays
- * below 64 MB, both are refused (400) and /healthz answers.
+ * below 64 MB, both are refused (400) and /healthz answers; so it does
+ * with two of the worst reviews it accepts (as many "{}" as the budget
+ * takes), both answered.
  *
  * The caches: a StatefulCluster whose spec.template.metadata (kept as
  * written: x-kubernetes-preserve-unknown-fields) holds 450,000 "{}" is left
@@ -31,6 +33,7 @@
 #include "client/kube_object.h"
 #include "daemon.h"
 #include "itest.h"
+#include "util/json_budget.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 #include "webhook/webhook.h"
@@ -189,6 +192,87 @@ static void test_two_hostile_reviews_at_once(void **state)
 	assert_int_equal(http_get(p->probe_port, "/healthz", NULL), 200);
 }
 
+/* A review whose object holds n "{}". New string. */
+static char *review_of(size_t n)
+{
+	struct strbuf sb = STRBUF_INIT;
+	if (strbuf_addstr(&sb, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":"
+			       "{\"uid\":\"u-1\",\"operation\":\"UPDATE\",\"object\":{\"junk\":[") < 0)
+		abort();
+	braces(&sb, n);
+	if (strbuf_addstr(&sb, "]}}}") < 0)
+		abort();
+	return strbuf_detach(&sb);
+}
+
+/* What parsing text takes, as the webhook's budget charges it. */
+static size_t cost_of(const char *text)
+{
+	struct json_budget b;
+	json_budget_open(&b, SIZE_MAX, false);
+	json_t *v = json_loads(text, 0, NULL);
+	json_budget_close(&b);
+	assert_non_null(v);
+	json_decref(v);
+	return b.charged;
+}
+
+/*
+ * The worst the webhook accepts: two reviews at once, each of as many "{}"
+ * as its budget takes (the costliest shape a byte can have). Both are
+ * answered (200), and the peak RSS stays below the same 64 MB: the budget
+ * times the requests handled at once fits, not only the refusals.
+ */
+static void test_two_worst_accepted_reviews_at_once(void **state)
+{
+	struct pb *p = *state;
+	size_t lo = 1, hi = BRACES;
+	while (lo < hi) { /* the most "{}" whose review costs no more than the budget */
+		size_t mid = (lo + hi + 1) / 2;
+		char *r = review_of(mid);
+		size_t cost = cost_of(r);
+		free(r);
+		if (cost <= WEBHOOK_MAX_PARSED)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	char *text = review_of(lo);
+	print_message("worst accepted review: %zu \"{}\", %zu bytes, %zu bytes parsed (budget %u)\n", lo,
+		      strlen(text), cost_of(text), WEBHOOK_MAX_PARSED);
+	FILE *f = fopen(p->body, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	free(text);
+
+	start_operator(p);
+	for (int i = 0; i < 100; i++) {
+		char *code = it_sh_output("curl -sk -o /dev/null -w '%%{http_code}' -X POST -H 'Content-Type: "
+					  "application/json' -d '[]' https://127.0.0.1:%d" WEBHOOK_PATH,
+					  p->webhook_port);
+		bool ready = code && !strcmp(code, "400");
+		free(code);
+		if (ready)
+			break;
+		it_sleep_ms(100);
+	}
+	long before_kb = proc_status_kb(p->d.pid, "VmHWM");
+	char *out = it_sh_output(
+		"for i in 1 2; do curl -sk -o /dev/null -w '%%{http_code}\\n' -X POST -H 'Content-Type: application/json' "
+		"--data-binary @%s https://127.0.0.1:%d" WEBHOOK_PATH " & done; wait",
+		p->body, p->webhook_port);
+	long peak_kb = proc_status_kb(p->d.pid, "VmHWM");
+	print_message("peak RSS (VmHWM) %ld kB before, %ld kB after two worst accepted reviews; answers: %s\n",
+		      before_kb, peak_kb, out ? out : "(none)");
+	assert_non_null(out);
+	assert_string_equal(out, "200\n200");
+	free(out);
+	if (peak_kb < 0 || peak_kb >= PEAK_MAX_KB)
+		fail_msg("peak RSS %ld kB, the bound is %d kB", peak_kb, PEAK_MAX_KB);
+	assert_int_equal(http_get(p->probe_port, "/healthz", NULL), 200);
+}
+
 /* A StatefulCluster named name in ns, spec.template.metadata.junk holding n "{}". New object (text). */
 static char *cluster_text(const char *ns, const char *name, size_t n)
 {
@@ -301,6 +385,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_two_hostile_reviews_at_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_two_worst_accepted_reviews_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_huge_object_left_out_of_the_cache, setup, teardown),
 	};
 	if (getenv("IT_FILTER")) /* run one test by hand: IT_FILTER=test_name */

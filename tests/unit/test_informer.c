@@ -419,6 +419,10 @@ static void test_object_over_the_parse_budget_is_left_out(void **state)
 	assert_false(has(inf, "default/p0"));
 	assert_true(has(inf, "default/p1"));
 	assert_true(has(inf, "default/p9"));
+	/* Left out, not gone: a controller can tell (store_refused). */
+	assert_true(store_refused(informer_store(inf), "default/hh"));
+	assert_true(store_refused(informer_store(inf), "default/p0"));
+	assert_false(store_refused(informer_store(inf), "default/p1"));
 	struct informer_stats st;
 	informer_get_stats(inf, &st);
 	assert_int_equal(st.refused, 2);
