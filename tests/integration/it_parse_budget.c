@@ -79,6 +79,22 @@ static void start_operator(struct pb *p)
 	}
 }
 
+/* Until the webhook's own caches synced it answers 503 without reading the body: waits for a 400. */
+static void wait_webhook_reads(struct pb *p)
+{
+	for (int i = 0; i < 100; i++) {
+		char *code = it_sh_output("curl -sk -o /dev/null -w '%%{http_code}' -X POST -H 'Content-Type: "
+					  "application/json' -d '[]' https://127.0.0.1:%d" WEBHOOK_PATH,
+					  p->webhook_port);
+		bool ready = code && !strcmp(code, "400");
+		free(code);
+		if (ready)
+			return;
+		it_sleep_ms(100);
+	}
+	fail_msg("the webhook never read a body");
+}
+
 static int setup(void **state)
 {
 	struct pb *p = xcalloc(1, sizeof(*p));
@@ -154,17 +170,7 @@ static void test_two_hostile_reviews_at_once(void **state)
 	start_operator(p);
 	assert_int_equal(http_get(p->probe_port, "/healthz", NULL), 200);
 	long before_kb = proc_status_kb(p->d.pid, "VmHWM");
-	/* Until the webhook's own caches synced it answers 503 without reading the body: wait for a 400. */
-	for (int i = 0; i < 100; i++) {
-		char *code = it_sh_output("curl -sk -o /dev/null -w '%%{http_code}' -X POST -H 'Content-Type: "
-					  "application/json' -d '[]' https://127.0.0.1:%d" WEBHOOK_PATH,
-					  p->webhook_port);
-		bool ready = code && !strcmp(code, "400");
-		free(code);
-		if (ready)
-			break;
-		it_sleep_ms(100);
-	}
+	wait_webhook_reads(p);
 	char *out = it_sh_output(
 		"for i in 1 2; do curl -sk -o /tmp/it-parse-budget-%d-$i.out -w '%%{http_code}\\n' -X POST "
 		"-H 'Content-Type: application/json' --data-binary @%s https://127.0.0.1:%d" WEBHOOK_PATH
@@ -247,16 +253,7 @@ static void test_two_worst_accepted_reviews_at_once(void **state)
 	free(text);
 
 	start_operator(p);
-	for (int i = 0; i < 100; i++) {
-		char *code = it_sh_output("curl -sk -o /dev/null -w '%%{http_code}' -X POST -H 'Content-Type: "
-					  "application/json' -d '[]' https://127.0.0.1:%d" WEBHOOK_PATH,
-					  p->webhook_port);
-		bool ready = code && !strcmp(code, "400");
-		free(code);
-		if (ready)
-			break;
-		it_sleep_ms(100);
-	}
+	wait_webhook_reads(p);
 	long before_kb = proc_status_kb(p->d.pid, "VmHWM");
 	char *out = it_sh_output(
 		"for i in 1 2; do curl -sk -o /dev/null -w '%%{http_code}\\n' -X POST -H 'Content-Type: application/json' "
