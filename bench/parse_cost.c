@@ -5,15 +5,23 @@
  * figures behind the budgets in docs/design.md ("Parse budgets").
  *
  *   bench_parse_cost FILE...
+ *   bench_parse_cost --worst BYTES
  *
  * Prints one line per file: bytes=N charged=N held=N ratio=charged/bytes.
+ * --worst: the costliest document a budget of BYTES accepts (as many "{}"
+ * as it takes, the most heap a byte of text can cost), read by
+ * json_load_limited in this process: its size, its charge, and how much
+ * the process' peak RSS (VmHWM) grew while it was read.
  */
 #include <jansson.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util/json_budget.h"
+#include "util/strbuf.h"
+#include "util/yaml_json.h"
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -39,9 +47,83 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
+/* VmHWM of this process, kB. */
+static long peak_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "VmHWM:", 6))
+			kb = strtol(line + 6, NULL, 10);
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+/* An array of n "{}". New string. */
+static char *braces(size_t n)
+{
+	struct strbuf sb = STRBUF_INIT;
+	if (strbuf_addstr(&sb, "[") < 0)
+		abort();
+	for (size_t i = 0; i < n; i++)
+		if (strbuf_addstr(&sb, i ? ",{}" : "{}") < 0)
+			abort();
+	if (strbuf_addstr(&sb, "]") < 0)
+		abort();
+	return strbuf_detach(&sb);
+}
+
+static size_t charge_of(const char *text)
+{
+	struct json_budget b;
+	json_budget_open(&b, (size_t)-1, false);
+	json_t *v = json_loads(text, 0, NULL);
+	json_budget_close(&b);
+	json_decref(v);
+	return b.charged;
+}
+
+static int worst(size_t budget)
+{
+	size_t lo = 1, hi = budget / 64;
+	while (lo < hi) {
+		size_t mid = (lo + hi + 1) / 2;
+		char *t = braces(mid);
+		if (charge_of(t) <= budget)
+			lo = mid;
+		else
+			hi = mid - 1;
+		free(t);
+	}
+	char *text = braces(lo);
+	struct doc_limits lim = {.max_bytes = (size_t)-1, .max_depth = DOC_MAX_DEPTH, .max_nodes = (size_t)-1,
+				 .max_expanded_bytes = (size_t)-1, .max_parsed_bytes = budget};
+	json_t *v = NULL;
+	char *msg = NULL;
+	/* The search above raised the peak: start it again from here (Linux: "5" resets VmHWM). */
+	FILE *clear = fopen("/proc/self/clear_refs", "w");
+	if (clear) {
+		fputs("5", clear);
+		fclose(clear);
+	}
+	long before = peak_kb();
+	int rc = json_load_limited(text, strlen(text), 0, &lim, &v, &msg);
+	long after = peak_kb();
+	printf("budget=%zu worst_accepted={}x%zu bytes=%zu rc=%d charged=%zu peak_rss_growth_kb=%ld\n", budget, lo,
+	       strlen(text), rc, charge_of(text), after - before);
+	json_decref(v);
+	free(msg);
+	free(text);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	int rc = 0;
+	if (argc == 3 && !strcmp(argv[1], "--worst"))
+		return worst(strtoull(argv[2], NULL, 10)) ? 1 : 0;
 	for (int i = 1; i < argc; i++) {
 		size_t len = 0;
 		char *text = slurp(argv[i], &len);
