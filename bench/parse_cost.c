@@ -15,6 +15,7 @@
  */
 #include <jansson.h>
 #include <malloc.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,11 +79,24 @@ static char *braces(size_t n)
 static size_t charge_of(const char *text)
 {
 	struct json_budget b;
-	json_budget_open(&b, (size_t)-1, false);
+	json_budget_open(&b, (size_t)-1);
 	json_t *v = json_loads(text, 0, NULL);
 	json_budget_close(&b);
 	json_decref(v);
 	return b.charged;
+}
+
+/* Whether a budget of budget bytes accepts text. */
+static bool accepted(const char *text, size_t budget)
+{
+	struct doc_limits lim = {.max_bytes = (size_t)-1, .max_depth = DOC_MAX_DEPTH, .max_nodes = (size_t)-1,
+				 .max_expanded_bytes = (size_t)-1, .max_parsed_bytes = budget};
+	json_t *v = NULL;
+	char *msg = NULL;
+	int rc = json_load_limited(text, strlen(text), 0, &lim, &v, &msg);
+	json_decref(v);
+	free(msg);
+	return rc == 0;
 }
 
 static int worst(size_t budget)
@@ -91,7 +105,7 @@ static int worst(size_t budget)
 	while (lo < hi) {
 		size_t mid = (lo + hi + 1) / 2;
 		char *t = braces(mid);
-		if (charge_of(t) <= budget)
+		if (accepted(t, budget))
 			lo = mid;
 		else
 			hi = mid - 1;
@@ -135,7 +149,7 @@ int main(int argc, char **argv)
 		json_error_t jerr;
 		struct json_budget b;
 		size_t before = mallinfo2().uordblks;
-		json_budget_open(&b, (size_t)-1, false);
+		json_budget_open(&b, (size_t)-1);
 		json_t *doc = json_loadb(text, len, JSON_DECODE_INT_AS_REAL, &jerr);
 		json_budget_close(&b);
 		size_t after = mallinfo2().uordblks;

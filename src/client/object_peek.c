@@ -8,13 +8,13 @@
 #include "client/list_scan.h"
 #include "util/yaml_json.h"
 
-/* One short string: a few KiB of text cannot cost more than this once parsed. */
+/* One short string: 4 KiB of text and the parse's headroom (json_budget.h) bound what it takes. */
 static const struct doc_limits field_limits = {
 	.max_bytes = 4096,
 	.max_depth = 1,
 	.max_nodes = 1,
 	.max_expanded_bytes = 4096,
-	.max_parsed_bytes = 64u << 10,
+	.max_parsed_bytes = 256u << 10,
 	.budget = "the budget for an object's name",
 };
 

@@ -613,7 +613,7 @@ int yaml_to_json_limited(const char *text, size_t len, const struct doc_limits *
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
 	struct json_budget budget;
-	json_budget_open(&budget, lim->max_parsed_bytes ? lim->max_parsed_bytes : SIZE_MAX, false);
+	json_budget_open(&budget, lim->max_parsed_bytes ? lim->max_parsed_bytes : SIZE_MAX);
 	while (!done) {
 		if (!yaml_parser_parse(&parser, &ev)) {
 			*msg = yaml_problem(&parser);
@@ -733,6 +733,28 @@ static WUR int json_prescan(const char *text, size_t len, const struct doc_limit
 	return 0;
 }
 
+/* The text json_load_limited hands jansson, JSON_BUDGET_CHUNK at a time, until the budget is overrun. */
+struct json_feed {
+	const char *text;
+	size_t len, off;
+	struct json_budget budget;
+};
+
+static size_t feed_text(void *buffer, size_t size, void *data)
+{
+	struct json_feed *f = data;
+	if (f->budget.overrun)
+		return (size_t)-1; /* jansson ends the parse and frees what it built */
+	size_t n = f->len - f->off;
+	if (n > size)
+		n = size;
+	if (n > JSON_BUDGET_CHUNK)
+		n = JSON_BUDGET_CHUNK;
+	memcpy(buffer, f->text + f->off, n);
+	f->off += n;
+	return n;
+}
+
 int json_load_limited(const char *text, size_t len, size_t flags, const struct doc_limits *lim,
 		      json_t **out, char **msg)
 {
@@ -751,12 +773,21 @@ int json_load_limited(const char *text, size_t len, size_t flags, const struct d
 	if (skip < len && (text[skip] == '{' || text[skip] == '[') && json_prescan(text, len, lim, msg) < 0)
 		return DOC_TOO_LARGE;
 	json_error_t jerr;
-	struct json_budget budget;
-	json_budget_open(&budget, lim->max_parsed_bytes ? lim->max_parsed_bytes : SIZE_MAX, true);
-	*out = json_loadb(text, len, flags, &jerr);
-	json_budget_close(&budget);
-	if (budget.overrun) {
-		/* jansson may have built it all but a last piece (its error ignored); either way, refused. */
+	size_t limit = lim->max_parsed_bytes ? lim->max_parsed_bytes : SIZE_MAX;
+	size_t headroom = json_budget_headroom(text, len);
+	if (headroom >= limit) {
+		*msg = xasprintf("JSON error: too large: a string or value so long that reading it takes more than %zu "
+				 "bytes of memory, %s; write a smaller document",
+				 limit, lim->budget ? lim->budget : "the parse budget");
+		return DOC_TOO_LARGE;
+	}
+	/* Stopped headroom short of the limit, the parse ends within it (json_budget.h). */
+	struct json_feed feed = {.text = text, .len = len};
+	json_budget_open(&feed.budget, limit - headroom);
+	*out = json_load_callback(feed_text, &feed, flags, &jerr);
+	json_budget_close(&feed.budget);
+	if (feed.budget.overrun) {
+		/* Fed in full, jansson may have built it all the same; either way, refused. */
 		json_decref(*out);
 		*out = NULL;
 		*msg = parsed_too_large("JSON", lim);

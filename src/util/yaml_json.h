@@ -11,12 +11,13 @@
  * what it names. What the reader accepts expands to no more than
  * max_nodes keys and values and max_expanded_bytes of their text.
  *
- * Neither count bounds memory: jansson spends about 75 bytes of heap per
+ * Neither count bounds memory: jansson spends about 80 bytes of heap per
  * byte of "{}"-heavy JSON. So the tree itself is built under a budget of
  * max_parsed_bytes of heap (util/json_budget.h counts what jansson
- * allocates): JSON stops at the allocation that would pass it, so an
- * over-budget document is never built; YAML is checked after each event
- * (the other limits bound one event's share).
+ * allocates): JSON is handed to jansson a chunk at a time and the parse
+ * ends where its cost would pass the budget, so an over-budget document is
+ * never built; YAML is checked after each event (the other limits bound
+ * one event's share).
  */
 #ifndef SOP_UTIL_YAML_JSON_H
 #define SOP_UTIL_YAML_JSON_H
@@ -64,9 +65,9 @@ int yaml_to_json_limited(const char *text, size_t len, const struct doc_limits *
  * count are checked on the text before a tree is built, so a refused text
  * costs no memory. Returns 0 with *out a new reference, or DOC_INVALID
  * (*msg: jansson's error "... at line L, column C") or DOC_TOO_LARGE (*msg:
- * which limit), *out NULL and *msg a new message. The tree is built under
- * max_parsed_bytes: past it, the parse stops and frees what it built
- * (DOC_TOO_LARGE). A real out-of-memory aborts.
+ * which limit), *out NULL and *msg a new message. The parse takes at most
+ * max_parsed_bytes of heap: it stops and frees what it built where going
+ * on could pass it (DOC_TOO_LARGE). A real out-of-memory aborts.
  */
 int json_load_limited(const char *text, size_t len, size_t flags, const struct doc_limits *lim,
 		      json_t **out, char **msg) __attribute__((warn_unused_result));

@@ -5,7 +5,8 @@
  * one byte below, whatever its shape ("{}"-heavy, "[]"-heavy, long
  * strings, many keys); every budget in between refuses or reads it whole,
  * and leaks nothing; the issue's body (450,000 "{}", 1.3 MB, 104 MiB
- * parsed) is refused by every door's budget.
+ * parsed) is refused by every door's budget, within it; a string too long
+ * to read within the budget is refused before it is read.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -38,11 +39,25 @@ static struct doc_limits budget_only(size_t parsed)
 				   .budget = "the test's budget"};
 }
 
+/* This process' VmHWM, kB. */
+static long vm_hwm_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "VmHWM:", 6))
+			kb = strtol(line + 6, NULL, 10);
+	if (f)
+		fclose(f);
+	return kb;
+}
+
 /* What parsing text costs, charged as json_load_limited charges it. */
 static size_t cost_of(const char *text, size_t len)
 {
 	struct json_budget b;
-	json_budget_open(&b, SIZE_MAX, false);
+	json_budget_open(&b, SIZE_MAX);
 	json_t *v = json_loadb(text, len, 0, NULL);
 	json_budget_close(&b);
 	assert_non_null(v);
@@ -68,24 +83,28 @@ static void repeat(struct strbuf *sb, const char *open, const char *item, size_t
 	add(sb, close);
 }
 
-/* Read at its cost, refused one byte below with the budget named. */
+/*
+ * Read under a budget of its cost and its headroom (what the parse may take
+ * between two looks at the budget), refused one byte below, the budget
+ * named.
+ */
 static void boundary(const char *text, size_t len)
 {
-	size_t cost = cost_of(text, len);
-	struct doc_limits lim = budget_only(cost);
+	size_t need = cost_of(text, len) + json_budget_headroom(text, len);
+	struct doc_limits lim = budget_only(need);
 	json_t *v = NULL;
 	char *msg = NULL;
 	if (json_load_limited(text, len, 0, &lim, &v, &msg) != 0)
-		fail_msg("refused at its cost %zu: %s", cost, msg);
+		fail_msg("refused under %zu: %s", need, msg);
 	json_decref(v);
 
-	lim.max_parsed_bytes = cost - 1;
+	lim.max_parsed_bytes = need - 1;
 	v = (json_t *)0x1;
 	assert_int_equal(json_load_limited(text, len, 0, &lim, &v, &msg), DOC_TOO_LARGE);
 	assert_null(v);
 	char want[160];
 	snprintf(want, sizeof(want), "JSON error: too large: its parsed tree takes more than %zu bytes of memory, "
-				     "the test's budget; write a smaller document", cost - 1);
+				     "the test's budget; write a smaller document", need - 1);
 	assert_string_equal(msg, want);
 	free(msg);
 }
@@ -143,7 +162,7 @@ static void test_charge_is_the_heap(void **state)
 	for (size_t i = 0; i < 2; i++) {
 		size_t before = mallinfo2().uordblks;
 		struct json_budget b;
-		json_budget_open(&b, SIZE_MAX, true);
+		json_budget_open(&b, SIZE_MAX);
 		json_t *v = json_loads(texts[i], 0, NULL);
 		json_budget_close(&b);
 		size_t held = mallinfo2().uordblks - before;
@@ -156,9 +175,10 @@ static void test_charge_is_the_heap(void **state)
 }
 
 /*
- * Every budget from none to the document's cost: refused (DOC_TOO_LARGE,
- * never a crash or abort: jansson frees what it built) or read whole, the
- * same tree as without a budget. Under valgrind or ASan: no leak either.
+ * Every budget from none to what the document needs: refused
+ * (DOC_TOO_LARGE: up front when not even its longest token fits, else
+ * where the parse stops) or read whole, the same tree as without a budget.
+ * Under valgrind or ASan: no leak either.
  */
 static void test_every_budget_refuses_or_reads_whole(void **state)
 {
@@ -169,25 +189,28 @@ static void test_every_budget_refuses_or_reads_whole(void **state)
 			   "true,false,null,\"\\u00e9\\ud83d\\ude00\"]}";
 	size_t len = strlen(text);
 	json_t *want = json_loads(text, 0, NULL);
-	size_t cost = cost_of(text, len);
-	size_t refused = 0;
-	for (size_t budget = 1; budget <= cost; budget++) {
+	size_t headroom = json_budget_headroom(text, len);
+	size_t need = cost_of(text, len) + headroom;
+	bool accepted = false;
+	for (size_t budget = 1; budget <= need; budget += budget < headroom ? 997 : 1) {
 		struct doc_limits lim = budget_only(budget);
 		json_t *v = NULL;
 		char *msg = NULL;
 		int rc = json_load_limited(text, len, 0, &lim, &v, &msg);
 		if (rc == DOC_TOO_LARGE) {
 			assert_null(v);
-			assert_non_null(strstr(msg, "its parsed tree takes more than"));
+			assert_non_null(strstr(msg, budget <= headroom ? "so long that reading it takes more than"
+								       : "its parsed tree takes more than"));
 			free(msg);
-			refused++;
 		} else {
 			assert_int_equal(rc, 0);
+			assert_int_equal(budget, need);
+			accepted = true;
 			assert_true(json_equal(v, want));
 			json_decref(v);
 		}
 	}
-	assert_int_equal(refused, cost - 1); /* all but the last */
+	assert_true(accepted);
 	json_decref(want);
 }
 
@@ -242,15 +265,61 @@ static void test_the_issue_body_is_refused_by_every_door(void **state)
 		free(msg);
 		assert_true((double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9 < 10.0);
 	}
-	/* A hard budget never charges past its limit: the allocation that would is refused. */
-	struct json_budget b;
-	json_budget_open(&b, 1u << 20, true);
-	json_t *v = json_loadb(sb.buf, sb.len, 0, NULL);
-	json_budget_close(&b);
-	assert_null(v);
-	assert_true(b.overrun);
-	assert_true(b.charged <= (1u << 20));
 	strbuf_release(&sb);
+}
+
+/*
+ * What the process takes to refuse the issue's body stays within the
+ * budget: its peak RSS (VmHWM, reset first) grows by less than 16 MiB,
+ * where reading it whole takes 104 MiB. First of the tests, before any
+ * large parse leaves freed heap for this one to reuse.
+ */
+static void test_refusing_the_issue_body_stays_within_the_budget(void **state)
+{
+	(void)state;
+	struct strbuf sb = STRBUF_INIT;
+	repeat(&sb, "[", "{}", 450000, "]");
+	FILE *f = fopen("/proc/self/clear_refs", "w");
+	assert_non_null(f);
+	fputs("5", f); /* resets VmHWM */
+	fclose(f);
+	long before = vm_hwm_kb();
+	struct doc_limits lim = budget_only(WEBHOOK_MAX_PARSED);
+	json_t *v = NULL;
+	char *msg = NULL;
+	assert_int_equal(json_load_limited(sb.buf, sb.len, 0, &lim, &v, &msg), DOC_TOO_LARGE);
+	free(msg);
+	long grew = vm_hwm_kb() - before;
+	print_message("refusing it took %ld kB more peak RSS\n", grew);
+	if (grew < 0 || grew >= (long)(WEBHOOK_MAX_PARSED >> 10))
+		fail_msg("peak RSS grew by %ld kB", grew);
+	strbuf_release(&sb);
+}
+
+/* Strings of megabytes cost about three times their length to read: one that alone passes is refused up front. */
+static void test_long_string_refused_up_front(void **state)
+{
+	(void)state;
+	size_t n = 8u << 20;
+	char *text = malloc(n + 8);
+	assert_non_null(text);
+	memcpy(text, "[\"", 2);
+	memset(text + 2, 'a', n);
+	memcpy(text + 2 + n, "\"]", 3);
+	struct doc_limits lim = budget_only(16u << 20);
+	json_t *v = NULL;
+	char *msg = NULL;
+	assert_int_equal(json_load_limited(text, n + 4, 0, &lim, &v, &msg), DOC_TOO_LARGE);
+	assert_non_null(strstr(msg, "a string or value so long that reading it takes more than 16777216 bytes"));
+	free(msg);
+	/* 1.5 MiB of it (etcd's limit for a whole object) is read. */
+	size_t m = 3u << 19;
+	memcpy(text + 2 + m, "\"]", 3);
+	if (json_load_limited(text, m + 4, 0, &lim, &v, &msg) != 0)
+		fail_msg("refused: %s", msg);
+	assert_int_equal(json_string_length(json_array_get(v, 0)), m);
+	json_decref(v);
+	free(text);
 }
 
 /* Budgets do not nest; outside one, jansson allocates freely (the hook is harmless). */
@@ -258,7 +327,7 @@ static void test_no_budget_outside(void **state)
 {
 	(void)state;
 	struct json_budget b;
-	json_budget_open(&b, 64, true);
+	json_budget_open(&b, 64);
 	json_budget_close(&b);
 	json_t *v = json_loads("[{},{},{},{}]", 0, NULL);
 	assert_non_null(v);
@@ -272,11 +341,13 @@ static void test_no_budget_outside(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_refusing_the_issue_body_stays_within_the_budget),
 		cmocka_unit_test(test_boundary_of_each_shape),
 		cmocka_unit_test(test_charge_is_the_heap),
 		cmocka_unit_test(test_every_budget_refuses_or_reads_whole),
 		cmocka_unit_test(test_yaml_under_the_budget),
 		cmocka_unit_test(test_the_issue_body_is_refused_by_every_door),
+		cmocka_unit_test(test_long_string_refused_up_front),
 		cmocka_unit_test(test_no_budget_outside),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

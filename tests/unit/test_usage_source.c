@@ -678,7 +678,7 @@ static void test_kubelet_summary_over_budget_is_the_nodes_error(void **state)
 	(void)state;
 	char *full = summary_of(110, "");
 	struct json_budget b;
-	json_budget_open(&b, SIZE_MAX, false);
+	json_budget_open(&b, SIZE_MAX);
 	json_t *doc = json_loads(full, 0, NULL);
 	json_budget_close(&b);
 	assert_non_null(doc);
