@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "util/json_budget.h"
+#include "util/proc_status.h"
 #include "util/strbuf.h"
 #include "util/yaml_json.h"
 
@@ -46,20 +47,6 @@ static char *slurp(const char *path, size_t *len)
 	fclose(f);
 	*len = n;
 	return buf;
-}
-
-/* VmHWM of this process, kB. */
-static long peak_kb(void)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	long kb = -1;
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, "VmHWM:", 6))
-			kb = strtol(line + 6, NULL, 10);
-	if (f)
-		fclose(f);
-	return kb;
 }
 
 /* An array of n "{}". New string. */
@@ -116,15 +103,12 @@ static int worst(size_t budget)
 				 .max_expanded_bytes = (size_t)-1, .max_parsed_bytes = budget};
 	json_t *v = NULL;
 	char *msg = NULL;
-	/* The search above raised the peak: start it again from here (Linux: "5" resets VmHWM). */
-	FILE *clear = fopen("/proc/self/clear_refs", "w");
-	if (clear) {
-		fputs("5", clear);
-		fclose(clear);
-	}
-	long before = peak_kb();
+	/* The search above raised the peak: start it again from here. */
+	if (proc_status_reset_peak() < 0)
+		return 1;
+	long before = proc_status_kb(0, "VmHWM");
 	int rc = json_load_limited(text, strlen(text), 0, &lim, &v, &msg);
-	long after = peak_kb();
+	long after = proc_status_kb(0, "VmHWM");
 	printf("budget=%zu worst_accepted={}x%zu bytes=%zu rc=%d charged=%zu peak_rss_growth_kb=%ld\n", budget, lo,
 	       strlen(text), rc, charge_of(text), after - before);
 	json_decref(v);

@@ -33,6 +33,7 @@
 #include "client/kube_object.h"
 #include "daemon.h"
 #include "itest.h"
+#include "util/proc_status.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 #include "webhook/webhook.h"
@@ -126,22 +127,6 @@ static void braces(struct strbuf *sb, size_t n)
 	for (size_t i = 0; i < n; i++)
 		if (strbuf_addstr(sb, i ? ",{}" : "{}") < 0)
 			abort();
-}
-
-/* A field of /proc/<pid>/status in kB, or -1. */
-static long proc_status_kb(pid_t pid, const char *field)
-{
-	char path[64], line[256];
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "r");
-	long kb = -1;
-	size_t n = strlen(field);
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, field, n) && line[n] == ':')
-			kb = strtol(line + n + 1, NULL, 10);
-	if (f)
-		fclose(f);
-	return kb;
 }
 
 /*

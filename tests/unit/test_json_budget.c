@@ -23,6 +23,7 @@
 #include "client/kube_client.h"
 #include "controllers/autoresize/usage_source_internal.h"
 #include "util/json_budget.h"
+#include "util/proc_status.h"
 #include "util/strbuf.h"
 #include "util/yaml_json.h"
 #include "webhook/webhook.h"
@@ -37,20 +38,6 @@ static struct doc_limits budget_only(size_t parsed)
 				   .max_expanded_bytes = 64u << 20,
 				   .max_parsed_bytes = parsed,
 				   .budget = "the test's budget"};
-}
-
-/* This process' VmHWM, kB. */
-static long vm_hwm_kb(void)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	long kb = -1;
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, "VmHWM:", 6))
-			kb = strtol(line + 6, NULL, 10);
-	if (f)
-		fclose(f);
-	return kb;
 }
 
 /* What parsing text costs, charged as json_load_limited charges it. */
@@ -279,17 +266,14 @@ static void test_refusing_the_issue_body_stays_within_the_budget(void **state)
 	(void)state;
 	struct strbuf sb = STRBUF_INIT;
 	repeat(&sb, "[", "{}", 450000, "]");
-	FILE *f = fopen("/proc/self/clear_refs", "w");
-	assert_non_null(f);
-	fputs("5", f); /* resets VmHWM */
-	fclose(f);
-	long before = vm_hwm_kb();
+	assert_int_equal(proc_status_reset_peak(), 0);
+	long before = proc_status_kb(0, "VmHWM");
 	struct doc_limits lim = budget_only(WEBHOOK_MAX_PARSED);
 	json_t *v = NULL;
 	char *msg = NULL;
 	assert_int_equal(json_load_limited(sb.buf, sb.len, 0, &lim, &v, &msg), DOC_TOO_LARGE);
 	free(msg);
-	long grew = vm_hwm_kb() - before;
+	long grew = proc_status_kb(0, "VmHWM") - before;
 	print_message("refusing it took %ld kB more peak RSS\n", grew);
 	if (grew < 0 || grew >= (long)(WEBHOOK_MAX_PARSED >> 10))
 		fail_msg("peak RSS grew by %ld kB", grew);
