@@ -38,10 +38,11 @@
 /*
  * Heap one document from the API server may take once parsed (an answer, a
  * LIST item, a watch event; util/json_budget.h). Measured with
- * bench_parse_cost (docs/design.md, "Parse budgets"): a big StatefulSet
- * (4 containers of 100 env vars) costs 1.4 MiB, a big Pod 1.2 MiB, a
- * ConfigMap of 1.5 MiB (etcd's limit) in 26,000 keys 6.6 MiB; a
- * StatefulSet grown by env vars to 1.5 MiB costs 23 MiB and is refused.
+ * bench_parse_cost on bench_parse_samples (docs/design.md, "Parse
+ * budgets"): a big StatefulSet (4 containers of 100 env vars) costs
+ * 1.3 MiB, a big Pod 1.1 MiB, a ConfigMap of 1.5 MiB (etcd's limit) in
+ * 26,000 keys 6.6 MiB; a StatefulSet grown by env vars to 1.5 MiB costs
+ * 17.7 MiB and is refused.
  * Anyone who may create an object could otherwise make the operator
  * spend 80 times its size (450,000 "{}" in 1.3 MB: 104 MiB).
  */

@@ -40,7 +40,7 @@
  * values and 1 MiB of their text is far beyond any Pod (etcd stores at most
  * 1.5 MiB per object, so a larger template could never become a pod) and
  * costs a deep copy some 10 MB at most. 8 MiB of parsed tree holds them
- * with room (250 KiB of Pod template costs 2.6 MiB, 100,000 numbers
+ * with room (250 KiB of Pod template costs 2.7 MiB, 100,000 numbers
  * 5.3 MiB; bench_parse_cost), where 250 KiB of "{}" would cost 20 MiB.
  */
 const struct doc_limits doc_limits_annotation = {

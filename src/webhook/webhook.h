@@ -40,8 +40,9 @@
 /*
  * Heap one review may take once parsed (util/json_budget.h; measured with
  * bench_parse_cost, docs/design.md "Parse budgets"): a review of a big
- * StatefulSet (4 containers of 100 env vars, old and new) costs 2.6 MiB,
- * one of two 700 KiB StatefulSets 16.1 MiB (just over). Anyone who reaches the port can
+ * StatefulSet (4 containers of 100 env vars, old and new) costs 2.4 MiB,
+ * one of two 700 KiB StatefulSets 16.0 MiB (refused: the budget keeps a
+ * headroom). Anyone who reaches the port can
  * send a review, before any credential is checked: 1.3 MB of "{}" would
  * cost 104 MiB. Reviews are parsed on the HTTP threads, so the door costs
  * at most (requests handled at once) x WEBHOOK_MAX_PARSED: keep that well

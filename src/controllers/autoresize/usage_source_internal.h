@@ -21,7 +21,7 @@
 /*
  * Heap an answer may take once parsed (util/json_budget.h; measured with
  * bench_parse_cost, see docs/design.md "Parse budgets"): a summary of a
- * node with 110 pods (two containers, four volumes each) costs 3.1 MiB, a
+ * node with 110 pods (two containers, four volumes each) costs 2.4 MiB, a
  * Prometheus answer for 1,000 claims 14.2 MiB (about 1,600 fit). Answers
  * are parsed one at a time, on the poller's thread, so the door costs one
  * budget at most. Past it the answer is that node's (or that server's)
