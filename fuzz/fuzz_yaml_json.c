@@ -20,6 +20,8 @@ static const struct doc_limits fuzz_limits = {
 	.max_aliases = 16,
 	.max_nodes = 200,
 	.max_expanded_bytes = 2000,
+	.max_parsed_bytes = 16384, /* small: the parse budget's refusals get fuzzed too */
+	.budget = "the fuzz budget",
 };
 
 struct expansion {

@@ -379,6 +379,7 @@ int main(int argc, char **argv)
 	seal = load_state_seal(&opts, client);
 	if (!seal)
 		goto out;
+	manager_report_refused(manager, events);
 	if (add_controllers(manager, &opts, client, events, obs, seal) < 0)
 		goto out;
 	webhook = start_webhook(&opts, client, manager, obs);

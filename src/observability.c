@@ -25,7 +25,7 @@ struct observability {
 	struct metric_family *queue_depth, *queue_adds, *queue_retries, *queue_latency, *queue_work,
 		*queue_longest;
 	struct metric_family *watch_restarts, *informer_events, *informer_lists, *informer_objects,
-		*informer_synced;
+		*informer_synced, *informer_refused;
 	struct metric_family *leader_gauge;
 	struct metric_family *resize_in_flight;
 	struct metric_family *outcomes[16];
@@ -84,6 +84,7 @@ static void collect(void *ctx, struct metrics *m)
 		informer_get_stats(inf, &st);
 		metric_set(o->watch_restarts, (double)st.watch_restarts, METRIC_LABELS(res));
 		metric_set(o->informer_events, (double)st.events, METRIC_LABELS(res));
+		metric_set(o->informer_refused, (double)st.refused, METRIC_LABELS(res));
 		metric_set(o->informer_lists, (double)st.lists, METRIC_LABELS(res));
 		metric_set(o->informer_objects, (double)store_len(informer_store(inf)), METRIC_LABELS(res));
 		metric_set(o->informer_synced, informer_has_synced(inf) ? 1 : 0, METRIC_LABELS(res));
@@ -171,6 +172,10 @@ static void register_families(struct observability *o)
 					    "Watches that ended and were opened again.", resource);
 	o->informer_events = metrics_counter(m, "stateful_operator_informer_events_total",
 					     "Watch events applied to the cache.", resource);
+	o->informer_refused = metrics_counter(m, "stateful_operator_informer_objects_refused_total",
+					      "Objects left out of the cache because parsing them would pass the "
+					      "memory budget (each time: a relist counts again).",
+					      resource);
 	o->informer_lists = metrics_counter(m, "stateful_operator_informer_lists_total",
 					    "Full LISTs (at start and after 410 Gone).", resource);
 	o->informer_objects = metrics_gauge(m, "stateful_operator_informer_objects",

@@ -16,6 +16,58 @@
 
 #define LIST_PAGE_DEFAULT 100
 
+/* One level less than a watch event, which wraps the object (watch_decoder.c). */
+const struct doc_limits kube_object_limits = {
+	.max_bytes = KUBE_RESPONSE_MAX,
+	.max_depth = DOC_MAX_DEPTH - 1,
+	.max_nodes = SIZE_MAX,
+	.max_expanded_bytes = KUBE_RESPONSE_MAX,
+	.max_parsed_bytes = KUBE_OBJECT_MAX_PARSED,
+	.budget = "the budget for an object from the API server",
+};
+
+/* An error answer: only its Status' reason and message are wanted. */
+static const struct doc_limits status_limits = {
+	.max_bytes = KUBE_RESPONSE_MAX,
+	.max_depth = DOC_MAX_DEPTH,
+	.max_nodes = SIZE_MAX,
+	.max_expanded_bytes = KUBE_RESPONSE_MAX,
+	.max_parsed_bytes = 1u << 20,
+	.budget = "the budget for an error answer",
+};
+
+/* A List's own metadata (continue, resourceVersion): a few short strings. */
+static const struct doc_limits list_meta_limits = {
+	.max_bytes = 64u << 10,
+	.max_depth = DOC_MAX_DEPTH,
+	.max_nodes = SIZE_MAX,
+	.max_expanded_bytes = 64u << 10,
+	.max_parsed_bytes = 1u << 20,
+	.budget = "the budget for a List's metadata",
+};
+
+/* KUBE_OBJECT_PARSES_AT_ONCE: the slots of parse-and-apply, process-wide. */
+static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t slots_free = PTHREAD_COND_INITIALIZER;
+static int slots_taken;
+
+void kube__object_slot_take(void)
+{
+	pthread_mutex_lock(&slots_lock);
+	while (slots_taken >= KUBE_OBJECT_PARSES_AT_ONCE)
+		pthread_cond_wait(&slots_free, &slots_lock);
+	slots_taken++;
+	pthread_mutex_unlock(&slots_lock);
+}
+
+void kube__object_slot_give(void)
+{
+	pthread_mutex_lock(&slots_lock);
+	slots_taken--;
+	pthread_cond_signal(&slots_free);
+	pthread_mutex_unlock(&slots_lock);
+}
+
 /*
  * Retry-After is honoured up to this per wait and this in all for one
  * request: a server asking for more gets the error back sooner, and the
@@ -57,7 +109,10 @@ void kube__clear_error(struct kube_error *err)
 /* Fills err from an error answer: the API Status when there is one, else the raw body. */
 void kube__error_from_body(struct kube_error *err, long code, const char *body, size_t len)
 {
-	json_t *st = len ? json_loadb(body, len, 0, NULL) : NULL;
+	json_t *st = NULL;
+	char *msg = NULL;
+	if (len && json_load_limited(body, len, 0, &status_limits, &st, &msg) < 0)
+		free(msg);
 	const char *reason = st ? json_string_value(json_object_get(st, "reason")) : NULL;
 	const char *message = st ? json_string_value(json_object_get(st, "message")) : NULL;
 	if (message)
@@ -621,12 +676,17 @@ static int request_json(struct kube_client *c, const char *method, const char *p
 		*out = NULL;
 	int rc = request_raw(c, method, path, content_type, body, repeat_ok, NULL, &resp, err);
 	if (rc == KUBE_OK && out && resp.len) {
-		json_error_t jerr;
-		*out = json_loadb(resp.buf, resp.len, 0, &jerr);
-		if (!*out) {
-			kube__set_error(err, 200, "", "%s %s: answer is not JSON: %s", method, path, jerr.text);
+		char *msg = NULL;
+		int jrc = json_load_limited(resp.buf, resp.len, 0, &kube_object_limits, out, &msg);
+		if (jrc == DOC_TOO_LARGE) {
+			/* A LIST page asks for fewer items (see kube_list_all); one object is refused. */
+			kube__set_error(err, 200, "", "%s %s: answer refused: %s", method, path, msg);
+			rc = KUBE_ETOOLARGE;
+		} else if (jrc < 0) {
+			kube__set_error(err, 200, "", "%s %s: answer is not JSON: %s", method, path, msg);
 			rc = KUBE_EDECODE;
 		}
+		free(msg);
 	}
 	strbuf_release(&resp);
 	return rc;
@@ -735,34 +795,51 @@ int kube_list_page(struct kube_client *c, const struct kube_resource *r, const c
 
 struct each_item {
 	kube_list_item_fn fn;
+	kube_oversize_fn on_oversize; /* or NULL: an item over budget fails the page */
 	void *ctx;
 	char bad_item[JSON_ERROR_TEXT_LENGTH + 32]; /* why an item could not be read; "" when none */
 };
 
+/* Parses one item and hands it over, within a slot (KUBE_OBJECT_PARSES_AT_ONCE). */
 static int parse_item(void *ctx, const char *text, size_t len)
 {
 	struct each_item *ei = ctx;
-	json_error_t jerr;
-	json_t *item = json_loadb(text, len, 0, &jerr);
-	if (!json_is_object(item)) {
-		if (item) {
+	json_t *item = NULL;
+	char *msg = NULL;
+	int rc = 0;
+	kube__object_slot_take();
+	int jrc = json_load_limited(text, len, 0, &kube_object_limits, &item, &msg);
+	if (jrc == DOC_TOO_LARGE && ei->on_oversize) {
+		/* Out of the slot: the callback may log and record an Event. */
+		kube__object_slot_give();
+		struct kube_object_id id;
+		kube_object_id_peek(text, len, &id);
+		rc = ei->on_oversize(ei->ctx, NULL, &id, msg);
+		free(msg);
+		return rc;
+	} else if (!json_is_object(item)) {
+		if (jrc == DOC_TOO_LARGE) {
+			snprintf(ei->bad_item, sizeof(ei->bad_item), "an item is refused: %s", msg);
+		} else if (item) {
 			snprintf(ei->bad_item, sizeof(ei->bad_item), "an item is not a JSON object");
 		} else {
 			/*
 			 * jansson's words say why (nesting past its 2048 levels, say),
 			 * without its "near '...'": that quotes the text, perhaps a Secret's.
 			 */
-			char *near = strstr(jerr.text, " near ");
+			char *near = strstr(msg, " near ");
 			if (near)
 				*near = '\0';
-			snprintf(ei->bad_item, sizeof(ei->bad_item), "an item is not JSON: %s", jerr.text);
+			snprintf(ei->bad_item, sizeof(ei->bad_item), "an item is not JSON: %s", msg);
 		}
-		json_decref(item);
-		return -1;
+		rc = -1;
+	} else {
+		ei->fn(ei->ctx, item);
 	}
-	ei->fn(ei->ctx, item);
 	json_decref(item);
-	return 0;
+	kube__object_slot_give();
+	free(msg);
+	return rc;
 }
 
 int kube_list_page_each(struct kube_client *c, const struct kube_resource *r, const char *ns,
@@ -776,15 +853,17 @@ int kube_list_page_each(struct kube_client *c, const struct kube_resource *r, co
 	strbuf_init(&resp, KUBE_RESPONSE_MAX);
 	int rc = request_raw(c, "GET", path, NULL, NULL, false, NULL, &resp, err);
 	if (rc == KUBE_OK) {
-		struct each_item ei = {fn, ctx, ""};
+		struct each_item ei = {fn, opts ? opts->on_oversize : NULL, ctx, ""};
 		const char *meta_text = NULL;
 		size_t meta_len = 0;
 		json_t *meta = NULL;
+		char *msg = NULL;
 		if (list_scan(resp.buf ? resp.buf : "", resp.len, parse_item, &ei, &meta_text, &meta_len) ||
-		    !meta_text || !(meta = json_loadb(meta_text, meta_len, 0, NULL))) {
+		    !meta_text || json_load_limited(meta_text, meta_len, 0, &list_meta_limits, &meta, &msg) < 0) {
 			kube__set_error(err, 200, "", "LIST %s: answer is not a List%s%s%s", r->plural,
 				  ei.bad_item[0] ? " (" : "", ei.bad_item, ei.bad_item[0] ? ")" : "");
 			rc = KUBE_EDECODE;
+			free(msg);
 		} else {
 			const char *cont = json_string_value(json_object_get(meta, "continue"));
 			const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
@@ -805,15 +884,21 @@ int kube_list_all(struct kube_client *c, const struct kube_resource *r, const ch
 	json_t *all = json_array();
 	char *cont = NULL;
 	int rc;
+	long limit = page_size > 0 ? page_size : LIST_PAGE_DEFAULT;
 	*items = NULL;
 	if (rv)
 		*rv = NULL;
 	for (;;) {
 		struct kube_list_options lo = {.label_selector = label_selector,
-					       .limit = page_size > 0 ? page_size : LIST_PAGE_DEFAULT,
+					       .limit = limit,
 					       .continue_token = cont};
 		json_t *page = NULL;
 		rc = kube_list_page(c, r, ns, &lo, &page, err);
+		if (rc == KUBE_ETOOLARGE && limit > 1) {
+			/* Over the text cap or the parse budget: fewer items a page, down to one. */
+			limit /= 2;
+			continue;
+		}
 		if (rc != KUBE_OK && cont && err->code == 410) {
 			/* The continue token expired mid-list: start over for a consistent snapshot. */
 			FREE_AND_NULL(cont);

@@ -19,7 +19,9 @@
  * DELETE with a UID or resourceVersion precondition, a merge patch that
  * carries metadata.resourceVersion or metadata.uid, a JSON patch guarded
  * by a "test" op (see kube__repeat_is_harmless); never a POST.
- * Responses larger than 16 MiB are refused (KUBE_ETOOLARGE).
+ * Responses larger than 16 MiB are refused (KUBE_ETOOLARGE), and so are
+ * answers, LIST items and watch events whose parsed tree would take more
+ * than KUBE_OBJECT_MAX_PARSED of heap (see there).
  */
 #ifndef SOP_CLIENT_KUBE_CLIENT_H
 #define SOP_CLIENT_KUBE_CLIENT_H
@@ -30,6 +32,30 @@
 
 #include "client/kube_config.h"
 #include "client/kube_resource.h"
+#include "client/object_peek.h"
+#include "util/yaml_json.h"
+
+/*
+ * Heap one document from the API server may take once parsed (an answer, a
+ * LIST item, a watch event; util/json_budget.h). Measured with
+ * bench_parse_cost on bench_parse_samples (docs/design.md, "Parse
+ * budgets"): a big StatefulSet (4 containers of 100 env vars) costs
+ * 1.3 MiB, a big Pod 1.1 MiB, a ConfigMap of 1.5 MiB (etcd's limit) in
+ * 26,000 keys 6.6 MiB; a StatefulSet grown by env vars to 1.5 MiB costs
+ * 17.7 MiB and is refused.
+ * Anyone who may create an object could otherwise make the operator
+ * spend 80 times its size (450,000 "{}" in 1.3 MB: 104 MiB).
+ */
+#define KUBE_OBJECT_MAX_PARSED (16u << 20)
+/*
+ * LIST items and watch events parsed and applied at once, in the whole
+ * process (every informer's thread): the informers' door costs at most
+ * this many budgets, whatever the number of informers.
+ */
+#define KUBE_OBJECT_PARSES_AT_ONCE 2
+
+/* The limits of one document from the API server: KUBE_RESPONSE_MAX of text, KUBE_OBJECT_MAX_PARSED parsed. */
+extern const struct doc_limits kube_object_limits;
 
 enum {
 	KUBE_OK = 0,
@@ -123,6 +149,12 @@ struct kube_list_options {
 	long limit;                   /* page size; 0 = server default (all) */
 	const char *continue_token;
 	const char *resource_version;
+	/*
+	 * kube_list_page_each: called (with its ctx) for an item over
+	 * KUBE_OBJECT_MAX_PARSED, which is then left out; NULL: such an item
+	 * fails the page (KUBE_EDECODE).
+	 */
+	kube_oversize_fn on_oversize;
 };
 
 /* One LIST page; *out is the List object (items, metadata.continue, metadata.resourceVersion). */
@@ -217,6 +249,12 @@ struct kube_watch_options {
 	const char *field_selector;
 	long timeout_seconds;         /* server-side end of the watch; 0 = server default */
 	bool allow_bookmarks;
+	/*
+	 * Called (with the watch's ctx) for an event over
+	 * KUBE_OBJECT_MAX_PARSED, which is then not delivered; NULL: such an
+	 * event ends the watch (KUBE_EDECODE).
+	 */
+	kube_oversize_fn on_oversize;
 };
 
 /*

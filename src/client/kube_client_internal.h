@@ -22,6 +22,13 @@
  */
 #define KUBE_RESPONSE_MAX (16u << 20)
 
+/*
+ * A slot of KUBE_OBJECT_PARSES_AT_ONCE: taken before a LIST item or a watch
+ * event is parsed, given back once its tree is freed. Waits for one.
+ */
+void kube__object_slot_take(void);
+void kube__object_slot_give(void);
+
 struct thread_handle {
 	CURL *curl;
 	struct kube_client *client;

@@ -74,6 +74,7 @@ int kube_watch(struct kube_client *c, const struct kube_resource *r, const char 
 	struct curl_slist *headers = kube__setup_handle(c, h, "GET", url, NULL, &auth);
 	struct watch_state ws = {.curl = h, .fn = fn, .ctx = ctx, .stop = stop};
 	watch_decoder_init(&ws.dec);
+	ws.dec.on_oversize = opts->on_oversize;
 	strbuf_init(&ws.error_body, WATCH_ERROR_BODY_MAX);
 	char curl_err[CURL_ERROR_SIZE] = "";
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, curl_err);

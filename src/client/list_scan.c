@@ -166,3 +166,33 @@ int list_scan(const char *s, size_t len, list_item_fn item, void *ctx, const cha
 		return -1;
 	}
 }
+
+const char *json_member_span(const char *s, size_t len, const char *key, size_t *value_len)
+{
+	size_t i = skip_ws(s, len, 0);
+	if (i >= len || s[i] != '{')
+		return NULL;
+	i = skip_ws(s, len, i + 1);
+	while (i < len && s[i] == '"') {
+		size_t kend = string_end(s, len, i);
+		if (!kend)
+			return NULL;
+		size_t kstart = i;
+		i = skip_ws(s, len, kend);
+		if (i >= len || s[i] != ':')
+			return NULL;
+		i = skip_ws(s, len, i + 1);
+		size_t n = json_value_span(s + i, len - i);
+		if (!n)
+			return NULL;
+		if (key_is(s, kstart, kend, key)) {
+			*value_len = n;
+			return s + i;
+		}
+		i = skip_ws(s, len, i + n);
+		if (i >= len || s[i] != ',')
+			return NULL;
+		i = skip_ws(s, len, i + 1);
+	}
+	return NULL;
+}

@@ -30,4 +30,14 @@ int list_scan(const char *text, size_t len, list_item_fn item, void *ctx, const 
  */
 size_t json_value_span(const char *text, size_t len);
 
+/*
+ * The value of the top-level member key of the JSON object at text (after
+ * leading white space): its first byte, *value_len its length; NULL when
+ * text is not an object or has no such member before a fault. Keys are
+ * compared as written, without unescaping (the API server writes plain
+ * ones). Linear in len, allocates nothing: for reading a few fields of a
+ * document too large to parse.
+ */
+const char *json_member_span(const char *text, size_t len, const char *key, size_t *value_len);
+
 #endif

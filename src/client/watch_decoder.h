@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "client/object_peek.h"
 #include "util/strbuf.h"
 
 /*
@@ -24,6 +25,12 @@
 
 struct watch_decoder {
 	struct strbuf pending; /* bytes of an event not yet complete */
+	/*
+	 * Called (with feed's ctx) for an event whose tree would pass
+	 * KUBE_OBJECT_MAX_PARSED: it is skipped, the stream goes on. NULL:
+	 * such an event ends the stream with an error.
+	 */
+	kube_oversize_fn on_oversize;
 };
 
 /* type: ADDED, MODIFIED, DELETED, BOOKMARK or ERROR; object borrowed for the call. */
@@ -33,8 +40,10 @@ void watch_decoder_init(struct watch_decoder *d);
 void watch_decoder_release(struct watch_decoder *d);
 
 /*
- * Feeds bytes. Calls fn for every complete event. Returns 0; 1 when fn
- * asked to stop (the rest is dropped); -1 on a malformed event or one over
+ * Feeds bytes. Calls fn for every complete event (parsed under
+ * kube_object_limits, one event at a time in the process with the LIST
+ * items: KUBE_OBJECT_PARSES_AT_ONCE). Returns 0; 1 when fn asked to stop
+ * (the rest is dropped); -1 on a malformed event or one over
  * WATCH_EVENT_MAX, with *err a new message.
  */
 int watch_decoder_feed(struct watch_decoder *d, const char *data, size_t len, watch_event_fn fn,

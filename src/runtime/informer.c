@@ -21,6 +21,8 @@
 #define WATCH_TIMEOUT_MAX_S 600
 /* A watch open this long was accepted by a working server, even if the cluster was quiet. */
 #define WATCH_HEALTHY_MS 5000
+/* Objects left out for their size that the informer remembers having reported; then it forgets them all. */
+#define REFUSED_MAX 1024
 
 /*
  * One LIST page at a time in the whole process: informers syncing side by
@@ -36,6 +38,8 @@ struct informer {
 	char *label_selector;
 	long page_size;
 	void (*transform)(json_t *obj);
+	void (*on_refused)(void *ctx, const struct kube_resource *r, const struct kube_object_id *id, const char *why);
+	void *refused_ctx;
 
 	struct informer_handlers handlers[MAX_HANDLERS];
 	int nhandlers;
@@ -50,7 +54,9 @@ struct informer {
 
 	char *rv;                /* last resourceVersion seen; informer thread only */
 	bool expired;            /* the watch reported 410 Gone; informer thread only */
-	atomic_ulong lists, watch_restarts, events;
+	bool unreadable;         /* the watch skipped an event it could not name: relist; informer thread only */
+	struct hashmap refused;  /* key -> "uid/resourceVersion" reported; informer thread only */
+	atomic_ulong lists, watch_restarts, events, refused_total;
 	_Atomic double list_wait_ms, list_total_ms;
 };
 
@@ -64,6 +70,9 @@ struct informer *informer_new(struct kube_client *client, const struct informer_
 	inf->label_selector = opts->label_selector ? xstrdup(opts->label_selector) : NULL;
 	inf->page_size = opts->page_size > 0 ? opts->page_size : 100;
 	inf->transform = opts->transform;
+	inf->on_refused = opts->on_refused;
+	inf->refused_ctx = opts->refused_ctx;
+	hashmap_init(&inf->refused);
 	inf->store = store_new();
 	pthread_mutex_init(&inf->lock, NULL);
 	pthread_condattr_t ca;
@@ -85,6 +94,7 @@ void informer_free(struct informer *inf)
 	free(inf->namespace);
 	free(inf->label_selector);
 	free(inf->rv);
+	hashmap_release(&inf->refused, free);
 	free(inf);
 }
 
@@ -137,15 +147,53 @@ static void apply_upsert(struct informer *inf, json_t *obj)
 	json_decref(old);
 }
 
-static void apply_delete(struct informer *inf, const char *key, const json_t *last)
+/* Removes key (refused: left out for its size, see store_refuse) and tells the handlers. */
+static void apply_remove(struct informer *inf, const char *key, const json_t *last, bool refused)
 {
 	json_t *old = NULL;
-	if (!store_delete(inf->store, key, &old))
+	if (!(refused ? store_refuse(inf->store, key, &old) : store_delete(inf->store, key, &old)))
 		return;
 	for (int i = 0; i < inf->nhandlers; i++)
 		if (inf->handlers[i].on_delete)
 			inf->handlers[i].on_delete(inf->handlers[i].ctx, last ? last : old);
 	json_decref(old);
+}
+
+static void apply_delete(struct informer *inf, const char *key, const json_t *last)
+{
+	apply_remove(inf, key, last, false);
+}
+
+/* "namespace/name" or "name", as kube_obj_key makes it. New string. */
+static char *id_key(const struct kube_object_id *id)
+{
+	return id->namespace[0] ? xasprintf("%s/%s", id->namespace, id->name) : xstrdup(id->name);
+}
+
+/*
+ * An object left out for its size: counted each time, logged and handed to
+ * on_refused once per uid and resourceVersion (a relist meets it again).
+ */
+static void report_refused(struct informer *inf, const struct kube_object_id *id, const char *why)
+{
+	atomic_fetch_add(&inf->refused_total, 1);
+	char *key = id_key(id);
+	char *seen = xasprintf("%s/%s", id->uid, id->resource_version);
+	const char *before = hashmap_get(&inf->refused, key);
+	if (before && !strcmp(before, seen)) {
+		free(seen);
+		free(key);
+		return;
+	}
+	if (!before && hashmap_len(&inf->refused) >= REFUSED_MAX)
+		hashmap_release(&inf->refused, free);
+	free(hashmap_put(&inf->refused, key, seen));
+	log_warn("informer", "%s %s (uid %s, resourceVersion %s) left out of the cache: %s", inf->resource->kind,
+		 key[0] ? key : "(no name)", id->uid[0] ? id->uid : "?",
+		 id->resource_version[0] ? id->resource_version : "?", why);
+	if (inf->on_refused && id->name[0])
+		inf->on_refused(inf->refused_ctx, inf->resource, id, why);
+	free(key);
 }
 
 /* Sleeps up to ms, returning early when stopped. */
@@ -163,6 +211,25 @@ struct relist_ctx {
 	struct informer *inf;
 	struct hashmap seen; /* keys the list had */
 };
+
+/*
+ * An item of a LIST page too large to read: left out (store_refuse) and
+ * among the list's keys, so the relist does not take it for gone; one
+ * without a name is simply not in the list.
+ */
+static int relist_refused(void *ctx, const char *type, const struct kube_object_id *id, const char *why)
+{
+	(void)type;
+	struct relist_ctx *rc = ctx;
+	report_refused(rc->inf, id, why);
+	if (id->name[0]) {
+		char *key = id_key(id);
+		hashmap_put(&rc->seen, key, (void *)1);
+		apply_remove(rc->inf, key, NULL, true);
+		free(key);
+	}
+	return 0;
+}
 
 /* One item of a LIST page: cache it and remember that the list had it. */
 static void relist_item(void *ctx, json_t *item)
@@ -194,7 +261,8 @@ static int relist(struct informer *inf)
 	for (;;) {
 		struct kube_list_options lo = {.label_selector = inf->label_selector,
 					       .limit = limit,
-					       .continue_token = cont};
+					       .continue_token = cont,
+					       .on_oversize = relist_refused};
 		char *next = NULL, *rv = NULL;
 		pthread_mutex_lock(&list_page_lock);
 		double t = clock_mono_ms();
@@ -295,6 +363,33 @@ static int on_watch_event(void *ctx, const char *type, json_t *object)
 	return 0;
 }
 
+/*
+ * An event too large to read: the object is treated as gone (a copy
+ * cached before would be stale) and the watch goes on past it. One that
+ * cannot even be named cannot be taken out by key, nor its version known:
+ * the watch ends and the informer relists, which leaves it out.
+ */
+static int on_watch_refused(void *ctx, const char *type, const struct kube_object_id *id, const char *why)
+{
+	struct informer *inf = ctx;
+	if (!id->name[0] || !id->resource_version[0]) {
+		report_refused(inf, id, why);
+		inf->unreadable = true;
+		return 1;
+	}
+	atomic_fetch_add(&inf->events, 1);
+	char *key = id_key(id);
+	bool deleted = !strcmp(type, "DELETED");
+	if (deleted)
+		free(hashmap_remove(&inf->refused, key));
+	else
+		report_refused(inf, id, why);
+	apply_remove(inf, key, NULL, !deleted);
+	free(key);
+	set_rv(inf, id->resource_version);
+	return 0;
+}
+
 static long next_backoff(long backoff)
 {
 	if (!backoff)
@@ -333,10 +428,12 @@ static void *informer_run(void *arg)
 			.timeout_seconds = WATCH_TIMEOUT_MIN_S +
 					   rand() % (WATCH_TIMEOUT_MAX_S - WATCH_TIMEOUT_MIN_S + 1),
 			.allow_bookmarks = true,
+			.on_oversize = on_watch_refused,
 		};
 		struct kube_error err;
 		unsigned long before = atomic_load(&inf->events);
 		inf->expired = false;
+		inf->unreadable = false;
 		double started = clock_mono_ms();
 		int rc = kube_watch(inf->client, inf->resource, inf->namespace, &wo, on_watch_event, inf,
 				    &inf->stop, &err);
@@ -353,6 +450,10 @@ static void *informer_run(void *arg)
 				backoff = next_backoff(backoff);
 			log_info("informer", "watch %s: resourceVersion %s expired; relisting%s",
 				 inf->resource->plural, inf->rv ? inf->rv : "", backoff ? " after a backoff" : "");
+			need_list = true;
+		} else if (inf->unreadable) {
+			log_warn("informer", "watch %s: an event too large to read did not say which object; relisting",
+				 inf->resource->plural);
 			need_list = true;
 		} else if (rc == KUBE_OK && healthy) {
 			/* The server ended it (timeoutSeconds): reopen at once. */
@@ -423,6 +524,7 @@ void informer_get_stats(struct informer *inf, struct informer_stats *out)
 	out->lists = atomic_load(&inf->lists);
 	out->watch_restarts = atomic_load(&inf->watch_restarts);
 	out->events = atomic_load(&inf->events);
+	out->refused = atomic_load(&inf->refused_total);
 	out->list_wait_ms = atomic_load(&inf->list_wait_ms);
 	out->list_total_ms = atomic_load(&inf->list_total_ms);
 }

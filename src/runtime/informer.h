@@ -14,6 +14,15 @@
  * Objects are cached without metadata.managedFields (never needed to
  * decide, and often half the object).
  *
+ * An object whose parsed tree would pass KUBE_OBJECT_MAX_PARSED (a LIST
+ * item or a watch event) is not cached: the cache goes on as if it were
+ * gone (a copy cached before is removed, on_delete is called), the cache
+ * syncs without it, and it is counted (stats.refused), logged and handed to
+ * on_refused once per uid and resourceVersion. What each controller does
+ * without it: docs/design.md, "Parse budgets". Every object the store holds
+ * was thus parsed under the budget, and so is every read of it (the store
+ * keeps the text of a subset of what was parsed).
+ *
  * Threads: informer_start/stop from one controlling thread; the store,
  * has_synced and stats from any thread.
  */
@@ -41,12 +50,16 @@ struct informer_options {
 	long page_size;             /* LIST page size; default 100 */
 	/* Optional: trims an object (in place) before it is cached. */
 	void (*transform)(json_t *obj);
+	/* Optional: an object left out for its size, once per uid and resourceVersion (informer thread). */
+	void (*on_refused)(void *ctx, const struct kube_resource *r, const struct kube_object_id *id, const char *why);
+	void *refused_ctx;
 };
 
 struct informer_stats {
 	unsigned long lists;          /* LIST cycles completed */
 	unsigned long watch_restarts; /* watches that ended and were reopened */
 	unsigned long events;         /* watch events applied */
+	unsigned long refused;        /* objects left out for their size (each time: a relist counts again) */
 	double list_wait_ms;          /* time spent waiting for LIST responses, all cycles */
 	double list_total_ms;         /* time of the LIST cycles, waiting and applying */
 };

@@ -22,6 +22,7 @@ struct manager {
 	struct controller *controllers[MAX_CONTROLLERS];
 	int ncontrollers;
 	struct leader_elector *leader;
+	struct event_recorder *events; /* for objects left out of a cache, or NULL */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stop;
@@ -55,6 +56,30 @@ void manager_free(struct manager *m)
 	free(m);
 }
 
+/* informer_options.on_refused: a Warning Event on the object, named from what could be read of it. */
+static void refused_event(void *ctx, const struct kube_resource *r, const struct kube_object_id *id, const char *why)
+{
+	json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "kind", r->kind, "apiVersion", r->api_version,
+				"metadata", "name", id->name, "uid", id->uid, "resourceVersion", id->resource_version);
+	if (!obj)
+		abort();
+	if (id->namespace[0])
+		json_object_set_new(json_object_get(obj, "metadata"), "namespace", json_string(id->namespace));
+	if (event_record(ctx, obj, EVENT_WARNING, "ObjectTooLarge",
+			 "stateful-operator cannot read this %s (resourceVersion %s): %s; it acts as if the %s did not "
+			 "exist until it is made smaller",
+			 r->kind, id->resource_version[0] ? id->resource_version : "?", why, r->kind) < 0)
+		log_warn("manager", "%s %s: no Event about its size", r->kind, id->name);
+	json_decref(obj);
+}
+
+void manager_report_refused(struct manager *m, struct event_recorder *events)
+{
+	if (m->ninformers)
+		abort(); /* a programming error: informers made before would not report */
+	m->events = events;
+}
+
 struct informer *manager_informer_selected(struct manager *m, const struct kube_resource *r,
 					   const char *label_selector)
 {
@@ -68,7 +93,9 @@ struct informer *manager_informer_selected(struct manager *m, const struct kube_
 		abort(); /* a programming error */
 	struct informer_options o = {.resource = r,
 				     .namespace = r->namespaced ? m->namespace : NULL,
-				     .label_selector = label_selector};
+				     .label_selector = label_selector,
+				     .on_refused = m->events ? refused_event : NULL,
+				     .refused_ctx = m->events};
 	m->selectors[m->ninformers] = label_selector ? xstrdup(label_selector) : NULL;
 	return m->informers[m->ninformers++] = informer_new(m->client, &o);
 }

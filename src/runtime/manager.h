@@ -14,6 +14,7 @@
 
 #include "client/kube_client.h"
 #include "runtime/controller.h"
+#include "runtime/events.h"
 #include "runtime/informer.h"
 #include "runtime/leader.h"
 
@@ -33,6 +34,13 @@ struct informer *manager_informer(struct manager *m, const struct kube_resource 
 /* Like manager_informer, for the objects that match label_selector (a separate cache). */
 struct informer *manager_informer_selected(struct manager *m, const struct kube_resource *r,
 					   const char *label_selector);
+/*
+ * Objects the caches leave out for their size (informer.h) get a Warning
+ * Event ObjectTooLarge from events (borrowed; must outlive the manager),
+ * once per uid and resourceVersion. Before the first informer is made.
+ */
+void manager_report_refused(struct manager *m, struct event_recorder *events);
+
 /* Takes ownership of c. */
 void manager_add_controller(struct manager *m, struct controller *c);
 

@@ -53,6 +53,8 @@ struct store_entry {
 struct store {
 	pthread_rwlock_t lock;
 	struct hashmap objects; /* key -> struct store_entry */
+	/* Keys left out (store_refuse): the object exists but is too large to read; value (void *)1. */
+	struct hashmap refused;
 	struct store_index indexes[STORE_MAX_INDEXES];
 	int nindexes;
 	/*
@@ -95,6 +97,7 @@ struct store *store_new(void)
 	struct store *s = xcalloc(1, sizeof(*s));
 	pthread_rwlock_init(&s->lock, NULL);
 	hashmap_init(&s->objects);
+	hashmap_init(&s->refused);
 	return s;
 }
 
@@ -109,6 +112,7 @@ void store_free(struct store *s)
 	while (hashmap_iter_next(&it, &key, &v))
 		free(v);
 	hashmap_release(&s->objects, NULL);
+	hashmap_release(&s->refused, NULL);
 	for (int i = 0; i < s->nindexes; i++) {
 		free(s->indexes[i].name);
 		hashmap_release(&s->indexes[i].values, free_set);
@@ -329,6 +333,7 @@ bool store_upsert(struct store *s, const json_t *obj, json_t **old)
 	if (old)
 		*old = NULL;
 	pthread_rwlock_wrlock(&s->lock);
+	hashmap_remove(&s->refused, key);
 	struct store_entry *prev = hashmap_get(&s->objects, key);
 	if (prev && rv && prev->rv && !strcmp(prev->rv, rv)) {
 		pthread_rwlock_unlock(&s->lock);
@@ -359,6 +364,7 @@ bool store_delete(struct store *s, const char *key, json_t **old)
 	if (old)
 		*old = NULL;
 	pthread_rwlock_wrlock(&s->lock);
+	hashmap_remove(&s->refused, key);
 	struct store_entry *e = hashmap_remove(&s->objects, key);
 	if (e) {
 		unindex(s, e);
@@ -368,6 +374,23 @@ bool store_delete(struct store *s, const char *key, json_t **old)
 	}
 	pthread_rwlock_unlock(&s->lock);
 	return e != NULL;
+}
+
+bool store_refuse(struct store *s, const char *key, json_t **old)
+{
+	bool removed = store_delete(s, key, old);
+	pthread_rwlock_wrlock(&s->lock);
+	hashmap_put(&s->refused, key, (void *)1);
+	pthread_rwlock_unlock(&s->lock);
+	return removed;
+}
+
+bool store_refused(struct store *s, const char *key)
+{
+	pthread_rwlock_rdlock(&s->lock);
+	bool refused = hashmap_get(&s->refused, key) != NULL;
+	pthread_rwlock_unlock(&s->lock);
+	return refused;
 }
 
 json_t *store_get(struct store *s, const char *key)

@@ -6,6 +6,10 @@
  * but a twentieth of the memory of jansson trees; and readers get their
  * own copy, so nobody can change the cache by accident.
  *
+ * Everything it holds was parsed under the informer's budget
+ * (KUBE_OBJECT_MAX_PARSED) and is kept as the text of a subset of that
+ * tree (managedFields dropped), so no read of it can cost more.
+ *
  * Threads: every function may be called from any thread (a rwlock inside).
  */
 #ifndef SOP_RUNTIME_STORE_H
@@ -40,6 +44,16 @@ bool store_upsert(struct store *s, const json_t *obj, json_t **old);
 
 /* Removes key; *old (may be NULL) receives the removed object. Returns false when absent. */
 bool store_delete(struct store *s, const char *key, json_t **old);
+
+/*
+ * Key is left out (informer.h: its object too large to read): removes its
+ * object (*old as store_delete) and remembers the key until an object is
+ * stored or deleted under it. A controller must not take the key's absence
+ * for the object being gone. Returns whether an object was removed.
+ */
+bool store_refuse(struct store *s, const char *key, json_t **old);
+/* Whether key is left out: its object exists but this cache cannot hold it. */
+bool store_refused(struct store *s, const char *key);
 
 /* A new reference to a copy of the object, or NULL. */
 json_t *store_get(struct store *s, const char *key);

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "util/json_budget.h"
 #include "util/xalloc.h"
 
 #define WUR __attribute__((warn_unused_result))
@@ -38,7 +39,9 @@
  * the anchor look-ups (each alias scans the anchors). 100,000 keys and
  * values and 1 MiB of their text is far beyond any Pod (etcd stores at most
  * 1.5 MiB per object, so a larger template could never become a pod) and
- * costs a deep copy some 10 MB at most.
+ * costs a deep copy some 10 MB at most. 8 MiB of parsed tree holds them
+ * with room (250 KiB of Pod template costs 2.7 MiB, 100,000 numbers
+ * 5.3 MiB; bench_parse_cost), where 250 KiB of "{}" would cost 20 MiB.
  */
 const struct doc_limits doc_limits_annotation = {
 	.max_bytes = 256u * 1024u,
@@ -46,15 +49,23 @@ const struct doc_limits doc_limits_annotation = {
 	.max_aliases = 1000u,
 	.max_nodes = 100000u,
 	.max_expanded_bytes = 1024u * 1024u,
+	.max_parsed_bytes = 8u * 1024u * 1024u,
+	.budget = "the budget for an annotation",
 };
 
-/* Files: the kubeconfig reader takes up to 16 MiB; aliases may expand that fourfold. */
+/*
+ * Files: the kubeconfig reader takes up to 16 MiB; aliases may expand that
+ * fourfold. A file is the admin's, read once at start: its budget only
+ * keeps a mistake from taking the whole memory limit.
+ */
 const struct doc_limits doc_limits_file = {
 	.max_bytes = 16u * 1024u * 1024u,
 	.max_depth = DOC_MAX_DEPTH,
 	.max_aliases = 10000u,
 	.max_nodes = 4u * 1000u * 1000u,
 	.max_expanded_bytes = 64u * 1024u * 1024u,
+	.max_parsed_bytes = 64u * 1024u * 1024u,
+	.budget = "the budget for a file",
 };
 
 /* jansson reports out-of-memory as NULL / -1; the daemon aborts on OOM. */
@@ -547,6 +558,14 @@ static WUR int y2j_alias(struct y2j *st, const yaml_event_t *ev, char **msg)
 	return y2j_add(st, json_incref(v), &ev->start_mark, msg);
 }
 
+/* A new message: the tree would pass lim's max_parsed_bytes. */
+static char *parsed_too_large(const char *format, const struct doc_limits *lim)
+{
+	return xasprintf("%s error: too large: its parsed tree takes more than %zu bytes of memory, %s; "
+			 "write a smaller document",
+			 format, lim->max_parsed_bytes, lim->budget ? lim->budget : "the parse budget");
+}
+
 /* A new message for a libyaml parse failure, with line and column. */
 static char *yaml_problem(const yaml_parser_t *p)
 {
@@ -593,6 +612,8 @@ int yaml_to_json_limited(const char *text, size_t len, const struct doc_limits *
 		abort();
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	struct json_budget budget;
+	json_budget_open(&budget, lim->max_parsed_bytes ? lim->max_parsed_bytes : SIZE_MAX);
 	while (!done) {
 		if (!yaml_parser_parse(&parser, &ev)) {
 			*msg = yaml_problem(&parser);
@@ -630,11 +651,17 @@ int yaml_to_json_limited(const char *text, size_t len, const struct doc_limits *
 			rc = r;
 			goto out;
 		}
+		if (budget.overrun) {
+			*msg = parsed_too_large("YAML", lim);
+			rc = DOC_TOO_LARGE;
+			goto out;
+		}
 	}
 	*out = st.root ? st.root : json_null();
 	st.root = NULL;
 	rc = 0;
 out:
+	json_budget_close(&budget);
 	if (have_ev)
 		yaml_event_delete(&ev);
 	y2j_release(&st);
@@ -706,6 +733,28 @@ static WUR int json_prescan(const char *text, size_t len, const struct doc_limit
 	return 0;
 }
 
+/* The text json_load_limited hands jansson, JSON_BUDGET_CHUNK at a time, until the budget is overrun. */
+struct json_feed {
+	const char *text;
+	size_t len, off;
+	struct json_budget budget;
+};
+
+static size_t feed_text(void *buffer, size_t size, void *data)
+{
+	struct json_feed *f = data;
+	if (f->budget.overrun)
+		return (size_t)-1; /* jansson ends the parse and frees what it built */
+	size_t n = f->len - f->off;
+	if (n > size)
+		n = size;
+	if (n > JSON_BUDGET_CHUNK)
+		n = JSON_BUDGET_CHUNK;
+	memcpy(buffer, f->text + f->off, n);
+	f->off += n;
+	return n;
+}
+
 int json_load_limited(const char *text, size_t len, size_t flags, const struct doc_limits *lim,
 		      json_t **out, char **msg)
 {
@@ -724,7 +773,26 @@ int json_load_limited(const char *text, size_t len, size_t flags, const struct d
 	if (skip < len && (text[skip] == '{' || text[skip] == '[') && json_prescan(text, len, lim, msg) < 0)
 		return DOC_TOO_LARGE;
 	json_error_t jerr;
-	*out = json_loadb(text, len, flags, &jerr);
+	size_t limit = lim->max_parsed_bytes ? lim->max_parsed_bytes : SIZE_MAX;
+	size_t headroom = json_budget_headroom(text, len);
+	if (headroom >= limit) {
+		*msg = xasprintf("JSON error: too large: a string or value so long that reading it takes more than %zu "
+				 "bytes of memory, %s; write a smaller document",
+				 limit, lim->budget ? lim->budget : "the parse budget");
+		return DOC_TOO_LARGE;
+	}
+	/* Stopped headroom short of the limit, the parse ends within it (json_budget.h). */
+	struct json_feed feed = {.text = text, .len = len};
+	json_budget_open(&feed.budget, limit - headroom);
+	*out = json_load_callback(feed_text, &feed, flags, &jerr);
+	json_budget_close(&feed.budget);
+	if (feed.budget.overrun) {
+		/* Fed in full, jansson may have built it all the same; either way, refused. */
+		json_decref(*out);
+		*out = NULL;
+		*msg = parsed_too_large("JSON", lim);
+		return DOC_TOO_LARGE;
+	}
 	if (*out)
 		return 0;
 	if (json_error_code(&jerr) == json_error_out_of_memory) {

@@ -10,6 +10,14 @@
  * json_dumps) expands it, so the limits count every alias as a copy of
  * what it names. What the reader accepts expands to no more than
  * max_nodes keys and values and max_expanded_bytes of their text.
+ *
+ * Neither count bounds memory: jansson spends about 80 bytes of heap per
+ * byte of "{}"-heavy JSON. So the tree itself is built under a budget of
+ * max_parsed_bytes of heap (util/json_budget.h counts what jansson
+ * allocates): JSON is handed to jansson a chunk at a time and the parse
+ * ends where its cost would pass the budget, so an over-budget document is
+ * never built; YAML is checked after each event (the other limits bound
+ * one event's share).
  */
 #ifndef SOP_UTIL_YAML_JSON_H
 #define SOP_UTIL_YAML_JSON_H
@@ -29,6 +37,8 @@ struct doc_limits {
 	size_t max_aliases;        /* YAML anchors and aliases together */
 	size_t max_nodes;          /* keys and values, every alias counted as a copy */
 	size_t max_expanded_bytes; /* text of keys and scalars, every alias counted as a copy */
+	size_t max_parsed_bytes;   /* heap the tree may take while it is built (0: no budget) */
+	const char *budget;        /* names the budget in messages, e.g. "the AdmissionReview budget" */
 };
 
 /* For text users write into annotations (a Pod template, resources): see yaml_json.c. */
@@ -55,7 +65,9 @@ int yaml_to_json_limited(const char *text, size_t len, const struct doc_limits *
  * count are checked on the text before a tree is built, so a refused text
  * costs no memory. Returns 0 with *out a new reference, or DOC_INVALID
  * (*msg: jansson's error "... at line L, column C") or DOC_TOO_LARGE (*msg:
- * which limit), *out NULL and *msg a new message.
+ * which limit), *out NULL and *msg a new message. The parse takes at most
+ * max_parsed_bytes of heap: it stops and frees what it built where going
+ * on could pass it (DOC_TOO_LARGE). A real out-of-memory aborts.
  */
 int json_load_limited(const char *text, size_t len, size_t flags, const struct doc_limits *lim,
 		      json_t **out, char **msg) __attribute__((warn_unused_result));

@@ -40,6 +40,8 @@ static const struct doc_limits review_limits = {
 	.max_aliases = 0,
 	.max_nodes = 1000000,
 	.max_expanded_bytes = WEBHOOK_MAX_BODY,
+	.max_parsed_bytes = WEBHOOK_MAX_PARSED,
+	.budget = "the webhook's budget for an AdmissionReview",
 };
 
 /* A cache's objects (new reference), or NULL when it was not made: the decision then says it cannot check. */

@@ -38,6 +38,7 @@
 /* An AdmissionReview holds two StatefulSets, each up to the API server's 3 MiB request limit. */
 #define WEBHOOK_MAX_BODY (7u << 20)
 /*
+<<<<<<< HEAD
  * The bodies held at once, over every connection: anyone who reaches the
  * port may send bodies side by side (16 connections from one address), and
  * each is held whole until answered. Three of the largest: the two being
@@ -55,6 +56,21 @@
  * time.
  */
 #define WEBHOOK_REVIEW_BUDGET_MS 1000
+=======
+ * Heap one review may take once parsed (util/json_budget.h; measured with
+ * bench_parse_cost, docs/design.md "Parse budgets"): a review of a big
+ * StatefulSet (4 containers of 100 env vars, old and new) costs 2.4 MiB,
+ * one of two 700 KiB StatefulSets 16.0 MiB (refused: the budget keeps a
+ * headroom). Anyone who reaches the port can
+ * send a review, before any credential is checked: 1.3 MB of "{}" would
+ * cost 104 MiB. Reviews are parsed on the HTTP threads, so the door costs
+ * at most (requests handled at once) x WEBHOOK_MAX_PARSED: keep that well
+ * inside the 128 Mi memory limit when either changes. Past it the review is
+ * refused (400), which failurePolicy Ignore turns into the API server's
+ * own judgement.
+ */
+#define WEBHOOK_MAX_PARSED (16u << 20)
+>>>>>>> wip-budget
 
 struct webhook_options {
 	const char *bind_address; /* --webhook-bind-address; "0": no webhook */

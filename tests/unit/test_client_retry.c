@@ -135,6 +135,31 @@ static bool send_filler(int fd, char c, size_t n)
 	return true;
 }
 
+/*
+ * n bytes (n >= 2) of array items: strings of up to 1,000 'x', comma
+ * separated. Text that costs about its size once parsed, within the parse
+ * budget (one string of megabytes would cost three times its length).
+ */
+static bool send_strings(int fd, size_t n)
+{
+	char *buf = xmalloc(n);
+	memset(buf, 'x', n);
+	for (size_t i = 0; i < n; i += 1003) {
+		buf[i] = '"';
+		size_t end = i + 1001 < n - 1 ? i + 1001 : n - 1; /* the closing quote */
+		if (n - end - 1 < 3 && end < n - 1) /* no room for another item: this one runs to the end */
+			end = n - 1;
+		buf[end] = '"';
+		if (end + 1 < n)
+			buf[end + 1] = ',';
+		if (end == n - 1)
+			break;
+	}
+	bool ok = send_all(fd, buf, n);
+	free(buf);
+	return ok;
+}
+
 static void idle_ms(struct fake *f, long ms)
 {
 	for (long t = 0; t < ms && !atomic_load(&f->stop); t += 10)
@@ -168,11 +193,11 @@ static bool serve_step(struct fake *f, int fd, const struct step *st)
 	}
 	case WATCH_BIG: {
 		static const char ev_head[] = "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"big\"},"
-					      "\"data\":\"";
-		static const char ev_tail[] = "\"}}\n";
+					      "\"data\":[";
+		static const char ev_tail[] = "]}}\n";
 		const char *h = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n";
 		(void)(send_all(fd, h, strlen(h)) && send_all(fd, ev_head, strlen(ev_head)) &&
-		       send_filler(fd, 'x', st->size - strlen(ev_head) - (strlen(ev_tail) - 1)) &&
+		       send_strings(fd, st->size - strlen(ev_head) - (strlen(ev_tail) - 1)) &&
 		       send_all(fd, ev_tail, strlen(ev_tail)));
 		return false;
 	}
@@ -668,9 +693,17 @@ static void test_response_cap(void **state)
 	fake_start_steps(&f, steps, 1, &o);
 	struct kube_error err;
 	json_t *out = NULL;
-	assert_int_equal(kube_get(f.client, &KUBE_CONFIGMAPS, "ns", "x", &out, &err), KUBE_OK);
-	assert_int_equal(json_string_length(json_object_get(out, "d")), KUBE_RESPONSE_MAX - 8);
-	json_decref(out);
+	/*
+	 * Taken whole by the buffer, then refused by the parse budget before it
+	 * is parsed: a string of 16 MiB costs three times that to read
+	 * (KUBE_OBJECT_MAX_PARSED).
+	 */
+	assert_int_equal(kube_get(f.client, &KUBE_CONFIGMAPS, "ns", "x", &out, &err), KUBE_ETOOLARGE);
+	assert_null(out);
+	assert_string_equal(err.message, "GET /api/v1/namespaces/ns/configmaps/x: answer refused: JSON error: too large: "
+					 "a string or value so long that reading it takes more than 16777216 bytes of "
+					 "memory, the budget for an object from the API server; write a smaller document");
+	assert_int_equal(atomic_load(&f.served), 1);
 	fake_stop(&f);
 
 	steps[0].size = KUBE_RESPONSE_MAX + 1;
@@ -717,14 +750,15 @@ static void count_item(void *ctx, json_t *item)
 }
 
 /*
- * A LIST item nested as deep as jansson parses (2048 levels) is read; one
- * level more fails the page with jansson's reason, not a crash.
+ * A LIST item nested 63 levels (DOC_MAX_DEPTH less the watch event's
+ * wrapper) is read; one level more fails the page with the limit named,
+ * not a crash (the informer passes on_oversize: it leaves such an item out).
  */
 static void test_list_item_depth(void **state)
 {
 	(void)state;
 	struct fake f;
-	struct step steps[] = {{LIST_DEEP, 0, -1, JSON_PARSER_MAX_DEPTH}};
+	struct step steps[] = {{LIST_DEEP, 0, -1, DOC_MAX_DEPTH - 1}};
 	struct kube_client_options o = {.max_retries = -1};
 	fake_start_steps(&f, steps, 1, &o);
 	struct kube_error err;
@@ -739,7 +773,7 @@ static void test_list_item_depth(void **state)
 	free(rv);
 	fake_stop(&f);
 
-	steps[0].size = JSON_PARSER_MAX_DEPTH + 1;
+	steps[0].size = DOC_MAX_DEPTH;
 	fake_start_steps(&f, steps, 1, &o);
 	items = 0;
 	assert_int_equal(kube_list_page_each(f.client, &KUBE_CONFIGMAPS, "ns", &lo, count_item, &items, &cont, &rv,
@@ -747,8 +781,9 @@ static void test_list_item_depth(void **state)
 	assert_int_equal(items, 0);
 	assert_null(cont);
 	assert_null(rv);
-	assert_string_equal(err.message,
-			    "LIST configmaps: answer is not a List (an item is not JSON: maximum parsing depth reached)");
+	if (!strstr(err.message, "LIST configmaps: answer is not a List (an item is refused: JSON error at line 1, column ") ||
+	    !strstr(err.message, ": too large: objects and arrays nested deeper than 63 levels"))
+		fail_msg("message: %s", err.message);
 	fake_stop(&f);
 }
 

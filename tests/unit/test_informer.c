@@ -26,6 +26,7 @@
 #include "util/clock.h"
 #include "util/log.h"
 #include "loopback.h"
+#include "util/strbuf.h"
 #include "util/xalloc.h"
 
 enum watch_answer {
@@ -33,6 +34,7 @@ enum watch_answer {
 	ANSWER_EMPTY,     /* 200 with an empty (chunked) body */
 	ANSWER_EVENT,     /* 200, one ADDED event, end */
 	ANSWER_QUIET,     /* 200, nothing for QUIET_MS, end */
+	ANSWER_HUGE,      /* 200, p0 MODIFIED too large to parse, p9 ADDED, end */
 };
 
 #define QUIET_MS 5500
@@ -47,6 +49,7 @@ struct fake {
 	int nscript;
 	atomic_int watches, lists;
 	long big_above;          /* LIST pages asking for more than this many items get a 17 MiB answer (0: never) */
+	bool huge_item;          /* the LIST has p0, huge (over the parse budget), p1 */
 	long list_limits[16];    /* the limit of each LIST */
 	double watch_at[MAX_WATCHES]; /* when each watch request arrived (ms, monotonic) */
 	struct kube_client *client;
@@ -76,6 +79,22 @@ static void write_chunk(int fd, const char *data)
 static const char WATCH_HEAD[] = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
 				 "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
 
+/*
+ * A pod whose tree would take about 24 MiB (100,000 "{}", 300 KB of text),
+ * over KUBE_OBJECT_MAX_PARSED; its metadata after the rest. New string.
+ */
+static char *huge_pod(const char *name, const char *rv)
+{
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_appendf(&sb, "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"spec\":{\"junk\":[");
+	for (int i = 0; i < 100000; i++)
+		strbuf_appendf(&sb, "%s{}", i ? "," : "");
+	strbuf_appendf(&sb, "]},\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"uid\":\"uid-%s\","
+			    "\"resourceVersion\":\"%s\"}}",
+		       name, name, rv);
+	return strbuf_detach(&sb);
+}
+
 static void answer_watch(struct fake *f, int fd)
 {
 	int i = atomic_load(&f->watches);
@@ -99,6 +118,17 @@ static void answer_watch(struct fake *f, int fd)
 			 "{\"name\":\"p%d\",\"namespace\":\"default\",\"resourceVersion\":\"%d\"}}}\n",
 			 i, 100 + i);
 		write_chunk(fd, ev);
+		break;
+	}
+	case ANSWER_HUGE: {
+		char *pod = huge_pod("p0", "7");
+		struct strbuf ev = STRBUF_INIT;
+		strbuf_appendf(&ev, "{\"type\":\"MODIFIED\",\"object\":%s}\n", pod);
+		strbuf_appendf(&ev, "{\"type\":\"ADDED\",\"object\":{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":"
+				    "{\"name\":\"p9\",\"namespace\":\"default\",\"resourceVersion\":\"8\"}}}\n");
+		write_chunk(fd, ev.buf);
+		strbuf_release(&ev);
+		free(pod);
 		break;
 	}
 	case ANSWER_QUIET: {
@@ -153,15 +183,25 @@ static void serve_one(struct fake *f, int fd)
 		free(body);
 		return;
 	}
-	static const char list[] = "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":"
-				   "{\"resourceVersion\":\"5\"},\"items\":[]}";
+	struct strbuf list = STRBUF_INIT;
+	strbuf_appendf(&list, "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"5\"},"
+			      "\"items\":[");
+	if (f->huge_item) {
+		char *huge = huge_pod("hh", "4");
+		strbuf_appendf(&list, "{\"metadata\":{\"name\":\"p0\",\"namespace\":\"default\",\"resourceVersion\":\"2\"}},"
+				      "%s,{\"metadata\":{\"name\":\"p1\",\"namespace\":\"default\",\"resourceVersion\":\"3\"}}",
+			       huge);
+		free(huge);
+	}
+	strbuf_appendf(&list, "]}");
 	char head[256];
 	snprintf(head, sizeof(head),
 		 "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
 		 "Connection: close\r\n\r\n",
-		 strlen(list));
+		 list.len);
 	write_str(fd, head);
-	write_str(fd, list);
+	write_str(fd, list.buf);
+	strbuf_release(&list);
 }
 
 static void *fake_run(void *arg)
@@ -311,6 +351,85 @@ static void test_page_too_large_is_asked_in_smaller_pages(void **state)
 	fake_stop(f);
 }
 
+/* What on_refused was told. */
+struct refusals {
+	int n;
+	char names[4][320], versions[4][130], why[256];
+};
+
+static void on_refused(void *ctx, const struct kube_resource *r, const struct kube_object_id *id, const char *why)
+{
+	struct refusals *rf = ctx;
+	assert_ptr_equal(r, &KUBE_PODS);
+	if (rf->n < 4) {
+		snprintf(rf->names[rf->n], sizeof(rf->names[0]), "%s/%s", id->namespace, id->name);
+		snprintf(rf->versions[rf->n], sizeof(rf->versions[0]), "%s/%s", id->uid, id->resource_version);
+	}
+	snprintf(rf->why, sizeof(rf->why), "%s", why);
+	rf->n++;
+}
+
+static bool has(struct informer *inf, const char *key)
+{
+	json_t *o = store_get(informer_store(inf), key);
+	json_decref(o);
+	return o != NULL;
+}
+
+/*
+ * An object over the parse budget (KUBE_OBJECT_MAX_PARSED; anyone who may
+ * create one can make it): in a LIST it is left out and the cache syncs
+ * with the rest; as a watch event it takes the object out of the cache (a
+ * stale copy would mislead) and the watch goes on. Each is counted and
+ * reported with its uid and resourceVersion, and the informer, its thread
+ * and the process live on.
+ */
+static void test_object_over_the_parse_budget_is_left_out(void **state)
+{
+	(void)state;
+	static const enum watch_answer script[] = {ANSWER_HUGE, ANSWER_QUIET};
+	struct fake *f = fake_start(script, 2);
+	f->huge_item = true;
+	struct refusals rf = {0};
+	struct informer_options o = {.resource = &KUBE_PODS, .on_refused = on_refused, .refused_ctx = &rf};
+	struct informer *inf = informer_new(f->client, &o);
+	assert_int_equal(informer_start(inf), 0);
+	assert_true(informer_wait_synced(inf, 10000));
+	assert_true(wait_watches(f, 2, 10000));
+	informer_free(inf);
+
+	assert_int_equal(rf.n, 2);
+	assert_string_equal(rf.names[0], "default/hh");
+	assert_string_equal(rf.versions[0], "uid-hh/4");
+	assert_string_equal(rf.names[1], "default/p0");
+	assert_string_equal(rf.versions[1], "uid-p0/7");
+	if (!strstr(rf.why, "more than 16777216 bytes of memory, the budget for an object from the API server"))
+		fail_msg("why: %s", rf.why);
+	fake_stop(f);
+
+	/* The cache, watched to the end: p0 taken out, p1 and p9 in, hh never. */
+	f = fake_start(script, 2);
+	f->huge_item = true;
+	memset(&rf, 0, sizeof(rf));
+	inf = informer_new(f->client, &o);
+	assert_int_equal(informer_start(inf), 0);
+	assert_true(informer_wait_synced(inf, 10000));
+	assert_true(wait_watches(f, 2, 10000));
+	assert_false(has(inf, "default/hh"));
+	assert_false(has(inf, "default/p0"));
+	assert_true(has(inf, "default/p1"));
+	assert_true(has(inf, "default/p9"));
+	/* Left out, not gone: a controller can tell (store_refused). */
+	assert_true(store_refused(informer_store(inf), "default/hh"));
+	assert_true(store_refused(informer_store(inf), "default/p0"));
+	assert_false(store_refused(informer_store(inf), "default/p1"));
+	struct informer_stats st;
+	informer_get_stats(inf, &st);
+	assert_int_equal(st.refused, 2);
+	informer_free(inf);
+	fake_stop(f);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -326,6 +445,7 @@ int main(void)
 		cmocka_unit_test(test_empty_watch_backs_off),
 		cmocka_unit_test(test_events_reset_backoff),
 		cmocka_unit_test(test_long_quiet_watch_resets_backoff),
+		cmocka_unit_test(test_object_over_the_parse_budget_is_left_out),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -178,6 +178,30 @@ static void test_cluster_scoped_key(void **state)
 	store_free(s);
 }
 
+/* A key left out for its size: no object, but known to exist until stored or deleted again. */
+static void test_refused_key(void **state)
+{
+	(void)state;
+	struct store *s = store_new();
+	json_t *p = pod("ns", "a", "1", NULL);
+	store_upsert(s, p, NULL);
+	assert_false(store_refused(s, "ns/a"));
+	json_t *old = NULL;
+	assert_true(store_refuse(s, "ns/a", &old));
+	assert_non_null(old);
+	json_decref(old);
+	assert_null(store_get(s, "ns/a"));
+	assert_true(store_refused(s, "ns/a"));
+	assert_false(store_refuse(s, "ns/b", NULL)); /* never stored: marked all the same */
+	assert_true(store_refused(s, "ns/b"));
+	store_upsert(s, p, NULL); /* readable again */
+	assert_false(store_refused(s, "ns/a"));
+	assert_false(store_delete(s, "ns/b", NULL)); /* gone */
+	assert_false(store_refused(s, "ns/b"));
+	json_decref(p);
+	store_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -186,6 +210,7 @@ int main(void)
 		cmocka_unit_test(test_indexes_follow_updates_and_deletes),
 		cmocka_unit_test(test_many_keys_and_listing),
 		cmocka_unit_test(test_cluster_scoped_key),
+		cmocka_unit_test(test_refused_key),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,6 +24,7 @@
 #include "loopback.h"
 #include "terminal_scan.h"
 #include "scratch_dir.h"
+#include "util/json_budget.h"
 #include "util/strbuf.h"
 #include "runtime/http_server.h"
 #include "util/clock.h"
@@ -951,6 +952,101 @@ static void test_kubelet_parallel(void **state)
 	json_decref(errors);
 }
 
+/* A summary of n pods, each with two containers and four volumes, one of them claim data-db-<i>: as a kubelet writes it. */
+static char *summary_of(int n, const char *pod_extra)
+{
+	static const char fs[] = "{\"time\":\"2026-11-28T05:00:00Z\",\"availableBytes\":53687091200,\"capacityBytes\":"
+				 "107374182400,\"usedBytes\":53687091200,\"inodesFree\":6000000,\"inodes\":6553600,"
+				 "\"inodesUsed\":553600";
+	static const char cpu[] = "{\"time\":\"2026-11-28T05:00:00Z\",\"usageNanoCores\":1234567,"
+				  "\"usageCoreNanoSeconds\":98765432100}";
+	static const char mem[] = "{\"time\":\"2026-11-28T05:00:00Z\",\"availableBytes\":4194304000,\"usageBytes\":"
+				  "52428800,\"workingSetBytes\":41943040,\"rssBytes\":31457280,\"pageFaults\":12345,"
+				  "\"majorPageFaults\":12}";
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_appendf(&sb, "{\"node\":{\"nodeName\":\"n1\",\"cpu\":%s,\"memory\":%s,\"fs\":%s}},\"pods\":[", cpu, mem,
+		       fs);
+	for (int i = 0; i < n; i++) {
+		strbuf_appendf(&sb, "%s{\"podRef\":{\"name\":\"db-%d\",\"namespace\":\"shop\",\"uid\":\"0000-%d\"},"
+				    "\"containers\":[",
+			       i ? "," : "", i, i);
+		for (int c = 0; c < 2; c++)
+			strbuf_appendf(&sb, "%s{\"name\":\"c%d\",\"cpu\":%s,\"memory\":%s,\"rootfs\":%s},\"logs\":%s}}",
+				       c ? "," : "", c, cpu, mem, fs, fs);
+		strbuf_appendf(&sb, "],\"cpu\":%s,\"memory\":%s,\"volume\":[%s,\"name\":\"data\",\"pvcRef\":{\"name\":"
+				    "\"data-db-%d\",\"namespace\":\"shop\"}}",
+			       cpu, mem, fs, i);
+		for (int v = 0; v < 3; v++)
+			strbuf_appendf(&sb, ",%s,\"name\":\"kube-api-access-%d\"}", fs, v);
+		strbuf_appendf(&sb, "],\"ephemeral-storage\":%s}%s}", fs, pod_extra);
+	}
+	strbuf_appendf(&sb, "]}");
+	return strbuf_detach(&sb);
+}
+
+/*
+ * The parse budget (issue 27): a summary of a node with 110 pods is read,
+ * with room to spare; one that would take more than
+ * USAGE_SUMMARY_MAX_PARSED once parsed (pods of "{}": 300 KB of text,
+ * 24 MiB parsed) is that node's error, the other nodes' answers are read.
+ */
+static void test_kubelet_summary_over_budget_is_the_nodes_error(void **state)
+{
+	(void)state;
+	char *full = summary_of(110, "");
+	struct json_budget b;
+	json_budget_open(&b, SIZE_MAX);
+	json_t *doc = json_loads(full, 0, NULL);
+	json_budget_close(&b);
+	assert_non_null(doc);
+	json_decref(doc);
+	if (b.charged > USAGE_SUMMARY_MAX_PARSED / 3)
+		fail_msg("a 110-pod summary costs %zu bytes parsed: too close to the budget", b.charged);
+	json_t *table = json_object();
+	char *why = NULL;
+	assert_int_equal(usage_parse_summary(full, strlen(full), table, &why), 0);
+	assert_int_equal(json_object_size(table), 110);
+	json_decref(table);
+
+	struct strbuf hostile = STRBUF_INIT;
+	strbuf_appendf(&hostile, "{\"pods\":[");
+	for (int i = 0; i < 100000; i++)
+		strbuf_appendf(&hostile, "%s{}", i ? "," : "");
+	strbuf_appendf(&hostile, "]}");
+	assert_true(hostile.len < 310000);
+	struct canned_server *good = canned_server_start("200 OK", "application/json", SUMMARY);
+	struct canned_server *bad = canned_server_start("200 OK", "application/json", hostile.buf);
+	struct kube_client *client = loopback_client(canned_server_port(good), NULL);
+	struct usage_source_options o = {.kind = USAGE_SOURCE_KUBELET, .timeout_ms = 5000};
+	char *err = NULL;
+	struct usage_source *s = usage_source_new(client, &o, &err);
+	assert_non_null(s);
+	usage__set_kubelet_scheme(s, "http");
+	struct usage_node nodes[] = {
+		{"hostile", "127.0.0.1", canned_server_port(bad)},
+		{"local-node-0", "127.0.0.1", canned_server_port(good)},
+	};
+	table = json_object();
+	json_t *errors = json_array();
+	assert_int_equal(usage_source_poll(s, nodes, 2, table, errors), 2);
+	assert_int_equal(json_object_size(table), 3);
+	expect_usage(table, "shop/data-db-0", GI, 214748365, 858993459, 65536, 536);
+	assert_int_equal(json_array_size(errors), 1);
+	const char *line = error_line(errors, "node hostile: ");
+	if (!line || !strstr(line, "the stats summary is refused: JSON error: too large: its parsed tree takes more "
+				   "than 16777216 bytes of memory, the budget for a kubelet's stats summary"))
+		fail_msg("error: %s", line ? line : json_dumps(errors, 0));
+
+	usage_source_free(s);
+	kube_client_free(client);
+	canned_server_stop(good);
+	canned_server_stop(bad);
+	json_decref(table);
+	json_decref(errors);
+	strbuf_release(&hostile);
+	free(full);
+}
+
 static int serve_summary(void *ctx, const struct http_request *req, const char **content_type, char **body)
 {
 	(void)ctx;
@@ -1257,6 +1353,7 @@ int main(void)
 		cmocka_unit_test(test_kubelet_error_body_clean),
 		cmocka_unit_test(test_kubelet_parallel),
 		cmocka_unit_test(test_kubelet_node_speaks_for_others),
+		cmocka_unit_test(test_kubelet_summary_over_budget_is_the_nodes_error),
 		cmocka_unit_test(test_kubelet_https),
 		cmocka_unit_test(test_kubelet_proxy_http),
 		cmocka_unit_test(test_kubelet_proxy_node_down),

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/kube_client.h"
 #include "client/watch_decoder.h"
 #include "util/xalloc.h"
 
@@ -18,6 +19,7 @@ struct seen {
 	char name[MAX_SEEN][64];
 	long code[MAX_SEEN];
 	int stop_after; /* ask to stop after this many events; 0 = never */
+	struct refused *refused; /* for on_refused */
 };
 
 static int record(void *ctx, const char *type, json_t *object)
@@ -169,11 +171,19 @@ static void test_malformed_event_is_an_error(void **state)
 /* An ADDED event of exactly len bytes (without its newline), a big string inside. */
 static char *event_of_size(size_t len)
 {
-	static const char head[] = "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"big\"},\"data\":\"";
-	static const char tail[] = "\"}}";
+	static const char head[] = "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"big\"},\"data\":[\"";
+	static const char tail[] = "\"]}}";
 	char *ev = xmalloc(len + 2);
 	memcpy(ev, head, sizeof(head) - 1);
-	memset(ev + sizeof(head) - 1, 'x', len - (sizeof(head) - 1) - (sizeof(tail) - 1));
+	/*
+	 * Strings of 1,000 bytes: text the parse budget holds (about its size
+	 * once parsed), so that the cap on the text is what is tested here.
+	 */
+	size_t fill = len - (sizeof(head) - 1) - (sizeof(tail) - 1);
+	for (size_t i = 0; i < fill; i++)
+		ev[sizeof(head) - 1 + i] = i % 1003 == 1000 ? '"' : i % 1003 == 1001 ? ',' : i % 1003 == 1002 ? '"' : 'x';
+	if (fill % 1003 > 1000)
+		memset(ev + sizeof(head) - 1 + fill - fill % 1003, 'x', fill % 1003); /* no "," cut short */
 	memcpy(ev + len - (sizeof(tail) - 1), tail, sizeof(tail) - 1);
 	ev[len] = '\n';
 	ev[len + 1] = '\0';
@@ -261,16 +271,16 @@ static char *deep_event(size_t depth, size_t *len)
 }
 
 /*
- * Nesting: jansson (2.14 in Debian 12) stops at 2048 levels, so an event
- * nested deeper is refused with that said, never a stack overflow; one
- * within it is delivered.
+ * Nesting: an event is read under DOC_MAX_DEPTH (64) levels, the operator's
+ * own recursive code stays shallow; the event and its object are two
+ * levels. Deeper is refused with that said, however deep, never a stack
+ * overflow; within it is delivered.
  */
 static void test_deep_event_is_refused(void **state)
 {
 	(void)state;
-	assert_int_equal(JSON_PARSER_MAX_DEPTH, 2048);
 	size_t len;
-	char *ev = deep_event(JSON_PARSER_MAX_DEPTH - 2, &len); /* the event and its object are two levels */
+	char *ev = deep_event(DOC_MAX_DEPTH - 2, &len);
 	struct watch_decoder d;
 	struct seen s = {0};
 	watch_decoder_init(&d);
@@ -279,12 +289,13 @@ static void test_deep_event_is_refused(void **state)
 	watch_decoder_release(&d);
 	free(ev);
 
-	ev = deep_event(JSON_PARSER_MAX_DEPTH - 1, &len);
+	ev = deep_event(DOC_MAX_DEPTH - 1, &len);
 	memset(&s, 0, sizeof(s));
 	char *err = NULL;
 	watch_decoder_init(&d);
 	assert_int_equal(watch_decoder_feed(&d, ev, len, record, &s, &err), -1);
-	if (!strstr(err, "watch event is not JSON: maximum parsing depth reached"))
+	if (!strstr(err, "watch event is refused: JSON error at line 1, column 93: too large: objects and arrays "
+			 "nested deeper than 64 levels"))
 		fail_msg("message: %s", err);
 	assert_int_equal(s.n, 0);
 	free(err);
@@ -294,10 +305,115 @@ static void test_deep_event_is_refused(void **state)
 	ev = deep_event(1000000, &len);
 	watch_decoder_init(&d);
 	assert_int_equal(watch_decoder_feed(&d, ev, len, record, &s, &err), -1);
-	assert_non_null(strstr(err, "maximum parsing depth reached"));
+	assert_non_null(strstr(err, "nested deeper than 64 levels"));
 	free(err);
 	watch_decoder_release(&d);
 	free(ev);
+}
+
+/* What the decoder's on_oversize was told. */
+struct refused {
+	int n;
+	char type[16], ns[64], name[254], uid[64], rv[64], why[512];
+	int answer; /* what it returns */
+};
+
+static int on_refused(void *ctx, const char *type, const struct kube_object_id *id, const char *why)
+{
+	struct refused *r = ((struct seen *)ctx)->refused;
+	r->n++;
+	snprintf(r->type, sizeof(r->type), "%s", type ? type : "(null)");
+	snprintf(r->ns, sizeof(r->ns), "%s", id->namespace);
+	snprintf(r->name, sizeof(r->name), "%s", id->name);
+	snprintf(r->uid, sizeof(r->uid), "%s", id->uid);
+	snprintf(r->rv, sizeof(r->rv), "%s", id->resource_version);
+	snprintf(r->why, sizeof(r->why), "%s", why);
+	return r->answer;
+}
+
+/*
+ * A MODIFIED event whose object holds n empty objects in an annotation-like
+ * field, metadata after a large managedFields (which the peek skips, never
+ * builds). New string, length in *len.
+ */
+static char *braces_event(size_t n, size_t *len)
+{
+	struct strbuf sb = STRBUF_INIT;
+	if (strbuf_addstr(&sb, "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"StatefulCluster\",\"spec\":{\"template\":[") < 0)
+		abort();
+	for (size_t i = 0; i < n; i++)
+		if (strbuf_addstr(&sb, i ? ",{}" : "{}") < 0)
+			abort();
+	if (strbuf_addstr(&sb, "]},\"metadata\":{\"managedFields\":[{\"fieldsV1\":{\"f:spec\":{}}}],"
+			       "\"namespace\":\"team-a\",\"name\":\"db\",\"uid\":\"u-1\",\"resourceVersion\":\"42\"}}}\n") < 0)
+		abort();
+	*len = sb.len;
+	return strbuf_detach(&sb);
+}
+
+/*
+ * The parse budget (KUBE_OBJECT_MAX_PARSED): an event whose tree would pass
+ * it is never built; with on_oversize it is skipped and named (type,
+ * namespace, name, uid, resourceVersion), the events around it delivered,
+ * the stream goes on; without, it ends the stream with the budget named.
+ * 450,000 "{}" (1.3 MB, the issue's body) would take about 100 MiB.
+ */
+static void test_event_over_the_parse_budget_is_skipped(void **state)
+{
+	(void)state;
+	size_t len;
+	char *big = braces_event(450000, &len);
+	assert_true(len < 1400000);
+	struct refused r = {0};
+	struct seen s = {.refused = &r};
+	struct watch_decoder d;
+	watch_decoder_init(&d);
+	d.on_oversize = on_refused;
+	feed_ok(&d, EV_ADD, strlen(EV_ADD), &s);
+	feed_ok(&d, big, len, &s);
+	feed_ok(&d, EV_MOD, strlen(EV_MOD), &s);
+	if (s.n != 2)
+		fail_msg("%d events: %s %s %s, %d refused", s.n, s.name[0], s.name[1], s.name[2], r.n);
+	assert_string_equal(s.name[0], "a");
+	assert_string_equal(s.name[1], "b");
+	assert_int_equal(r.n, 1);
+	assert_string_equal(r.type, "MODIFIED");
+	assert_string_equal(r.ns, "team-a");
+	assert_string_equal(r.name, "db");
+	assert_string_equal(r.uid, "u-1");
+	assert_string_equal(r.rv, "42");
+	if (!strstr(r.why, "more than 16777216 bytes of memory, the budget for an object from the API server"))
+		fail_msg("why: %s", r.why);
+	/* It may end the stream. */
+	r.answer = 1;
+	char *err = NULL;
+	assert_int_equal(watch_decoder_feed(&d, big, len, record, &s, &err), 1);
+	assert_null(err);
+	assert_int_equal(r.n, 2);
+	watch_decoder_release(&d);
+
+	/* Without on_oversize: an error that says which budget. */
+	watch_decoder_init(&d);
+	assert_int_equal(watch_decoder_feed(&d, big, len, record, &s, &err), -1);
+	if (!strstr(err, "watch event is refused: JSON error: too large: its parsed tree takes more than 16777216 "
+			 "bytes of memory, the budget for an object from the API server"))
+		fail_msg("message: %s", err);
+	free(err);
+	watch_decoder_release(&d);
+	free(big);
+
+	/* Just under the budget: delivered. About 200 bytes of heap a "{}" of text. */
+	big = braces_event(60000, &len);
+	memset(&s, 0, sizeof(s));
+	s.refused = &r;
+	r.n = 0;
+	watch_decoder_init(&d);
+	d.on_oversize = on_refused;
+	feed_ok(&d, big, len, &s);
+	assert_int_equal(s.n, 1);
+	assert_int_equal(r.n, 0);
+	watch_decoder_release(&d);
+	free(big);
 }
 
 int main(void)
@@ -313,6 +429,7 @@ int main(void)
 		cmocka_unit_test(test_event_size_limit),
 		cmocka_unit_test(test_oversized_event_is_refused),
 		cmocka_unit_test(test_deep_event_is_refused),
+		cmocka_unit_test(test_event_over_the_parse_budget_is_skipped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
  */
 #include <curl/curl.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "controllers/autoresize/usage_source_internal.h"
 #include "util/hashmap.h"
 #include "util/xalloc.h"
+#include "util/yaml_json.h"
 
 /* The five series the policy needs, in one selector: one query, one answer. */
 #define USAGE_PROMETHEUS_QUERY \
@@ -140,16 +142,30 @@ static void add_claims(const struct hashmap *claims, json_t *table)
 	}
 }
 
+/* The server answers what it holds: bounded in bytes, depth and parsed memory. */
+static const struct doc_limits answer_limits = {
+	.max_bytes = USAGE_RESPONSE_MAX,
+	.max_depth = DOC_MAX_DEPTH,
+	.max_nodes = SIZE_MAX,
+	.max_expanded_bytes = USAGE_RESPONSE_MAX,
+	.max_parsed_bytes = USAGE_PROMETHEUS_MAX_PARSED,
+	.budget = "the budget for a Prometheus answer",
+};
+
 int usage_parse_prometheus(const char *body, size_t len, json_t *table, char **why)
 {
-	json_error_t jerr;
-	json_t *doc = json_loadb(body, len, 0, &jerr);
-	int rc = -1;
-	if (!json_is_object(doc)) {
-		*why = doc ? xstrdup("the answer is not a JSON object")
-			   : xasprintf("the answer is not JSON: %s (line %d)", jerr.text, jerr.line);
+	json_t *doc = NULL;
+	char *msg = NULL;
+	int rc = json_load_limited(body, len, 0, &answer_limits, &doc, &msg);
+	if (rc < 0 || !json_is_object(doc)) {
+		*why = rc == DOC_TOO_LARGE ? xasprintf("the answer is refused: %s", msg)
+		       : rc < 0	    ? xasprintf("the answer is not JSON: %s", msg)
+				    : xstrdup("the answer is not a JSON object");
+		free(msg);
+		rc = -1;
 		goto out;
 	}
+	rc = -1;
 	const char *status = json_string_value(json_object_get(doc, "status"));
 	if (status && !strcmp(status, "error")) {
 		const char *type = json_string_value(json_object_get(doc, "errorType"));

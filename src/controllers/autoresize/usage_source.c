@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "controllers/autoresize/usage_source_internal.h"
 #include "util/text_sanitize.h"
 #include "util/xalloc.h"
+#include "util/yaml_json.h"
 
 static const char *const kind_names[] = {
 	[USAGE_SOURCE_NONE] = "none",
@@ -242,10 +244,23 @@ static size_t collect_status(char *data, size_t size, size_t nmemb, void *userp)
 	return n;
 }
 
+/* An error body: only its message is wanted, so a small budget; past it, the text is shown. */
+static const struct doc_limits error_body_limits = {
+	.max_bytes = USAGE_RESPONSE_MAX,
+	.max_depth = DOC_MAX_DEPTH,
+	.max_nodes = SIZE_MAX,
+	.max_expanded_bytes = USAGE_RESPONSE_MAX,
+	.max_parsed_bytes = USAGE_ERROR_MAX_PARSED,
+	.budget = "the budget for an error answer",
+};
+
 /* What an error body says: an API Status' message, Prometheus' errorType and error, else its text, shortened. */
 static void describe_body(struct strbuf *out, const char *body, size_t len)
 {
-	json_t *doc = len ? json_loadb(body, len, 0, NULL) : NULL;
+	json_t *doc = NULL;
+	char *msg = NULL;
+	if (len && json_load_limited(body, len, 0, &error_body_limits, &doc, &msg) < 0)
+		free(msg);
 	const char *message = json_string_value(json_object_get(doc, "message"));
 	const char *error = json_string_value(json_object_get(doc, "error"));
 	const char *error_type = json_string_value(json_object_get(doc, "errorType"));

@@ -18,6 +18,19 @@
  * Prometheus answer for 1,000 claims (five series each) about 2 MiB.
  */
 #define USAGE_RESPONSE_MAX (16u << 20)
+/*
+ * Heap an answer may take once parsed (util/json_budget.h; measured with
+ * bench_parse_cost, see docs/design.md "Parse budgets"): a summary of a
+ * node with 110 pods (two containers, four volumes each) costs 2.4 MiB, a
+ * Prometheus answer for 1,000 claims 14.2 MiB (about 1,600 fit). Answers
+ * are parsed one at a time, on the poller's thread, so the door costs one
+ * budget at most. Past it the answer is that node's (or that server's)
+ * error, as any bad answer is.
+ */
+#define USAGE_SUMMARY_MAX_PARSED (16u << 20)
+#define USAGE_PROMETHEUS_MAX_PARSED (24u << 20)
+/* An error answer: only its message is wanted. */
+#define USAGE_ERROR_MAX_PARSED (1u << 20)
 #define USAGE_TIMEOUT_DEFAULT_MS 10000L
 /*
  * Kubelets asked at once: a node that does not answer (down, or its port

@@ -7,12 +7,15 @@
  * writes it: what it says of a claim counts only as usage_mounts.c allows.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "controllers/autoresize/usage_source.h"
 #include "controllers/autoresize/usage_source_internal.h"
 #include "util/xalloc.h"
+#include "util/yaml_json.h"
 
 /*
  * A figure the kubelet gave: a whole number, not negative, below 2^63.
@@ -55,19 +58,36 @@ static bool volume_usage(const json_t *vol, struct volume_usage *u)
 	return true;
 }
 
+<<<<<<< HEAD
 int usage_parse_summary(const char *body, size_t len, const char *node, const json_t *mounts, json_t *table,
 			char **why)
+=======
+/* A node writes its summary: bounded in bytes, depth and parsed memory. */
+static const struct doc_limits summary_limits = {
+	.max_bytes = USAGE_RESPONSE_MAX,
+	.max_depth = DOC_MAX_DEPTH,
+	.max_nodes = SIZE_MAX,
+	.max_expanded_bytes = USAGE_RESPONSE_MAX,
+	.max_parsed_bytes = USAGE_SUMMARY_MAX_PARSED,
+	.budget = "the budget for a kubelet's stats summary",
+};
+
+int usage_parse_summary(const char *body, size_t len, json_t *table, char **why)
+>>>>>>> wip-budget
 {
-	json_error_t jerr;
+	json_t *doc = NULL;
+	char *msg = NULL;
 	/*
 	 * Counters are uint64 (a big node's usageCoreNanoSeconds passes 2^63
 	 * after a few years): as integers jansson would refuse the whole
 	 * summary for one of them.
 	 */
-	json_t *doc = json_loadb(body, len, JSON_DECODE_INT_AS_REAL, &jerr);
-	if (!json_is_object(doc)) {
-		*why = doc ? xstrdup("the stats summary is not a JSON object")
-			   : xasprintf("the stats summary is not JSON: %s (line %d)", jerr.text, jerr.line);
+	int rc = json_load_limited(body, len, JSON_DECODE_INT_AS_REAL, &summary_limits, &doc, &msg);
+	if (rc < 0 || !json_is_object(doc)) {
+		*why = rc == DOC_TOO_LARGE ? xasprintf("the stats summary is refused: %s", msg)
+		       : rc < 0	    ? xasprintf("the stats summary is not JSON: %s", msg)
+				    : xstrdup("the stats summary is not a JSON object");
+		free(msg);
 		json_decref(doc);
 		return -1;
 	}

@@ -403,6 +403,16 @@ void resize_read(const struct resize_caches *c, const char *key, bool everything
 {
 	char *backup_key = resize_backup_name(key);
 	memset(out, 0, sizeof(*out));
+	if (store_refused(c->statefulsets, key) || store_refused(c->backups, backup_key)) {
+		/*
+		 * Too large to read (informer.h): the set is not gone, and a plan
+		 * without it would take the saved copy for the set. Nothing is done
+		 * until it is readable; its ObjectTooLarge Event says why.
+		 */
+		free(backup_key);
+		out->partial = true;
+		return;
+	}
 	out->sts = store_get(c->statefulsets, key);
 	out->backup = store_get(c->backups, backup_key);
 	out->pvcs = store_by_index(c->pvcs, SET_INDEX, key);
