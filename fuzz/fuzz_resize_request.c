@@ -3,6 +3,7 @@
  * resize_request_parse, resize_desired_parse). A JSON object input is the
  * StatefulSet itself; any other input is "annotation\nvalue" on a fixed
  * StatefulSet, and also the desired-templates annotation's text. A parse
+ * (judging the desired templates without StorageClasses, and with two)
  * either succeeds with targets that fit, or refuses with a reason and a
  * message, never both.
  */
@@ -14,11 +15,12 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void check_request(const json_t *sts)
+/* classes: the StorageClasses the desired templates are judged against (NULL: unreadable). */
+static void check_request(const json_t *sts, const json_t *classes)
 {
 	struct resize_request req;
 	struct refusal refusal;
-	if (resize_request_parse(sts, &req, &refusal) == 0) {
+	if (resize_request_parse(sts, classes, &req, &refusal) == 0) {
 		FUZZ_CHECK(refusal.reason == NULL && refusal.message == NULL, "success refuses nothing");
 		FUZZ_CHECK(req.ntargets >= 0 && req.ntargets <= RESIZE_MAX_TEMPLATES, "targets fit");
 		for (int i = 0; i < req.ntargets; i++) {
@@ -57,7 +59,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sts = fuzz_statefulset_annotated(data, size);
 		check_desired(data, size);
 	}
-	check_request(sts);
+	/* Namespace scope (no StorageClasses), and a cluster with two. */
+	json_t *classes = json_loads("[{\"metadata\":{\"name\":\"fast\",\"annotations\":{\"storageclass.kubernetes.io/"
+				     "is-default-class\":\"true\"}},\"allowVolumeExpansion\":true},"
+				     "{\"metadata\":{\"name\":\"slow\"}}]",
+				     0, NULL);
+	check_request(sts, NULL);
+	check_request(sts, classes);
+	json_decref(classes);
 	json_decref(sts);
 	return 0;
 }

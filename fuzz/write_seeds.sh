@@ -232,6 +232,7 @@ seed resize_request ann_pod_annotations 'stateful-operator.io/copy-pod-annotatio
 seed resize_request ann_desired 'stateful-operator.io/desired-volume-claim-templates\n[{"metadata":{"name":"data"},"spec":{"storageClassName":"fast","resources":{"requests":{"storage":"3Gi"}}}}]'
 seed resize_request ann_desired_dup 'stateful-operator.io/desired-volume-claim-templates\n[{"metadata":{"name":"data"}},{"metadata":{"name":"data"}}]'
 seed resize_request ann_desired_bad 'stateful-operator.io/desired-volume-claim-templates\n{"metadata":{}}'
+seed resize_request ann_desired_by_hand 'stateful-operator.io/desired-volume-claim-templates\n[{"metadata":{"name":"data"}},{"metadata":{"name":"Data_1","finalizers":["x"]},"spec":{"volumeAttributesClassName":"Gold_1","resources":{"requests":{"storage":"1Gi"}}}}]'
 
 # ---- scale-down request ----
 tmpl_json='{"metadata":{"labels":{"role":"cleanup"}},"spec":{"containers":[{"name":"c","image":"busybox","command":["sh","-c","rm -rf /data/*"],"volumeMounts":[{"name":"data","mountPath":"/data"}]}]}}'

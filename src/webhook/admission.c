@@ -82,24 +82,6 @@ static json_t *restore_templates_op(const json_t *old)
 	return json_pack("{s:s, s:s, s:O}", "op", "add", "path", TEMPLATES_PATH, "value", old);
 }
 
-/*
- * The desired templates as the annotation records them: byte-identical
- * text for the same manifest applied again, so a GitOps loop re-applying
- * it changes nothing. New string.
- */
-static char *desired_text(const json_t *templates)
-{
-	json_t *arr = json_array();
-	size_t i;
-	json_t *t;
-	json_array_foreach(templates, i, t) {
-		json_array_append_new(arr, template_desired_form(t));
-	}
-	char *text = json_dumps(arr, JSON_COMPACT | JSON_SORT_KEYS);
-	json_decref(arr);
-	return text;
-}
-
 /* Sets annotation key to value on obj, whose metadata.annotations may be missing. New reference. */
 static json_t *annotate_op(const json_t *obj, const char *key, const char *value)
 {
@@ -211,7 +193,7 @@ static json_t *decide(const json_t *req, const struct admission_view *view)
 		r = denied(422, "Invalid", d.message);
 		break;
 	case TEMPLATES_CHANGED: {
-		char *text = desired_text(new);
+		char *text = template_desired_text(new);
 		json_t *patch = json_pack("[o, o]", restore_templates_op(old),
 					  annotate_op(sts, ANNOTATION_DESIRED_TEMPLATES, text));
 		r = patched(patch, json_incref(d.warnings));

@@ -51,6 +51,12 @@ struct admission_view {
 	const json_t *attributes_classes; /* every VolumeAttributesClass (array); NULL = the cluster serves none */
 	bool attributes_classes_unreadable; /* attributes_classes NULL: served, but the operator may not list them */
 	/*
+	 * attributes_classes NULL: the caller keeps no list of them (the resize
+	 * controller), so a name is checked for its form only (a DNS subdomain,
+	 * as the API server requires of a claim's).
+	 */
+	bool attributes_classes_unlisted;
+	/*
 	 * Whether the operator holds a saved copy of StatefulSet ns/name (a
 	 * resize has it deleted, to re-create it); NULL: none is known.
 	 */

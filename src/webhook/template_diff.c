@@ -79,12 +79,33 @@ static bool resolve_class(struct diff *d, const char *name, const char *cls, con
 	return false;
 }
 
+/* RFC 1123 subdomain (at most 253 of a-z, 0-9, '-' and '.', each part alphanumeric at both ends): a class name. */
+static bool dns_subdomain(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 253)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		bool alnum = (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9');
+		bool edge = i == 0 || i + 1 == n || s[i - 1] == '.' || s[i + 1] == '.';
+		if (!alnum && (edge || (s[i] != '-' && s[i] != '.')))
+			return false;
+	}
+	return true;
+}
+
 /* Denies a volumeAttributesClassName that names no VolumeAttributesClass ("" and NULL unset it). */
 static void check_attributes_class(struct diff *d, const char *name, const char *vac)
 {
 	const json_t *classes = d->view ? d->view->attributes_classes : NULL;
 	if (!vac || !*vac)
 		return;
+	if (!classes && d->view && d->view->attributes_classes_unlisted) {
+		if (!dns_subdomain(vac))
+			deny(d, "volumeClaimTemplate \"%s\": volumeAttributesClassName \"%s\" is no VolumeAttributesClass "
+				"name (a DNS subdomain: a-z, 0-9, '-' and '.'); fix the field", name, vac);
+		return;
+	}
 	if (!classes && d->view && d->view->attributes_classes_unreadable) {
 		deny(d, "volumeClaimTemplate \"%s\": volumeAttributesClassName \"%s\" cannot be checked: the operator "
 			"may not list VolumeAttributesClasses; grant it list and watch (ClusterRole "

@@ -1,8 +1,12 @@
 /*
  * Comparing a StatefulSet's stored volumeClaimTemplates with the ones an
  * update applies, template by template (matched by name, order ignored),
- * and judging whether the operator can carry the difference out. Private
- * to src/webhook. Pure; safe from any thread on inputs nobody modifies.
+ * and judging whether the operator can carry the difference out. The one
+ * judgement of a desired set of templates: the webhook asks it of an
+ * update (admission.c), the resize controller of the desired-templates
+ * annotation, which anyone who may annotate the set can write by hand
+ * (resize_desired_judge.c). Pure; safe from any thread on inputs nobody
+ * modifies.
  */
 #ifndef SOP_WEBHOOK_TEMPLATE_DIFF_H
 #define SOP_WEBHOOK_TEMPLATE_DIFF_H

@@ -145,6 +145,19 @@ json_t *template_desired_form(const json_t *t)
 	return json_pack("{s:o, s:o}", "metadata", md, "spec", spec ? spec : json_object());
 }
 
+char *template_desired_text(const json_t *templates)
+{
+	json_t *arr = json_array();
+	size_t i;
+	json_t *t;
+	json_array_foreach(templates, i, t) {
+		json_array_append_new(arr, template_desired_form(t));
+	}
+	char *text = json_dumps(arr, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(arr);
+	return text;
+}
+
 /* ---- the pod template ---- */
 
 static bool uses_volume(const json_t *container, const char *name)

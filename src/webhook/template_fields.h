@@ -39,6 +39,14 @@ bool template_same(const json_t *old, const json_t *new);
 json_t *template_desired_form(const json_t *t);
 
 /*
+ * The array templates (borrowed) as the desired-templates annotation
+ * records it: each in template_desired_form, keys sorted, compact. The
+ * same manifest applied again gives the same bytes, so a GitOps loop
+ * re-applying it changes nothing. New string.
+ */
+char *template_desired_text(const json_t *templates);
+
+/*
  * The name of a container (or init container) of StatefulSet sts's pod
  * template that mounts the volume of template name, when no pod volume of
  * that name stands in for it; NULL when none does. Once the set is

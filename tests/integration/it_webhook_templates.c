@@ -7,7 +7,8 @@
  * restarted to mount it) and removed (claims kept, named in an Event);
  * a volumeAttributesClassName change (the test bed's resizer plays the
  * driver), and one the driver finds Infeasible; the opt-out label and a
- * server-side dry run; two replicas serving one certificate, and a
+ * server-side dry run; desired templates annotated by hand, a bad set
+ * refused (nothing deleted) and a good one carried out; two replicas serving one certificate, and a
  * certificate near expiry renewed at start.
  */
 #include <setjmp.h>
@@ -29,6 +30,7 @@
 #include "util/base64.h"
 #include "util/xalloc.h"
 #include "webhook/webhook.h"
+#include "webhook/template_fields.h"
 #include "webhook/webhook_cert.h"
 #include "webhook_steps.h"
 
@@ -369,6 +371,119 @@ static void test_opt_out_label_and_server_dry_run(void **state)
 	json_decref(sts);
 }
 
+/*
+ * `kubectl annotate` of the desired templates: an annotation-only update,
+ * which the webhook never sees (its matchConditions pass only updates whose
+ * templates differ). Fails the test when the API server does not store it
+ * as written.
+ */
+static void annotate_desired(struct wh_test *f, const json_t *templates)
+{
+	char *text = json_dumps(templates, JSON_COMPACT | JSON_SORT_KEYS);
+	char file[64];
+	snprintf(file, sizeof(file), "/tmp/it-webhook-desired-%d.json", (int)getpid());
+	FILE *fp = fopen(file, "w");
+	if (!fp || fputs(text, fp) < 0 || fclose(fp))
+		fail_msg("cannot write %s", file);
+	if (it_sh("kubectl annotate -n %s statefulset/" WH_SET " --overwrite " ANNOTATION_DESIRED_TEMPLATES
+		  "=\"$(cat %s)\" >/dev/null",
+		  f->ns, file))
+		fail_msg("kubectl annotate refused");
+	remove(file);
+	json_t *now = wh_get_set(f);
+	assert_string_equal(it_annotation(now, ANNOTATION_DESIRED_TEMPLATES), text);
+	json_decref(now);
+	free(text);
+}
+
+static bool templates_refused(void *ctx)
+{
+	struct wh_test *f = ctx;
+	return it_event_count(f->admin, f->ns, "ResizeInvalidTemplates", NULL) > 0;
+}
+
+/* The set is the one of uid, not being deleted, no resize under way, nothing saved to re-create it from. */
+static void expect_untouched(struct wh_test *f, const char *uid)
+{
+	json_t *sts = wh_get_set(f);
+	if (!sts || strcmp(kube_obj_str(sts, "metadata.uid"), uid) || kube_obj_terminating(sts)) {
+		wh_dump_log(f);
+		fail_msg("the StatefulSet was deleted or replaced");
+	}
+	assert_null(it_annotation(sts, ANNOTATION_RESIZE_STATE));
+	json_decref(sts);
+	json_t *backup = it_get(f->admin, &KUBE_CONFIGMAPS, f->ns, WH_SET BACKUP_SUFFIX);
+	assert_null(backup);
+	assert_int_equal(it_event_count(f->admin, f->ns, "ResizeStarted", NULL), 0);
+	assert_int_equal(it_event_count(f->admin, f->ns, "OrphanDeleting", NULL), 0);
+}
+
+/*
+ * Desired templates written by hand (issue 27, finding 8): one the webhook
+ * would deny (a template named Data_1, which the API server refuses in a
+ * StatefulSet) changes nothing; a Warning and resize-status say why, in the
+ * webhook's words. A good one written the same way is carried out, and the
+ * refusal's status goes.
+ */
+static void test_desired_templates_annotated_by_hand(void **state)
+{
+	struct wh_test *f = *state;
+	json_t *sts = wh_statefulset("1Mi", NULL, "pause");
+	char *uid = create_set(f, sts);
+	json_t *live = wh_get_set(f);
+	json_t *data = template_desired_form(wh_template(live, 0));
+	json_decref(live);
+
+	json_t *added = json_deep_copy(data);
+	json_object_set_new(json_object_get(added, "metadata"), "name", json_string("Data_1"));
+	json_t *bad = json_pack("[O, o]", data, added);
+	annotate_desired(f, bad);
+	if (!it_wait(templates_refused, f, 30000)) {
+		wh_dump_log(f);
+		fail_msg("no ResizeInvalidTemplates Warning");
+	}
+	char *msg = it_event_message(f->admin, f->ns, "ResizeInvalidTemplates", NULL);
+	if (!msg || !strstr(msg, "volumeClaimTemplate name \"Data_1\" is not a DNS label") ||
+	    !strstr(msg, ANNOTATION_DESIRED_TEMPLATES))
+		fail_msg("the Warning does not say what to fix: %s", msg ? msg : "(none)");
+	free(msg);
+	json_t *events = it_events(f->admin, f->ns, "reason=ResizeInvalidTemplates");
+	assert_string_equal(kube_obj_str(json_array_get(events, 0), "type"), "Warning");
+	json_decref(events);
+	it_sleep_ms(5000); /* what a resize would have done by now */
+	expect_untouched(f, uid);
+	json_t *now = wh_get_set(f);
+	const char *status = it_annotation(now, ANNOTATION_RESIZE_STATUS);
+	if (!status || strncmp(status, "Refused: ", 9) || !strstr(status, "Data_1"))
+		fail_msg("resize-status does not say it: %s", status ? status : "(none)");
+	json_decref(now);
+
+	/* A good one, written the same way: the claims get the label, the set is re-created with it. */
+	json_t *labelled = json_deep_copy(data);
+	json_object_set_new(json_object_get(labelled, "metadata"), "labels", json_pack("{s:s}", "tier", "gold"));
+	json_t *good = json_pack("[o]", labelled);
+	annotate_desired(f, good);
+	wh_wait_settled(f, uid);
+	for (int k = 0; k < 2; k++) {
+		char claim[32];
+		snprintf(claim, sizeof(claim), "data-" WH_SET "-%d", k);
+		char *tier = claim_field(f, claim, "metadata.labels.tier");
+		assert_string_equal(tier, "gold");
+		free(tier);
+	}
+	now = wh_get_set(f);
+	assert_string_equal(kube_obj_str(wh_template(now, 0), "metadata.labels.tier"), "gold");
+	status = it_annotation(now, ANNOTATION_RESIZE_STATUS);
+	if (status && !strncmp(status, "Refused: ", 9))
+		fail_msg("the refusal still shows: %s", status);
+	json_decref(now);
+	json_decref(good);
+	json_decref(bad);
+	json_decref(data);
+	json_decref(sts);
+	free(uid);
+}
+
 /* The Secret's CA (PEM, new string). */
 static char *secret_ca(struct wh_test *f, struct cert_bundle *b)
 {
@@ -465,6 +580,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_attributes_class_change_and_an_infeasible_one, wh_setup,
 						wh_teardown),
 		cmocka_unit_test_setup_teardown(test_opt_out_label_and_server_dry_run, wh_setup, wh_teardown),
+		cmocka_unit_test_setup_teardown(test_desired_templates_annotated_by_hand, wh_setup, wh_teardown),
 		cmocka_unit_test_setup_teardown(test_two_replicas_one_certificate_renewed_at_start, wh_setup,
 						wh_teardown),
 	};

@@ -18,8 +18,10 @@
 #include "controllers/contract.h"
 #include "controllers/resize/resize_plan.h"
 #include "util/base64.h"
+#include "util/strbuf.h"
 #include "util/xalloc.h"
 #include "webhook/admission.h"
+#include "webhook/template_fields.h"
 
 /* ---- fixtures ---- */
 
@@ -593,54 +595,199 @@ static const struct copy_update copy_updates[] = {
 	{"StorageClass change alone", "[" TMPL("data", "1Gi", FAST) "]", "[" TMPL("data", "1Gi", SLOW) "]", NULL, false},
 };
 
-/* Whether the resize controller's start, given the stored templates and the applied ones recorded as desired, refuses for reason. */
-static bool controller_refuses_for(const char *annotations, const char *old_templates, const char *new_templates,
-				   const json_t *classes, const char *reason)
+/* ---- one judgement: the webhook on an update, the controller on the annotation written by hand ---- */
+
+/* 64 characters: one more than a DNS label may have. */
+#define LONG_NAME "a123456789b123456789c123456789d123456789e123456789f123456789abcd"
+/* Stands for ADMISSION_MAX_TEMPLATES + 1 templates, built at run time. */
+#define MANY "many"
+
+struct judged_case {
+	const char *what;
+	const char *old_templates, *new_templates, *annotations;
+	bool denied;        /* what both must say */
+	const char *needle; /* denied: in the webhook's message */
+	bool by_hand_only;  /* what the webhook records drops it: only a hand-written annotation asks it */
+};
+
+static const struct judged_case judged_cases[] = {
+	{"a good resize", DATA_10, "[" TMPL("data", "20Gi", "") "]", NULL, false, NULL, false},
+	{"a class change", "[" TMPL("data", "10Gi", FAST) "]", "[" TMPL("data", "10Gi", SLOW) "]", NULL, false, NULL, false},
+	{"a template added", DATA_10, "[" TMPL("data", "10Gi", "") "," TMPL("logs", "1Gi", "") "]", NULL, false, NULL, false},
+	{"a template removed that no container mounts", "[" TMPL("data", "10Gi", "") "," TMPL("logs", "1Gi", "") "]",
+	 DATA_10, NULL, false, NULL, false},
+	{"labels only", DATA_10, "[" LABELLED("data", "10Gi", "{\"tier\":\"db\"}") "]", NULL, false, NULL, false},
+	{"a shrink with copy and allow-shrink", DATA_10, "[" TMPL("data", "5Gi", "") "]", COPY_AND_SHRINK, false, NULL, false},
+	{"a name that is no DNS label", DATA_10, "[" TMPL("data", "10Gi", "") "," TMPL("Data_1", "1Gi", "") "]", NULL,
+	 true, "volumeClaimTemplate name \"Data_1\" is not a DNS label", false},
+	{"a name too long", DATA_10, "[" TMPL("data", "10Gi", "") "," TMPL(LONG_NAME, "1Gi", "") "]", NULL, true,
+	 "\"" LONG_NAME "\" is not a DNS label", false},
+	{"a template removed while a container mounts it",
+	 "[" TMPL("data", "10Gi", "") "," TMPL("db-wal", "1Gi", "") "]", DATA_10, NULL, true,
+	 "\"db-wal\" is removed but container c still mounts it", false},
+	{"an unchangeable field changed", DATA_10,
+	 "[{\"metadata\":{\"name\":\"data\"},\"spec\":{\"accessModes\":[\"ReadWriteMany\"],\"volumeMode\":\"Filesystem\","
+	 "\"resources\":{\"requests\":{\"storage\":\"10Gi\"}}}}]",
+	 NULL, true, "spec.accessModes cannot change", false},
+	{"limits added", DATA_10,
+	 "[{\"metadata\":{\"name\":\"data\"},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],\"volumeMode\":\"Filesystem\","
+	 "\"resources\":{\"requests\":{\"storage\":\"10Gi\"},\"limits\":{\"storage\":\"20Gi\"}}}}]",
+	 NULL, true, "spec.resources.limits cannot change", false},
+	{"other metadata changed", DATA_10,
+	 "[{\"metadata\":{\"name\":\"data\",\"finalizers\":[\"x\"]},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],"
+	 "\"volumeMode\":\"Filesystem\",\"resources\":{\"requests\":{\"storage\":\"20Gi\"}}}}]",
+	 NULL, true, "metadata.finalizers cannot change", true},
+	{"a name twice", DATA_10, "[" TMPL("data", "20Gi", "") "," TMPL("data", "30Gi", "") "]", NULL, true,
+	 "\"data\" appears twice", false},
+	{"too many templates", DATA_10, MANY, NULL, true, "the operator changes at most 16", false},
+	{"a shrink without copy and allow-shrink", DATA_10, "[" TMPL("data", "5Gi", "") "]", NULL, true,
+	 "10Gi -> 5Gi is a shrink", false},
+	{"size zero", DATA_10, "[" TMPL("data", "0", "") "]", NULL, true, "size 0 is not above zero", false},
+	{"an unknown StorageClass", "[" TMPL("data", "10Gi", FAST) "]",
+	 "[" TMPL("data", "10Gi", ",\"storageClassName\":\"nvme\"") "]", NULL, true,
+	 "StorageClass \"nvme\" does not exist", false},
+	{"a template added in an unknown StorageClass", DATA_10,
+	 "[" TMPL("data", "10Gi", "") "," TMPL("logs", "1Gi", ",\"storageClassName\":\"nvme\"") "]", NULL, true,
+	 "\"logs\": StorageClass \"nvme\" does not exist", false},
+	{"expand with a class change", "[" TMPL("data", "10Gi", FAST) "]", "[" TMPL("data", "20Gi", SLOW) "]",
+	 "{\"stateful-operator.io/resize-strategy\":\"expand\"}", true, "use strategy copy or auto", false},
+	{"an attributes class with a change that copies", "[" TMPL("data", "10Gi", FAST SILVER) "]",
+	 "[" TMPL("data", "10Gi", SLOW GOLD) "]", NULL, true, WITH_COPY_DENIAL, false},
+	{"a template removed, its resize annotation kept", "[" TMPL("data", "10Gi", "") "," TMPL("logs", "1Gi", "") "]",
+	 DATA_10, "{\"resize.stateful-operator.io/logs\":\"2Gi\"}", true,
+	 "\"logs\" is removed but annotation resize.stateful-operator.io/logs still asks", false},
+};
+
+/* ADMISSION_MAX_TEMPLATES + 1 templates v0, v1...: a new string. */
+static char *many_templates(void)
+{
+	struct strbuf sb = STRBUF_INIT;
+	for (int i = 0; i <= ADMISSION_MAX_TEMPLATES; i++)
+		strbuf_appendf(&sb, "%s{\"metadata\":{\"name\":\"v%d\"},\"spec\":{\"resources\":{\"requests\":"
+				    "{\"storage\":\"1Gi\"}}}}", i ? "," : "[", i);
+	strbuf_appendf(&sb, "]");
+	return strbuf_detach(&sb);
+}
+
+/* templates (JSON text) as the webhook records them: a new string. */
+static char *recorded_form(const char *templates)
+{
+	json_t *list = parse(templates);
+	char *text = template_desired_text(list);
+	json_decref(list);
+	return text;
+}
+
+/* The resize controller's first step on the stored set (old templates) annotated with desired: into *a. */
+static void controller_plan(const char *annotations, const char *old_templates, const char *desired,
+			    const json_t *classes, struct action *a)
 {
 	json_t *sts = statefulset("app:1", annotations ? annotations : "{}", old_templates);
 	json_object_set_new(json_object_get(json_object_get(sts, "metadata"), "annotations"),
-			    ANNOTATION_DESIRED_TEMPLATES, json_string(new_templates));
+			    ANNOTATION_DESIRED_TEMPLATES, json_string(desired));
 	json_t *none = json_array();
 	struct resize_inputs in = {.sts = sts, .pvcs = none, .pods = none, .storage_classes = classes, .pvs = none,
 				   .jobs = none};
-	struct action a;
-	action_init(&a);
-	resize_plan(&in, 1795262400000LL, &a);
-	bool refused = a.verb == ACTION_REFUSE && a.event_reason && !strcmp(a.event_reason, reason);
-	action_release(&a);
+	action_init(a);
+	resize_plan(&in, 1795262400000LL, a);
 	json_decref(none);
 	json_decref(sts);
-	return refused;
-}
-
-static bool controller_refuses(const struct copy_update *u, const json_t *classes)
-{
-	return controller_refuses_for(u->annotations, u->old_templates, u->new_templates, classes,
-				      "ResizeAttributesClassWithCopy");
 }
 
 /*
- * Namespace scope: the webhook denies an update exactly when the resize
- * controller, without StorageClasses and given it recorded, would refuse
- * it (ResizeStorageClassUnknown); what it allows, the controller starts.
+ * The controller given desired (as the webhook records it, or as written
+ * by hand) agrees with the webhook's answer: both allow (the controller
+ * starts, or has nothing to do), or both refuse with the same message (a
+ * Warning that changes nothing, and the resize-status says it).
+ */
+static void expect_controller_agrees(const char *what, const char *annotations, const char *old_templates,
+				     const char *desired, const json_t *answer, const json_t *classes)
+{
+	bool denied = !json_is_true(json_object_get(response_of(answer), "allowed"));
+	const char *msg = message_of(answer);
+	struct action a;
+	controller_plan(annotations, old_templates, desired, classes, &a);
+	bool refused = a.verb == ACTION_REFUSE;
+	if (refused != denied)
+		fail_msg("%s: the webhook %s (%s), the controller %s (%s: %s)", what, denied ? "denies" : "allows",
+			 msg ? msg : "-", refused ? "refuses" : "starts", a.event_reason ? a.event_reason : "-",
+			 a.event_message ? a.event_message : "-");
+	if (denied) {
+		if (strcmp(a.event_type, "Warning") || strcmp(a.event_reason, "ResizeInvalidTemplates") ||
+		    !strstr(a.event_message, msg))
+			fail_msg("%s: the controller's %s %s says \"%s\", not the webhook's \"%s\"", what, a.event_type,
+				 a.event_reason, a.event_message, msg);
+		if (!a.status || !strstr(a.status, msg))
+			fail_msg("%s: resize-status \"%s\" does not say \"%s\"", what, a.status ? a.status : "-", msg);
+		assert_null(a.state);
+	}
+	action_release(&a);
+}
+
+/* expect_controller_agrees with new_templates recorded by the webhook, then written by hand as they are. */
+static void expect_both_forms_agree(const char *what, const char *annotations, const char *old_templates,
+				    const char *new_templates, const json_t *answer, const json_t *classes)
+{
+	char *recorded = recorded_form(new_templates);
+	char *label = xasprintf("%s (as recorded)", what);
+	expect_controller_agrees(label, annotations, old_templates, recorded, answer, classes);
+	free(label);
+	label = xasprintf("%s (written by hand)", what);
+	expect_controller_agrees(label, annotations, old_templates, new_templates, answer, classes);
+	free(label);
+	free(recorded);
+}
+
+static void test_desired_templates_judged_alike(void **state)
+{
+	(void)state;
+	struct views v;
+	views_init(&v);
+	char *many = many_templates();
+	for (size_t i = 0; i < sizeof(judged_cases) / sizeof(judged_cases[0]); i++) {
+		const struct judged_case *c = &judged_cases[i];
+		const char *new_templates = strcmp(c->new_templates, MANY) ? c->new_templates : many;
+		json_t *answer = answer_update(c->old_templates, new_templates, c->annotations, &v.view);
+		bool denied = !json_is_true(json_object_get(response_of(answer), "allowed"));
+		const char *msg = message_of(answer);
+		if (denied != c->denied || (denied && !strstr(msg, c->needle)))
+			fail_msg("%s: the webhook %s (%s); want %s saying \"%s\"", c->what, denied ? "denies" : "allows",
+				 msg ? msg : "-", c->denied ? "denied" : "allowed", c->needle ? c->needle : "");
+		if (c->by_hand_only)
+			expect_controller_agrees(c->what, c->annotations, c->old_templates, new_templates, answer,
+						 v.classes);
+		else
+			expect_both_forms_agree(c->what, c->annotations, c->old_templates, new_templates, answer,
+						v.classes);
+		json_decref(answer);
+	}
+	free(many);
+	views_release(&v);
+}
+
+/*
+ * Namespace scope: the controller, without StorageClasses, judges the
+ * desired templates as the webhook there does (a new size or class is
+ * refused, saying why); what the webhook allows, the controller starts.
  */
 static void test_namespace_scope_as_the_controller_judges(void **state)
 {
 	(void)state;
+	json_t *attributes = parse(ATTRIBUTE_CLASSES);
+	struct admission_view ns = {.storage_classes = NULL, .attributes_classes = attributes};
 	for (size_t i = 0; i < sizeof(namespace_cases) / sizeof(namespace_cases[0]); i++) {
 		const struct update_case *c = &namespace_cases[i];
-		bool controller = controller_refuses_for(c->annotations, c->old_templates, c->new_templates, NULL,
-							 "ResizeStorageClassUnknown");
-		if (controller != (c->expect == DENY))
-			fail_msg("%s: controller %s, webhook %s", c->what, controller ? "refuses" : "starts",
-				 c->expect == DENY ? "denies" : "allows");
+		json_t *a = answer_update(c->old_templates, c->new_templates, c->annotations, &ns);
+		expect_both_forms_agree(c->what, c->annotations, c->old_templates, c->new_templates, a, NULL);
+		json_decref(a);
 	}
+	json_decref(attributes);
 }
 
 /*
  * An attributes class change with a copy: the webhook denies it exactly
- * when the controller, given it recorded, would refuse to start
- * (ResizeAttributesClassWithCopy). Either changing its condition alone fails.
+ * when the copy would come with it (either changing its condition alone
+ * fails), and the controller, given it recorded, refuses it alike.
  */
 static void test_attributes_class_with_a_copy_as_the_controller_judges(void **state)
 {
@@ -653,10 +800,10 @@ static void test_attributes_class_with_a_copy_as_the_controller_judges(void **st
 		const char *msg = message_of(a);
 		bool webhook = !json_is_true(json_object_get(response_of(a), "allowed")) && msg &&
 			       strstr(msg, WITH_COPY_DENIAL);
-		bool controller = controller_refuses(u, v.classes);
-		if (webhook != u->refused || controller != u->refused)
-			fail_msg("%s: webhook %s, controller %s; want both %s", u->what, webhook ? "denies" : "allows",
-				 controller ? "refuses" : "starts", u->refused ? "refusing" : "allowing");
+		if (webhook != u->refused)
+			fail_msg("%s: webhook %s; want %s", u->what, webhook ? "denies" : "allows",
+				 u->refused ? "denied" : "allowed");
+		expect_both_forms_agree(u->what, u->annotations, u->old_templates, u->new_templates, a, v.classes);
 		json_decref(a);
 	}
 	views_release(&v);
@@ -1009,6 +1156,7 @@ int main(void)
 		cmocka_unit_test(test_namespace_scope),
 		cmocka_unit_test(test_namespace_scope_as_the_controller_judges),
 		cmocka_unit_test(test_attributes_class_with_a_copy_as_the_controller_judges),
+		cmocka_unit_test(test_desired_templates_judged_alike),
 		cmocka_unit_test(test_too_many_templates),
 		cmocka_unit_test(test_image_and_template_change),
 		cmocka_unit_test(test_desired_text_is_stable),

@@ -62,6 +62,14 @@ static json_t *pod(const char *name, const char *owner_uid)
 			 "status", "conditions", "type", "Ready", "status", "True");
 }
 
+/* StorageClasses expandable (the default, allows expansion) and fixed (does not). */
+static json_t *storage_classes(void)
+{
+	return json_pack("[{s:{s:s, s:{s:s}}, s:b}, {s:{s:s}, s:b}]", "metadata", "name", "expandable", "annotations",
+			 "storageclass.kubernetes.io/is-default-class", "true", "allowVolumeExpansion", 1, "metadata",
+			 "name", "fixed", "allowVolumeExpansion", 0);
+}
+
 struct world {
 	json_t *sts, *backup, *pvcs, *pods, *classes, *pvs;
 	json_t *history; /* [{"step", "type", "reason", "message"}] */
@@ -79,9 +87,7 @@ static void world_init(struct world *w)
 			    claim("data-web-1", "{\"app\":\"web\",\"tier\":\"db\"}"), claim("logs-web-0", "{}"),
 			    claim("logs-web-1", "{}"));
 	w->pods = json_pack("[o, o]", pod("web-0", "uid-1"), pod("web-1", "uid-1"));
-	w->classes = json_pack("[{s:{s:s, s:{s:s}}, s:b}, {s:{s:s}, s:b}]", "metadata", "name", "expandable",
-			       "annotations", "storageclass.kubernetes.io/is-default-class", "true",
-			       "allowVolumeExpansion", 1, "metadata", "name", "fixed", "allowVolumeExpansion", 0);
+	w->classes = storage_classes();
 	w->pvs = json_array();
 	w->history = json_array();
 	w->uids = 1;
@@ -279,7 +285,6 @@ static void test_malformed_annotation_is_refused_naming_it(void **state)
 		"[{\"metadata\":{\"name\":\"\"}}]",
 		"[{\"metadata\":{\"name\":\"data\"},\"spec\":[]}]",
 		"[{\"metadata\":{\"name\":\"data\",\"labels\":{\"a\":1}}}]",
-		"[{\"metadata\":{\"name\":\"data\"}},{\"metadata\":{\"name\":\"data\"}}]",
 	};
 	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
 		struct world w;
@@ -290,25 +295,35 @@ static void test_malformed_annotation_is_refused_naming_it(void **state)
 	}
 }
 
-/* The same rules as the per-template annotations: a Warning that says what to fix, and nothing written. */
+/*
+ * The webhook's rules, in its words (resize_desired_judge.c): a Warning
+ * that says what to fix, resize-status saying it, and nothing written.
+ */
 static void test_bad_desired_templates_are_refused(void **state)
 {
 	(void)state;
 	static const struct {
-		const char *strategy, *desired, *reason, *needle;
+		const char *strategy, *desired, *needle;
 	} cases[] = {
 		{NULL, "[{\"metadata\":{\"name\":\"data\"},\"spec\":{\"resources\":{\"requests\":{\"storage\":\"512Mi\"}}}}]",
-		 "ResizeShrinkRefused", "allow-shrink"},
+		 "1Gi -> 512Mi is a shrink"},
 		{NULL, "[{\"metadata\":{\"name\":\"data\"},\"spec\":{\"resources\":{\"requests\":{\"storage\":\"2Gb\"}}}}]",
-		 "ResizeInvalidSize", "unknown suffix"},
+		 "unknown suffix"},
 		{"expand", "[{\"metadata\":{\"name\":\"data\"},\"spec\":{\"storageClassName\":\"fixed\"}}]",
-		 "ResizeClassChangeNeedsCopy", "only by copying"},
+		 "StorageClass expandable -> fixed copies the data to new volumes"},
 		{NULL, "[{\"metadata\":{\"name\":\"data\"},\"spec\":{\"storageClassName\":\"gold\"}}]",
-		 "ResizeStorageClassNotFound", "\"gold\", which does not exist"},
+		 "StorageClass \"gold\" does not exist"},
 		{NULL,
 		 "[{\"metadata\":{\"name\":\"data\"}},{\"metadata\":{\"name\":\"cache\"},\"spec\":{\"storageClassName\":"
 		 "\"gold\",\"resources\":{\"requests\":{\"storage\":\"1Gi\"}}}}]",
-		 "ResizeStorageClassNotFound", "adds volumeClaimTemplate cache"},
+		 "\"cache\": StorageClass \"gold\" does not exist"},
+		{NULL, "[{\"metadata\":{\"name\":\"data\"}},{\"metadata\":{\"name\":\"data\"}}]", "\"data\" appears twice"},
+		{NULL, "[{\"metadata\":{\"name\":\"data\"}},{\"metadata\":{\"name\":\"Data_1\"},\"spec\":{\"resources\":"
+		       "{\"requests\":{\"storage\":\"1Gi\"}}}},{\"metadata\":{\"name\":\"logs\"}}]",
+		 "\"Data_1\" is not a DNS label"},
+		{NULL, "[{\"metadata\":{\"name\":\"data\"},\"spec\":{\"volumeAttributesClassName\":\"Gold_1\"}},"
+		       "{\"metadata\":{\"name\":\"logs\"}}]",
+		 "volumeAttributesClassName \"Gold_1\" is no VolumeAttributesClass name"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct world w;
@@ -316,9 +331,41 @@ static void test_bad_desired_templates_are_refused(void **state)
 		desire(w.sts, cases[i].desired);
 		if (cases[i].strategy)
 			sim_annotate(w.sts, ANNOTATION_STRATEGY, cases[i].strategy);
-		expect_refused(&w, cases[i].reason, cases[i].needle);
+		expect_refused(&w, RESIZE_INVALID_TEMPLATES, cases[i].needle);
+		if (!sim_contains(w.a.status, cases[i].needle))
+			fail_msg("resize-status %s does not say \"%s\"", sim_or_dash(w.a.status), cases[i].needle);
 		world_release(&w);
 	}
+}
+
+/*
+ * Refused, shown in resize-status; once the annotation goes, the status
+ * goes too (Finish writes no state, only clears it); a good annotation
+ * starts the resize as usual.
+ */
+static void test_refusal_status_cleared_when_the_annotation_goes(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w);
+	desire(w.sts, "[{\"metadata\":{\"name\":\"Data_1\"}}]");
+	expect_refused(&w, RESIZE_INVALID_TEMPLATES, "Data_1");
+	sim_annotate(w.sts, ANNOTATION_RESIZE_STATUS, w.a.status); /* what the controller shows */
+	desire(w.sts, NULL);
+	plan(&w);
+	assert_string_equal(action_name(&w.a), "Finish");
+	assert_null(w.a.state);
+	assert_null(w.a.event_reason);
+	perform(&w);
+	assert_null(sim_annotation(w.sts, ANNOTATION_RESIZE_STATUS));
+	plan(&w);
+	assert_int_equal(w.a.verb, ACTION_NOTHING);
+
+	/* Another status (a resize's last word) is not the operator's to clear here. */
+	sim_annotate(w.sts, ANNOTATION_RESIZE_STATUS, "Completed");
+	plan(&w);
+	assert_int_equal(w.a.verb, ACTION_NOTHING);
+	world_release(&w);
 }
 
 /* What the webhook would record for the set as it is (status dropped, 1Gi written 1024Mi) asks nothing. */
@@ -340,7 +387,7 @@ static void test_desired_equal_to_stored_asks_nothing(void **state)
 static void test_per_template_annotations_win(void **state)
 {
 	(void)state;
-	json_t *s = web();
+	json_t *s = web(), *classes = storage_classes();
 	desire(s, "[{\"metadata\":{\"name\":\"data\"},\"spec\":{\"resources\":{\"requests\":{\"storage\":\"3Gi\"}},"
 		  "\"storageClassName\":\"fixed\"}},{\"metadata\":{\"name\":\"logs\"},\"spec\":{\"resources\":"
 		  "{\"requests\":{\"storage\":\"5Gi\"}}}}]");
@@ -349,7 +396,7 @@ static void test_per_template_annotations_win(void **state)
 	sim_annotate(s, RESIZE_ANNOTATION_PREFIX "logs", "1Gi");      /* the size it has: logs stays */
 	struct resize_request req;
 	struct refusal r;
-	if (resize_request_parse(s, &req, &r) < 0)
+	if (resize_request_parse(s, classes, &req, &r) < 0)
 		fail_msg("refused %s: %s", r.reason, r.message);
 	assert_int_equal(req.ntargets, 1);
 	assert_string_equal(req.targets[0].template_name, "data");
@@ -364,11 +411,12 @@ static void test_per_template_annotations_win(void **state)
 	sim_annotate(s, RESIZE_ANNOTATION_PREFIX "data", NULL);
 	sim_annotate(s, CLASS_ANNOTATION_PREFIX "data", NULL);
 	sim_annotate(s, RESIZE_ANNOTATION_PREFIX "logs", NULL);
-	if (resize_request_parse(s, &req, &r) < 0)
+	if (resize_request_parse(s, classes, &req, &r) < 0)
 		fail_msg("refused %s: %s", r.reason, r.message);
 	assert_int_equal(req.ntargets, 2);
 	assert_string_equal(req.targets[0].storage_class, "fixed");
 	refusal_release(&r);
+	json_decref(classes);
 	json_decref(s);
 }
 
@@ -762,7 +810,7 @@ static void test_attributes_class_with_a_copy_is_refused(void **state)
 	world_init(&w);
 	desire(w.sts, "[{\"metadata\":{\"name\":\"data\"},\"spec\":{\"storageClassName\":\"fixed\","
 		      "\"volumeAttributesClassName\":\"fast\"}},{\"metadata\":{\"name\":\"logs\"},\"spec\":{}}]");
-	expect_refused(&w, "ResizeAttributesClassWithCopy", "on its own");
+	expect_refused(&w, RESIZE_INVALID_TEMPLATES, "apply the two changes one after the other");
 	world_release(&w);
 }
 
@@ -771,6 +819,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_malformed_annotation_is_refused_naming_it),
 		cmocka_unit_test(test_bad_desired_templates_are_refused),
+		cmocka_unit_test(test_refusal_status_cleared_when_the_annotation_goes),
 		cmocka_unit_test(test_desired_equal_to_stored_asks_nothing),
 		cmocka_unit_test(test_per_template_annotations_win),
 		cmocka_unit_test(test_labels_go_to_the_claims_then_the_set_is_recreated),

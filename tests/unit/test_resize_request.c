@@ -27,7 +27,7 @@ static void expect_ok(const char *key, const char *value)
 	json_t *s = sts_annotated(key, value);
 	struct resize_request req;
 	struct refusal r;
-	int rc = resize_request_parse(s, &req, &r);
+	int rc = resize_request_parse(s, NULL, &req, &r);
 	if (rc != 0)
 		fail_msg("refused %s: %s", r.reason, r.message);
 	refusal_release(&r);
@@ -39,7 +39,7 @@ static void expect_refused(const char *key, const char *value, const char *needl
 	json_t *s = sts_annotated(key, value);
 	struct resize_request req;
 	struct refusal r;
-	assert_int_equal(resize_request_parse(s, &req, &r), -1);
+	assert_int_equal(resize_request_parse(s, NULL, &req, &r), -1);
 	assert_string_equal(r.reason, "ResizeInvalidAnnotation");
 	if (!strstr(r.message, key) || !strstr(r.message, needle))
 		fail_msg("message \"%s\" does not name %s and say \"%s\"", r.message, key, needle);

@@ -6,6 +6,7 @@
 
 #include "client/kube_object.h"
 #include "controllers/claim_names.h"
+#include "controllers/resize/resize_dry_run.h"
 #include "controllers/resize/resize_internal.h"
 #include "controllers/set_index.h"
 #include "controllers/state_seal.h"
@@ -266,10 +267,39 @@ static const char *volume_written(const struct action *a)
 	return NULL;
 }
 
+/*
+ * Before the orphan delete: the StatefulSet the resize will re-create
+ * (with the new templates, as after the last batch of a copy), sealed as
+ * prepare seals it, tried on the API server (resize_dry_run.h). What it
+ * refuses is not deleted. A set without its saved copy or state is the
+ * planner's to judge.
+ */
+static int check_recreate(struct resize_ctx *rc, const struct reconcile_key *k, const struct snapshot *s,
+			  struct kube_error *err)
+{
+	json_t *saved = plan_saved_statefulset(s->reads.backup);
+	struct resize_state st;
+	resize_state_read(s->reads.sts, &st);
+	int r = 0;
+	if (saved && st.json) {
+		json_t *state = json_deep_copy(st.json);
+		json_t *sts = resize_recreated(saved, state, true, false);
+		json_t *ann = json_object_get(json_object_get(sts, "metadata"), "annotations");
+		state_seal_annotate(rc->deps.base.seal, ann, k->ns, k->name, ANNOTATION_RESIZE_STATE);
+		r = resize_dry_run_recreate(rc->deps.base.client, k->ns, sts, err);
+		json_decref(sts);
+		json_decref(state);
+	}
+	resize_state_release(&st);
+	json_decref(saved);
+	return r;
+}
+
 static int check(void *ctx, const struct reconcile_key *k, void *snapshot, struct action *a, struct kube_error *err)
 {
-	(void)snapshot;
 	const char *pv = volume_written(a);
+	if (a->verb == ACTION_DELETE && a->resource == &KUBE_STATEFULSETS && streq(a->propagation, "Orphan"))
+		return check_recreate(ctx, k, snapshot, err);
 	return pv && check_volume_ours(ctx, k->ns, k->name, pv, err) < 0 ? -1 : 0;
 }
 
@@ -347,10 +377,22 @@ static void performed(void *ctx, const struct reconcile_key *k, void *snapshot, 
 	struct resize_ctx *rc = ctx;
 	struct snapshot *s = snapshot;
 	const char *step = action_name(a);
-	if (r == 0 && (!strcmp(step, "PatchPVC") || !strcmp(step, "DeletePod")))
+	/* A refusal that carries a status (desired templates refused) shows it too: nothing else is written. */
+	if (r == 0 && (!strcmp(step, "PatchPVC") || !strcmp(step, "DeletePod") || a->verb == ACTION_REFUSE))
 		show_status(rc, k, s->reads.sts, a->status);
 	if (r < 0 && s->reads.sts && !strcmp(err->reason, "VolumeNotOwned"))
 		event_record(rc->deps.base.events, s->reads.sts, "Warning", "ResizeRefused", "%s", err->message);
+	if (r < 0 && s->reads.sts && !strcmp(err->reason, RESIZE_RECREATE_REFUSED)) {
+		event_record(rc->deps.base.events, s->reads.sts, "Warning", "ResizeRecreateRefused",
+			     "the API server would refuse the StatefulSet this resize re-creates (a dry-run create "
+			     "answered %s), so it is not deleted: nothing changed, and the operator tries again with "
+			     "backoff. Fix what the answer names (often annotation %s), or remove annotation %s to "
+			     "give this resize up",
+			     err->message, ANNOTATION_DESIRED_TEMPLATES, ANNOTATION_RESIZE_STATE);
+		show_status(rc, k, s->reads.sts,
+			    "Refused: the API server would not take the re-created StatefulSet (Event "
+			    "ResizeRecreateRefused); nothing deleted");
+	}
 	/*
 	 * A refused LowerRequest (or RevertAttributesClass) is the outcome to
 	 * record: the planner records it with the next SetState.

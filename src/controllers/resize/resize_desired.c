@@ -37,21 +37,25 @@ static bool strings_or_absent(const json_t *obj)
 	return true;
 }
 
-/* Why template t (index i) is not one the controller can read, or NULL. Static text. */
-static const char *template_problem(const json_t *arr, size_t i, const json_t *t)
+/*
+ * Why template t is not one the controller can read, or NULL. Static
+ * text. A name longer than any claim's cannot be a template's. How many
+ * there are and whether their names are unique is the judgement's to say
+ * (in the webhook's words): this is linear, under the annotation limits.
+ */
+static const char *template_problem(const json_t *t)
 {
 	const char *name = kube_obj_str(t, "metadata.name");
 	if (!json_is_object(t))
 		return "an element is not a JSON object";
-	if (!name || !*name || strlen(name) >= RESIZE_NAME_MAX)
+	if (!name || !*name)
 		return "a template has no metadata.name";
+	if (strlen(name) >= RESIZE_NAME_MAX)
+		return "a template's metadata.name is longer than 253 characters";
 	if (json_object_get(t, "spec") && !json_is_object(json_object_get(t, "spec")))
 		return "a template's spec is not a JSON object";
 	if (!strings_or_absent(metadata_field(t, "labels")) || !strings_or_absent(metadata_field(t, "annotations")))
 		return "a template's labels or annotations are not a JSON object of strings";
-	for (size_t k = 0; k < i; k++)
-		if (streq(kube_obj_str(json_array_get(arr, k), "metadata.name"), name))
-			return "two templates have the same metadata.name";
 	return NULL;
 }
 
@@ -68,17 +72,12 @@ int resize_desired_parse(const char *text, json_t **out, struct refusal *refusal
 		free(msg);
 		return rc;
 	}
-	if (json_array_size(v) > RESIZE_MAX_TEMPLATES) {
-		json_decref(v);
-		return refuse(refusal, "ResizeInvalidAnnotation", "annotation %s holds more than %d templates",
-			      ANNOTATION_DESIRED_TEMPLATES, RESIZE_MAX_TEMPLATES);
-	}
 	const char *problem = json_is_array(v) ? NULL : "it is not a JSON array";
 	size_t i;
 	json_t *t;
 	json_array_foreach(v, i, t) {
 		if (!problem)
-			problem = template_problem(v, i, t);
+			problem = template_problem(t);
 	}
 	if (problem) {
 		json_decref(v);
@@ -114,15 +113,18 @@ static json_t *templates_as_stored(const json_t *stored)
 	return out;
 }
 
-int resize_desired_request(const json_t *sts, struct resize_request *req, struct refusal *refusal)
+int resize_desired_request(const json_t *sts, const json_t *storage_classes, struct resize_request *req,
+			   struct refusal *refusal)
 {
 	const char *text = kube_obj_annotation(sts, ANNOTATION_DESIRED_TEMPLATES);
-	if (!text)
+	if (!text || req->ignore)
 		return 0;
 	json_t *desired = NULL;
 	if (resize_desired_parse(text, &desired, refusal) < 0)
 		return -1;
-	int rc = 0;
+	int rc = resize_desired_judge(sts, desired, storage_classes, refusal);
+	if (rc < 0)
+		goto out;
 	size_t i;
 	json_t *d;
 	json_array_foreach(desired, i, d) {
@@ -161,7 +163,12 @@ static void take_metadata(json_t *tmpl, const json_t *from, const char *key)
 		json_object_del(meta, key);
 }
 
-json_t *resize_templates_merged(const json_t *stored, const json_t *desired)
+/*
+ * resize_templates_merged; all_asked: desired's size, class and other
+ * metadata set too (resize_templates_asked): what is never carried out is
+ * still judged, as the webhook judges a manifest that asks for it.
+ */
+static json_t *merged(const json_t *stored, const json_t *desired, bool all_asked)
 {
 	json_t *out = json_array();
 	size_t i;
@@ -183,14 +190,18 @@ json_t *resize_templates_merged(const json_t *stored, const json_t *desired)
 			json_object_set_new(t, "metadata", json_object());
 		take_metadata(t, d, "labels");
 		take_metadata(t, d, "annotations");
+		const char *k;
+		json_t *v;
+		json_object_foreach(all_asked ? json_object_get(d, "metadata") : NULL, k, v) {
+			if (strcmp(k, "name") && strcmp(k, "labels") && strcmp(k, "annotations"))
+				json_object_set_new(json_object_get(t, "metadata"), k, json_deep_copy(v));
+		}
 		if (!json_is_object(json_object_get(t, "spec")))
 			json_object_set_new(t, "spec", json_object());
 		json_t *spec = json_object_get(t, "spec");
-		const char *k;
-		json_t *v;
 		json_object_foreach(json_object_get(d, "spec"), k, v) {
 			/* Size and class of a stored template change only through the targets (their claims move first). */
-			if (strcmp(k, "resources") && strcmp(k, "storageClassName"))
+			if (all_asked || (strcmp(k, "resources") && strcmp(k, "storageClassName")))
 				json_object_set_new(spec, k, json_deep_copy(v));
 		}
 		/*
@@ -204,6 +215,16 @@ json_t *resize_templates_merged(const json_t *stored, const json_t *desired)
 		json_array_append_new(out, t);
 	}
 	return out;
+}
+
+json_t *resize_templates_merged(const json_t *stored, const json_t *desired)
+{
+	return merged(stored, desired, false);
+}
+
+json_t *resize_templates_asked(const json_t *stored, const json_t *desired)
+{
+	return merged(stored, desired, true);
 }
 
 /*

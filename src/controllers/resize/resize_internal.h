@@ -84,10 +84,12 @@ struct resize_request {
  * Reads sts (borrowed) into req: the templates whose annotation asks for a
  * size other than the template's. Returns 0 (ntargets may be 0: nothing
  * asked), or -1 with *refusal filled when the request cannot be carried
- * out as written; then nothing must be changed.
+ * out as written; then nothing must be changed. storage_classes (borrowed;
+ * NULL: unreadable, namespace scope) are what the desired templates are
+ * judged against.
  */
-int resize_request_parse(const json_t *sts, struct resize_request *req, struct refusal *refusal)
-	__attribute__((warn_unused_result));
+int resize_request_parse(const json_t *sts, const json_t *storage_classes, struct resize_request *req,
+			 struct refusal *refusal) __attribute__((warn_unused_result));
 
 /* The volumeClaimTemplate named name, or NULL. Borrowed. */
 const json_t *resize_template(const json_t *sts, const char *name);
@@ -119,8 +121,9 @@ int resize_request_add_class(const json_t *sts, const char *key, const char *tmp
 
 /*
  * Reads the annotation text into *out (a new reference): a JSON array of
- * objects, each with a metadata.name (unique) and, when there, an object
- * spec. Anything else is refused (ResizeInvalidAnnotation).
+ * objects, each with a metadata.name and, when there, an object spec.
+ * Anything else is refused (ResizeInvalidAnnotation). How many, and
+ * whether the names are unique and valid, is the judgement's to say.
  */
 int resize_desired_parse(const char *text, json_t **out, struct refusal *refusal)
 	__attribute__((warn_unused_result));
@@ -128,10 +131,13 @@ int resize_desired_parse(const char *text, json_t **out, struct refusal *refusal
  * Adds to req (read from sts's other annotations already) what sts's
  * desired templates ask: size and class targets where no per-template
  * annotation speaks for that field, and req->desired/templates_change.
- * Refused like the per-template annotations when it cannot be carried out.
+ * Judged first as the webhook judges an update (resize_desired_judge),
+ * against storage_classes (borrowed; NULL: unreadable); refused like the
+ * per-template annotations when it cannot be carried out. Nothing is read
+ * from a set the operator ignores (req->ignore).
  */
-int resize_desired_request(const json_t *sts, struct resize_request *req, struct refusal *refusal)
-	__attribute__((warn_unused_result));
+int resize_desired_request(const json_t *sts, const json_t *storage_classes, struct resize_request *req,
+			   struct refusal *refusal) __attribute__((warn_unused_result));
 /*
  * The volumeClaimTemplates the StatefulSet gets: in desired's order, each
  * the stored template of that name (from stored, borrowed) with desired's
@@ -140,6 +146,38 @@ int resize_desired_request(const json_t *sts, struct resize_request *req, struct
  * only desired has comes as desired wrote it. New reference.
  */
 json_t *resize_templates_merged(const json_t *stored, const json_t *desired);
+/*
+ * resize_templates_merged with desired's resources and storageClassName
+ * set over the stored ones too: the templates as they are once everything
+ * desired asks is carried out, for the judgement. New reference.
+ */
+json_t *resize_templates_asked(const json_t *stored, const json_t *desired);
+
+/*
+ * ---- the desired templates judged (resize_desired_judge.c) ----
+ *
+ * Written by hand (kubectl annotate), the annotation never met the
+ * admission webhook: the controller asks the webhook's own judgement
+ * (webhook/template_diff.h) of it before acting on it, so what the webhook
+ * would deny is refused here with the same message, and nothing changes.
+ */
+
+/* The Event reason of such a refusal; resize-status then says it too. */
+#define RESIZE_INVALID_TEMPLATES "ResizeInvalidTemplates"
+/* How resize-status begins while it says so. */
+#define RESIZE_INVALID_TEMPLATES_STATUS "Refused: "
+
+/*
+ * Judges desired (borrowed, read by resize_desired_parse) as the
+ * templates of sts (borrowed) once carried out: the stored ones with
+ * desired's set over them, and each per-template annotation's size and
+ * class over its template (they win for their field). storage_classes
+ * (borrowed) as in resize_request_parse; VolumeAttributesClasses are not
+ * cached here, so their names are checked for form only. Returns 0, or -1
+ * with *refusal (RESIZE_INVALID_TEMPLATES) saying what the webhook would.
+ */
+int resize_desired_judge(const json_t *sts, const json_t *desired, const json_t *storage_classes,
+			 struct refusal *refusal) __attribute__((warn_unused_result));
 /*
  * "PatchClaimMetadata": the first claim of the set (highest ordinal first)
  * whose labels or annotations are not yet those of the template recorded
@@ -228,6 +266,14 @@ void plan_orphan_delete(const struct resize_inputs *in, struct action *a);
  */
 bool plan_recreate(const struct resize_inputs *in, struct action *a, json_t *st, bool new_template,
 		   bool keep_abort);
+/*
+ * The StatefulSet plan_recreate creates from saved (borrowed): with the new
+ * templates when new_template, carrying state st (borrowed; marked
+ * restoreFieldManagers when saved has managers to put back) and, when
+ * keep_abort, the abort. New reference; the state annotation is not sealed
+ * yet (the controller seals what it sends).
+ */
+json_t *resize_recreated(const json_t *saved, json_t *st, bool new_template, bool keep_abort);
 /* "DeleteBackup": the backup ConfigMap goes. */
 void plan_delete_backup(const struct resize_inputs *in, struct action *a);
 /*

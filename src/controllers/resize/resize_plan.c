@@ -153,50 +153,29 @@ static void templates_start(const struct resize_inputs *in, long long now_ms, st
 	action_status(a, "Updating the volumeClaimTemplates");
 }
 
-/*
- * An added template's StorageClass must exist (the webhook checks it too;
- * the annotation may be written by hand). Why not (a new string), or NULL.
- */
-static char *check_added_templates(const struct resize_inputs *in, const json_t *desired)
-{
-	size_t i;
-	json_t *d;
-	json_array_foreach(desired, i, d) {
-		const char *name = kube_obj_str(d, "metadata.name");
-		const char *cls = kube_obj_str(d, "spec.storageClassName");
-		if (resize_template(in->sts, name) || !cls || !*cls || !in->storage_classes)
-			continue;
-		if (!plan_storage_class(in, cls))
-			return xasprintf("annotation %s adds volumeClaimTemplate %s with StorageClass \"%s\", which "
-					 "does not exist; create it or fix the manifest",
-					 ANNOTATION_DESIRED_TEMPLATES, name, cls);
-	}
-	return NULL;
-}
-
 /* The first step of what req (completed here with the templates' own targets) asks; nothing when nothing is. */
 static void resize_start(const struct resize_inputs *in, long long now_ms, struct resize_request *req,
 			 struct action *a)
 {
 	add_template_targets(in, req);
-	if (!req->ntargets && !req->templates_change)
-		return; /* nothing asked */
+	if (!req->ntargets && !req->templates_change) {
+		/* Nothing asked: a refusal of desired templates since removed no longer stands. */
+		const char *shown = kube_obj_annotation(in->sts, ANNOTATION_RESIZE_STATUS);
+		if (shown && !strncmp(shown, RESIZE_INVALID_TEMPLATES_STATUS, strlen(RESIZE_INVALID_TEMPLATES_STATUS)))
+			plan_finish(in, a);
+		return;
+	}
 	json_t *targets = json_object();
 	json_t *classes = json_object();
 	/* Recorded at the start: a crash resumes, and the re-create uses, exactly these. */
 	json_t *templates = req->desired ? json_loads(req->desired, 0, NULL) : NULL;
 	json_t *attributes = NULL;
 	bool copy = false;
-	char *why = check_added_templates(in, templates);
-	if (why) {
-		plan_refuse(a, "ResizeStorageClassNotFound", why);
-		goto out;
-	}
 	for (int i = 0; i < req->ntargets; i++) {
 		const struct resize_target *t = &req->targets[i];
 		const char *reason = NULL;
 		const json_t *sc = NULL;
-		why = check_target(in, req, t, &reason, &sc, &copy);
+		char *why = check_target(in, req, t, &reason, &sc, &copy);
 		if (why) {
 			plan_refuse(a, reason, why);
 			goto out;
@@ -307,7 +286,7 @@ static void plan_with_statefulset(const struct resize_inputs *in, long long now_
 {
 	struct resize_request req;
 	struct refusal refusal;
-	int parsed = resize_request_parse(in->sts, &req, &refusal);
+	int parsed = resize_request_parse(in->sts, in->storage_classes, &req, &refusal);
 	struct resize_state st;
 	resize_state_read(in->sts, &st);
 	char *why = NULL;
@@ -329,6 +308,9 @@ static void plan_with_statefulset(const struct resize_inputs *in, long long now_
 	switch (st.phase) {
 	case RESIZE_PHASE_NONE:
 		if (parsed < 0) {
+			/* Desired templates refused: written by hand, nobody was told at admission; resize-status says it. */
+			if (streq(refusal.reason, RESIZE_INVALID_TEMPLATES))
+				action_status(a, RESIZE_INVALID_TEMPLATES_STATUS "%s", refusal.message);
 			plan_refuse(a, refusal.reason, refusal.message);
 			refusal.message = NULL;
 		} else if (in->backup && (why = swap_interrupted(in))) {

@@ -275,7 +275,8 @@ static int check_template_annotation_count(const json_t *ann, struct refusal *re
 		      sizes, classes, RESIZE_MAX_TEMPLATES);
 }
 
-int resize_request_parse(const json_t *sts, struct resize_request *req, struct refusal *refusal)
+int resize_request_parse(const json_t *sts, const json_t *storage_classes, struct resize_request *req,
+			 struct refusal *refusal)
 {
 	memset(req, 0, sizeof(*req));
 	refusal->reason = NULL;
@@ -317,5 +318,5 @@ int resize_request_parse(const json_t *sts, struct resize_request *req, struct r
 	if (parse_class_changes(sts, ann, req, refusal) < 0)
 		return -1;
 	/* Last: the per-template annotations win over the desired templates for their field. */
-	return resize_desired_request(sts, req, refusal);
+	return resize_desired_request(sts, storage_classes, req, refusal);
 }

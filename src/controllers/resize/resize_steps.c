@@ -204,6 +204,26 @@ void plan_orphan_delete(const struct resize_inputs *in, struct action *a)
 /* How often an unreadable saved copy is looked at again. */
 #define UNREADABLE_BACKUP_RETRY_MS (60L * 1000)
 
+json_t *resize_recreated(const json_t *saved, json_t *st, bool new_template, bool keep_abort)
+{
+	json_t *sts = new_template ? resize_with_new_sizes(saved, st) : json_deep_copy(saved);
+	json_t *meta = json_object_get(sts, "metadata");
+	/* A create records its caller as the owner of every field: the saved owners are put back next. */
+	if (json_array_size(json_object_get(meta, "managedFields")))
+		json_object_set_new(st, "restoreFieldManagers", json_true());
+	json_object_del(meta, "managedFields");
+	if (!json_is_object(json_object_get(meta, "annotations")))
+		json_object_set_new(meta, "annotations", json_object());
+	json_t *ann = json_object_get(meta, "annotations");
+	char *text = resize_state_text(st);
+	json_object_set_new(ann, ANNOTATION_RESIZE_STATE, json_string(text));
+	free(text);
+	/* An abort asked on the ConfigMap while the StatefulSet was gone stays asked. */
+	if (keep_abort)
+		json_object_set_new(ann, ANNOTATION_ABORT, json_string("true"));
+	return sts;
+}
+
 bool plan_recreate(const struct resize_inputs *in, struct action *a, json_t *st, bool new_template,
 		   bool keep_abort)
 {
@@ -220,22 +240,8 @@ bool plan_recreate(const struct resize_inputs *in, struct action *a, json_t *st,
 			     kube_obj_str(in->backup, "metadata.name"), BACKUP_KEY);
 		return false;
 	}
-	json_t *sts = new_template ? resize_with_new_sizes(saved, st) : json_deep_copy(saved);
+	json_t *sts = resize_recreated(saved, st, new_template, keep_abort);
 	json_decref(saved);
-	json_t *meta = json_object_get(sts, "metadata");
-	/* A create records its caller as the owner of every field: the saved owners are put back next. */
-	if (json_array_size(json_object_get(meta, "managedFields")))
-		json_object_set_new(st, "restoreFieldManagers", json_true());
-	json_object_del(meta, "managedFields");
-	if (!json_is_object(json_object_get(meta, "annotations")))
-		json_object_set_new(meta, "annotations", json_object());
-	json_t *ann = json_object_get(meta, "annotations");
-	char *text = resize_state_text(st);
-	json_object_set_new(ann, ANNOTATION_RESIZE_STATE, json_string(text));
-	free(text);
-	/* An abort asked on the ConfigMap while the StatefulSet was gone stays asked. */
-	if (keep_abort)
-		json_object_set_new(ann, ANNOTATION_ABORT, json_string("true"));
 	action_create(a, "Recreate", &KUBE_STATEFULSETS, sts);
 	a->answers = ACTION_OK_409; /* created before a crash */
 	json_decref(a->state);

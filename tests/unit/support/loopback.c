@@ -79,11 +79,36 @@ static bool read_head(int fd, char *head, size_t size)
 	return true;
 }
 
+/*
+ * Reads the rest of a request body whose head (and maybe its start) was
+ * read into head: a POST closed on unread bytes would be reset, its
+ * answer lost.
+ */
+static void drain_body(int fd, const char *head)
+{
+	const char *cl = strstr(head, "\r\nContent-Length:");
+	const char *end = strstr(head, "\r\n\r\n");
+	if (!cl || !end)
+		return;
+	long want = strtol(cl + strlen("\r\nContent-Length:"), NULL, 10) - (long)strlen(end + 4);
+	char buf[4096];
+	while (want > 0) {
+		struct pollfd p = {fd, POLLIN, 0};
+		if (poll(&p, 1, 5000) <= 0)
+			return;
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n <= 0)
+			return;
+		want -= n;
+	}
+}
+
 static void canned_answer(struct canned_server *s, int fd)
 {
 	char head[sizeof(s->last_head)];
 	if (!read_head(fd, head, sizeof(head)))
 		return;
+	drain_body(fd, head);
 	pthread_mutex_lock(&s->lock);
 	memcpy(s->last_head, head, sizeof(head));
 	s->served++;

@@ -17,9 +17,10 @@ int loopback_listen(int backlog, int *port);
 struct kube_client *loopback_client(int port, const struct kube_client_options *o);
 
 /*
- * A server on 127.0.0.1 that answers every request (one per connection,
- * GETs: no request body) with the same answer, and keeps the head of the
- * last request (request line and headers) for the test to check.
+ * A server on 127.0.0.1 that answers every request (one per connection;
+ * a body, read to its Content-Length, is dropped) with the same answer,
+ * and keeps the head of the last request (request line and headers) for
+ * the test to check.
  */
 struct canned_server;
 
