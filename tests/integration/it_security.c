@@ -183,9 +183,13 @@ static void annotate_state(struct sec *s, const struct kube_resource *r, const c
 			   const char *text, bool sealed)
 {
 	json_t *ann = json_pack("{s:s}", key, text);
-	if (sealed)
-		state_seal_annotate(s->seal, ann, s->ns, name, key);
-	else {
+	if (sealed) {
+		/* Sealed for the object as it is now (its UID), as the operator would. */
+		json_t *obj = it_get(s->admin, r, s->ns, name);
+		struct state_seal_scope scope = state_seal_scope_of(obj);
+		state_seal_annotate(s->seal, ann, &scope, key);
+		json_decref(obj);
+	} else {
 		char *seal_key = xasprintf("%s" STATE_SEAL_SUFFIX, key);
 		json_object_set_new(ann, seal_key, json_null());
 		free(seal_key);
@@ -456,8 +460,8 @@ static bool state_resealed(void *ctx)
 	struct sealed_wait *w = ctx;
 	json_t *obj = it_get(w->s->admin, w->r, w->s->ns, w->name);
 	const json_t *ann = json_object_get(json_object_get(obj, "metadata"), "annotations");
-	bool ok = json_object_get(ann, w->key) &&
-		  state_seal_annotation_ok(w->s->seal, ann, w->s->ns, w->name, w->key);
+	struct state_seal_scope scope = state_seal_scope_of(obj);
+	bool ok = json_object_get(ann, w->key) && state_seal_annotation_ok(w->s->seal, ann, &scope, w->key);
 	json_decref(obj);
 	return ok;
 }
@@ -468,7 +472,8 @@ static bool state_not_forged(void *ctx)
 	struct sealed_wait *w = ctx;
 	json_t *obj = it_get(w->s->admin, w->r, w->s->ns, w->name);
 	const json_t *ann = json_object_get(json_object_get(obj, "metadata"), "annotations");
-	bool ok = state_seal_annotation_ok(w->s->seal, ann, w->s->ns, w->name, w->key);
+	struct state_seal_scope scope = state_seal_scope_of(obj);
+	bool ok = state_seal_annotation_ok(w->s->seal, ann, &scope, w->key);
 	json_decref(obj);
 	return ok;
 }
