@@ -169,7 +169,7 @@ static void test_recreated_state_resealed_after_the_create(void **unused)
 	json_t *cm2 = saved_backup(s, "uid-set-2", "uid-cm-2", "{\"phase\":\"Copying\"}");
 	apply(cm2, resize_trust_reseal_backup(s, cm2));
 	json_t *ann2 = json_object_get(json_object_get(cm2, "metadata"), "annotations");
-	json_object_set(ann2, ANNOTATION_RECREATED_UID, json_string("uid-set-3"));
+	json_object_set_new(ann2, ANNOTATION_RECREATED_UID, json_string("uid-set-3"));
 	json_object_set(ann2, ANNOTATION_RECREATED_UID STATE_SEAL_SUFFIX,
 			json_object_get(kube_obj_annotations(cm), ANNOTATION_RECREATED_UID STATE_SEAL_SUFFIX));
 	json_t *body2 = set("uid-set-3", "{\"phase\":\"Copying\"}");
