@@ -24,6 +24,7 @@
 #include "controllers/resize/resize_controller.h"
 #include "controllers/scaledown/scaledown_controller.h"
 #include "controllers/state_seal.h"
+#include "controllers/state_seal_upgrade.h"
 #include "runtime/events.h"
 #include "runtime/leader.h"
 #include "runtime/manager.h"
@@ -191,6 +192,17 @@ static struct state_seal *load_state_seal(const struct operator_options *o, stru
 	return seal;
 }
 
+/* The leader's pass over the state of an earlier version, before its controllers start (state_seal_upgrade.h). */
+static void upgrade_seals(void *ctx)
+{
+	const struct state_seal_upgrade *u = ctx;
+	struct kube_error err = {0};
+	if (state_seal_upgrade_run(u, &err) < 0)
+		log_error("main", "sealing the state an earlier version left: %s (the operator needs update on Secret "
+				  "%s/%s; states it did not seal stay untrusted until it can, at the next start)",
+			  err.message, u->key_namespace, STATE_SEAL_SECRET_NAME);
+}
+
 /* The enabled controllers, each registering the caches it reads. -1 when one cannot be set up (logged). */
 static int add_controllers(struct manager *m, const struct operator_options *o, struct kube_client *c,
 			    struct event_recorder *events, struct observability *obs, const struct state_seal *seal)
@@ -241,7 +253,7 @@ static int add_controllers(struct manager *m, const struct operator_options *o, 
 
 /* The admission webhook when --webhook-bind-address asks for it (NULL otherwise, or when it cannot serve). */
 static struct webhook *start_webhook(const struct operator_options *o, struct kube_client *c, struct manager *m,
-				     struct observability *obs)
+				     struct observability *obs, const struct state_seal *seal)
 {
 	char *ns = own_namespace(o, c);
 	if (!ns)
@@ -251,7 +263,8 @@ static struct webhook *start_webhook(const struct operator_options *o, struct ku
 				     .cert_names = (const char *const *)o->webhook_cert_names,
 				     /* Namespace scope sends nothing outside its namespace. */
 				     .read_storage_classes = o->namespace == NULL,
-				     .dry_run = o->dry_run};
+				     .dry_run = o->dry_run,
+				     .seal = seal};
 	char *err = NULL;
 	struct webhook *w = webhook_start(&wo, c, m, observability_metrics(obs), &err);
 	if (err)
@@ -276,6 +289,7 @@ int main(int argc, char **argv)
 	struct event_recorder *events = NULL;
 	char *lease_ns = NULL;
 	char *identity = NULL;
+	char *key_ns = NULL;
 	struct state_seal *seal = NULL;
 	struct webhook *webhook = NULL;
 
@@ -380,9 +394,16 @@ int main(int argc, char **argv)
 	if (!seal)
 		goto out;
 	manager_report_refused(manager, events);
+	key_ns = own_namespace(&opts, client);
+	if (!key_ns)
+		key_ns = xstrdup(DEFAULT_OPERATOR_NAMESPACE);
+	struct state_seal_upgrade upgrade = {
+		.client = client, .seal = seal, .key_namespace = key_ns, .namespace = opts.namespace};
+	if (!opts.dry_run)
+		manager_set_before_controllers(manager, upgrade_seals, &upgrade);
 	if (add_controllers(manager, &opts, client, events, obs, seal) < 0)
 		goto out;
-	webhook = start_webhook(&opts, client, manager, obs);
+	webhook = start_webhook(&opts, client, manager, obs, seal);
 	if (!webhook && strcmp(opts.webhook_bind_address, "0"))
 		goto out;
 
@@ -415,6 +436,7 @@ out:
 	options_release(&opts);
 	state_seal_free(seal);
 	free(lease_ns);
+	free(key_ns);
 	free(identity);
 	free(err);
 	return status;

@@ -45,6 +45,8 @@
 #define BACKUP_KEY "statefulset.json"                                  /* its data key: the saved set */
 #define LABEL_SAVED_STATEFULSET "stateful-operator.io/saved-statefulset" /* on it; value: the set */
 #define SEALED_SAVED_STATEFULSET "stateful-operator.io/saved-statefulset" /* its seal's name */
+/* On it, sealed: the UID of the StatefulSet the operator re-created from it (resize_trust.h). */
+#define ANNOTATION_RECREATED_UID "stateful-operator.io/recreated-uid"
 #define TEMP_SUFFIX "-copy"                                            /* the copy's new claim <claim>-copy */
 /* On claims, PVs and Jobs the copy cycle creates or keeps. */
 #define LABEL_COPY_OF "stateful-operator.io/resize-copy-of"          /* value: the StatefulSet */

@@ -72,9 +72,11 @@ static int create_secret(struct kube_client *c, const char *ns, const char *name
 		return -1;
 	}
 	EVP_EncodeBlock((unsigned char *)b64, key, STATE_SEAL_KEY_BYTES);
-	json_t *secret = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:s, s:{s:s}}", "apiVersion", "v1", "kind",
-				   "Secret", "metadata", "name", name, "namespace", ns, "labels",
-				   "app.kubernetes.io/name", "stateful-operator", "type", "Opaque", "data",
+	/* A new key has sealed nothing of the earlier form: nothing to upgrade. */
+	json_t *secret = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:{s:s}}, s:s, s:{s:s}}", "apiVersion", "v1",
+				   "kind", "Secret", "metadata", "name", name, "namespace", ns, "labels",
+				   "app.kubernetes.io/name", "stateful-operator", "annotations",
+				   STATE_SEAL_FORMAT_ANNOTATION, STATE_SEAL_FORMAT, "type", "Opaque", "data",
 				   STATE_SEAL_SECRET_KEY, b64);
 	int r = kube_create(c, &KUBE_SECRETS, ns, secret, NULL, err);
 	json_decref(secret);
@@ -114,13 +116,11 @@ int state_seal_load(struct kube_client *c, const char *ns, const char *name, boo
 	return -1;
 }
 
-/* Each part length-prefixed, so no two different (ns, name, key, text) read the same. */
-void state_seal_sign(const struct state_seal *s, const char *ns, const char *name, const char *key, const char *text,
-		     char out[STATE_SEAL_HEX_LEN + 1])
+/* The HMAC of parts (n of them), each length-prefixed so that no two different lists read the same: hex into out. */
+static void mac_of(const struct state_seal *s, const char *const *parts, size_t n, char out[STATE_SEAL_HEX_LEN + 1])
 {
 	struct strbuf msg = STRBUF_INIT;
-	const char *parts[] = {"stateful-operator.io/seal/v1", ns, name, key, text};
-	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+	for (size_t i = 0; i < n; i++) {
 		const char *p = parts[i] ? parts[i] : "";
 		strbuf_appendf(&msg, "%zu:", strlen(p));
 		strbuf_appendf(&msg, "%s", p);
@@ -136,36 +136,88 @@ void state_seal_sign(const struct state_seal *s, const char *ns, const char *nam
 	strbuf_release(&msg);
 }
 
-bool state_seal_verify(const struct state_seal *s, const char *ns, const char *name, const char *key,
-		       const char *text, const char *seal)
+static bool same_mac(const char *want, const char *seal)
 {
-	if (!seal || strlen(seal) != STATE_SEAL_HEX_LEN || !text)
-		return false;
-	char want[STATE_SEAL_HEX_LEN + 1];
-	state_seal_sign(s, ns, name, key, text, want);
-	return CRYPTO_memcmp(want, seal, STATE_SEAL_HEX_LEN) == 0;
+	return seal && strlen(seal) == STATE_SEAL_HEX_LEN && CRYPTO_memcmp(want, seal, STATE_SEAL_HEX_LEN) == 0;
 }
 
-bool state_seal_annotation_ok(const struct state_seal *s, const json_t *annotations, const char *ns,
-			      const char *name, const char *key)
+/* The bond's name in the MAC: a seal made for one kind of bond never reads as another's. */
+static const char *bond_name(enum state_seal_bond bond)
+{
+	switch (bond) {
+	case STATE_SEAL_OBJECT:
+		return "object";
+	case STATE_SEAL_SAVED_FROM:
+		return "saved-from";
+	case STATE_SEAL_RECREATED_FROM:
+		return "recreated-from";
+	}
+	abort();
+}
+
+struct state_seal_scope state_seal_scope_of(const json_t *obj)
+{
+	struct state_seal_scope scope = {kube_obj_str(obj, "metadata.namespace"), kube_obj_str(obj, "metadata.name"),
+					 STATE_SEAL_OBJECT, kube_obj_str(obj, "metadata.uid")};
+	return scope;
+}
+
+void state_seal_sign(const struct state_seal *s, const struct state_seal_scope *scope, const char *key,
+		     const char *text, char out[STATE_SEAL_HEX_LEN + 1])
+{
+	const char *parts[] = {"stateful-operator.io/seal/v2", scope->ns, scope->name, key, text,
+			       bond_name(scope->bond), scope->uid};
+	mac_of(s, parts, sizeof(parts) / sizeof(parts[0]), out);
+}
+
+bool state_seal_verify(const struct state_seal *s, const struct state_seal_scope *scope, const char *key,
+		       const char *text, const char *seal)
+{
+	if (!text || !scope->uid || !*scope->uid)
+		return false;
+	char want[STATE_SEAL_HEX_LEN + 1];
+	state_seal_sign(s, scope, key, text, want);
+	return same_mac(want, seal);
+}
+
+void state_seal_sign_v1(const struct state_seal *s, const char *ns, const char *name, const char *key,
+			const char *text, char out[STATE_SEAL_HEX_LEN + 1])
+{
+	const char *parts[] = {"stateful-operator.io/seal/v1", ns, name, key, text};
+	mac_of(s, parts, sizeof(parts) / sizeof(parts[0]), out);
+}
+
+bool state_seal_verify_v1(const struct state_seal *s, const char *ns, const char *name, const char *key,
+			  const char *text, const char *seal)
+{
+	if (!text)
+		return false;
+	char want[STATE_SEAL_HEX_LEN + 1];
+	state_seal_sign_v1(s, ns, name, key, text, want);
+	return same_mac(want, seal);
+}
+
+bool state_seal_annotation_ok(const struct state_seal *s, const json_t *annotations,
+			      const struct state_seal_scope *scope, const char *key)
 {
 	const json_t *text = json_object_get(annotations, key);
 	if (!text)
 		return true;
 	char *seal_key = xasprintf("%s" STATE_SEAL_SUFFIX, key);
-	bool ok = state_seal_verify(s, ns, name, key, json_string_value(text),
+	bool ok = state_seal_verify(s, scope, key, json_string_value(text),
 				    json_string_value(json_object_get(annotations, seal_key)));
 	free(seal_key);
 	return ok;
 }
 
-void state_seal_annotate(const struct state_seal *s, json_t *ann, const char *ns, const char *name, const char *key)
+void state_seal_annotate(const struct state_seal *s, json_t *ann, const struct state_seal_scope *scope,
+			 const char *key)
 {
 	const char *text = json_string_value(json_object_get(ann, key));
 	char *seal_key = xasprintf("%s" STATE_SEAL_SUFFIX, key);
 	if (text) {
 		char seal[STATE_SEAL_HEX_LEN + 1];
-		state_seal_sign(s, ns, name, key, text, seal);
+		state_seal_sign(s, scope, key, text, seal);
 		json_object_set_new(ann, seal_key, json_string(seal));
 	} else {
 		json_object_set_new(ann, seal_key, json_null());
@@ -176,8 +228,8 @@ void state_seal_annotate(const struct state_seal *s, json_t *ann, const char *ns
 json_t *state_seal_drop_unsealed(const struct state_seal *s, json_t *obj, const char *key, bool *dropped)
 {
 	const json_t *ann = json_object_get(json_object_get(obj, "metadata"), "annotations");
-	*dropped = !state_seal_annotation_ok(s, ann, kube_obj_str(obj, "metadata.namespace"),
-					     kube_obj_str(obj, "metadata.name"), key);
+	struct state_seal_scope scope = state_seal_scope_of(obj);
+	*dropped = !state_seal_annotation_ok(s, ann, &scope, key);
 	if (!*dropped)
 		return json_incref(obj);
 	json_t *copy = json_deep_copy(obj);

@@ -23,6 +23,8 @@ struct manager {
 	int ncontrollers;
 	struct leader_elector *leader;
 	struct event_recorder *events; /* for objects left out of a cache, or NULL */
+	void (*before_controllers)(void *ctx);
+	void *before_ctx;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stop;
@@ -110,6 +112,12 @@ void manager_add_controller(struct manager *m, struct controller *c)
 	if (m->ncontrollers == MAX_CONTROLLERS)
 		abort();
 	m->controllers[m->ncontrollers++] = c;
+}
+
+void manager_set_before_controllers(struct manager *m, void (*fn)(void *ctx), void *ctx)
+{
+	m->before_controllers = fn;
+	m->before_ctx = ctx;
 }
 
 void manager_set_leader(struct manager *m, struct leader_elector *le)
@@ -238,6 +246,8 @@ int manager_run(struct manager *m)
 		}
 	}
 
+	if (m->before_controllers)
+		m->before_controllers(m->before_ctx);
 	int started = 0;
 	for (; started < m->ncontrollers; started++) {
 		if (controller_start(m->controllers[started]) < 0) {

@@ -51,6 +51,13 @@ void manager_add_controller(struct manager *m, struct controller *c);
  */
 void manager_set_leader(struct manager *m, struct leader_elector *le);
 
+/*
+ * fn(ctx) runs once the caches have synced and, with leader election, the
+ * Lease is held, right before the controllers start: work only the leader
+ * may do, before anything else acts.
+ */
+void manager_set_before_controllers(struct manager *m, void (*fn)(void *ctx), void *ctx);
+
 /* True once every informer has synced (for /readyz). */
 bool manager_synced(struct manager *m);
 /* Ready: synced, and leading when leader election is on. *why (borrowed) says what is missing. */

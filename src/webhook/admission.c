@@ -6,6 +6,7 @@
 
 #include "client/kube_object.h"
 #include "controllers/contract.h"
+#include "controllers/resize/resize_trust.h"
 #include "util/base64.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -139,27 +140,46 @@ static const json_t *templates_of(const json_t *sts)
 }
 
 /*
- * While a resize by copy has the StatefulSet deleted (to take replicas
- * down, or to re-create it with new templates), the operator re-creates it
- * from its saved copy, carrying its resize state. A create by anyone else
- * in that window (a GitOps tool healing the "missing" object, a kubectl
- * apply) would start pods on claims in the middle of a swap and take the
- * resize's place: it is refused, to be retried once the operator's own is
- * there (then it is an update, which the webhook handles).
+ * While a resize has the StatefulSet deleted (to take replicas down, or to
+ * re-create it with new templates), the operator re-creates it from its
+ * saved copy, carrying its resize state. A create by anyone else in that
+ * window (a GitOps tool healing the "missing" object, a kubectl apply) would
+ * start pods on claims in the middle of a swap and take the resize's place:
+ * it is refused, to be retried once the operator's own is there (then it is
+ * an update, which the webhook handles). The operator's own is told by who
+ * sends it and by its state, sealed for a re-create from that very copy; a
+ * copy the operator did not seal is no reason to refuse anything.
  */
 static json_t *guard_recreate(const json_t *req, const struct admission_view *view)
 {
 	const json_t *sts = json_object_get(req, "object");
 	const char *ns = kube_obj_str(req, "namespace"), *name = kube_obj_str(sts, "metadata.name");
-	if (opted_out(sts) || !ns || !name || !view->saved_copy || !view->saved_copy(view->saved_copy_ctx, ns, name) ||
-	    kube_obj_annotation(sts, ANNOTATION_RESIZE_STATE))
+	if (opted_out(sts) || !ns || !name || !view->saved_copy)
 		return allowed();
-	char *msg = xasprintf("stateful-operator is resizing the volumes of StatefulSet %s and re-creates it in a moment "
-			      "from its saved copy (ConfigMap %s" BACKUP_SUFFIX "); retry then: your manifest is applied "
-			      "as an update, and a change of its volumeClaimTemplates is carried out after this resize",
-			      name, name);
-	json_t *r = denied(409, "AlreadyExists", msg);
+	json_t *copy = view->saved_copy(view->saved_copy_ctx, ns, name);
+	json_t *r = NULL;
+	char *msg = NULL;
+	if (!copy) {
+		r = allowed();
+	} else if (!view->seal || resize_trust_backup(view->seal, copy, NULL) != RESIZE_TRUST_SEALED) {
+		msg = xasprintf("stateful-operator: ConfigMap %s" BACKUP_SUFFIX " is labelled as a saved copy of this "
+				"StatefulSet but does not carry the operator's seal for it, so it holds nothing back; "
+				"delete it if nobody needs it",
+				name);
+		r = json_pack("{s:b, s:[s]}", "allowed", 1, "warnings", msg);
+	} else if (resize_trust_recreate_of(view->seal, sts, copy) &&
+		   (!view->operator_user || same_str(kube_obj_str(req, "userInfo.username"), view->operator_user))) {
+		r = allowed();
+	} else {
+		msg = xasprintf("stateful-operator is resizing the volumes of StatefulSet %s and re-creates it in a "
+				"moment from its saved copy (ConfigMap %s" BACKUP_SUFFIX "); retry then: your manifest is "
+				"applied as an update, and a change of its volumeClaimTemplates is carried out after "
+				"this resize",
+				name, name);
+		r = denied(409, "AlreadyExists", msg);
+	}
 	free(msg);
+	json_decref(copy);
 	return r;
 }
 

@@ -6,10 +6,14 @@
  * ANNOTATION_DESIRED_TEMPLATES (contract.h) for the resize controller, and
  * every other change of the update goes through untouched. A change the
  * operator cannot carry out is denied with a message that says what to fix.
- * A create of a StatefulSet that a resize by copy has deleted and is about
- * to re-create (its saved copy exists) is refused unless it is the
- * operator's own (it carries the resize state), so a GitOps tool healing the
- * "missing" object cannot take the resize's place mid-swap.
+ * A create of a StatefulSet that a resize has deleted and is about to
+ * re-create (its saved copy, sealed by the operator, exists) is refused
+ * unless it is the operator's own: sent by the operator's identity and
+ * carrying the resize state sealed for a re-create from that saved copy
+ * (resize_trust.h). So a GitOps tool healing the "missing" object, or a
+ * user replaying the operator's create, cannot take the resize's place
+ * mid-swap; and a ConfigMap of that name that the operator did not seal
+ * (anyone who may create ConfigMaps can make one) holds no create back.
  *
  * Pure: no I/O, no clock but the review's time budget (view->budget);
  * answers from what the caller's caches hold. Safe from any thread on
@@ -20,6 +24,8 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+
+#include "controllers/state_seal.h"
 
 /*
  * The webhook configuration's matchConditions expression: only updates
@@ -57,10 +63,11 @@ struct admission_view {
 	 */
 	bool attributes_classes_unlisted;
 	/*
-	 * Whether the operator holds a saved copy of StatefulSet ns/name (a
-	 * resize has it deleted, to re-create it); NULL: none is known.
+	 * ConfigMap <name>-sts-backup of namespace ns, where a resize keeps its
+	 * saved copy of StatefulSet ns/name while it has the set deleted: a new
+	 * reference, or NULL when there is none. NULL: none is known.
 	 */
-	bool (*saved_copy)(void *ctx, const char *ns, const char *name);
+	json_t *(*saved_copy)(void *ctx, const char *ns, const char *name);
 	void *saved_copy_ctx;
 	/*
 	 * The review's time budget (util/work_budget.h; its steps are counted
@@ -70,6 +77,8 @@ struct admission_view {
 	 * turns into the API server's own judgement).
 	 */
 	struct work_budget *budget;
+	const struct state_seal *seal; /* checks a saved copy and a re-create's state; NULL: no copy holds */
+	const char *operator_user;     /* the operator's own username; NULL: not known, the seal alone decides */
 };
 
 /*
@@ -97,6 +106,12 @@ struct admission_view {
  *    than ADMISSION_MAX_TEMPLATES templates, and in namespace scope
  *    (view->storage_classes NULL) any new size or StorageClass, which
  *    the operator cannot carry out there (template_diff.c).
+ *  - a CREATE of a StatefulSet whose saved copy the operator sealed:
+ *    denied, status 409 (reason AlreadyExists), unless request.userInfo
+ *    names the operator (view->operator_user) and the set's resize state
+ *    is sealed for a re-create from that copy. A ConfigMap of the copy's
+ *    name without the operator's seal: allowed, with a warning that says
+ *    so. Any other CREATE: allowed.
  *  - denied, status 400: review is not an AdmissionReview v1 at all.
  * dryRun requests get the same answer: the only record is the object.
  * Serve every answer with HTTP 200: to the API server any other status is

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "client/kube_object.h"
+#include "client/kube_whoami.h"
 #include "controllers/contract.h"
 #include "runtime/http_server.h"
 #include "runtime/store.h"
@@ -24,6 +25,8 @@ struct webhook {
 	struct informer *attr_classes; /* VolumeAttributesClasses, or NULL (not served, or not readable) */
 	bool attr_classes_unreadable;  /* served, but the operator may not list them */
 	struct informer *saved_copies; /* the resize's saved StatefulSets (ConfigMaps) */
+	const struct state_seal *seal; /* borrowed */
+	char *operator_user;           /* who the operator is to the API server, or NULL: not known */
 	struct metric_family *requests, *duration;
 
 	pthread_t sync_thread;
@@ -62,15 +65,14 @@ bool webhook_caches_synced(struct informer *const *caches, size_t n, const char 
 	return true;
 }
 
-/* admission_view.saved_copy: ConfigMap <name>-sts-backup of the resize's cache. */
-static bool saved_copy_exists(void *ctx, const char *ns, const char *name)
+/* admission_view.saved_copy: ConfigMap <name>-sts-backup of the resize's cache (new reference), or NULL. */
+static json_t *saved_copy_of(void *ctx, const char *ns, const char *name)
 {
 	struct informer *inf = ctx;
 	char *key = xasprintf("%s/%s" BACKUP_SUFFIX, ns, name);
 	json_t *cm = store_get(informer_store(inf), key);
 	free(key);
-	json_decref(cm);
-	return cm != NULL;
+	return cm;
 }
 
 static const char *outcome_of(const json_t *review)
@@ -152,8 +154,10 @@ static int on_review(void *ctx, const struct http_request *req, const char **con
 	struct admission_view view = {.storage_classes = classes,
 				      .attributes_classes = attr_classes,
 				      .attributes_classes_unreadable = w->attr_classes_unreadable,
-				      .saved_copy = saved_copy_exists,
+				      .saved_copy = saved_copy_of,
 				      .saved_copy_ctx = w->saved_copies,
+				      .seal = w->seal,
+				      .operator_user = w->operator_user,
 				      .budget = &budget};
 	json_t *out = admission_review(in, &view);
 	int status;
@@ -240,6 +244,26 @@ static enum attributes_classes attributes_classes_access(struct kube_client *c)
 	return ATTRIBUTES_CLASSES_READABLE;
 }
 
+/*
+ * Who the operator is to the API server, for the create guard: the
+ * requester of the operator's own re-creates. Unknown, the guard goes by
+ * the seal alone, and says so.
+ */
+static void learn_operator_user(struct webhook *w, struct kube_client *client)
+{
+	struct kube_error err = {0};
+	if (kube_whoami(client, &w->operator_user, &err) == 0) {
+		log_info("webhook", "while a resize has a StatefulSet deleted, only %s may create it (the operator's "
+				    "own identity)",
+			 w->operator_user);
+		return;
+	}
+	log_warn("webhook", "cannot tell the operator's own username (SelfSubjectReview: %s): while a resize has a "
+			    "StatefulSet deleted, a create carrying the re-create's sealed state is let through from "
+			    "anyone",
+		 err.message);
+}
+
 /* The Service's names, as a client inside the cluster may call it. */
 static char **service_names(const char *ns)
 {
@@ -293,6 +317,8 @@ struct webhook *webhook_start(const struct webhook_options *o, struct kube_clien
 		break;
 	}
 	w->saved_copies = manager_informer_selected(m, &KUBE_CONFIGMAPS, LABEL_SAVED_STATEFULSET);
+	w->seal = o->seal;
+	learn_operator_user(w, client);
 	w->requests = metrics_counter(metrics, "stateful_operator_webhook_requests_total",
 				      "AdmissionReviews answered, by outcome (allowed, mutated, denied, invalid; unavailable: "
 				      "refused while the caches sync; over_budget: abandoned, not decided within "
@@ -335,6 +361,7 @@ void webhook_stop(struct webhook *w)
 	}
 	http_server_stop(w->server);
 	webhook_tls_free(w->tls);
+	free(w->operator_user);
 	pthread_cond_destroy(&w->wake);
 	pthread_mutex_destroy(&w->lock);
 	free(w);

@@ -9,6 +9,11 @@
  * replica answers 503, which failurePolicy Ignore turns into the API
  * server's own judgement (a template change refused, the rest allowed).
  *
+ * On a create while a resize has the set deleted, it tells the operator's
+ * own re-create by the requester's username, which it learns at start
+ * (kube_whoami.h: the operator's own identity, however it authenticates),
+ * and by the seal on the re-create's state (admission.h).
+ *
  * Its certificate (webhook_tls.h): a CA and a serving certificate the
  * operator makes, kept in Secret WEBHOOK_SECRET of its own namespace, the
  * CA written into the caBundle of MutatingWebhookConfiguration
@@ -26,6 +31,7 @@
 #include <stddef.h>
 
 #include "client/kube_client.h"
+#include "controllers/state_seal.h"
 #include "runtime/informer.h"
 #include "runtime/manager.h"
 #include "runtime/metrics.h"
@@ -79,6 +85,7 @@ struct webhook_options {
 	const char *const *cert_names;
 	bool read_storage_classes; /* false in namespace scope: a Role cannot grant them */
 	bool dry_run;              /* make a certificate, write nothing */
+	const struct state_seal *seal; /* the controllers' (borrowed): a saved copy holds a create back only when sealed */
 };
 
 struct webhook;

@@ -205,7 +205,10 @@ expect yes "$SA" create secrets -n "$OPNS"
 expect no "$SA" get secrets/stateful-operator-state-key -n default
 expect no "$SA" create secrets -n default
 expect no "$SA" list secrets -n "$OPNS"
-expect no "$SA" update secrets/stateful-operator-state-key -n "$OPNS"
+# update: its seal-format mark, once (state_seal_upgrade.h); that Secret only.
+expect yes "$SA" update secrets/stateful-operator-state-key -n "$OPNS"
+expect no "$SA" update secrets/stateful-operator-webhook-cert-x -n "$OPNS"
+expect no "$SA" update secrets/stateful-operator-state-key -n default
 # The webhook: its certificate's Secret (made by the first replica), and the
 # caBundle of its one configuration.
 expect yes "$SA" get secrets/stateful-operator-webhook-cert -n "$OPNS"
@@ -304,6 +307,9 @@ expect no "$NSA" create persistentvolumeclaims -n default
 expect no "$NSA" create pods -n default
 expect no "$NSA" get secrets -n "$NS"
 expect yes "$NSA" get secrets/stateful-operator-state-key -n "$NS"
+expect yes "$NSA" update secrets/stateful-operator-state-key -n "$NS"
+expect no "$NSA" update secrets/other -n "$NS"
+expect yes "$NSA" patch configmaps -n "$NS"
 expect yes "$NSA" create secrets -n "$NS"
 expect no "$NSA" create secrets -n default
 expect no "$NSA" create namespaces

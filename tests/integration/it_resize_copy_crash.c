@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "controllers/resize/resize_plan.h"
+#include "controllers/state_seal.h"
 #include "daemon.h"
 #include "itest.h"
 #include "util/xalloc.h"
@@ -63,6 +64,29 @@ static bool copy_done(void *ctx)
 }
 
 
+/* A 1-replica set SET of 1Gi in class "fixed" in ns, Ready and Bound; its claim's PV (new string). */
+static char *create_set(struct kube_client *admin, const char *ns)
+{
+	json_t *manifest = it_json(
+		"{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"" SET "\"},"
+		"\"spec\":{\"replicas\":1,\"serviceName\":\"" SET "\",\"selector\":{\"matchLabels\":{\"app\":\"" SET "\"}},"
+		"\"template\":{\"metadata\":{\"labels\":{\"app\":\"" SET "\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
+		"\"image\":\"pause\"}]}},\"volumeClaimTemplates\":[{\"metadata\":{\"name\":\"data\"},\"spec\":{"
+		"\"accessModes\":[\"ReadWriteOnce\"],\"storageClassName\":\"fixed\",\"resources\":{\"requests\":"
+		"{\"storage\":\"1Gi\"}}}}]}}");
+	struct kube_error err;
+	if (kube_create(admin, &KUBE_STATEFULSETS, ns, manifest, NULL, &err) < 0)
+		fail_msg("create StatefulSet: %s", err.message);
+	json_decref(manifest);
+	it_wait_ready_and_bound(admin, ns, 1, 1, 60000);
+	json_t *pvc = get(admin, &KUBE_PVCS, ns, "data-" SET "-0");
+	char *pv = xstrdup(kube_obj_str(pvc, "spec.volumeName"));
+	json_decref(pvc);
+	if (it_sh("kubectl annotate statefulset -n %s " SET " resize.stateful-operator.io/data=2Gi >/dev/null", ns))
+		fail_msg("annotate failed");
+	return pv;
+}
+
 static void test_crash_after_every_copy_step_resumes(void **state)
 {
 	(void)state;
@@ -100,22 +124,8 @@ static void test_crash_after_every_copy_step_resumes(void **state)
 	};
 	struct kube_client *admin = it_admin_client();
 	char *ns = it_namespace_new(admin, "it-copycrash");
-	json_t *manifest = it_json(
-		"{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"" SET "\"},"
-		"\"spec\":{\"replicas\":1,\"serviceName\":\"" SET "\",\"selector\":{\"matchLabels\":{\"app\":\"" SET "\"}},"
-		"\"template\":{\"metadata\":{\"labels\":{\"app\":\"" SET "\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
-		"\"image\":\"pause\"}]}},\"volumeClaimTemplates\":[{\"metadata\":{\"name\":\"data\"},\"spec\":{"
-		"\"accessModes\":[\"ReadWriteOnce\"],\"storageClassName\":\"fixed\",\"resources\":{\"requests\":"
-		"{\"storage\":\"1Gi\"}}}}]}}");
+	char *old_pv = create_set(admin, ns);
 	struct kube_error err;
-	if (kube_create(admin, &KUBE_STATEFULSETS, ns, manifest, NULL, &err) < 0)
-		fail_msg("create StatefulSet: %s", err.message);
-	it_wait_ready_and_bound(admin, ns, 1, 1, 60000);
-	json_t *pvc = get(admin, &KUBE_PVCS, ns, "data-" SET "-0");
-	char *old_pv = xstrdup(kube_obj_str(pvc, "spec.volumeName"));
-	json_decref(pvc);
-	if (it_sh("kubectl annotate statefulset -n %s " SET " resize.stateful-operator.io/data=2Gi >/dev/null", ns))
-		fail_msg("annotate failed");
 
 	for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
 		struct daemon d = daemon_start_operator_crashing(steps[k]);
@@ -152,7 +162,57 @@ static void test_crash_after_every_copy_step_resumes(void **state)
 	it_wait_ready_and_bound(admin, ns, 1, 1, 30000);
 
 	free(old_pv);
-	json_decref(manifest);
+	it_namespace_delete(admin, ns);
+	free(ns);
+	kube_client_free(admin);
+}
+
+/*
+ * A kill between the re-create and the saved copy's record of it (done
+ * here by taking the record away after a kill right after Recreate): the
+ * set the copy cannot vouch for is deleted with propagationPolicy Orphan
+ * and re-created from the saved copy (ResizeRecreateUnconfirmed), and the
+ * copy completes as after any other kill.
+ */
+static void test_crash_before_the_recreate_is_recorded_resumes(void **state)
+{
+	(void)state;
+	struct kube_client *admin = it_admin_client();
+	char *ns = it_namespace_new(admin, "it-copyunconfirmed");
+	char *old_pv = create_set(admin, ns);
+	char *log = NULL;
+	if (!daemon_run_operator_until_crash("Recreate", 120000, &log))
+		fail_msg("the operator did not re-create the set; log:\n%s", log);
+	json_t *made = get(admin, &KUBE_STATEFULSETS, ns, SET);
+	assert_non_null(made);
+	char *first_uid = xstrdup(kube_obj_str(made, "metadata.uid"));
+	json_decref(made);
+	json_t *cm = get(admin, &KUBE_CONFIGMAPS, ns, SET BACKUP_SUFFIX);
+	assert_non_null(cm);
+	/* The record of the re-create, sealed for the ConfigMap, names the set made. */
+	const json_t *ann = json_object_get(json_object_get(cm, "metadata"), "annotations");
+	assert_string_equal(json_string_value(json_object_get(ann, ANNOTATION_RECREATED_UID)), first_uid);
+	json_decref(cm);
+	if (it_sh("kubectl annotate configmap -n %s " SET BACKUP_SUFFIX " " ANNOTATION_RECREATED_UID "- "
+		  ANNOTATION_RECREATED_UID STATE_SEAL_SUFFIX "- >/dev/null",
+		  ns))
+		fail_msg("cannot take the record away");
+
+	struct daemon d = daemon_start_operator_crashing(NULL);
+	struct done_ctx dc = {admin, ns, old_pv};
+	if (!it_wait(copy_done, &dc, 90000)) {
+		char *text = daemon_log(&d);
+		fail_msg("after the unrecorded re-create the copy did not complete; log:\n%s", text);
+	}
+	daemon_stop_operator(&d);
+	assert_true(it_event_count(admin, ns, "ResizeRecreateUnconfirmed", SET) >= 1);
+	json_t *now = get(admin, &KUBE_STATEFULSETS, ns, SET);
+	assert_string_not_equal(kube_obj_str(now, "metadata.uid"), first_uid);
+	json_decref(now);
+	assert_null(get(admin, &KUBE_CONFIGMAPS, ns, SET BACKUP_SUFFIX));
+	it_wait_ready_and_bound(admin, ns, 1, 1, 30000);
+	free(first_uid);
+	free(old_pv);
 	it_namespace_delete(admin, ns);
 	free(ns);
 	kube_client_free(admin);
@@ -162,6 +222,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_crash_after_every_copy_step_resumes),
+		cmocka_unit_test(test_crash_before_the_recreate_is_recorded_resumes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

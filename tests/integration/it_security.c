@@ -183,9 +183,13 @@ static void annotate_state(struct sec *s, const struct kube_resource *r, const c
 			   const char *text, bool sealed)
 {
 	json_t *ann = json_pack("{s:s}", key, text);
-	if (sealed)
-		state_seal_annotate(s->seal, ann, s->ns, name, key);
-	else {
+	if (sealed) {
+		/* Sealed for the object as it is now (its UID), as the operator would. */
+		json_t *obj = it_get(s->admin, r, s->ns, name);
+		struct state_seal_scope scope = state_seal_scope_of(obj);
+		state_seal_annotate(s->seal, ann, &scope, key);
+		json_decref(obj);
+	} else {
 		char *seal_key = xasprintf("%s" STATE_SEAL_SUFFIX, key);
 		json_object_set_new(ann, seal_key, json_null());
 		free(seal_key);
@@ -456,8 +460,8 @@ static bool state_resealed(void *ctx)
 	struct sealed_wait *w = ctx;
 	json_t *obj = it_get(w->s->admin, w->r, w->s->ns, w->name);
 	const json_t *ann = json_object_get(json_object_get(obj, "metadata"), "annotations");
-	bool ok = json_object_get(ann, w->key) &&
-		  state_seal_annotation_ok(w->s->seal, ann, w->s->ns, w->name, w->key);
+	struct state_seal_scope scope = state_seal_scope_of(obj);
+	bool ok = json_object_get(ann, w->key) && state_seal_annotation_ok(w->s->seal, ann, &scope, w->key);
 	json_decref(obj);
 	return ok;
 }
@@ -468,7 +472,8 @@ static bool state_not_forged(void *ctx)
 	struct sealed_wait *w = ctx;
 	json_t *obj = it_get(w->s->admin, w->r, w->s->ns, w->name);
 	const json_t *ann = json_object_get(json_object_get(obj, "metadata"), "annotations");
-	bool ok = state_seal_annotation_ok(w->s->seal, ann, w->s->ns, w->name, w->key);
+	struct state_seal_scope scope = state_seal_scope_of(obj);
+	bool ok = state_seal_annotation_ok(w->s->seal, ann, &scope, w->key);
 	json_decref(obj);
 	return ok;
 }
@@ -579,6 +584,87 @@ static void test_unsealed_leftover_backup_is_deleted(void **state)
 	json_decref(sts);
 }
 
+struct one_ready {
+	struct sec *s;
+	const char *pod, *claim;
+};
+
+/* The pod is Ready and the claim Bound (counts of the namespace do not say which). */
+static bool ready_and_bound(void *ctx)
+{
+	struct one_ready *w = ctx;
+	json_t *pod = it_get(w->s->admin, &KUBE_PODS, w->s->ns, w->pod);
+	json_t *pvc = it_get(w->s->admin, &KUBE_PVCS, w->s->ns, w->claim);
+	bool ok = kube_pod_ready(pod) && kube_obj_str(pvc, "status.phase") &&
+		  !strcmp(kube_obj_str(pvc, "status.phase"), "Bound");
+	json_decref(pvc);
+	json_decref(pod);
+	return ok;
+}
+
+static bool statefulset_gone(void *ctx)
+{
+	struct gone_wait *w = ctx;
+	json_t *sts = it_get(w->s->admin, &KUBE_STATEFULSETS, w->s->ns, w->name);
+	json_decref(sts);
+	return sts == NULL;
+}
+
+/*
+ * Finding 9: the state the operator sealed on a StatefulSet (a resize just
+ * started: Expanding), copied with its seal onto a new StatefulSet of the
+ * same name once the first is deleted, is refused on the new one
+ * (ResizeStateUntrusted) and nothing is done: the claim keeps its size, the
+ * state stays as copied. The 0.2 seal covered the name, not the UID, and
+ * the copy went on growing the claim.
+ */
+static void test_state_replayed_onto_a_new_set_is_refused(void **state)
+{
+	struct sec *s = *state;
+	json_decref(statefulset(s, "rp"));
+	struct one_ready w = {s, "rp-0", "data-rp-0"};
+	assert_true(it_wait_every(ready_and_bound, &w, 60000, 200));
+	/* The operator writes the first state and dies: the set keeps what it sealed. */
+	daemon_stop_operator(&s->op);
+	it_merge_patch(s->admin, &KUBE_STATEFULSETS, s->ns, "rp",
+		       "{\"metadata\":{\"annotations\":{\"resize.stateful-operator.io/data\":\"2Mi\"}}}");
+	char *log = NULL;
+	if (!daemon_run_operator_until_crash("SetState", 60000, &log))
+		fail_msg("the operator did not write the resize state; log:\n%s", log);
+	json_t *first = it_get(s->admin, &KUBE_STATEFULSETS, s->ns, "rp");
+	const char *text = it_annotation(first, ANNOTATION_RESIZE_STATE);
+	const char *seal = it_annotation(first, ANNOTATION_RESIZE_STATE STATE_SEAL_SUFFIX);
+	if (!text || !seal)
+		fail_msg("no sealed resize state on the first set");
+	/* The first set goes (its pod stays); a new one of the name carries a copy of every annotation. */
+	struct kube_delete_options orphan = {.propagation_policy = "Orphan"};
+	struct kube_error err;
+	if (kube_delete(s->admin, &KUBE_STATEFULSETS, s->ns, "rp", &orphan, &err) < 0)
+		fail_msg("delete rp: %s", err.message);
+	struct gone_wait gw = {s, "rp"};
+	assert_true(it_wait_every(statefulset_gone, &gw, 30000, 100));
+	json_t *again = it_statefulset("rp", 1, "Parallel", "data");
+	json_object_set(json_object_get(again, "metadata"), "annotations",
+			json_object_get(json_object_get(first, "metadata"), "annotations"));
+	json_t *made = NULL;
+	if (kube_create(s->admin, &KUBE_STATEFULSETS, s->ns, again, &made, &err) < 0)
+		fail_msg("create rp again: %s", err.message);
+	assert_string_not_equal(kube_obj_str(made, "metadata.uid"), kube_obj_str(first, "metadata.uid"));
+	daemon_start_operator(&s->op, NULL, true);
+	wait_event(s, "ResizeStateUntrusted", "rp", ANNOTATION_RESIZE_STATE);
+	it_sleep_ms(WATCH_MS / 2);
+	json_t *now = it_get(s->admin, &KUBE_STATEFULSETS, s->ns, "rp");
+	assert_string_equal(it_annotation(now, ANNOTATION_RESIZE_STATE), text);
+	assert_string_equal(it_annotation(now, ANNOTATION_RESIZE_STATE STATE_SEAL_SUFFIX), seal);
+	json_t *claim = it_get(s->admin, &KUBE_PVCS, s->ns, "data-rp-0");
+	assert_string_equal(kube_obj_str(claim, "spec.resources.requests.storage"), "1Mi");
+	json_decref(claim);
+	json_decref(now);
+	json_decref(made);
+	json_decref(again);
+	json_decref(first);
+}
+
 /* Peak resident memory of process pid in MiB (VmHWM), or -1. */
 static long peak_rss_mib(pid_t pid)
 {
@@ -648,6 +734,7 @@ int main(void)
 		cmocka_unit_test(test_forged_cleanup_and_cluster_state_read_as_lost),
 		cmocka_unit_test(test_alias_bomb_template_is_refused_cheaply),
 		cmocka_unit_test(test_unsealed_leftover_backup_is_deleted),
+		cmocka_unit_test(test_state_replayed_onto_a_new_set_is_refused),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -136,6 +136,17 @@ static void test_deployed_operator_survives_losing_its_leader_mid_copy(void **st
 		      " | tail -30 >&2");
 		fail_msg("the deployed operator did not come up: 2 Running, 1 Ready holding the Lease");
 	}
+	/*
+	 * In the pod (the ServiceAccount's token, in-cluster config), the webhook
+	 * knows the operator as the API server does: the requester of its own
+	 * re-creates, which this copy makes (finding 7).
+	 */
+	char *who = it_sh_output("kubectl logs -n " OPERATOR_NS " %s | grep -c 'only "
+				 "system:serviceaccount:" OPERATOR_NS ":stateful-operator may create it' || true",
+				 d.leader);
+	if (atoi(who) < 1)
+		fail_msg("the deployed webhook did not learn the operator's identity in-cluster");
+	free(who);
 	/* As the Deployment says: uid 65532, read-only root. */
 	char *id = it_sh_output("kubectl exec -n " OPERATOR_NS " %s -- id -u", d.leader);
 	assert_string_equal(id, "65532");

@@ -17,6 +17,7 @@
 #include "client/kube_object.h"
 #include "controllers/contract.h"
 #include "controllers/resize/resize_plan.h"
+#include "controllers/resize/resize_trust.h"
 #include "util/base64.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -1088,64 +1089,187 @@ static void test_match_condition(void **state)
 	assert_non_null(strstr(ADMISSION_MATCH_CONDITION, "has(oldObject.spec.volumeClaimTemplates)"));
 }
 
-static bool saved_copy_of_web(void *ctx, const char *ns, const char *name)
+/* ---- the create guard ---- */
+
+#define OPERATOR "system:serviceaccount:stateful-operator-system:stateful-operator"
+#define BACKUP_UID "uid-cm-1"
+
+struct guard {
+	struct state_seal *seal;
+	json_t *backup; /* ConfigMap web-sts-backup, as the cache holds it */
+	int asked;
+	struct admission_view view;
+};
+
+/* admission_view.saved_copy: the fixture's backup for ns/web. */
+static json_t *saved_copy_of_web(void *ctx, const char *ns, const char *name)
 {
-	(*(int *)ctx)++;
-	return !strcmp(ns, "ns") && !strcmp(name, "web");
+	struct guard *g = ctx;
+	g->asked++;
+	return !strcmp(ns, "ns") && !strcmp(name, "web") ? json_incref(g->backup) : NULL;
 }
 
-/* The AdmissionReview of a CREATE of obj (stolen). */
-static json_t *create_review(json_t *obj)
+/* The backup of ns/web as Save leaves it: the saved set and its state, sealed for the ConfigMap itself. */
+static json_t *sealed_backup(const struct state_seal *s, const char *uid)
+{
+	json_t *cm = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:{s:s}, s:{s:s}}, s:{s:s}}", "apiVersion", "v1",
+			       "kind", "ConfigMap", "metadata", "namespace", "ns", "name", "web" BACKUP_SUFFIX, "uid", uid,
+			       "resourceVersion", "7", "labels", LABEL_SAVED_STATEFULSET, "web", "annotations",
+			       ANNOTATION_RESIZE_STATE, "{\"phase\":\"Copying\"}", "data", BACKUP_KEY,
+			       "{\"kind\":\"StatefulSet\"}");
+	struct state_seal_scope own = {"ns", "web", STATE_SEAL_OBJECT, uid};
+	resize_trust_seal_backup(s, cm, &own);
+	return cm;
+}
+
+static void guard_init(struct guard *g)
+{
+	unsigned char key[STATE_SEAL_KEY_BYTES];
+	memset(key, 5, sizeof(key));
+	g->seal = state_seal_new(key);
+	g->backup = sealed_backup(g->seal, BACKUP_UID);
+	g->asked = 0;
+	g->view = (struct admission_view){.saved_copy = saved_copy_of_web,
+					  .saved_copy_ctx = g,
+					  .seal = g->seal,
+					  .operator_user = OPERATOR};
+}
+
+static void guard_release(struct guard *g)
+{
+	json_decref(g->backup);
+	state_seal_free(g->seal);
+}
+
+/* The AdmissionReview of a CREATE of obj (stolen) by user. */
+static json_t *create_review(json_t *obj, const char *user)
 {
 	json_t *r = review_of("c-1", json_null(), obj);
 	json_t *req = json_object_get(r, "request");
 	json_object_set_new(req, "operation", json_string("CREATE"));
+	json_object_set_new(req, "userInfo", json_pack("{s:s, s:[s]}", "username", user, "groups", "system:authenticated"));
 	json_object_del(req, "oldObject");
 	return r;
 }
 
-/* A StatefulSet a resize by copy has deleted: only the operator's re-create (with its state) gets through. */
+/* Set web carrying resize state text, sealed (when bond >= 0) as bond to uid. New object. */
+static json_t *set_with_state(const struct state_seal *s, int bond, const char *uid)
+{
+	json_t *sts = statefulset("db:2", "{\"stateful-operator.io/resize-state\":\"{\\\"phase\\\":\\\"Copying\\\"}\"}",
+				  DATA_10);
+	if (bond >= 0) {
+		struct state_seal_scope scope = {"ns", "web", (enum state_seal_bond)bond, uid};
+		state_seal_annotate(s, json_object_get(json_object_get(sts, "metadata"), "annotations"), &scope,
+				    ANNOTATION_RESIZE_STATE);
+	}
+	return sts;
+}
+
+/* The guard's answer to a create of sts (stolen) by user: true when allowed. *answer: a new reference. */
+static bool guard_allows(struct guard *g, json_t *sts, const char *user, json_t **answer)
+{
+	json_t *review = create_review(sts, user);
+	json_t *a = admission_review(review, &g->view);
+	json_decref(review);
+	bool ok = json_is_true(json_object_get(response_of(a), "allowed"));
+	if (!ok) {
+		assert_int_equal(json_integer_value(json_object_get(json_object_get(response_of(a), "status"), "code")),
+				 409);
+		assert_non_null(strstr(message_of(a), "re-creates it in a moment"));
+		assert_non_null(strstr(message_of(a), "web-sts-backup"));
+	} else {
+		assert_null(json_object_get(response_of(a), "patch"));
+	}
+	if (answer)
+		*answer = a;
+	else
+		json_decref(a);
+	return ok;
+}
+
+/* A StatefulSet a resize has deleted: only the operator's own re-create gets through. */
 static void test_create_while_a_resize_recreates_the_set(void **state)
 {
 	(void)state;
-	int asked = 0;
-	struct admission_view view = {.saved_copy = saved_copy_of_web, .saved_copy_ctx = &asked};
-	json_t *review = create_review(statefulset("db:2", NULL, DATA_10));
-	json_t *a = admission_review(review, &view);
-	assert_false(json_is_true(json_object_get(response_of(a), "allowed")));
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(response_of(a), "status"), "code")), 409);
-	assert_non_null(strstr(message_of(a), "re-creates it in a moment"));
-	assert_non_null(strstr(message_of(a), "web-sts-backup"));
-	assert_int_equal(asked, 1);
-	json_decref(a);
-	json_decref(review);
-
-	/* The operator's own re-create carries the resize state. */
-	review = create_review(statefulset("db:2", "{\"stateful-operator.io/resize-state\":\"{}\"}", DATA_10));
-	a = admission_review(review, &view);
-	assert_true(json_is_true(json_object_get(response_of(a), "allowed")));
-	assert_null(json_object_get(response_of(a), "patch"));
-	json_decref(a);
-	json_decref(review);
-
+	struct guard g;
+	guard_init(&g);
+	/* A GitOps tool healing the "missing" set. */
+	assert_false(guard_allows(&g, statefulset("db:2", NULL, DATA_10), "argocd", NULL));
+	assert_int_equal(g.asked, 1);
+	/* The operator's own: its identity, its state sealed for a re-create from this very copy. */
+	assert_true(guard_allows(&g, set_with_state(g.seal, STATE_SEAL_RECREATED_FROM, BACKUP_UID), OPERATOR, NULL));
 	/* Another set, no saved copy: created as usual, untouched. */
 	json_t *other = statefulset("db:2", NULL, DATA_10);
 	json_object_set_new(json_object_get(other, "metadata"), "name", json_string("db"));
-	review = create_review(other);
-	a = admission_review(review, &view);
-	assert_true(json_is_true(json_object_get(response_of(a), "allowed")));
-	json_decref(a);
-	json_decref(review);
-
+	assert_true(guard_allows(&g, other, "argocd", NULL));
 	/* Opted out: never refused. */
 	json_t *out = statefulset("db:2", NULL, DATA_10);
 	json_object_set_new(json_object_get(json_object_get(out, "metadata"), "labels"), LABEL_WEBHOOK,
 			    json_string(WEBHOOK_DISABLED));
-	review = create_review(out);
-	a = admission_review(review, &view);
-	assert_true(json_is_true(json_object_get(response_of(a), "allowed")));
-	json_decref(a);
-	json_decref(review);
+	assert_true(guard_allows(&g, out, "argocd", NULL));
+	guard_release(&g);
+}
+
+/*
+ * Finding 7: the resize-state text alone, or the operator's sealed state
+ * copied by another user, is no pass; nor a state sealed for anything but a
+ * re-create from this copy.
+ */
+static void test_create_guard_checks_the_seal_and_the_requester(void **state)
+{
+	(void)state;
+	struct guard g;
+	guard_init(&g);
+	/* Any state text, no seal: the old guard let it through from anyone. */
+	assert_false(guard_allows(&g, set_with_state(g.seal, -1, NULL), "jane", NULL));
+	assert_false(guard_allows(&g, set_with_state(g.seal, -1, NULL), OPERATOR, NULL));
+	/* The operator's re-create, copied by another user (sealed right, sent by the wrong one). */
+	assert_false(guard_allows(&g, set_with_state(g.seal, STATE_SEAL_RECREATED_FROM, BACKUP_UID), "jane", NULL));
+	/* Sealed for a re-create from another copy, or as the set before it was deleted: no. */
+	assert_false(guard_allows(&g, set_with_state(g.seal, STATE_SEAL_RECREATED_FROM, "uid-cm-0"), OPERATOR, NULL));
+	assert_false(guard_allows(&g, set_with_state(g.seal, STATE_SEAL_OBJECT, "uid-set-1"), OPERATOR, NULL));
+	/* The operator's identity not known: the seal alone decides. */
+	g.view.operator_user = NULL;
+	assert_true(guard_allows(&g, set_with_state(g.seal, STATE_SEAL_RECREATED_FROM, BACKUP_UID), "jane", NULL));
+	assert_false(guard_allows(&g, set_with_state(g.seal, -1, NULL), "jane", NULL));
+	guard_release(&g);
+}
+
+/*
+ * Finding 7: a ConfigMap of the saved copy's name that the operator did not
+ * seal (anyone who may create ConfigMaps can make one) holds no create
+ * back: allowed, with a warning that says why.
+ */
+static void test_forged_saved_copy_blocks_nothing(void **state)
+{
+	(void)state;
+	struct guard g;
+	guard_init(&g);
+	json_t *seals[] = {
+		/* No seal at all. */
+		json_pack("{s:{s:s, s:s, s:s, s:{s:s}}, s:{s:s}}", "metadata", "namespace", "ns", "name",
+			  "web" BACKUP_SUFFIX, "uid", "uid-cm-9", "labels", LABEL_SAVED_STATEFULSET, "web", "data",
+			  BACKUP_KEY, "{}"),
+		/* A real copy's content, in another ConfigMap (another UID). */
+		json_deep_copy(g.backup),
+		/* Sealed with another key. */
+		NULL,
+	};
+	json_object_set_new(json_object_get(seals[1], "metadata"), "uid", json_string("uid-cm-2"));
+	unsigned char other[STATE_SEAL_KEY_BYTES];
+	memset(other, 6, sizeof(other));
+	struct state_seal *wrong = state_seal_new(other);
+	seals[2] = sealed_backup(wrong, BACKUP_UID);
+	for (size_t i = 0; i < sizeof(seals) / sizeof(seals[0]); i++) {
+		json_decref(g.backup);
+		g.backup = seals[i];
+		json_t *a = NULL;
+		assert_true(guard_allows(&g, statefulset("db:2", NULL, DATA_10), "jane", &a));
+		assert_true(warnings_contain(a, "does not carry the operator's seal"));
+		json_decref(a);
+	}
+	state_seal_free(wrong);
+	guard_release(&g);
 }
 
 int main(void)
@@ -1167,6 +1291,8 @@ int main(void)
 		cmocka_unit_test(test_odd_shapes),
 		cmocka_unit_test(test_match_condition),
 		cmocka_unit_test(test_create_while_a_resize_recreates_the_set),
+		cmocka_unit_test(test_create_guard_checks_the_seal_and_the_requester),
+		cmocka_unit_test(test_forged_saved_copy_blocks_nothing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1725,6 +1725,13 @@ static void test_failed_second_batch_keeps_the_first(void **state)
 	assert_string_equal(kube_obj_str(sim_find(w->pvcs, "data-web-0"), "metadata.uid"), "pvc-uid-0");
 	assert_string_equal(kube_obj_str(sim_find(w->pvs, "pv-old-0"), "spec.persistentVolumeReclaimPolicy"), "Delete");
 	assert_string_equal(kube_obj_str(sim_find(w->pvs, "pv-old-1"), "spec.persistentVolumeReclaimPolicy"), "Retain");
+	/* Handed back (finding 9): kept, labelled and named for the user, no longer taken for the set. */
+	const json_t *kept = sim_find(w->pvs, "pv-old-1");
+	assert_null(sim_annotation(kept, ANNOTATION_TAKEN_FOR));
+	assert_string_equal(sim_label(kept, LABEL_OLD_VOLUME), "web");
+	assert_string_equal(sim_annotation(kept, ANNOTATION_RECLAIM_POLICY), "Delete");
+	if (!event_seen(w, "Normal OldVolumeKept", "pv-old-1"))
+		world_fail(w, "no OldVolumeKept Event for pv-old-1");
 	assert_null(sim_find(w->pvcs, "data-web-0-copy"));
 	assert_int_equal(json_array_size(w->jobs), 0);
 	assert_null(w->backup);

@@ -93,10 +93,10 @@ deploy/rbac/cluster/clusterrole.yaml.
 - apiGroups: [""]
   resources: ["pods"]
   verbs: ["get", "list", "watch", "create", "delete"]
-{{- /* patch: a copy's progress on the saved StatefulSet (resize by copy only). */}}
+{{- /* patch: the saved StatefulSet's seals and the record of its re-create; a copy's progress on it. */}}
 - apiGroups: [""]
   resources: ["configmaps"]
-  verbs: ["list", "watch", "create",{{ if $cluster }} "patch",{{ end }} "delete"]
+  verbs: ["list", "watch", "create", "patch", "delete"]
 {{- if $cluster }}
 - apiGroups: ["storage.k8s.io"]
   resources: ["storageclasses"]
@@ -113,13 +113,13 @@ deploy/rbac/cluster/clusterrole.yaml.
 {{/*
 The key that seals the operator's state annotations: one Secret in the
 release's namespace, read by name, made by the first replica that finds none
-(create cannot be limited to a name).
+(create cannot be limited to a name); update: its seal-format mark, once.
 */}}
 {{- define "stateful-operator.stateKeyRules" -}}
 - apiGroups: [""]
   resources: ["secrets"]
   resourceNames: ["stateful-operator-state-key"]
-  verbs: ["get"]
+  verbs: ["get", "update"]
 - apiGroups: [""]
   resources: ["secrets"]
   verbs: ["create"]

@@ -191,14 +191,20 @@ static const json_t *about(void *ctx, void *snapshot)
 	return ((struct snapshot *)snapshot)->cluster;
 }
 
-/* Seals the state a SetState step writes: the next read trusts only that. */
+/*
+ * Seals the state a SetState step writes, for the StatefulCluster the
+ * planner saw (its UID): the next read trusts only that. Written to a newer
+ * object of the same name, it does not hold there and reads as lost.
+ */
 static void prepare(void *ctx, const struct reconcile_key *k, void *snapshot, struct action *a)
 {
 	struct cluster_ctx *cc = ctx;
-	(void)snapshot;
+	struct snapshot *s = snapshot;
+	(void)k;
+	struct state_seal_scope scope = state_seal_scope_of(s->cluster);
 	if (a->state)
 		state_seal_annotate(cc->deps.base.seal, json_object_get(json_object_get(a->body, "metadata"), "annotations"),
-				    k->ns, k->name, ANNOTATION_CLUSTER_STATE);
+				    &scope, ANNOTATION_CLUSTER_STATE);
 }
 
 /* Remembers what the next plans need: the pods deleted, the last creation refused (ReplicaFailure). */

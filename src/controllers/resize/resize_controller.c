@@ -8,6 +8,7 @@
 #include "controllers/claim_names.h"
 #include "controllers/resize/resize_dry_run.h"
 #include "controllers/resize/resize_internal.h"
+#include "controllers/resize/resize_trust.h"
 #include "controllers/set_index.h"
 #include "controllers/state_seal.h"
 #include "runtime/reconciler.h"
@@ -29,6 +30,7 @@ struct snapshot {
 	/* What a reconcile would act on that this operator did not seal (static text, or NULL: all is sealed). */
 	const char *untrusted;
 	const char *remedy; /* what the user can do about it (static text) */
+	enum resize_trust set_trust, backup_trust; /* resize_trust.h */
 };
 
 /* ---- which StatefulSet an event concerns ---- */
@@ -77,33 +79,27 @@ static void map_volume(void *ctx, struct controller *c, const json_t *pv)
 
 /*
  * Whether the state this reconcile would act on was sealed by this
- * operator for StatefulSet ns/name: the annotation on the StatefulSet, the
- * one on its backup ConfigMap, and the StatefulSet saved there; sets
- * s->untrusted and s->remedy when not. A backup that is not sealed while
- * the StatefulSet has no resize state is only a leftover (of an older
- * version, or someone's): the planner deletes it, as it deletes any stale
- * copy, and acts on nothing in it (one that reads as a copy mid-swap it
- * keeps, and only refuses: ResizeInterrupted).
+ * operator for the objects that carry it (resize_trust.h): the annotation
+ * on the StatefulSet, the one on its backup ConfigMap, and the StatefulSet
+ * saved there; sets s->untrusted and s->remedy when not. A backup that is
+ * not sealed while the StatefulSet has no resize state is only a leftover
+ * (of an older version, or someone's): the planner deletes it, as it
+ * deletes any stale copy, and acts on nothing in it (one that reads as a
+ * copy mid-swap it keeps, and only refuses: ResizeInterrupted).
  */
-static void check_seals(const struct resize_ctx *rc, const char *ns, const char *name, struct snapshot *s)
+static void check_seals(const struct resize_ctx *rc, struct snapshot *s)
 {
 	const json_t *sts = s->reads.sts, *backup = s->reads.backup;
-	const json_t *ann = kube_obj_annotations(sts);
-	if (sts && !state_seal_annotation_ok(rc->deps.base.seal, ann, ns, name, ANNOTATION_RESIZE_STATE)) {
+	s->set_trust = resize_trust_statefulset(rc->deps.base.seal, sts, backup);
+	s->backup_trust = resize_trust_backup(rc->deps.base.seal, backup, sts);
+	if (s->set_trust == RESIZE_TRUST_BROKEN) {
 		s->untrusted = "the annotation " ANNOTATION_RESIZE_STATE " on the StatefulSet";
 		s->remedy = "Undo the edit, or remove the annotation to start over; a resize in flight is then left "
-			    "where it stands";
+			    "where it stands. A state copied from another StatefulSet (an earlier one of this name "
+			    "too) never holds: a seal holds only on the object it was written to";
 		return;
 	}
-	if (!backup)
-		return;
-	const char *text = json_string_value(json_object_get(json_object_get(backup, "data"), BACKUP_KEY));
-	const char *seal = json_string_value(
-		json_object_get(kube_obj_annotations(backup), SEALED_SAVED_STATEFULSET STATE_SEAL_SUFFIX));
-	bool sealed = state_seal_annotation_ok(rc->deps.base.seal, kube_obj_annotations(backup), ns, name,
-					       ANNOTATION_RESIZE_STATE) &&
-		      (!text || state_seal_verify(rc->deps.base.seal, ns, name, SEALED_SAVED_STATEFULSET, text, seal));
-	if (sealed || (sts && !json_object_get(ann, ANNOTATION_RESIZE_STATE)))
+	if (s->backup_trust != RESIZE_TRUST_BROKEN || (sts && s->set_trust == RESIZE_TRUST_NONE))
 		return;
 	s->untrusted = "ConfigMap <sts>" BACKUP_SUFFIX " (the saved StatefulSet or its state)";
 	s->remedy = sts ? "A resize is in flight and its saved copy cannot be trusted: restore the ConfigMap as the "
@@ -147,7 +143,7 @@ static void *read_snapshot(void *ctx, const struct reconcile_key *k)
 		/* The template outgrew a claim: decide again on everything the set has. */
 		resize_read(&rc->caches, k->key, true, &s->reads);
 	}
-	check_seals(rc, k->ns, k->name, s);
+	check_seals(rc, s);
 	if (!s->reads.sts)
 		s->saved = plan_saved_statefulset(s->reads.backup);
 	pthread_mutex_lock(&rc->lock);
@@ -166,20 +162,75 @@ static void release_snapshot(void *ctx, void *snapshot)
 	free(s);
 }
 
-/* A state not sealed by this operator: a Warning (on the set, or its backup while it is gone); nothing done. */
-static void plan(void *ctx, const struct reconcile_key *k, void *snapshot, long long now_ms, struct action *a)
+/* The step writes the resize state of the StatefulSet: prepare seals it for the set itself. */
+static bool writes_set_state(const struct action *a)
 {
-	struct snapshot *s = snapshot;
-	if (!s->untrusted) {
-		plan_on(ctx, s, now_ms, a);
+	const json_t *ann = json_object_get(json_object_get(a->body, "metadata"), "annotations");
+	return a->verb == ACTION_PATCH && a->resource == &KUBE_STATEFULSETS &&
+	       (!a->body || json_object_get(ann, ANNOTATION_RESIZE_STATE));
+}
+
+/*
+ * A set carrying the state of a re-create from its backup, which does not
+ * name it: the operator stopped between the create and the backup's record
+ * of it, or the state was copied onto another set. Either way the set goes
+ * (its pods stay) and is re-created from the saved copy, which the backup's
+ * sealed state says to do.
+ */
+static void delete_unconfirmed(const struct snapshot *s, struct action *a)
+{
+	const json_t *sts = s->reads.sts;
+	if (kube_obj_terminating(sts)) {
+		action_wait(a, POLL_MS);
 		return;
 	}
-	log_warn("resize", "%s: %s is not sealed by this operator; nothing done", k->key, s->untrusted);
-	a->verb = ACTION_REFUSE;
-	action_event(a, "Warning", "ResizeStateUntrusted",
-		     "%s was not written by this operator (its seal is missing or does not match), so the "
-		     "operator does nothing with it. %s",
-		     s->untrusted, s->remedy);
+	plan_orphan_delete(&(struct resize_inputs){.sts = sts}, a);
+	a->what = "OrphanDeleteUnconfirmed";
+	action_event(a, "Warning", "ResizeRecreateUnconfirmed",
+		     "the StatefulSet carries the state of a re-create from ConfigMap %s, which does not record "
+		     "that re-create (the operator stopped between the two, or the state was copied here): it is "
+		     "deleted with propagationPolicy Orphan (its pods keep running) and re-created from the saved copy",
+		     kube_obj_str(s->reads.backup, "metadata.name"));
+}
+
+/*
+ * A state not sealed by this operator: a Warning (on the set, or its
+ * backup while it is gone); nothing done. A state sealed for the object it
+ * was made from is sealed for its own object first (resize_trust.h).
+ */
+static void plan(void *ctx, const struct reconcile_key *k, void *snapshot, long long now_ms, struct action *a)
+{
+	struct resize_ctx *rc = ctx;
+	struct snapshot *s = snapshot;
+	if (s->untrusted) {
+		log_warn("resize", "%s: %s is not sealed by this operator; nothing done", k->key, s->untrusted);
+		a->verb = ACTION_REFUSE;
+		action_event(a, "Warning", "ResizeStateUntrusted",
+			     "%s was not written by this operator for this object (its seal is missing or does not "
+			     "match), so the operator does nothing with it. %s",
+			     s->untrusted, s->remedy);
+		return;
+	}
+	if (s->backup_trust == RESIZE_TRUST_RESEAL) {
+		/* Before anything else: the set it is sealed to may go with the next step. */
+		action_patch(a, "ResealBackup", &KUBE_CONFIGMAPS, kube_obj_str(s->reads.backup, "metadata.name"),
+			     resize_trust_reseal_backup(rc->deps.base.seal, s->reads.backup));
+		a->answers = ACTION_STALE_409;
+		return;
+	}
+	if (s->set_trust == RESIZE_TRUST_UNCONFIRMED) {
+		delete_unconfirmed(s, a);
+		return;
+	}
+	plan_on(rc, s, now_ms, a);
+	if (s->set_trust == RESIZE_TRUST_RESEAL && !writes_set_state(a)) {
+		/* The backup vouches for the set only while it is there: seal the set for itself first. */
+		action_release(a);
+		action_init(a);
+		action_patch(a, "ResealState", &KUBE_STATEFULSETS, k->name,
+			     resize_trust_reseal_statefulset(rc->deps.base.seal, s->reads.sts));
+		a->answers = ACTION_STALE_409;
+	}
 }
 
 /* Events go to the StatefulSet; while it is re-created, to its saved copy (or, refused, to the backup). */
@@ -196,11 +247,13 @@ static const json_t *about(void *ctx, void *snapshot)
 /* ---- the steps that are the controller's own ---- */
 
 /*
- * The state a step writes is sealed for StatefulSet ns/name (see
- * state_seal.h), wherever it goes (the set, its backup, a re-created
- * set), so it reads the same wherever it lives. SetState and Finish are
- * a merge patch of the state and status annotations (a NULL value removes
- * the key) of the set, or of its backup while it is gone.
+ * The state a step writes is sealed for the object it is written to
+ * (state_seal.h): the set, or its backup while it is gone (each patch has
+ * that object's resourceVersion as precondition, so the UID is the one
+ * sealed for). A re-create's state is sealed for a re-create from the
+ * backup: the new set's UID is not known yet. SetState and Finish are a
+ * merge patch of the state and status annotations (a NULL value removes
+ * the key).
  */
 static void prepare(void *ctx, const struct reconcile_key *k, void *snapshot, struct action *a)
 {
@@ -218,8 +271,15 @@ static void prepare(void *ctx, const struct reconcile_key *k, void *snapshot, st
 		action_patch_precondition(a, kube_obj_str(on, "metadata.resourceVersion"), NULL);
 	}
 	json_t *ann = json_object_get(json_object_get(a->body, "metadata"), "annotations");
-	if (on_set && json_object_get(ann, ANNOTATION_RESIZE_STATE))
-		state_seal_annotate(rc->deps.base.seal, ann, k->ns, k->name, ANNOTATION_RESIZE_STATE);
+	if (!on_set || !json_object_get(ann, ANNOTATION_RESIZE_STATE))
+		return;
+	const json_t *to = a->resource == &KUBE_STATEFULSETS ? s->reads.sts : s->reads.backup;
+	struct state_seal_scope scope = {k->ns, k->name, STATE_SEAL_OBJECT, kube_obj_str(to, "metadata.uid")};
+	if (a->verb == ACTION_OWN && a->resource == &KUBE_STATEFULSETS) {
+		scope.bond = STATE_SEAL_RECREATED_FROM; /* Recreate */
+		scope.uid = kube_obj_str(s->reads.backup, "metadata.uid");
+	}
+	state_seal_annotate(rc->deps.base.seal, ann, &scope, ANNOTATION_RESIZE_STATE);
 }
 
 /*
@@ -303,53 +363,102 @@ static int check(void *ctx, const struct reconcile_key *k, void *snapshot, struc
 	return pv && check_volume_ours(ctx, k->ns, k->name, pv, err) < 0 ? -1 : 0;
 }
 
-/* Sets the state annotation in ann (borrowed), sealed for StatefulSet k. */
-static void annotate_state(struct resize_ctx *rc, json_t *ann, const struct reconcile_key *k, const json_t *state)
+/* Sets the state annotation in ann (borrowed), sealed for scope. */
+static void annotate_state(struct resize_ctx *rc, json_t *ann, const struct state_seal_scope *scope,
+			   const json_t *state)
 {
 	char *text = resize_state_text(state);
 	json_object_set_new(ann, ANNOTATION_RESIZE_STATE, json_string(text));
 	free(text);
-	state_seal_annotate(rc->deps.base.seal, ann, k->ns, k->name, ANNOTATION_RESIZE_STATE);
+	state_seal_annotate(rc->deps.base.seal, ann, scope, ANNOTATION_RESIZE_STATE);
 }
 
-/* Save: the StatefulSet as the server has it (a fresh GET, every field), with the state, into its backup. */
-static int perform_own(void *ctx, const struct reconcile_key *k, void *snapshot, const struct action *a,
-		       bool *stale, struct kube_error *err)
+/*
+ * Save: the StatefulSet as the server has it (a fresh GET, every field),
+ * with the state, into its backup, sealed for the set it saves (the
+ * ConfigMap's UID is not known before the create), then at once for the
+ * ConfigMap itself. A crash in between is seen next time (RESEAL).
+ */
+static int save(struct resize_ctx *rc, const struct reconcile_key *k, const struct action *a, struct kube_error *err)
 {
-	struct resize_ctx *rc = ctx;
-	(void)snapshot;
-	(void)stale;
-	json_t *live = NULL, *saved = NULL, *cm = NULL;
+	json_t *live = NULL, *saved = NULL, *cm = NULL, *made = NULL;
 	char *text = NULL, *cm_name = NULL;
 	int r = kube_get(rc->deps.base.client, &KUBE_STATEFULSETS, k->ns, k->name, &live, err);
 	if (r < 0)
 		goto out;
+	struct state_seal_scope live_scope = state_seal_scope_of(live);
+	live_scope.ns = k->ns;
+	live_scope.name = k->name;
 	saved = resize_saved_copy(live);
 	json_t *meta = json_object_get(saved, "metadata");
 	if (!json_is_object(json_object_get(meta, "annotations")))
 		json_object_set_new(meta, "annotations", json_object());
-	annotate_state(rc, json_object_get(meta, "annotations"), k, a->state);
+	annotate_state(rc, json_object_get(meta, "annotations"), &live_scope, a->state);
 	text = json_dumps(saved, JSON_COMPACT);
 	cm_name = resize_backup_name(k->name);
-	/* The saved StatefulSet is sealed as a whole: it is what the operator re-creates. */
-	json_t *ann = json_object();
-	annotate_state(rc, ann, k, a->state);
-	char seal[STATE_SEAL_HEX_LEN + 1];
-	state_seal_sign(rc->deps.base.seal, k->ns, k->name, SEALED_SAVED_STATEFULSET, text, seal);
-	json_object_set_new(ann, SEALED_SAVED_STATEFULSET STATE_SEAL_SUFFIX, json_string(seal));
-	cm = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:o}, s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
+	char *state_text = resize_state_text(a->state);
+	cm = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:{s:s}}, s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
 		       "metadata", "name", cm_name, "namespace", k->ns, "labels", LABEL_SAVED_STATEFULSET, k->name,
-		       "annotations", ann, "data", BACKUP_KEY, text);
-	r = kube_create(rc->deps.base.client, &KUBE_CONFIGMAPS, k->ns, cm, NULL, err);
-	if (r < 0 && err->code == 409)
-		r = 0; /* saved before a crash: the planner reads it next time */
+		       "annotations", ANNOTATION_RESIZE_STATE, state_text, "data", BACKUP_KEY, text);
+	free(state_text);
+	/* The saved StatefulSet is sealed as a whole: it is what the operator re-creates. */
+	struct state_seal_scope from = {k->ns, k->name, STATE_SEAL_SAVED_FROM, live_scope.uid};
+	resize_trust_seal_backup(rc->deps.base.seal, cm, &from);
+	r = kube_create(rc->deps.base.client, &KUBE_CONFIGMAPS, k->ns, cm, &made, err);
+	if (r < 0) {
+		if (err->code == 409)
+			r = 0; /* saved before a crash: the planner reads it next time */
+		goto out;
+	}
+	json_t *reseal = resize_trust_reseal_backup(rc->deps.base.seal, made);
+	struct kube_error perr;
+	if (kube_patch(rc->deps.base.client, &KUBE_CONFIGMAPS, k->ns, cm_name, NULL, KUBE_PATCH_MERGE, reseal, NULL,
+		       &perr) < 0)
+		log_info("resize", "%s: saved copy not sealed for itself yet (%s); done next time", k->key, perr.message);
+	json_decref(reseal);
 out:
+	json_decref(made);
 	json_decref(cm);
 	free(cm_name);
 	free(text);
 	json_decref(saved);
 	json_decref(live);
 	return r;
+}
+
+/*
+ * Recreate: the StatefulSet from its saved copy (a->body, its state sealed
+ * for a re-create from the backup), then the backup records, sealed, the
+ * UID the create answered: only that set may carry the re-create's state
+ * (resize_trust.h). A set there already (409) is looked at again.
+ */
+static int recreate(struct resize_ctx *rc, const struct reconcile_key *k, const struct snapshot *s,
+		    const struct action *a, bool *stale, struct kube_error *err)
+{
+	json_t *made = NULL;
+	if (kube_create(rc->deps.base.client, &KUBE_STATEFULSETS, k->ns, a->body, &made, err) < 0) {
+		if (err->code != 409)
+			return -1;
+		*stale = true;
+		return 0;
+	}
+	json_t *confirm = resize_trust_confirm(rc->deps.base.seal, s->reads.backup, kube_obj_str(made, "metadata.uid"));
+	struct kube_error perr;
+	if (kube_patch(rc->deps.base.client, &KUBE_CONFIGMAPS, k->ns, kube_obj_str(s->reads.backup, "metadata.name"),
+		       NULL, KUBE_PATCH_MERGE, confirm, NULL, &perr) < 0)
+		log_warn("resize", "%s: the re-create is not recorded on its saved copy (%s): it is re-created again",
+			 k->key, perr.message);
+	json_decref(confirm);
+	json_decref(made);
+	return 0;
+}
+
+static int perform_own(void *ctx, const struct reconcile_key *k, void *snapshot, const struct action *a,
+		       bool *stale, struct kube_error *err)
+{
+	if (a->resource == &KUBE_STATEFULSETS)
+		return recreate(ctx, k, snapshot, a, stale, err);
+	return save(ctx, k, a, err);
 }
 
 /*

@@ -620,6 +620,31 @@ static void step_restart(struct ctx *c)
 	status_step(c, "starting again");
 }
 
+bool copy_hand_back(const struct resize_inputs *in, const char *ns, const char *sts, const json_t *old_volumes,
+		    struct action *a)
+{
+	char *owner = xasprintf("%s/%s", ns, sts);
+	size_t i;
+	json_t *o;
+	bool acted = false;
+	json_array_foreach(old_volumes, i, o) {
+		const json_t *pv = kube_list_find(in->pvs, NULL, json_string_value(o));
+		if (!streq(kube_obj_annotation(pv, ANNOTATION_TAKEN_FOR), owner))
+			continue;
+		/* Retained, labelled, its own policy named: the user's to check and delete; nothing of ours to trust. */
+		plan_patch_pv(a, "ReleaseOldVolume", pv,
+			      json_pack("{s:{s:{s:n}}}", "metadata", "annotations", ANNOTATION_TAKEN_FOR));
+		action_event(a, "Normal", "OldVolumeKept",
+			     "old volume %s (claim %s) is yours to check and delete: it stays Retained and labelled "
+			     LABEL_OLD_VOLUME "=%s; the operator no longer takes it for the StatefulSet",
+			     json_string_value(o), str_or(kube_obj_annotation(pv, ANNOTATION_OLD_CLAIM), "?"), sts);
+		acted = true;
+		break;
+	}
+	free(owner);
+	return acted;
+}
+
 /* Aborted: the state n (stolen, in phase Cleaning) records it; the old volumes of replicas copied go. */
 static void aborted(struct ctx *c, json_t *n)
 {
@@ -657,6 +682,11 @@ static void step_ready(struct ctx *c)
 	json_object_del(n, "batch");
 	const char *restored = c->state->restore;
 	if (restored && json_is_true(json_object_get(batch, "failed"))) {
+		/* Failed: the old volumes of replicas copied before are handed back first, one a step. */
+		if (copy_hand_back(in, c->ns, c->name, c->state->old_volumes, c->a)) {
+			json_decref(n);
+			return;
+		}
 		resize_state_set_phase(n, RESIZE_PHASE_FAILED);
 		json_object_set_new(n, "message", json_string(restored));
 		plan_set_state(c->in, c->a, n);
@@ -793,7 +823,13 @@ static void step_cleaning(struct ctx *c)
 		    kube_list_find(in->pvcs, kube_obj_str(pv, "spec.claimRef.namespace"),
 			      kube_obj_str(pv, "spec.claimRef.name")) &&
 		    streq(kube_obj_str(pv, "status.phase"), "Bound")) {
-			continue; /* bound again (a restore): not old any more */
+			/* Bound again (a restore): not old any more, and no longer taken for the set. */
+			json_t *one = json_pack("[O]", o);
+			bool acted = copy_hand_back(in, c->ns, c->name, one, c->a);
+			json_decref(one);
+			if (acted)
+				return;
+			continue;
 		}
 		if (orig && !streq(orig, "Retain") && streq(plan_reclaim_policy(pv), "Retain")) {
 			/* Its own policy back: the PV controller reclaims it. */

@@ -330,6 +330,10 @@ out:
 void resize_failed(const struct resize_inputs *in, const struct resize_state *st, const struct resize_request *req,
 		   int parsed, struct action *a)
 {
+	/* A failed copy keeps its old volumes for the user: handed back (a state of an earlier version too). */
+	if (st->copy && copy_hand_back(in, kube_obj_str(in->sts, "metadata.namespace"),
+				       kube_obj_str(in->sts, "metadata.name"), st->old_volumes, a))
+		return;
 	bool changed = parsed < 0 || req->abort;
 	/* Other desired templates applied since: the request changed too. */
 	json_t *desired = parsed == 0 && req->desired ? json_loads(req->desired, 0, NULL) : NULL;

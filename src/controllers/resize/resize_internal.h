@@ -357,6 +357,16 @@ void copy_plan(const struct resize_inputs *in, long long now_ms, bool abort_aske
 	       struct action *a);
 
 /*
+ * Hands the first of old_volumes (PV names, borrowed) still taken for
+ * StatefulSet ns/sts back to the user: its taken-for mark goes (it stays
+ * Retained and labelled, its original policy named), so nothing the
+ * operator reads later can make it write that PV again. True when a step
+ * was chosen into a; false when none is marked.
+ */
+bool copy_hand_back(const struct resize_inputs *in, const char *ns, const char *sts, const json_t *old_volumes,
+		    struct action *a);
+
+/*
  * A volume of a batch, as the state records it: {"claim", "uid", "template",
  * "ordinal", "oldPV", "size", "accessModes", "labels", "volumeMode", and
  * once copied "newPV", "newClaimUID"}.

@@ -40,6 +40,9 @@
  * tests know it: "SetState", "PatchPVC", "DeletePod", "Save",
  * "OrphanDelete", "Recreate", "DeleteBackup", "Finish", "LowerRequest",
  * and the copy cycle's ("CreateNewClaim", "StopPod", "CreateCopyJob"...).
+ * The controller adds its own around the re-create, where a seal moves
+ * from one object to the next (resize_trust.h): "ResealBackup",
+ * "ResealState", "OrphanDeleteUnconfirmed".
  */
 #ifndef SOP_RESIZE_PLAN_H
 #define SOP_RESIZE_PLAN_H

@@ -221,6 +221,9 @@ json_t *resize_recreated(const json_t *saved, json_t *st, bool new_template, boo
 	/* An abort asked on the ConfigMap while the StatefulSet was gone stays asked. */
 	if (keep_abort)
 		json_object_set_new(ann, ANNOTATION_ABORT, json_string("true"));
+	/* A scale-down state was sealed for the set that went: it would not hold on this one; scale-down rebuilds it. */
+	json_object_del(ann, ANNOTATION_SCALEDOWN_STATE);
+	json_object_del(ann, ANNOTATION_SCALEDOWN_STATE STATE_SEAL_SUFFIX);
 	return sts;
 }
 
@@ -242,8 +245,9 @@ bool plan_recreate(const struct resize_inputs *in, struct action *a, json_t *st,
 	}
 	json_t *sts = resize_recreated(saved, st, new_template, keep_abort);
 	json_decref(saved);
+	/* The controller's own step: the create's answer names the new set, which its backup then records. */
 	action_create(a, "Recreate", &KUBE_STATEFULSETS, sts);
-	a->answers = ACTION_OK_409; /* created before a crash */
+	a->verb = ACTION_OWN;
 	json_decref(a->state);
 	a->state = st;
 	return true;

@@ -109,14 +109,20 @@ static const json_t *about(void *ctx, void *snapshot)
 	return ((struct snapshot *)snapshot)->sts;
 }
 
-/* Seals the scaledown-state a patch of the set writes (a null one takes its seal away too). */
+/*
+ * Seals the scaledown-state a patch of the set writes (a null one takes its
+ * seal away too), for the set the planner saw: its resourceVersion is the
+ * patch's precondition, so the seal's UID is the patched object's.
+ */
 static void prepare(void *ctx, const struct reconcile_key *k, void *snapshot, struct action *a)
 {
 	struct scaledown_ctx *sc = ctx;
-	(void)snapshot;
+	struct snapshot *s = snapshot;
+	(void)k;
 	json_t *ann = json_object_get(json_object_get(a->body, "metadata"), "annotations");
+	struct state_seal_scope scope = state_seal_scope_of(s->sts);
 	if (a->resource == &KUBE_STATEFULSETS && json_object_get(ann, ANNOTATION_SCALEDOWN_STATE))
-		state_seal_annotate(sc->deps.seal, ann, k->ns, k->name, ANNOTATION_SCALEDOWN_STATE);
+		state_seal_annotate(sc->deps.seal, ann, &scope, ANNOTATION_SCALEDOWN_STATE);
 }
 
 /* ---- live checks before the steps that cannot be taken back: 0 go on, 1 moved on, -1 error ---- */

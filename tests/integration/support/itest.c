@@ -209,6 +209,22 @@ char *it_write_kubeconfig(const char *dir, const char *name, const char *server,
 	return path;
 }
 
+char *it_namespaced_identity(const char *ns, const char *dir)
+{
+	/* The manifests as a user would apply them, moved to our namespace. */
+	if (it_sh("kubectl kustomize '%s/deploy/rbac/namespace' | "
+		  "sed 's/namespace: stateful-operator-system/namespace: %s/' | "
+		  "kubectl apply -f - >/dev/null",
+		  it_source_dir(), ns) != 0)
+		fail_msg("cannot apply deploy/rbac/namespace in %s", ns);
+	if (it_sh("kubectl create serviceaccount stateful-operator -n %s >/dev/null", ns) != 0)
+		fail_msg("cannot create the ServiceAccount");
+	char *token = it_sh_output("kubectl create token stateful-operator -n %s --duration=1h", ns);
+	char *kc = it_write_kubeconfig(dir, "namespaced.kubeconfig", NULL, token, ns);
+	free(token);
+	return kc;
+}
+
 char *it_operator_token(void)
 {
 	struct kube_config cfg = {0};

@@ -40,6 +40,13 @@ int it_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  */
 char *it_write_kubeconfig(const char *dir, const char *name, const char *server, const char *token,
 			  const char *ns);
+/*
+ * The operator's identity in namespace scope: deploy/rbac/namespace's Role
+ * applied in ns, bound to a ServiceAccount stateful-operator of ns; a
+ * kubeconfig for it (context namespace ns) written in dir. Its path (new
+ * string).
+ */
+char *it_namespaced_identity(const char *ns, const char *dir);
 /* The operator's token (new string), from SOP_OPERATOR_KUBECONFIG. */
 char *it_operator_token(void);
 
