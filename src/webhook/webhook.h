@@ -44,7 +44,6 @@
 /* An AdmissionReview holds two StatefulSets, each up to the API server's 3 MiB request limit. */
 #define WEBHOOK_MAX_BODY (7u << 20)
 /*
-<<<<<<< HEAD
  * The bodies held at once, over every connection: anyone who reaches the
  * port may send bodies side by side (16 connections from one address), and
  * each is held whole until answered. Three of the largest: the two being
@@ -62,7 +61,7 @@
  * time.
  */
 #define WEBHOOK_REVIEW_BUDGET_MS 1000
-=======
+/*
  * Heap one review may take once parsed (util/json_budget.h; measured with
  * bench_parse_cost, docs/design.md "Parse budgets"): a review of a big
  * StatefulSet (4 containers of 100 env vars, old and new) costs 2.4 MiB,
@@ -76,7 +75,6 @@
  * own judgement.
  */
 #define WEBHOOK_MAX_PARSED (16u << 20)
->>>>>>> wip-budget
 
 struct webhook_options {
 	const char *bind_address; /* --webhook-bind-address; "0": no webhook */

@@ -1002,11 +1002,18 @@ static void test_kubelet_summary_over_budget_is_the_nodes_error(void **state)
 	json_decref(doc);
 	if (b.charged > USAGE_SUMMARY_MAX_PARSED / 3)
 		fail_msg("a 110-pod summary costs %zu bytes parsed: too close to the budget", b.charged);
-	json_t *table = json_object();
+	json_t *table = json_object(), *mounts = json_object();
+	for (int i = 0; i < 110; i++) {
+		char claim[64], pod[32];
+		snprintf(claim, sizeof(claim), "shop/data-db-%d", i);
+		snprintf(pod, sizeof(pod), "db-%d", i);
+		json_object_set_new(mounts, claim, json_pack("{s:{s:b}}", "n1", pod, 1));
+	}
 	char *why = NULL;
-	assert_int_equal(usage_parse_summary(full, strlen(full), table, &why), 0);
+	assert_int_equal(usage_parse_summary(full, strlen(full), "n1", mounts, table, &why), 0);
 	assert_int_equal(json_object_size(table), 110);
 	json_decref(table);
+	json_decref(mounts);
 
 	struct strbuf hostile = STRBUF_INIT;
 	strbuf_appendf(&hostile, "{\"pods\":[");
@@ -1028,7 +1035,9 @@ static void test_kubelet_summary_over_budget_is_the_nodes_error(void **state)
 	};
 	table = json_object();
 	json_t *errors = json_array();
-	assert_int_equal(usage_source_poll(s, nodes, 2, table, errors), 2);
+	mounts = summary_mounts("local-node-0");
+	assert_int_equal(usage_source_poll(s, nodes, 2, mounts, table, errors), 2);
+	json_decref(mounts);
 	assert_int_equal(json_object_size(table), 3);
 	expect_usage(table, "shop/data-db-0", GI, 214748365, 858993459, 65536, 536);
 	assert_int_equal(json_array_size(errors), 1);

@@ -290,7 +290,7 @@ static void test_many_template_annotations_refused_by_count(void **state)
 	struct resize_request req;
 	struct refusal refusal;
 	lookups = 0;
-	int rc = resize_request_parse(sts, &req, &refusal);
+	int rc = resize_request_parse(sts, NULL, &req, &refusal);
 	unsigned long counted = lookups;
 	assert_int_equal(rc, -1);
 	assert_string_equal(refusal.reason, "ResizeTooManyTemplates");

@@ -58,10 +58,6 @@ static bool volume_usage(const json_t *vol, struct volume_usage *u)
 	return true;
 }
 
-<<<<<<< HEAD
-int usage_parse_summary(const char *body, size_t len, const char *node, const json_t *mounts, json_t *table,
-			char **why)
-=======
 /* A node writes its summary: bounded in bytes, depth and parsed memory. */
 static const struct doc_limits summary_limits = {
 	.max_bytes = USAGE_RESPONSE_MAX,
@@ -72,8 +68,8 @@ static const struct doc_limits summary_limits = {
 	.budget = "the budget for a kubelet's stats summary",
 };
 
-int usage_parse_summary(const char *body, size_t len, json_t *table, char **why)
->>>>>>> wip-budget
+int usage_parse_summary(const char *body, size_t len, const char *node, const json_t *mounts, json_t *table,
+			char **why)
 {
 	json_t *doc = NULL;
 	char *msg = NULL;

@@ -345,7 +345,10 @@ static int check_recreate(struct resize_ctx *rc, const struct reconcile_key *k, 
 		json_t *state = json_deep_copy(st.json);
 		json_t *sts = resize_recreated(saved, state, true, false);
 		json_t *ann = json_object_get(json_object_get(sts, "metadata"), "annotations");
-		state_seal_annotate(rc->deps.base.seal, ann, k->ns, k->name, ANNOTATION_RESIZE_STATE);
+		/* Sealed as the Recreate step seals it (apply_seal): the webhook's create guard judges a dry run too. */
+		struct state_seal_scope scope = {k->ns, k->name, STATE_SEAL_RECREATED_FROM,
+						 kube_obj_str(s->reads.backup, "metadata.uid")};
+		state_seal_annotate(rc->deps.base.seal, ann, &scope, ANNOTATION_RESIZE_STATE);
 		r = resize_dry_run_recreate(rc->deps.base.client, k->ns, sts, err);
 		json_decref(sts);
 		json_decref(state);
