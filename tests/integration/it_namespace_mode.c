@@ -17,11 +17,16 @@
 
 #include "daemon.h"
 #include "itest.h"
+#include "operator_secrets.h"
 #include "util/xalloc.h"
 #include "client/kube_object.h"
 
-/* Binds the Role of deploy/rbac/namespace to a ServiceAccount of ns; returns a kubeconfig path for it. */
-static char *namespaced_identity(const char *ns, const char *dir)
+/*
+ * Binds the Role of deploy/rbac/namespace to a ServiceAccount of ns, with
+ * the operator's Secrets as deploy/ installs them; returns a kubeconfig
+ * path for it.
+ */
+static char *namespaced_identity(struct kube_client *admin, const char *ns, const char *dir)
 {
 	/* The manifests as a user would apply them, moved to our namespace. */
 	if (it_sh("kubectl kustomize '%s/deploy/rbac/namespace' | "
@@ -31,6 +36,7 @@ static char *namespaced_identity(const char *ns, const char *dir)
 		fail_msg("cannot apply deploy/rbac/namespace in %s", ns);
 	if (it_sh("kubectl create serviceaccount stateful-operator -n %s >/dev/null", ns) != 0)
 		fail_msg("cannot create the ServiceAccount");
+	it_operator_secrets(admin, ns);
 	char *token = it_sh_output("kubectl create token stateful-operator -n %s --duration=1h", ns);
 
 	char *kc = it_write_kubeconfig(dir, "namespaced.kubeconfig", NULL, token, ns);
@@ -92,7 +98,7 @@ static void test_namespaced_role_is_enough_and_nothing_leaves_the_namespace(void
 	char *ns = it_namespace_new(admin, "it-nsmode");
 	char dir[] = "/tmp/it-nsmode-XXXXXX";
 	assert_non_null(mkdtemp(dir));
-	char *kc = namespaced_identity(ns, dir);
+	char *kc = namespaced_identity(admin, ns, dir);
 
 	const char *args[] = {"--kubeconfig", kc, "--namespace", ns, "--leader-elect",
 			      "--metrics-bind-address", "0", "--health-probe-bind-address", "0", NULL};
