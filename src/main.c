@@ -163,10 +163,10 @@ static bool cluster_api_installed(struct kube_client *c, const char *ns)
 
 /*
  * The key that seals the controllers' state (controllers/state_seal.h), in
- * Secret <own namespace>/stateful-operator-state-key, made when missing;
+ * Secret <own namespace>/stateful-operator-state-key, filled when empty;
  * the deploy/ namespace when our own is not known. A dry run reads it but
- * makes none: it writes no state. NULL (and the reason in the log) when it
- * can be neither read nor made.
+ * fills none: it writes no state. NULL (and the reason in the log) when it
+ * can be neither read nor filled.
  */
 static struct state_seal *load_state_seal(const struct operator_options *o, struct kube_client *c)
 {
@@ -176,17 +176,18 @@ static struct state_seal *load_state_seal(const struct operator_options *o, stru
 	struct state_seal *seal = NULL;
 	struct kube_error err = {0};
 	if (state_seal_load(c, ns, STATE_SEAL_SECRET_NAME, !o->dry_run, &seal, &err) == 0) {
-		log_info("main", "state key: Secret %s/%s", ns, STATE_SEAL_SECRET_NAME);
+		char id[STATE_SEAL_KEY_ID_LEN + 1];
+		state_seal_key_id(seal, id);
+		log_info("main", "state key: Secret %s/%s, key id %s", ns, STATE_SEAL_SECRET_NAME, id);
 	} else if (o->dry_run && err.code == 404) {
-		log_info("main", "dry run: no Secret %s/%s; state is sealed with a key kept nowhere", ns,
-			 STATE_SEAL_SECRET_NAME);
+		log_info("main", "dry run: %s; state is sealed with a key kept nowhere", err.message);
 		seal = state_seal_new_ephemeral();
 	} else {
 		log_error("main",
-			  "cannot read or create the state key, Secret %s/%s: %s (the operator needs get and "
-			  "create on secrets in its own namespace: see deploy/rbac/; the namespace is POD_NAMESPACE, "
-			  "the kubeconfig context's or --namespace, else " DEFAULT_OPERATOR_NAMESPACE ")",
-			  ns, STATE_SEAL_SECRET_NAME, err.message);
+			  "cannot read or fill the state key: %s (the operator needs get and update on Secret "
+			  "%s/%s: see deploy/rbac/; the namespace is POD_NAMESPACE, the kubeconfig context's or "
+			  "--namespace, else " DEFAULT_OPERATOR_NAMESPACE ")",
+			  err.message, ns, STATE_SEAL_SECRET_NAME);
 	}
 	free(ns);
 	return seal;

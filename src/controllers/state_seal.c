@@ -8,9 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/log.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 #include "client/kube_object.h"
+#include "runtime/own_secret.h"
 
 /* base64 of STATE_SEAL_KEY_BYTES bytes: 44 characters, the last one '='. */
 #define KEY_B64_LEN (4 * ((STATE_SEAL_KEY_BYTES + 2) / 3))
@@ -63,57 +65,103 @@ static int key_from_secret(const json_t *secret, unsigned char key[STATE_SEAL_KE
 	return 0;
 }
 
-static int create_secret(struct kube_client *c, const char *ns, const char *name, struct kube_error *err)
+/* No key yet: no data.key, or an empty one (how deploy/ and the chart install it). */
+static bool secret_empty(const json_t *secret)
 {
-	unsigned char key[STATE_SEAL_KEY_BYTES];
+	const char *b64 = json_string_value(json_object_get(json_object_get(secret, "data"), STATE_SEAL_SECRET_KEY));
+	return !b64 || !*b64;
+}
+
+/*
+ * Fills the empty secret (borrowed, as read) with a new random key, by an
+ * update guarded by the resourceVersion read. 0 with the key in key; -1
+ * with *err (409: another replica filled it first).
+ */
+static int fill_secret(struct kube_client *c, const char *ns, const char *name, const json_t *secret,
+		       unsigned char key[STATE_SEAL_KEY_BYTES], struct kube_error *err)
+{
 	char b64[KEY_B64_LEN + 1];
 	if (random_key(key) < 0) {
 		snprintf(err->message, sizeof(err->message), "no random bytes for a new state key");
+		err->code = 0;
 		return -1;
 	}
 	EVP_EncodeBlock((unsigned char *)b64, key, STATE_SEAL_KEY_BYTES);
+	json_t *data = json_object_get(secret, "data");
+	data = json_is_object(data) ? json_deep_copy(data) : json_object();
+	json_object_set_new(data, STATE_SEAL_SECRET_KEY, json_string(b64));
+	json_t *put = own_secret_filled(secret, data);
 	/* A new key has sealed nothing of the earlier form: nothing to upgrade. */
-	json_t *secret = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:{s:s}}, s:s, s:{s:s}}", "apiVersion", "v1",
-				   "kind", "Secret", "metadata", "name", name, "namespace", ns, "labels",
-				   "app.kubernetes.io/name", "stateful-operator", "annotations",
-				   STATE_SEAL_FORMAT_ANNOTATION, STATE_SEAL_FORMAT, "type", "Opaque", "data",
-				   STATE_SEAL_SECRET_KEY, b64);
-	int r = kube_create(c, &KUBE_SECRETS, ns, secret, NULL, err);
-	json_decref(secret);
-	OPENSSL_cleanse(key, sizeof(key));
+	json_t *meta = json_object_get(put, "metadata");
+	if (!json_is_object(json_object_get(meta, "annotations")))
+		json_object_set_new(meta, "annotations", json_object());
+	json_object_set_new(json_object_get(meta, "annotations"), STATE_SEAL_FORMAT_ANNOTATION,
+			    json_string(STATE_SEAL_FORMAT));
+	int r = kube_replace(c, &KUBE_SECRETS, ns, name, NULL, put, NULL, err);
 	OPENSSL_cleanse(b64, sizeof(b64));
+	json_decref(put);
+	if (r < 0)
+		OPENSSL_cleanse(key, STATE_SEAL_KEY_BYTES);
 	return r;
 }
 
-int state_seal_load(struct kube_client *c, const char *ns, const char *name, bool create, struct state_seal **out,
+int state_seal_load(struct kube_client *c, const char *ns, const char *name, bool fill, struct state_seal **out,
 		    struct kube_error *err)
 {
 	*out = NULL;
-	/* Two tries: a replica that loses the race to create reads the winner's key. */
-	for (int attempt = 0; attempt < 2; attempt++) {
+	/* Two fills at once: the loser's update gets 409 and it reads the winner's key. */
+	for (int attempt = 0; attempt < 3; attempt++) {
 		json_t *secret = NULL;
-		int r = kube_get(c, &KUBE_SECRETS, ns, name, &secret, err);
-		if (r == 0) {
-			unsigned char key[STATE_SEAL_KEY_BYTES];
-			r = key_from_secret(secret, key);
-			json_decref(secret);
-			if (r < 0) {
-				snprintf(err->message, sizeof(err->message),
-					 "Secret %s/%s: data.%s is not the base64 of a %d-byte key; delete the Secret "
-					 "(a new key is made) or fix it",
-					 ns, name, STATE_SEAL_SECRET_KEY, STATE_SEAL_KEY_BYTES);
-				return -1;
+		if (kube_get(c, &KUBE_SECRETS, ns, name, &secret, err) < 0) {
+			if (err->code == 404) {
+				char *why = own_secret_missing(ns, name);
+				snprintf(err->message, sizeof(err->message), "%s", why);
+				free(why);
 			}
+			return -1;
+		}
+		unsigned char key[STATE_SEAL_KEY_BYTES];
+		int r = 0;
+		if (!secret_empty(secret)) {
+			r = key_from_secret(secret, key);
+			if (r < 0)
+				snprintf(err->message, sizeof(err->message),
+					 "Secret %s/%s: data.%s is not the base64 of a %d-byte key; fix it, or empty "
+					 "it for a new key (kubectl patch secret %s -n %s --type=json "
+					 "-p '[{\"op\":\"remove\",\"path\":\"/data/%s\"}]')",
+					 ns, name, STATE_SEAL_SECRET_KEY, STATE_SEAL_KEY_BYTES, name, ns,
+					 STATE_SEAL_SECRET_KEY);
+		} else if (!fill) {
+			snprintf(err->message, sizeof(err->message), "Secret %s/%s holds no key yet", ns, name);
+			err->code = 404;
+			r = -1;
+		} else {
+			r = fill_secret(c, ns, name, secret, key, err);
+			if (r == 0)
+				log_info("state", "made a new state key in Secret %s/%s", ns, name);
+		}
+		json_decref(secret);
+		if (r == 0) {
 			*out = state_seal_new(key);
 			OPENSSL_cleanse(key, sizeof(key));
 			return 0;
 		}
-		if (err->code != 404 || !create)
-			return -1;
-		if (create_secret(c, ns, name, err) < 0 && err->code != 409)
+		if (!fill || err->code != 409)
 			return -1;
 	}
+	snprintf(err->message, sizeof(err->message), "Secret %s/%s changed under every update; try again", ns, name);
 	return -1;
+}
+
+void state_seal_key_id(const struct state_seal *s, char out[STATE_SEAL_KEY_ID_LEN + 1])
+{
+	unsigned char mac[EVP_MAX_MD_SIZE];
+	unsigned int mac_len = 0;
+	static const char what[] = "stateful-operator.io/key-id";
+	if (!HMAC(EVP_sha256(), s->key, sizeof(s->key), (const unsigned char *)what, sizeof(what) - 1, mac, &mac_len))
+		abort(); /* SHA-256 is always there */
+	for (unsigned i = 0; i < STATE_SEAL_KEY_ID_LEN / 2; i++)
+		snprintf(out + 2 * i, 3, "%02x", mac[i]);
 }
 
 /* The HMAC of parts (n of them), each length-prefixed so that no two different lists read the same: hex into out. */

@@ -22,8 +22,9 @@
  * form (state_seal_upgrade.h).
  *
  * The key lives in a Secret in the operator's own namespace (by default
- * stateful-operator-state-key), made by the first operator that finds
- * none. Losing it makes every state in flight untrusted (see docs).
+ * stateful-operator-state-key), installed empty (runtime/own_secret.h) and
+ * filled by the first operator that finds it so. Losing it makes every
+ * state in flight untrusted (see docs).
  *
  * Thread-safe after creation: sealing and checking only read the key.
  */
@@ -59,13 +60,24 @@ struct state_seal *state_seal_new(const unsigned char key[STATE_SEAL_KEY_BYTES])
 struct state_seal *state_seal_new_ephemeral(void);
 
 /*
- * Reads the key from Secret ns/name, or, when there is none and create is
- * true, makes a random one and stores it there (a race with another
- * replica ends with both using the stored one). Refuses a Secret whose key
- * is not STATE_SEAL_KEY_BYTES bytes. *out is new on success.
+ * Reads the key from Secret ns/name, or, when the Secret holds none (no or
+ * an empty data.key) and fill is true, makes a random one and stores it
+ * there by an update guarded by the resourceVersion read (a race with
+ * another replica ends with both using the stored one). Never creates the
+ * Secret: a missing one is an error whose message says how to make it.
+ * Refuses a Secret whose key is not STATE_SEAL_KEY_BYTES bytes. -1 with
+ * err->code 404 when there is no key (no Secret, or an empty one and fill
+ * false). *out is new on success.
  */
-int state_seal_load(struct kube_client *c, const char *ns, const char *name, bool create, struct state_seal **out,
+int state_seal_load(struct kube_client *c, const char *ns, const char *name, bool fill, struct state_seal **out,
 		    struct kube_error *err) __attribute__((warn_unused_result));
+
+/*
+ * A short fingerprint of the key (hex into out), for logs: replicas that
+ * print the same one seal with the same key. It reveals nothing of the key.
+ */
+#define STATE_SEAL_KEY_ID_LEN 16
+void state_seal_key_id(const struct state_seal *s, char out[STATE_SEAL_KEY_ID_LEN + 1]);
 
 void state_seal_free(struct state_seal *s);
 

@@ -21,7 +21,6 @@
 
 #include <jansson.h>
 
-#define CERT_SECRET_TYPE "kubernetes.io/tls"
 /* The Secret's data keys (values are base64 of PEM text). */
 #define CERT_SECRET_CERT "tls.crt"
 #define CERT_SECRET_KEY "tls.key"

@@ -8,6 +8,7 @@
 #include "util/base64.h"
 #include "util/log.h"
 #include "util/xalloc.h"
+#include "runtime/own_secret.h"
 #include "webhook/webhook.h"
 #include "webhook/webhook_cert.h"
 
@@ -64,16 +65,6 @@ const char *webhook_tls_key(const struct webhook_tls *t)
 	return t->bundle.key_pem;
 }
 
-static json_t *secret_object(const struct webhook_tls *t, const struct cert_bundle *b, const char *resource_version)
-{
-	json_t *meta = json_pack("{s:s, s:s, s:{s:s}}", "name", WEBHOOK_SECRET, "namespace", t->ns, "labels",
-				 "app.kubernetes.io/managed-by", "stateful-operator");
-	if (resource_version)
-		json_object_set_new(meta, "resourceVersion", json_string(resource_version));
-	return json_pack("{s:s, s:s, s:o, s:s, s:o}", "apiVersion", "v1", "kind", "Secret", "metadata", meta, "type",
-			 CERT_SECRET_TYPE, "data", cert_bundle_secret_data(b));
-}
-
 /*
  * What the Secret should hold from now on, made from what it holds (*b,
  * replaced when something was due). Returns 1 when the Secret must be
@@ -99,16 +90,26 @@ static int renew(struct webhook_tls *t, struct cert_bundle *b, long long now_s, 
 	return 1;
 }
 
-/* One read (and maybe one write) of the Secret into t->bundle; 1 to try again (a conflict), 0 done, -1 error. */
+/*
+ * One read (and maybe one write) of the Secret into t->bundle; 1 to try
+ * again (a conflict), 0 done, -1 error. The Secret is installed empty
+ * (runtime/own_secret.h): it is filled and renewed by an update guarded by
+ * the resourceVersion read, never created. A dry run that finds none
+ * serves a certificate kept nowhere.
+ */
 static int sync_secret_once(struct webhook_tls *t, long long now_s, char **err)
 {
 	struct kube_error kerr = {0};
 	json_t *secret = NULL;
 	struct cert_bundle b = CERT_BUNDLE_INIT;
 	int rc = kube_get(t->client, &KUBE_SECRETS, t->ns, WEBHOOK_SECRET, &secret, &kerr);
+	if (rc < 0 && kerr.code == 404 && !t->dry_run) {
+		*err = own_secret_missing(t->ns, WEBHOOK_SECRET);
+		return -1;
+	}
 	if (rc < 0 && kerr.code != 404) {
-		*err = xasprintf("cannot read Secret %s/%s: %s (the operator needs get, create and update on secrets "
-				 "in its namespace: see deploy/webhook/rbac.yaml)",
+		*err = xasprintf("cannot read Secret %s/%s: %s (the operator needs get and update on it: see "
+				 "deploy/webhook/rbac.yaml)",
 				 t->ns, WEBHOOK_SECRET, kerr.message);
 		return -1;
 	}
@@ -123,18 +124,22 @@ static int sync_secret_once(struct webhook_tls *t, long long now_s, char **err)
 	}
 	int write = renew(t, &b, now_s, err);
 	rc = write < 0 ? -1 : 0;
-	if (write > 0 && !t->dry_run) {
-		json_t *obj = secret_object(t, &b, secret ? kube_obj_str(secret, "metadata.resourceVersion") : NULL);
-		int w = secret ? kube_replace(t->client, &KUBE_SECRETS, t->ns, WEBHOOK_SECRET, NULL, obj, NULL, &kerr)
-			       : kube_create(t->client, &KUBE_SECRETS, t->ns, obj, NULL, &kerr);
-		json_decref(obj);
-		if (w < 0 && (kerr.code == 409 || (secret && kerr.code == 404))) {
+	if (write > 0 && secret && !t->dry_run) {
+		json_t *put = own_secret_filled(secret, cert_bundle_secret_data(&b));
+		int w = kube_replace(t->client, &KUBE_SECRETS, t->ns, WEBHOOK_SECRET, NULL, put, NULL, &kerr);
+		json_decref(put);
+		if (w < 0 && kerr.code == 409) {
 			rc = 1; /* another replica wrote it first: its certificate is the one to serve */
+		} else if (w < 0 && kerr.code == 404) {
+			*err = own_secret_missing(t->ns, WEBHOOK_SECRET);
+			rc = -1;
 		} else if (w < 0) {
-			*err = xasprintf("cannot write Secret %s/%s: %s", t->ns, WEBHOOK_SECRET, kerr.message);
+			*err = xasprintf("cannot write Secret %s/%s: %s (the operator needs update on it: see "
+					 "deploy/webhook/rbac.yaml)",
+					 t->ns, WEBHOOK_SECRET, kerr.message);
 			rc = -1;
 		} else {
-			log_info("webhook", "%s Secret %s/%s", secret ? "updated" : "created", t->ns, WEBHOOK_SECRET);
+			log_info("webhook", "wrote the certificate into Secret %s/%s", t->ns, WEBHOOK_SECRET);
 		}
 	}
 	if (rc == 0) {

@@ -1,11 +1,10 @@
 /*
- * The webhook's certificate on the cluster: Secret WEBHOOK_SECRET (type
- * kubernetes.io/tls: tls.crt, tls.key, ca.crt, ca.key) in the operator's
- * namespace, made by the
- * first replica that finds none (create; the loser of a race reads the
- * winner's), renewed by whichever replica first sees it due (an update
- * with the resourceVersion it read; a conflict means another replica did
- * it, and its Secret is read). The CA goes into the caBundle of every
+ * The webhook's certificate on the cluster: Secret WEBHOOK_SECRET (tls.crt,
+ * tls.key, ca.crt, ca.key) in the operator's namespace, installed empty
+ * (runtime/own_secret.h; never created here), filled and renewed by
+ * whichever replica first finds it empty or due (an update with the
+ * resourceVersion it read, keeping the Secret's type and metadata; a
+ * conflict means another replica did it, and its Secret is read). The CA goes into the caBundle of every
  * webhook of MutatingWebhookConfiguration WEBHOOK_CONFIGURATION, ahead of
  * the CAs found there that have not expired (so a CA rotation keeps
  * replicas still serving the old chain trusted until it expires).

@@ -9,13 +9,19 @@
 #     a scratch overlay that changes the same fields;
 #   - the optional objects: metrics Service, ServiceMonitor, PodMonitor (and
 #     /metrics then on all interfaces with a containerPort), PrometheusRule
-#     (the groups of files/alerts.rules.yaml, none when that file is absent).
+#     (the groups of files/alerts.rules.yaml, none when that file is absent);
+#   - the operator's two Secrets, rendered empty (no data, no type) and kept
+#     on uninstall; the NetworkPolicies: the probe and webhook ports from
+#     anywhere, the metrics port only from metrics.allowFrom (required when
+#     /metrics is exposed), none with networkPolicy.enabled=false.
 # Compared after this normalisation (jq), and nothing else ignored:
 #   - objects sorted by kind/namespace/name (the order of a rendering is not
 #     what gets applied);
 #   - the labels Helm adds (helm.sh/chart, app.kubernetes.io/managed-by,
 #     app.kubernetes.io/instance, app.kubernetes.io/version) dropped: they
 #     describe the release, not the operator; the selectors do not use them;
+#   - the annotation helm.sh/resource-policy dropped (it tells Helm, not the
+#     cluster, what to do; checked on its own below);
 #   - the Namespace object left out of the overlays' side: Helm creates the
 #     release's namespace (helm install --create-namespace) and a chart must
 #     not own it (uninstalling would delete everything in it).
@@ -37,6 +43,8 @@ HELM=$BIN/helm
 KUBECTL=$BIN/kubectl
 [ -x "$HELM" ] || fail "no helm in $BIN"
 [ -x "$KUBECTL" ] || fail "no kubectl in $BIN"
+# Who may scrape /metrics once it is exposed (metrics.allowFrom).
+SCRAPER='metrics.allowFrom=[{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"monitoring"}},"podSelector":{"matchLabels":{"app.kubernetes.io/name":"prometheus"}}}]'
 # Nothing here talks to a cluster; helm keeps its state in the scratch dir.
 export KUBECONFIG=/dev/null HELM_CACHE_HOME=$TMP/helm HELM_CONFIG_HOME=$TMP/helm HELM_DATA_HOME=$TMP/helm
 
@@ -47,7 +55,10 @@ normalise() {
 			| map(select(.kind != "Namespace")
 				| if .metadata.labels then .metadata.labels |= del(."helm.sh/chart",
 					."app.kubernetes.io/managed-by", ."app.kubernetes.io/instance",
-					."app.kubernetes.io/version") else . end)
+					."app.kubernetes.io/version") else . end
+				| if .metadata.annotations then .metadata.annotations |= del(."helm.sh/resource-policy")
+					| if .metadata.annotations == {} then del(.metadata.annotations) else . end
+					else . end)
 			| sort_by(.kind, .metadata.namespace // "", .metadata.name)'
 }
 chart() { # helm template flags... -> normalised JSON on stdout
@@ -81,7 +92,7 @@ for scope in cluster namespace; do
 	step "helm lint, scope $scope (defaults, and every optional object on)"
 	"$HELM" lint --strict "$CHART" --set scope="$scope" >"$TMP/lint" 2>&1 || { cat "$TMP/lint" >&2; fail "helm lint"; }
 	"$HELM" lint --strict "$CHART" --set scope="$scope" --set metrics.service.enabled=true \
-		--set metrics.serviceMonitor.enabled=true --set metrics.podMonitor.enabled=true \
+		--set metrics.serviceMonitor.enabled=true --set metrics.podMonitor.enabled=true --set-json "$SCRAPER" \
 		--set prometheusRule.enabled=true --set webhook.enabled=false >"$TMP/lint" 2>&1 || { cat "$TMP/lint" >&2; fail "helm lint"; }
 done
 
@@ -182,7 +193,7 @@ chart >"$TMP/c.json"
 grep -qF '"--metrics-bind-address=127.0.0.1:8080"' <<<"$(args "$TMP/c.json")" || fail "metrics not on loopback"
 
 step "the webhook Service publishes not-ready addresses (every replica serves it; only the leader is Ready), the metrics Service does not"
-chart --set metrics.service.enabled=true >"$TMP/c.json"
+chart --set metrics.service.enabled=true --set-json "$SCRAPER" >"$TMP/c.json"
 jq -e '.spec.publishNotReadyAddresses == true' <<<"$(obj Service stateful-operator-webhook)" >/dev/null ||
 	fail "webhook Service: $(obj Service stateful-operator-webhook)"
 jq -e '.spec | has("publishNotReadyAddresses") | not' <<<"$(obj Service stateful-operator-metrics)" >/dev/null ||
@@ -195,7 +206,7 @@ done
 
 step "metrics: ServiceMonitor and PodMonitor, the Service, /metrics on all interfaces with a port"
 chart --set metrics.serviceMonitor.enabled=true --set metrics.podMonitor.enabled=true \
-	--set metrics.serviceMonitor.labels.release=prom >"$TMP/c.json"
+	--set metrics.serviceMonitor.labels.release=prom --set-json "$SCRAPER" >"$TMP/c.json"
 svc=$(obj Service stateful-operator-metrics)
 [ -n "$svc" ] || fail "no metrics Service"
 jq -e '.spec.ports == [{"name":"metrics","port":8080,"protocol":"TCP","targetPort":"metrics"}]
@@ -208,7 +219,7 @@ jq -e '.apiVersion == "monitoring.coreos.com/v1" and .metadata.labels.release ==
 	fail "ServiceMonitor: $sm"
 # The ServiceMonitor's selector must select the Service: their labels as
 # rendered, before normalisation.
-"$HELM" template stateful-operator "$CHART" -n "$NS" --set metrics.serviceMonitor.enabled=true |
+"$HELM" template stateful-operator "$CHART" -n "$NS" --set metrics.serviceMonitor.enabled=true --set-json "$SCRAPER" |
 	"$KUBECTL" label --local -f - -o json x- >"$TMP/raw.json"
 jq -s -e 'map(if .kind == "List" then .items[] else . end) as $o | ($o[] | select(.kind == "ServiceMonitor") | .spec.selector.matchLabels) as $sel
 	| ($o[] | select(.kind == "Service" and .metadata.name == "stateful-operator-metrics") | .metadata.labels) as $l
@@ -222,9 +233,60 @@ dep=$(obj Deployment stateful-operator)
 jq -e '.spec.template.spec.containers[0]
 	| (.args | index("--metrics-bind-address=:8080")) and (.ports | any(.name == "metrics" and .containerPort == 8080))' \
 	<<<"$dep" >/dev/null || fail "the Deployment does not expose /metrics on :8080"
-chart --set metrics.podMonitor.enabled=true >"$TMP/c.json"
+chart --set metrics.podMonitor.enabled=true --set-json "$SCRAPER" >"$TMP/c.json"
 [ -z "$(obj Service stateful-operator-metrics)" ] || fail "a PodMonitor alone does not need the Service"
 [ -n "$(obj PodMonitor stateful-operator)" ] || fail "no PodMonitor"
+
+step "the operator's Secrets: rendered empty (no data, no type: an upgrade keeps what the operator wrote), kept on uninstall"
+chart >"$TMP/c.json"
+for name in stateful-operator-state-key stateful-operator-webhook-cert; do
+	[ -n "$(obj Secret "$name")" ] || fail "no Secret $name"
+done
+[ "$(jq '[.[] | select(.kind == "Secret")] | length' "$TMP/c.json")" = 2 ] || fail "Secrets other than the operator's two"
+# Before normalisation: the annotation it drops.
+"$HELM" template stateful-operator "$CHART" -n "$NS" | "$KUBECTL" label --local -f - -o json x- >"$TMP/raw.json"
+jq -s -e 'map(if .kind == "List" then .items[] else . end | select(.kind == "Secret"))
+	| length == 2 and all(has("data") == false and has("stringData") == false and has("type") == false
+		and .metadata.annotations == {"helm.sh/resource-policy": "keep"})' "$TMP/raw.json" >/dev/null ||
+	fail "a Secret with data, a type, or without resource-policy keep: $(jq -s -c 'map(if .kind == "List" then .items[] else . end | select(.kind == "Secret"))' "$TMP/raw.json")"
+chart --set webhook.enabled=false >"$TMP/c.json"
+[ -n "$(obj Secret stateful-operator-state-key)" ] && [ -z "$(obj Secret stateful-operator-webhook-cert)" ] ||
+	fail "webhook off: not the state key's Secret alone"
+# The RBAC on them: get and update by name, nothing on any other Secret.
+for scope in cluster namespace; do
+	chart --set scope="$scope" >"$TMP/c.json"
+	rules=$(jq -c '[.[] | select(.kind == "Role" or .kind == "ClusterRole") | .rules[] | select(.resources | index("secrets"))]' "$TMP/c.json")
+	[ "$rules" = '[{"apiGroups":[""],"resourceNames":["stateful-operator-state-key"],"resources":["secrets"],"verbs":["get","update"]},{"apiGroups":[""],"resourceNames":["stateful-operator-webhook-cert"],"resources":["secrets"],"verbs":["get","update"]}]' ] ||
+		fail "scope $scope: rules on secrets: $rules"
+done
+
+step "NetworkPolicies: probe and webhook ports from anywhere, nothing else by default; metrics only from metrics.allowFrom"
+policy() { jq -c --arg n "$1" '.[] | select(.kind == "NetworkPolicy" and .metadata.name == $n) | .spec' "$TMP/c.json"; }
+open_port() { # policy port: it admits port from anywhere, to the operator's pods
+	jq -e --argjson p "$2" '.podSelector == {"matchLabels":{"app.kubernetes.io/name":"stateful-operator"}}
+		and .policyTypes == ["Ingress"] and .ingress == [{"ports":[{"port":$p,"protocol":"TCP"}]}]' <<<"$(policy "$1")" >/dev/null ||
+		fail "NetworkPolicy $1 does not admit exactly port $2 from anywhere: $(policy "$1")"
+}
+chart >"$TMP/c.json"
+[ "$(jq '[.[] | select(.kind == "NetworkPolicy")] | length' "$TMP/c.json")" = 2 ] || fail "not two NetworkPolicies by default"
+open_port stateful-operator 8081
+open_port stateful-operator-webhook 9443
+chart --set webhook.enabled=false >"$TMP/c.json"
+[ "$(jq -c '[.[] | select(.kind == "NetworkPolicy") | .metadata.name]' "$TMP/c.json")" = '["stateful-operator"]' ] ||
+	fail "webhook off: the webhook port still open"
+chart --set metrics.podMonitor.enabled=true --set-json "$SCRAPER" >"$TMP/c.json"
+jq -e '.podSelector == {"matchLabels":{"app.kubernetes.io/name":"stateful-operator"}} and .policyTypes == ["Ingress"]
+	and .ingress == [{"from":[{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"monitoring"}},
+		"podSelector":{"matchLabels":{"app.kubernetes.io/name":"prometheus"}}}],"ports":[{"port":8080,"protocol":"TCP"}]}]' \
+	<<<"$(policy stateful-operator-metrics)" >/dev/null || fail "metrics policy: $(policy stateful-operator-metrics)"
+chart --set metrics.service.enabled=true --set metrics.port=9100 --set-json "$SCRAPER" >"$TMP/c.json"
+[ "$(jq -c '.ingress[0].ports' <<<"$(policy stateful-operator-metrics)")" = '[{"port":9100,"protocol":"TCP"}]' ] ||
+	fail "metrics policy not on metrics.port: $(policy stateful-operator-metrics)"
+chart --set networkPolicy.enabled=false --set metrics.service.enabled=true >"$TMP/c.json"
+[ "$(jq '[.[] | select(.kind == "NetworkPolicy")] | length' "$TMP/c.json")" = 0 ] || fail "NetworkPolicies though disabled"
+refused 'metrics.allowFrom' --set metrics.service.enabled=true
+refused 'metrics.allowFrom' --set metrics.podMonitor.enabled=true
+refused "'/metrics/allowFrom/0'" --set-json 'metrics.allowFrom=[{"podselector":{}}]'
 
 step "PrometheusRule: the groups of files/alerts.rules.yaml, or nothing without that file"
 rule_groups() { # rule file -> its groups as JSON (read as an extra field of a scratch object)

@@ -16,7 +16,12 @@
 #     failurePolicy Ignore, sideEffects None, the match condition, the opt-out
 #     selectors (and, in the namespace overlay, only the operator's namespace),
 #     the Deployment serving it on :9443, and its RBAC: its Secret and its one
-#     configuration, nothing more.
+#     configuration, nothing more;
+#   - the operator's two Secrets shipped empty (no data, no type: re-applying
+#     keeps what the operator wrote), and its rights on Secrets only get and
+#     update of those two by name: no create, list or watch, no other Secret;
+#   - NetworkPolicies on the operator's pods that admit the probe port and
+#     the webhook port, and nothing else (/metrics stays on loopback).
 # The only object it creates is that scratch namespace (with a ServiceAccount,
 # Role and RoleBinding in it), deleted on exit.
 set -euo pipefail
@@ -134,6 +139,30 @@ for overlay in cluster namespace; do
 	fi
 done
 
+for overlay in cluster namespace; do
+	step "$overlay overlay: the operator's Secrets, shipped empty"
+	kubectl create --dry-run=client -f "$TMP/$overlay.yaml" -o json >"$TMP/$overlay.json" ||
+		fail "cannot read back the rendered objects"
+	secrets=$(jq -c '[.items[] | select(.kind == "Secret")] | sort_by(.metadata.name)' "$TMP/$overlay.json")
+	jq -e --arg ns "$OPNS" 'map(.metadata.name) == ["stateful-operator-state-key", "stateful-operator-webhook-cert"]
+		and all(.metadata.namespace == $ns and (has("data") or has("stringData") or has("type") | not))' \
+		<<<"$secrets" >/dev/null || fail "not the two empty Secrets: $secrets"
+	rules=$(jq -c '[.items[] | select(.kind | test("Role$")) | .rules[] | select(.resources | index("secrets"))
+		| {names: .resourceNames, verbs: .verbs}] | sort_by(.names)' "$TMP/$overlay.json")
+	[ "$rules" = '[{"names":["stateful-operator-state-key"],"verbs":["get","update"]},{"names":["stateful-operator-webhook-cert"],"verbs":["get","update"]}]' ] ||
+		fail "rules on secrets other than get/update by name: $rules"
+
+	step "$overlay overlay: NetworkPolicies admit the probe and webhook ports, nothing else"
+	policies=$(jq -c '[.items[] | select(.kind == "NetworkPolicy")] | sort_by(.metadata.name)' "$TMP/$overlay.json")
+	jq -e --arg ns "$OPNS" 'all(.metadata.namespace == $ns and .spec.policyTypes == ["Ingress"]
+			and .spec.podSelector == {"matchLabels": {"app.kubernetes.io/name": "stateful-operator"}})
+		and map(.spec.ingress) == [[{"ports": [{"port": 8081, "protocol": "TCP"}]}],
+			[{"ports": [{"port": 9443, "protocol": "TCP"}]}]]' <<<"$policies" >/dev/null ||
+		fail "NetworkPolicies: $policies"
+	grep -qF '"--metrics-bind-address=127.0.0.1:8080"' <<<"$(field "$overlay" Deployment 5)" ||
+		fail "/metrics not on loopback: $(field "$overlay" Deployment 5)"
+done
+
 step "cluster overlay: ClusterRole + ClusterRoleBinding (and the webhook's), Roles for the state key's and the webhook's Secrets in the operator's namespace, all namespaces"
 have cluster ClusterRole 2
 have cluster ClusterRoleBinding 2
@@ -199,21 +228,26 @@ expect yes "$SA" get persistentvolumeclaims -n default
 expect no "$SA" create namespaces
 expect no "$SA" get secrets -n "$OPNS"
 expect no "$SA" get secrets --all-namespaces
-# The state key: that one Secret, in the operator's own namespace.
+# The state key: that one Secret, in the operator's own namespace, read and
+# filled (installed empty); never created, no other Secret.
 expect yes "$SA" get secrets/stateful-operator-state-key -n "$OPNS"
-expect yes "$SA" create secrets -n "$OPNS"
+expect yes "$SA" update secrets/stateful-operator-state-key -n "$OPNS"
+expect no "$SA" create secrets -n "$OPNS"
 expect no "$SA" get secrets/stateful-operator-state-key -n default
 expect no "$SA" create secrets -n default
 expect no "$SA" list secrets -n "$OPNS"
-# update: its seal-format mark, once (state_seal_upgrade.h); that Secret only.
-expect yes "$SA" update secrets/stateful-operator-state-key -n "$OPNS"
-expect no "$SA" update secrets/stateful-operator-webhook-cert-x -n "$OPNS"
 expect no "$SA" update secrets/stateful-operator-state-key -n default
-# The webhook: its certificate's Secret (made by the first replica), and the
-# caBundle of its one configuration.
+expect no "$SA" watch secrets -n "$OPNS"
+expect no "$SA" patch secrets/stateful-operator-state-key -n "$OPNS"
+expect no "$SA" delete secrets/stateful-operator-state-key -n "$OPNS"
+expect no "$SA" get secrets/another-secret -n "$OPNS"
+expect no "$SA" update secrets/another-secret -n "$OPNS"
+# The webhook: its certificate's Secret (installed empty, filled and renewed
+# by the replicas), and the caBundle of its one configuration.
 expect yes "$SA" get secrets/stateful-operator-webhook-cert -n "$OPNS"
 expect yes "$SA" update secrets/stateful-operator-webhook-cert -n "$OPNS"
 expect no "$SA" update secrets/stateful-operator-webhook-cert -n default
+expect no "$SA" delete secrets/stateful-operator-webhook-cert -n "$OPNS"
 expect yes "$SA" patch mutatingwebhookconfigurations.admissionregistration.k8s.io/stateful-operator
 expect no "$SA" patch mutatingwebhookconfigurations.admissionregistration.k8s.io/another
 expect no "$SA" create mutatingwebhookconfigurations.admissionregistration.k8s.io
@@ -310,6 +344,8 @@ expect yes "$NSA" get secrets/stateful-operator-state-key -n "$NS"
 expect yes "$NSA" update secrets/stateful-operator-state-key -n "$NS"
 expect no "$NSA" update secrets/other -n "$NS"
 expect yes "$NSA" patch configmaps -n "$NS"
-expect yes "$NSA" create secrets -n "$NS"
+expect no "$NSA" create secrets -n "$NS"
+expect no "$NSA" list secrets -n "$NS"
+expect no "$NSA" get secrets/another-secret -n "$NS"
 expect no "$NSA" create secrets -n default
 expect no "$NSA" create namespaces

@@ -17,6 +17,7 @@
 
 #include "daemon.h"
 #include "itest.h"
+#include "operator_secrets.h"
 #include "util/xalloc.h"
 #include "client/kube_object.h"
 

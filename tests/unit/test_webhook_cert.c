@@ -324,7 +324,7 @@ static void test_long_first_name_no_cn_and_serving_ends_with_its_ca(void **unuse
 
 static json_t *secret_of(json_t *data)
 {
-	return json_pack("{s:s, s:s, s:s, s:o}", "apiVersion", "v1", "kind", "Secret", "type", CERT_SECRET_TYPE,
+	return json_pack("{s:s, s:s, s:s, s:o}", "apiVersion", "v1", "kind", "Secret", "type", "Opaque",
 			 "data", data);
 }
 

@@ -112,15 +112,12 @@ deploy/rbac/cluster/clusterrole.yaml.
 
 {{/*
 The key that seals the operator's state annotations: one Secret in the
-release's namespace, read by name, made by the first replica that finds none
-(create cannot be limited to a name); update: its seal-format mark, once.
+release's namespace (templates/secrets.yaml, installed empty), read and
+filled by name. No create: RBAC cannot limit create to a name.
 */}}
 {{- define "stateful-operator.stateKeyRules" -}}
 - apiGroups: [""]
   resources: ["secrets"]
   resourceNames: ["stateful-operator-state-key"]
   verbs: ["get", "update"]
-- apiGroups: [""]
-  resources: ["secrets"]
-  verbs: ["create"]
 {{- end }}

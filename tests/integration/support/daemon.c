@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "itest.h"
+#include "operator_secrets.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -28,9 +29,16 @@ void daemon_start(struct daemon *d, const char *const *args, const char *const *
 	assert_true(fd >= 0);
 	const char *argv[32] = {SOP_OPERATOR_BINARY};
 	int n = 1;
-	for (; args && args[n - 1] && n < 31; n++)
+	const char *sa = getenv("SOP_OPERATOR_KUBECONFIG");
+	bool as_operator = false;
+	for (; args && args[n - 1] && n < 31; n++) {
 		argv[n] = args[n - 1];
+		as_operator = as_operator || (sa && !strcmp(args[n - 1], sa));
+	}
 	argv[n] = NULL;
+	/* As its ServiceAccount it may fill its Secrets but not create them. */
+	if (as_operator)
+		it_operator_secrets_once();
 	d->pid = fork();
 	assert_true(d->pid >= 0);
 	if (d->pid == 0) {

@@ -1,4 +1,5 @@
 #include "itest.h"
+#include "operator_secrets.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -219,6 +220,10 @@ char *it_namespaced_identity(const char *ns, const char *dir)
 		fail_msg("cannot apply deploy/rbac/namespace in %s", ns);
 	if (it_sh("kubectl create serviceaccount stateful-operator -n %s >/dev/null", ns) != 0)
 		fail_msg("cannot create the ServiceAccount");
+	/* The operator's Secrets, installed empty as deploy/ installs them: it may not create them. */
+	struct kube_client *admin = it_admin_client();
+	it_operator_secrets(admin, ns);
+	kube_client_free(admin);
 	char *token = it_sh_output("kubectl create token stateful-operator -n %s --duration=1h", ns);
 	char *kc = it_write_kubeconfig(dir, "namespaced.kubeconfig", NULL, token, ns);
 	free(token);

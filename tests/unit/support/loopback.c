@@ -46,22 +46,31 @@ struct kube_client *loopback_client(int port, const struct kube_client_options *
 	return c;
 }
 
+#define KEPT_REQUESTS 16
+
 struct canned_server {
 	int listen_fd;
 	int port;
 	pthread_t thread;
 	atomic_bool stop;
-	const char *status;
+	const struct canned_answer *answers; /* borrowed */
+	int nanswers;
+	struct canned_answer one;
 	const char *content_type;
-	const char *body;
 	pthread_mutex_t lock;
 	int served;
 	atomic_int delay_ms;
 	char last_head[8192];
+	char *lines[KEPT_REQUESTS];  /* request lines, in order */
+	char *bodies[KEPT_REQUESTS]; /* their bodies ("" for none) */
 };
 
-/* Reads a request head (up to the blank line) into head; false when the client went away. */
-static bool read_head(int fd, char *head, size_t size)
+/*
+ * Reads a request head (up to the blank line) into head; false when the
+ * client went away. What came after the blank line (a body's start) stays
+ * in head too.
+ */
+static bool read_head(int fd, char *head, size_t size, size_t *got_out)
 {
 	size_t got = 0;
 	while (got < size - 1) {
@@ -74,51 +83,61 @@ static bool read_head(int fd, char *head, size_t size)
 		got += (size_t)n;
 		head[got] = '\0';
 		if (strstr(head, "\r\n\r\n"))
-			return true;
+			break;
 	}
+	*got_out = got;
 	return true;
 }
 
-/*
- * Reads the rest of a request body whose head (and maybe its start) was
- * read into head: a POST closed on unread bytes would be reset, its
- * answer lost.
- */
-static void drain_body(int fd, const char *head)
+/* The request's body (new string): what read_head read past the head, then the rest of Content-Length. */
+static char *read_body(int fd, const char *head, size_t got)
 {
-	const char *cl = strstr(head, "\r\nContent-Length:");
 	const char *end = strstr(head, "\r\n\r\n");
-	if (!cl || !end)
-		return;
-	long want = strtol(cl + strlen("\r\nContent-Length:"), NULL, 10) - (long)strlen(end + 4);
-	char buf[4096];
-	while (want > 0) {
+	const char *cl = strcasestr(head, "\r\nContent-Length:");
+	if (!end || !cl || cl > end)
+		return xstrdup("");
+	size_t want = strtoul(cl + strlen("\r\nContent-Length:"), NULL, 10);
+	size_t have = got - (size_t)(end + 4 - head);
+	if (want > (1u << 20))
+		want = 1u << 20;
+	char *body = xcalloc(1, want + 1);
+	memcpy(body, end + 4, have < want ? have : want);
+	while (have < want) {
 		struct pollfd p = {fd, POLLIN, 0};
 		if (poll(&p, 1, 5000) <= 0)
-			return;
-		ssize_t n = read(fd, buf, sizeof(buf));
+			break;
+		ssize_t n = read(fd, body + have, want - have);
 		if (n <= 0)
-			return;
-		want -= n;
+			break;
+		have += (size_t)n;
 	}
+	return body;
 }
 
 static void canned_answer(struct canned_server *s, int fd)
 {
 	char head[sizeof(s->last_head)];
-	if (!read_head(fd, head, sizeof(head)))
+	size_t got = 0;
+	if (!read_head(fd, head, sizeof(head), &got))
 		return;
-	drain_body(fd, head);
+	char *body = read_body(fd, head, got);
 	pthread_mutex_lock(&s->lock);
 	memcpy(s->last_head, head, sizeof(head));
+	const struct canned_answer *a = &s->answers[s->served < s->nanswers ? s->served : s->nanswers - 1];
+	if (s->served < KEPT_REQUESTS) {
+		s->lines[s->served] = xstrndup(head, strcspn(head, "\r\n"));
+		s->bodies[s->served] = body;
+		body = NULL;
+	}
 	s->served++;
 	pthread_mutex_unlock(&s->lock);
 	int delay = atomic_load(&s->delay_ms);
 	if (delay > 0)
 		poll(NULL, 0, delay);
+	free(body);
 	char *answer = xasprintf("HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
 				 "Connection: close\r\n\r\n%s",
-				 s->status, s->content_type, strlen(s->body), s->body);
+				 a->status, s->content_type, strlen(a->body), a->body);
 	for (size_t off = 0, len = strlen(answer); off < len;) {
 		ssize_t n = send(fd, answer + off, len - off, MSG_NOSIGNAL);
 		if (n <= 0)
@@ -144,16 +163,34 @@ static void *canned_run(void *arg)
 	return NULL;
 }
 
-struct canned_server *canned_server_start(const char *status, const char *content_type, const char *body)
+/* Starts s (answers set): its socket and thread. */
+static struct canned_server *canned_run_start(struct canned_server *s)
 {
-	struct canned_server *s = xcalloc(1, sizeof(*s));
-	s->status = status;
-	s->content_type = content_type;
-	s->body = body;
 	pthread_mutex_init(&s->lock, NULL);
 	s->listen_fd = loopback_listen(16, &s->port);
 	assert_int_equal(pthread_create(&s->thread, NULL, canned_run, s), 0);
 	return s;
+}
+
+struct canned_server *canned_server_start_script(const struct canned_answer *answers, int n,
+						 const char *content_type)
+{
+	assert_true(n > 0);
+	struct canned_server *s = xcalloc(1, sizeof(*s));
+	s->answers = answers;
+	s->nanswers = n;
+	s->content_type = content_type;
+	return canned_run_start(s);
+}
+
+struct canned_server *canned_server_start(const char *status, const char *content_type, const char *body)
+{
+	struct canned_server *s = xcalloc(1, sizeof(*s));
+	s->one = (struct canned_answer){status, body};
+	s->answers = &s->one;
+	s->nanswers = 1;
+	s->content_type = content_type;
+	return canned_run_start(s);
 }
 
 int canned_server_port(const struct canned_server *s)
@@ -175,11 +212,30 @@ int canned_server_last(struct canned_server *s, char *head, size_t size)
 	return served;
 }
 
+int canned_server_request(struct canned_server *s, int i, char **line, char **body)
+{
+	pthread_mutex_lock(&s->lock);
+	int served = s->served;
+	if (i < served && i < KEPT_REQUESTS) {
+		*line = xstrdup(s->lines[i]);
+		*body = xstrdup(s->bodies[i]);
+	} else {
+		*line = NULL;
+		*body = NULL;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return served;
+}
+
 void canned_server_stop(struct canned_server *s)
 {
 	atomic_store(&s->stop, true);
 	pthread_join(s->thread, NULL);
 	close(s->listen_fd);
 	pthread_mutex_destroy(&s->lock);
+	for (int i = 0; i < KEPT_REQUESTS; i++) {
+		free(s->lines[i]);
+		free(s->bodies[i]);
+	}
 	free(s);
 }
