@@ -227,6 +227,7 @@ static int add_controllers(struct manager *m, const struct operator_options *o, 
 	}
 	if ((o->controllers & CONTROLLER_RESIZE) && strcmp(o->autoresize_source, "none")) {
 		/* Growth is a resize: it needs the resize controller. */
+		char *own_ns = own_namespace(o, c);
 		struct autoresize_deps d = {
 			.base = base,
 			.source = {.kind = (enum usage_source_kind)usage_source_kind_parse(o->autoresize_source),
@@ -234,7 +235,11 @@ static int add_controllers(struct manager *m, const struct operator_options *o, 
 				   .prometheus_token_file = o->prometheus_token_file,
 				   .prometheus_ca_file = o->prometheus_ca_file,
 				   .kubelet_ca_file = o->kubelet_ca_file,
-				   .kubelet_insecure_tls = o->kubelet_insecure_tls},
+				   .kubelet_insecure_tls = o->kubelet_insecure_tls,
+				   /* The kubelets see this ServiceAccount's token, never ours. */
+				   .kubelet_token_namespace = own_ns ? own_ns : DEFAULT_OPERATOR_NAMESPACE,
+				   .kubelet_service_account = o->kubelet_service_account,
+				   .cluster_scope = o->namespace == NULL},
 			.interval_ms = o->autoresize_interval_ms,
 			.recommend_only = o->autoresize_recommend_only,
 			.cluster_scope = o->namespace == NULL,
@@ -242,6 +247,7 @@ static int add_controllers(struct manager *m, const struct operator_options *o, 
 			.kubelet_port = o->kubelet_port};
 		char *err = NULL;
 		struct controller *ar = autoresize_controller_new(&d, &err);
+		free(own_ns);
 		if (!ar) {
 			log_error("main", "autoresize: %s (--autoresize-source=none turns it off)", err);
 			free(err);

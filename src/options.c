@@ -1,5 +1,6 @@
 #include "options.h"
 
+#include <ctype.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -34,6 +35,7 @@ enum {
 	OPT_KUBELET_CA,
 	OPT_KUBELET_INSECURE,
 	OPT_KUBELET_PORT,
+	OPT_KUBELET_SA,
 	OPT_HELP,
 	OPT_VERSION,
 };
@@ -63,6 +65,7 @@ static const struct option long_options[] = {
 	{"kubelet-ca-file", required_argument, NULL, OPT_KUBELET_CA},
 	{"kubelet-insecure-tls", no_argument, NULL, OPT_KUBELET_INSECURE},
 	{"kubelet-port", required_argument, NULL, OPT_KUBELET_PORT},
+	{"kubelet-service-account", required_argument, NULL, OPT_KUBELET_SA},
 	{"help", no_argument, NULL, OPT_HELP},
 	{"version", no_argument, NULL, OPT_VERSION},
 	{NULL, 0, NULL, 0},
@@ -93,8 +96,10 @@ const char *options_usage(void)
 	       "  --webhook-cert-names LIST       comma list of DNS names and IPs its certificate covers\n"
 	       "                                  (default: Service " "stateful-operator-webhook's names)\n"
 	       "  --autoresize-source SOURCE      usage of volumes for autoresize policies: kubelet\n"
-	       "                                  (nodes/stats), kubelet-proxy (nodes/proxy through the\n"
-	       "                                  API server), prometheus, none (default kubelet)\n"
+	       "                                  (nodes/stats, with the token of --kubelet-service-account;\n"
+	       "                                  cluster scope only), kubelet-proxy (nodes/proxy through\n"
+	       "                                  the API server), prometheus, none (default kubelet;\n"
+	       "                                  none with --namespace)\n"
 	       "  --autoresize-interval DURATION  how often usage is read (default 60s; at least 5s)\n"
 	       "  --autoresize-recommend-only     Events and metrics only: never grow a volume\n"
 	       "  --prometheus-url URL            the Prometheus server of --autoresize-source=prometheus\n"
@@ -104,6 +109,10 @@ const char *options_usage(void)
 	       "                                  (default: the API server's CA)\n"
 	       "  --kubelet-insecure-tls          do not check the kubelets' certificates\n"
 	       "  --kubelet-port N                kubelet port where the Node does not say (default 10250)\n"
+	       "  --kubelet-service-account NAME  the ServiceAccount, in the operator's namespace, whose\n"
+	       "                                  short-lived token (TokenRequest) the kubelets are shown:\n"
+	       "                                  nodes/stats only, never the operator's own credentials\n"
+	       "                                  (default " DEFAULT_KUBELET_SERVICE_ACCOUNT ")\n"
 	       "  --help, --version\n";
 }
 
@@ -170,6 +179,18 @@ static int parse_names(const char *s, char ***out, char **err)
 	return 0;
 }
 
+/* A ServiceAccount name: a DNS-1123 subdomain (it goes into the TokenRequest's path). */
+static bool service_account_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (!n || n > 253 || !isalnum((unsigned char)s[0]) || !isalnum((unsigned char)s[n - 1]))
+		return false;
+	for (; *s; s++)
+		if (!(islower((unsigned char)*s) || isdigit((unsigned char)*s) || *s == '-' || *s == '.'))
+			return false;
+	return true;
+}
+
 static void set_str(char **dst, const char *v)
 {
 	free(*dst);
@@ -190,6 +211,8 @@ int options_parse(int argc, char **argv, struct operator_options *o, char **err)
 	o->autoresize_source = xstrdup("kubelet");
 	o->autoresize_interval_ms = 60000;
 	o->kubelet_port = 10250;
+	o->kubelet_service_account = xstrdup(DEFAULT_KUBELET_SERVICE_ACCOUNT);
+	bool source_given = false;
 	*err = NULL;
 
 	optind = 1;
@@ -277,6 +300,7 @@ int options_parse(int argc, char **argv, struct operator_options *o, char **err)
 				return -1;
 			}
 			set_str(&o->autoresize_source, optarg);
+			source_given = true;
 			break;
 		case OPT_AUTORESIZE_INTERVAL: {
 			char *why = NULL;
@@ -318,6 +342,15 @@ int options_parse(int argc, char **argv, struct operator_options *o, char **err)
 			}
 			o->kubelet_port = (int)n;
 			break;
+		case OPT_KUBELET_SA:
+			if (!service_account_name_ok(optarg)) {
+				*err = xasprintf("--kubelet-service-account: \"%s\" is not a ServiceAccount name "
+						 "(lower-case letters, digits, '-' and '.')",
+						 optarg);
+				return -1;
+			}
+			set_str(&o->kubelet_service_account, optarg);
+			break;
 		case OPT_HELP:
 			o->help = true;
 			break;
@@ -335,6 +368,16 @@ int options_parse(int argc, char **argv, struct operator_options *o, char **err)
 	if (optind < argc) {
 		*err = xasprintf("unexpected argument \"%s\"; flags only, see --help", argv[optind]);
 		return -1;
+	}
+	if (o->namespace && !strcmp(o->autoresize_source, "kubelet")) {
+		/* The kubelet source's token needs a cluster-wide binding (nodes/stats); a Role cannot give it. */
+		if (source_given) {
+			*err = xstrdup("--autoresize-source=kubelet needs cluster scope (nodes/stats is cluster-wide; "
+				       "a Role cannot grant it): with --namespace use --autoresize-source=prometheus "
+				       "(or none), or run without --namespace");
+			return -1;
+		}
+		set_str(&o->autoresize_source, "none");
 	}
 	if (!strcmp(o->autoresize_source, "prometheus") && !o->prometheus_url) {
 		*err = xstrdup("--autoresize-source=prometheus needs --prometheus-url");
@@ -365,6 +408,7 @@ void options_release(struct operator_options *o)
 	FREE_AND_NULL(o->prometheus_token_file);
 	FREE_AND_NULL(o->prometheus_ca_file);
 	FREE_AND_NULL(o->kubelet_ca_file);
+	FREE_AND_NULL(o->kubelet_service_account);
 	free_names(o->webhook_cert_names);
 	o->webhook_cert_names = NULL;
 }

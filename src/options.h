@@ -22,6 +22,8 @@ enum {
  * (own_image.h): the operator image, whose Dockerfile adds rsync.
  */
 #define DEFAULT_COPY_IMAGE "stateful-operator:0.1.0"
+/* The kubelet usage source's ServiceAccount (deploy/rbac/cluster/usage-reader.yaml). */
+#define DEFAULT_KUBELET_SERVICE_ACCOUNT "stateful-operator-usage-reader"
 
 struct operator_options {
 	char *kubeconfig;                 /* NULL: $KUBECONFIG, ~/.kube/config, or in-cluster */
@@ -41,7 +43,7 @@ struct operator_options {
 	char *webhook_bind_address;       /* "0": no webhook */
 	char **webhook_cert_names;        /* NULL-terminated; NULL: the webhook Service's names */
 	/* Usage-driven growth (controllers/autoresize): runs with the resize controller. */
-	char *autoresize_source;          /* kubelet|kubelet-proxy|prometheus|none */
+	char *autoresize_source;          /* kubelet|kubelet-proxy|prometheus|none (none by default with --namespace) */
 	int64_t autoresize_interval_ms;
 	bool autoresize_recommend_only;   /* Events and metrics, never a change */
 	char *prometheus_url;
@@ -49,7 +51,8 @@ struct operator_options {
 	char *prometheus_ca_file;
 	char *kubelet_ca_file;
 	bool kubelet_insecure_tls;
-	int kubelet_port;                 /* where the Node does not say (namespace scope) */
+	int kubelet_port;                 /* where the Node does not say */
+	char *kubelet_service_account;    /* whose token the kubelets see, in the operator's namespace */
 	bool help;
 	bool version;
 };

@@ -340,13 +340,8 @@ static void set_blob(CURL *h, CURLoption opt, const struct kube_blob *b)
 	curl_easy_setopt(h, opt, &blob);
 }
 
-/*
- * The server's certificate checked against ca_file (NULL: the config's CA)
- * unless insecure, and the client certificate: the exec plugin's, else the
- * config's.
- */
-static void setup_tls(struct kube_client *c, CURL *h, const char *ca_file, bool insecure,
-		      const struct request_auth *auth)
+/* The server's certificate checked against ca_file (NULL: the config's CA) unless insecure. */
+static void setup_server_check(struct kube_client *c, CURL *h, const char *ca_file, bool insecure)
 {
 	if (insecure) {
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
@@ -361,6 +356,11 @@ static void setup_tls(struct kube_client *c, CURL *h, const char *ca_file, bool 
 		set_blob(h, CURLOPT_CAINFO_BLOB, &c->cfg.ca_data);
 	else if (c->cfg.ca_file)
 		curl_easy_setopt(h, CURLOPT_CAINFO, c->cfg.ca_file);
+}
+
+/* The client certificate, for the API server only: the exec plugin's, else the config's. */
+static void setup_client_cert(struct kube_client *c, CURL *h, const struct request_auth *auth)
+{
 	if (auth->cert.data) {
 		set_blob(h, CURLOPT_SSLCERT_BLOB, &auth->cert);
 		set_blob(h, CURLOPT_SSLKEY_BLOB, &auth->key);
@@ -418,23 +418,20 @@ struct curl_slist *kube__setup_handle(struct kube_client *c, CURL *h, const char
 	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
 	if (c->connect_to)
 		curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to);
-	setup_tls(c, h, NULL, c->cfg.insecure_skip_tls_verify, auth);
+	setup_server_check(c, h, NULL, c->cfg.insecure_skip_tls_verify);
+	setup_client_cert(c, h, auth);
 	return setup_headers(h, content_type, auth->bearer);
 }
 
-struct curl_slist *kube_credentials_setup_get(struct kube_client *c, CURL *h, const char *url,
-					      const struct kube_tls_check *tls, char **err)
+struct curl_slist *kube_credentials_setup_bearer_get(struct kube_client *c, CURL *h, const char *url,
+						     const struct kube_tls_check *tls, const char *bearer)
 {
-	struct request_auth auth;
-	if (kube__get_auth(c, false, &auth, err) < 0)
-		return NULL;
 	/* Not the client's share: a connection to a kubelet must not push out the API server's. */
 	setup_common(c, h, url);
 	curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
-	setup_tls(c, h, tls->ca_file, tls->insecure, &auth);
-	struct curl_slist *headers = setup_headers(h, NULL, auth.bearer);
-	kube__request_auth_release(&auth);
-	return headers;
+	/* The server is checked as the API server is; the client's own certificate and token never go. */
+	setup_server_check(c, h, tls->ca_file, tls->insecure);
+	return setup_headers(h, NULL, bearer);
 }
 
 /* Where a response body goes: capped, and the cap's refusal told apart from curl's own errors. */
@@ -539,10 +536,13 @@ static bool is_mutation(const char *method)
 	return strcmp(method, "GET") != 0;
 }
 
-/* Appends dryRun=All to a mutation's path when the client is in dry-run mode. New string. */
-static char *effective_url(struct kube_client *c, const char *method, const char *path)
+/*
+ * Appends dryRun=All to a mutation's path when the client is in dry-run
+ * mode, but for a POST that stores nothing (stores_nothing). New string.
+ */
+static char *effective_url(struct kube_client *c, const char *method, const char *path, bool stores_nothing)
 {
-	if (c->opts.dry_run && is_mutation(method)) {
+	if (c->opts.dry_run && is_mutation(method) && !stores_nothing) {
 		log_info("client", "dry-run: %s %s", method, path);
 		return xasprintf("%s%s%cdryRun=All", c->url_base, path, strchr(path, '?') ? '&' : '?');
 	}
@@ -553,6 +553,7 @@ static char *effective_url(struct kube_client *c, const char *method, const char
 struct request_limits {
 	int max_retries;  /* 0: sent once */
 	long timeout_ms;
+	bool stores_nothing; /* a POST the server keeps nothing of (TokenRequest): sent as is in dry-run mode */
 };
 
 /*
@@ -568,9 +569,10 @@ static int request_raw(struct kube_client *c, const char *method, const char *pa
 	int max_retries = lim ? lim->max_retries : c->opts.max_retries;
 	long timeout_ms = lim ? lim->timeout_ms : c->opts.request_timeout_ms;
 	CURL *h = kube__thread_curl(c);
-	char *url = effective_url(c, method, path);
+	bool stores_nothing = lim && lim->stores_nothing;
+	char *url = effective_url(c, method, path, stores_nothing);
 	bool refreshed_auth = false;
-	bool repeatable = repeat_ok || (c->opts.dry_run && is_mutation(method)) ||
+	bool repeatable = repeat_ok || stores_nothing || (c->opts.dry_run && is_mutation(method)) ||
 			  kube__repeat_is_harmless(method, content_type, body);
 	long slept_ms = 0;
 	int rc = KUBE_ETRANSPORT;
@@ -668,13 +670,14 @@ static int request_raw(struct kube_client *c, const char *method, const char *pa
 
 /* kube_request; repeat_ok: the caller knows a resend is harmless where the body does not show it. */
 static int request_json(struct kube_client *c, const char *method, const char *path, const char *content_type,
-			const char *body, bool repeat_ok, json_t **out, struct kube_error *err)
+			const char *body, bool repeat_ok, const struct request_limits *lim, json_t **out,
+			struct kube_error *err)
 {
 	struct strbuf resp;
 	strbuf_init(&resp, KUBE_RESPONSE_MAX);
 	if (out)
 		*out = NULL;
-	int rc = request_raw(c, method, path, content_type, body, repeat_ok, NULL, &resp, err);
+	int rc = request_raw(c, method, path, content_type, body, repeat_ok, lim, &resp, err);
 	if (rc == KUBE_OK && out && resp.len) {
 		char *msg = NULL;
 		int jrc = json_load_limited(resp.buf, resp.len, 0, &kube_object_limits, out, &msg);
@@ -688,6 +691,8 @@ static int request_json(struct kube_client *c, const char *method, const char *p
 		}
 		free(msg);
 	}
+	if (lim && lim->stores_nothing && resp.buf)
+		explicit_bzero(resp.buf, resp.len); /* a minted token's text */
 	strbuf_release(&resp);
 	return rc;
 }
@@ -695,7 +700,14 @@ static int request_json(struct kube_client *c, const char *method, const char *p
 int kube_request(struct kube_client *c, const char *method, const char *path,
 		 const char *content_type, const char *body, json_t **out, struct kube_error *err)
 {
-	return request_json(c, method, path, content_type, body, false, out, err);
+	return request_json(c, method, path, content_type, body, false, NULL, out, err);
+}
+
+int kube__post_stores_nothing(struct kube_client *c, const char *path, const char *body, json_t **out,
+			      struct kube_error *err)
+{
+	struct request_limits lim = {c->opts.max_retries, c->opts.request_timeout_ms, true};
+	return request_json(c, "POST", path, "application/json", body, true, &lim, out, err);
 }
 
 static int get_text(struct kube_client *c, const char *path, const struct request_limits *lim, char **out,
@@ -719,7 +731,7 @@ int kube_get_text(struct kube_client *c, const char *path, char **out, struct ku
 int kube_get_text_once(struct kube_client *c, const char *path, long timeout_ms, char **out,
 		       struct kube_error *err)
 {
-	struct request_limits lim = {0, timeout_ms > 0 ? timeout_ms : c->opts.request_timeout_ms};
+	struct request_limits lim = {0, timeout_ms > 0 ? timeout_ms : c->opts.request_timeout_ms, false};
 	return get_text(c, path, &lim, out, err);
 }
 
@@ -951,7 +963,7 @@ int kube_create_named(struct kube_client *c, const struct kube_resource *r, cons
 {
 	char *path = kube_resource_path(r, ns, NULL, NULL);
 	char *body = json_body(obj);
-	int rc = request_json(c, "POST", path, "application/json", body, true, NULL, err);
+	int rc = request_json(c, "POST", path, "application/json", body, true, NULL, NULL, err);
 	if (rc < 0 && err->code == 409 && !strcmp(err->reason, "AlreadyExists"))
 		rc = KUBE_OK; /* a resend of our own request: the name is one nobody else makes */
 	free(body);

@@ -92,6 +92,14 @@ int kube__get_auth(struct kube_client *c, bool refresh, struct request_auth *a, 
 void kube__auth_release(struct kube_client *c);
 void kube__request_auth_release(struct request_auth *a);
 
+/*
+ * A POST of body (JSON) to path that the server stores nothing of (a
+ * TokenRequest): sent as is in dry-run mode, and sent again after a lost
+ * answer (a second one costs nothing). As kube_request otherwise.
+ */
+int kube__post_stores_nothing(struct kube_client *c, const char *path, const char *body, json_t **out,
+			      struct kube_error *err) __attribute__((warn_unused_result));
+
 /* This thread's keep-alive handle. */
 CURL *kube__thread_curl(struct kube_client *c);
 /* Sets URL, method, TLS and headers on h after curl_easy_reset; returns the header list to free. */

@@ -1,8 +1,8 @@
 /*
- * The client's credentials lent to a server other than the API server
- * that accepts them: a kubelet authenticates the API server's clients
- * (a certificate of the cluster's CA, or a bearer token it checks with a
- * TokenReview), as metrics-server relies on. And the token file reader
+ * A GET to a server other than the API server (a kubelet), with the
+ * client's way of checking server certificates but a bearer token the
+ * caller gives: never the client's own token or client certificate, which
+ * would let that server act as the operator. And the token file reader
  * the client uses, for other servers' bearer tokens (Prometheus).
  *
  * Threads: as kube_client.h; a handle belongs to the calling thread.
@@ -23,14 +23,13 @@ struct kube_tls_check {
 
 /*
  * Sets up h (the caller's handle, reset by the caller) for a GET of url
- * with the client's credentials: its client certificate (config or exec
- * plugin) or bearer token (static, file or exec plugin), its user agent,
- * no redirects (the credentials must not travel on), TLS checked as tls
- * says. Returns the header list, to free with curl_slist_free_all after
- * the transfer; NULL with *err (new) when the credentials cannot be had.
+ * showing bearer (borrowed; NULL: no Authorization header) and nothing
+ * else: no client certificate, the client's user agent, no redirects,
+ * the server's certificate checked as tls says. Returns the header list,
+ * to free with curl_slist_free_all after the transfer.
  */
-struct curl_slist *kube_credentials_setup_get(struct kube_client *c, CURL *h, const char *url,
-					      const struct kube_tls_check *tls, char **err)
+struct curl_slist *kube_credentials_setup_bearer_get(struct kube_client *c, CURL *h, const char *url,
+						     const struct kube_tls_check *tls, const char *bearer)
 	__attribute__((warn_unused_result));
 
 /*

@@ -325,6 +325,25 @@ got=$(chart --set autoresize.source=prometheus --set autoresize.prometheusUrl=ht
 want='["--autoresize-source=prometheus","--autoresize-interval=2m","--autoresize-recommend-only","--prometheus-url=http://prometheus.monitoring:9090","--kubelet-insecure-tls"]'
 [ "$got" = "$want" ] || fail "autoresize values rendered $got, want $want"
 refused "'/autoresize/source'" --set autoresize.source=cadvisor
+refused 'autoresize.source=kubelet needs scope=cluster' --set scope=namespace --set autoresize.source=kubelet
+
+step "the kubelet source's ServiceAccount (get nodes/stats only): with the kubelet source in cluster scope, and only then"
+reader() { jq -c '[.[] | select(.metadata.name | startswith("stateful-operator-usage-")) | .kind] | sort' "$TMP/c.json"; }
+all='["ClusterRole","ClusterRoleBinding","Role","RoleBinding","ServiceAccount"]'
+chart >"$TMP/c.json"
+[ "$(reader)" = "$all" ] || fail "defaults: the usage reader's objects are $(reader)"
+chart --set autoresize.source=kubelet >"$TMP/c.json"
+[ "$(reader)" = "$all" ] || fail "source kubelet: the usage reader's objects are $(reader)"
+for values in "--set autoresize.source=prometheus --set autoresize.prometheusUrl=http://p:9090" \
+	"--set autoresize.source=none" "--set scope=namespace"; do
+	# shellcheck disable=SC2086 # the values are words
+	chart $values >"$TMP/c.json"
+	[ "$(reader)" = "[]" ] || fail "$values: the usage reader's objects rendered: $(reader)"
+done
+chart >"$TMP/c.json"
+if obj ClusterRole stateful-operator | grep -qF 'nodes/stats'; then
+	fail "the operator's ClusterRole grants nodes/stats"
+fi
 refused "'/autoresize/prometheusUrl'" --set autoresize.prometheusUrl=prometheus:9090
 
 echo "PASS: chart render"

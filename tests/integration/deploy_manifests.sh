@@ -10,6 +10,9 @@
 #     apiGroups/resources/verbs;
 #   - the RBAC that `up` applied (deploy/rbac/cluster) lets the operator's
 #     ServiceAccount do what it needs and nothing of a sample it must not;
+#   - the kubelet usage source's ServiceAccount (usage-reader.yaml): only
+#     get nodes/stats; the operator may mint its tokens and no other's, and
+#     has no nodes/stats of its own;
 #   - the namespaced Role, bound in a scratch namespace, grants its verbs there
 #     and nothing elsewhere;
 #   - the admission webhook in both overlays: its Service, a configuration with
@@ -76,9 +79,12 @@ for overlay in cluster namespace; do
 
 	step "$overlay overlay: rendered objects"
 	render "$overlay"
-	for kind in Namespace ServiceAccount Deployment CustomResourceDefinition; do
+	for kind in Namespace Deployment CustomResourceDefinition; do
 		[ "$(count "$overlay" "$kind")" = 1 ] || fail "expected one $kind: $(cut -d'|' -f1 "$TMP/$overlay.txt" | xargs)"
 	done
+	# The operator's, and in cluster scope the kubelet usage source's.
+	[ "$(count "$overlay" ServiceAccount)" = "$([ "$overlay" = cluster ] && echo 2 || echo 1)" ] ||
+		fail "ServiceAccounts: $(awk -F'|' '$1 == "ServiceAccount" { print $3 }' "$TMP/$overlay.txt" | xargs)"
 	[ "$(field "$overlay" Deployment 2)" = "$OPNS" ] || fail "Deployment not in $OPNS"
 	[ "$(field "$overlay" CustomResourceDefinition 3)" = statefulclusters.stateful-operator.io ] ||
 		fail "the CRD is not statefulclusters.stateful-operator.io"
@@ -164,16 +170,22 @@ for overlay in cluster namespace; do
 done
 
 step "cluster overlay: ClusterRole + ClusterRoleBinding (and the webhook's), Roles for the state key's and the webhook's Secrets in the operator's namespace, all namespaces"
-have cluster ClusterRole 2
-have cluster ClusterRoleBinding 2
-have cluster Role 2
-have cluster RoleBinding 2
+have cluster ClusterRole 3
+have cluster ClusterRoleBinding 3
+have cluster Role 3
+have cluster RoleBinding 3
 [ "$(field cluster Role 2 | sort -u)" = "$OPNS" ] || fail "the Secrets' Roles are not in $OPNS"
 if grep -qF -- '--namespace' <<<"$(field cluster Deployment 5)"; then
 	fail "the cluster overlay restricts the operator to a namespace"
 fi
 grep -qF "ClusterRole/stateful-operator [{\"kind\":\"ServiceAccount\",\"name\":\"stateful-operator\",\"namespace\":\"$OPNS\"}]" \
 	<<<"$(field cluster ClusterRoleBinding 9)" || fail "ClusterRoleBinding does not bind the ServiceAccount"
+# The kubelets see another identity's token: the operator's own ClusterRole has no nodes/stats.
+if awk -F'|' '$1 == "ClusterRole" && $3 == "stateful-operator" { print $8 }' "$TMP/cluster.txt" | grep -qF 'nodes/stats'; then
+	fail "the operator's ClusterRole grants nodes/stats: the kubelets must see only the usage reader's token"
+fi
+[ "$(awk -F'|' '$1 == "ClusterRole" && $3 == "stateful-operator-usage-reader" { print $8 }' "$TMP/cluster.txt")" = \
+	'[""] ["nodes/stats"] ["get"]' ] || fail "the usage reader's ClusterRole is not get nodes/stats alone"
 
 step "namespace overlay: Roles + RoleBindings in the operator's namespace, no ClusterRole but the webhook's, scope = that namespace"
 have namespace Role 2
@@ -290,6 +302,18 @@ expect yes "$SA" watch nodes
 expect no "$SA" get nodes
 expect no "$SA" patch nodes
 expect no "$SA" delete nodes
+
+step "the kubelet usage source's ServiceAccount (usage-reader.yaml, applied by local-cluster up): get nodes/stats, nothing else"
+USA=system:serviceaccount:$OPNS:stateful-operator-usage-reader
+expect yes "$USA" get nodes --subresource=stats
+expect no "$USA" get nodes --subresource=proxy
+expect no "$USA" list nodes
+expect no "$USA" create pods -n kube-system
+expect no "$USA" delete persistentvolumes
+expect no "$USA" create serviceaccounts --subresource=token -n "$OPNS"
+expect yes "$SA" create serviceaccounts/stateful-operator-usage-reader --subresource=token -n "$OPNS"
+expect no "$SA" create serviceaccounts/stateful-operator --subresource=token -n "$OPNS"
+expect no "$SA" create serviceaccounts/default --subresource=token -n kube-system
 
 step "namespace Role, bound in a scratch namespace: its verbs there, nothing elsewhere"
 kubectl create namespace "$NS" >/dev/null

@@ -1,7 +1,9 @@
 /*
  * Usage-driven growth on the real node: a pod fills its real xfs volume
  * past the policy's threshold; the operator reads the usage from the
- * kubelet's stats summary (as its own ServiceAccount: nodes/stats), and
+ * kubelet's stats summary, showing the real kubelet a token of
+ * ServiceAccount stateful-operator-usage-reader (nodes/stats only, minted
+ * by TokenRequest; never the operator's own), and
  * every replica's claim and the template grow by the step, in place: the
  * pods keep running and df inside them shows the new size. Filling on past
  * the new threshold grows again only after the cooldown; at the maximum, a

@@ -55,6 +55,7 @@ static void test_defaults(void **state)
 	assert_int_equal(o.autoresize_interval_ms, 60000);
 	assert_false(o.autoresize_recommend_only);
 	assert_int_equal(o.kubelet_port, 10250);
+	assert_string_equal(o.kubelet_service_account, "stateful-operator-usage-reader");
 	assert_null(o.prometheus_url);
 	options_release(&o);
 }
@@ -84,12 +85,15 @@ static void test_every_flag(void **state)
 	assert_true(o.leader_elect);
 	assert_string_equal(o.leader_election_namespace, "ops");
 	assert_string_equal(o.copy_image, "registry.local/rsync:3");
+	/* Namespace scope has no kubelet source: autoresize is off unless another source is named. */
+	assert_string_equal(o.autoresize_source, "none");
 	options_release(&o);
 
 	a = ARGV("--autoresize-source", "prometheus", "--prometheus-url", "https://prom:9090",
 		 "--prometheus-bearer-token-file", "/t", "--prometheus-ca-file", "/pca", "--autoresize-interval", "2m",
 		 "--autoresize-recommend-only",
-		 "--kubelet-ca-file", "/ca", "--kubelet-insecure-tls", "--kubelet-port", "10255");
+		 "--kubelet-ca-file", "/ca", "--kubelet-insecure-tls", "--kubelet-port", "10255",
+		 "--kubelet-service-account", "reader.v2");
 	assert_int_equal(options_parse(a->argc, a->argv, &o, &err), 0);
 	args_free(a);
 	assert_string_equal(o.autoresize_source, "prometheus");
@@ -101,6 +105,14 @@ static void test_every_flag(void **state)
 	assert_string_equal(o.kubelet_ca_file, "/ca");
 	assert_true(o.kubelet_insecure_tls);
 	assert_int_equal(o.kubelet_port, 10255);
+	assert_string_equal(o.kubelet_service_account, "reader.v2");
+	options_release(&o);
+
+	/* Namespace scope with a source that works there. */
+	a = ARGV("--namespace", "apps", "--autoresize-source", "prometheus", "--prometheus-url", "http://prom:9090");
+	assert_int_equal(options_parse(a->argc, a->argv, &o, &err), 0);
+	args_free(a);
+	assert_string_equal(o.autoresize_source, "prometheus");
 	options_release(&o);
 }
 
@@ -144,6 +156,13 @@ static void test_refusals_name_the_flag(void **state)
 	expect_refusal(ARGV("--prometheus-bearer-token-file", "/t", "--prometheus-url", "http://prom:9090"),
 		       "use https://");
 	expect_refusal(ARGV("--kubelet-port", "0"), "--kubelet-port");
+	/* The kubelet source in namespace scope: refused, naming what works there. */
+	expect_refusal(ARGV("--namespace", "apps", "--autoresize-source", "kubelet"),
+		       "--autoresize-source=kubelet needs cluster scope");
+	expect_refusal(ARGV("--autoresize-source=kubelet", "--namespace=apps"), "--autoresize-source=prometheus");
+	expect_refusal(ARGV("--kubelet-service-account", "Reader"), "--kubelet-service-account");
+	expect_refusal(ARGV("--kubelet-service-account", "a/../b"), "not a ServiceAccount name");
+	expect_refusal(ARGV("--kubelet-service-account", "-a"), "--kubelet-service-account");
 }
 
 int main(void)

@@ -25,6 +25,7 @@
 #include "terminal_scan.h"
 #include "scratch_dir.h"
 #include "util/json_budget.h"
+#include "token_api.h"
 #include "util/strbuf.h"
 #include "runtime/http_server.h"
 #include "util/clock.h"
@@ -32,6 +33,13 @@
 #include "webhook/webhook_cert.h"
 
 #define GI 1073741824LL
+
+/* The kubelet source as the daemon sets it up: its ServiceAccount sop/reader, cluster scope. */
+#define KUBELET_OPTS                                                                                      \
+	.kind = USAGE_SOURCE_KUBELET, .kubelet_token_namespace = "sop", .kubelet_service_account = "reader", \
+	.cluster_scope = true
+/* What the token API hands out, and what the operator's own client shows ("t", loopback.h). */
+#define USAGE_TOKEN "usage-token"
 
 /*
  * What a kubelet sends (trimmed to what matters and some of what does
@@ -376,8 +384,9 @@ static void test_kubelet_node_speaks_for_others(void **state)
 	struct canned_server *good = canned_server_start("200 OK", "application/json", SUMMARY);
 	struct canned_server *evil = canned_server_start("200 OK", "application/json", EVIL_SUMMARY);
 	canned_server_delay(good, 300);
-	struct kube_client *client = loopback_client(canned_server_port(good), NULL);
-	struct usage_source_options o = {.kind = USAGE_SOURCE_KUBELET, .timeout_ms = 5000};
+	struct token_api *api = token_api_start("sop", "reader", USAGE_TOKEN, 600);
+	struct kube_client *client = token_api_client(api);
+	struct usage_source_options o = {KUBELET_OPTS, .timeout_ms = 5000};
 	char *err = NULL;
 	struct usage_source *s = usage_source_new(client, &o, &err);
 	assert_non_null(s);
@@ -392,6 +401,7 @@ static void test_kubelet_node_speaks_for_others(void **state)
 			  "mounts");
 	usage_source_free(s);
 	kube_client_free(client);
+	token_api_stop(api);
 	canned_server_stop(good);
 	canned_server_stop(evil);
 	json_decref(mounts);
@@ -608,11 +618,24 @@ static void test_options_refused(void **state)
 							      .prometheus_ca_file = "/nonexistent/ca.crt"},
 			       "prometheus CA file /nonexistent/ca.crt");
 	expect_options_refused(c,
-			       &(struct usage_source_options){.kind = USAGE_SOURCE_KUBELET,
-							      .kubelet_ca_file = "/nonexistent/ca.crt"},
+			       &(struct usage_source_options){KUBELET_OPTS, .kubelet_ca_file = "/nonexistent/ca.crt"},
 			       "kubelet CA file /nonexistent/ca.crt");
-	expect_options_refused(NULL, &(struct usage_source_options){.kind = USAGE_SOURCE_KUBELET},
-			       "needs the API client");
+	expect_options_refused(NULL, &(struct usage_source_options){KUBELET_OPTS}, "needs the API client");
+	/* Namespace scope has no kubelet source: refused, pointing at what works there. */
+	expect_options_refused(c,
+			       &(struct usage_source_options){.kind = USAGE_SOURCE_KUBELET,
+							      .kubelet_token_namespace = "sop",
+							      .kubelet_service_account = "reader"},
+			       "needs cluster scope");
+	expect_options_refused(c,
+			       &(struct usage_source_options){.kind = USAGE_SOURCE_KUBELET,
+							      .kubelet_token_namespace = "sop",
+							      .kubelet_service_account = "reader"},
+			       "--autoresize-source=prometheus");
+	/* Without a ServiceAccount of its own there is nothing to show a kubelet. */
+	expect_options_refused(
+		c, &(struct usage_source_options){.kind = USAGE_SOURCE_KUBELET, .cluster_scope = true},
+		"--kubelet-service-account");
 	expect_options_refused(NULL, &(struct usage_source_options){.kind = USAGE_SOURCE_KUBELET_PROXY},
 			       "needs the API client");
 	kube_client_free(c);
@@ -841,16 +864,17 @@ static const char KUBELET_403[] =
 
 /*
  * The kubelet source over http (tests only): the request path, the
- * client's credentials, a refusal in one line, the other nodes still
- * asked, a node without an address not asked.
+ * usage token and never the operator's own, a refusal in one line, the
+ * other nodes still asked, a node without an address not asked.
  */
 static void test_kubelet_http(void **state)
 {
 	(void)state;
 	struct canned_server *good = canned_server_start("200 OK", "application/json", SUMMARY);
 	struct canned_server *refusing = canned_server_start("403 Forbidden", "text/plain; charset=utf-8", KUBELET_403);
-	struct kube_client *client = loopback_client(canned_server_port(refusing), NULL);
-	struct usage_source_options o = {.kind = USAGE_SOURCE_KUBELET, .timeout_ms = 5000};
+	struct token_api *api = token_api_start("sop", "reader", USAGE_TOKEN, 600);
+	struct kube_client *client = token_api_client(api);
+	struct usage_source_options o = {KUBELET_OPTS, .timeout_ms = 5000};
 	char *err = NULL;
 	struct usage_source *s = usage_source_new(client, &o, &err);
 	assert_non_null(s);
@@ -870,8 +894,12 @@ static void test_kubelet_http(void **state)
 	char head[8192];
 	assert_int_equal(canned_server_last(good, head, sizeof(head)), 1);
 	assert_true(!strncmp(head, "GET /stats/summary HTTP/1.1\r\n", 29));
-	assert_non_null(strstr(head, "\r\nAuthorization: Bearer t\r\n"));
+	/* The kubelet sees the usage token, and only it: never the operator's own ("t"). */
+	assert_non_null(strstr(head, "\r\nAuthorization: Bearer " USAGE_TOKEN "\r\n"));
+	assert_null(strstr(head, "Bearer t\r\n"));
 	assert_int_equal(canned_server_last(refusing, head, sizeof(head)), 1);
+	assert_null(strstr(head, "Bearer t\r\n"));
+	assert_int_equal(token_api_requests(api), 1);
 
 	/* Nodes are asked at once: their lines come in the order the answers do. */
 	assert_int_equal(json_array_size(errors), 4);
@@ -879,13 +907,14 @@ static void test_kubelet_http(void **state)
 			       canned_server_port(refusing), KUBELET_403);
 	assert_string_equal(error_line(errors, "node local-node-1: "), want);
 	assert_non_null(error_line(errors, "node local-node-2: "));
-	/* Addresses that are not one are not asked: the credentials would go elsewhere. */
+	/* Addresses that are not one are not asked: the token would go elsewhere. */
 	assert_string_equal(error_line(errors, "node local-node-3: "),
 			    "node local-node-3: address \"evil.example/?\" is not an IP address or host name: not asked");
 	assert_non_null(error_line(errors, "node local-node-4: "));
 
 	usage_source_free(s);
 	kube_client_free(client);
+	token_api_stop(api);
 	canned_server_stop(good);
 	canned_server_stop(refusing);
 	json_decref(mounts);
@@ -905,8 +934,9 @@ static void test_kubelet_parallel(void **state)
 	struct canned_server *good = canned_server_start("200 OK", "application/json", SUMMARY);
 	int silent_port;
 	int silent_fd = loopback_listen(64, &silent_port); /* never accepts: requests wait unanswered */
-	struct kube_client *client = loopback_client(canned_server_port(good), NULL);
-	struct usage_source_options o = {.kind = USAGE_SOURCE_KUBELET, .timeout_ms = 1000};
+	struct token_api *api = token_api_start("sop", "reader", USAGE_TOKEN, 600);
+	struct kube_client *client = token_api_client(api);
+	struct usage_source_options o = {KUBELET_OPTS, .timeout_ms = 1000};
 	char *err = NULL;
 	struct usage_source *s = usage_source_new(client, &o, &err);
 	assert_non_null(s);
@@ -942,9 +972,12 @@ static void test_kubelet_parallel(void **state)
 	assert_int_equal(usage_source_poll(s, nodes + SILENT, ANSWERING, mounts, table, errors), ANSWERING);
 	assert_int_equal(json_array_size(errors), 0);
 	assert_int_equal(canned_server_last(good, head, sizeof(head)), 2 * ANSWERING);
+	/* One token for both polls: it is renewed at 80 % of its life, not per poll. */
+	assert_int_equal(token_api_requests(api), 1);
 
 	usage_source_free(s);
 	kube_client_free(client);
+	token_api_stop(api);
 	close(silent_fd);
 	canned_server_stop(good);
 	json_decref(mounts);
@@ -1023,8 +1056,9 @@ static void test_kubelet_summary_over_budget_is_the_nodes_error(void **state)
 	assert_true(hostile.len < 310000);
 	struct canned_server *good = canned_server_start("200 OK", "application/json", SUMMARY);
 	struct canned_server *bad = canned_server_start("200 OK", "application/json", hostile.buf);
-	struct kube_client *client = loopback_client(canned_server_port(good), NULL);
-	struct usage_source_options o = {.kind = USAGE_SOURCE_KUBELET, .timeout_ms = 5000};
+	struct token_api *api = token_api_start("sop", "reader", USAGE_TOKEN, 600);
+	struct kube_client *client = token_api_client(api);
+	struct usage_source_options o = {KUBELET_OPTS, .timeout_ms = 5000};
 	char *err = NULL;
 	struct usage_source *s = usage_source_new(client, &o, &err);
 	assert_non_null(s);
@@ -1048,6 +1082,7 @@ static void test_kubelet_summary_over_budget_is_the_nodes_error(void **state)
 
 	usage_source_free(s);
 	kube_client_free(client);
+	token_api_stop(api);
 	canned_server_stop(good);
 	canned_server_stop(bad);
 	json_decref(table);
@@ -1082,6 +1117,21 @@ static json_t *poll_kubelet_tls(struct kube_client *client, const struct usage_s
 	return errors;
 }
 
+/* A client of the token API whose CA (for other servers, here the kubelets') is ca_pem. */
+static struct kube_client *client_with_ca(const struct token_api *api, const char *ca_pem)
+{
+	struct kube_config cfg = {0};
+	cfg.server = xasprintf("http://127.0.0.1:%d", token_api_port(api));
+	cfg.token = xstrdup("t");
+	cfg.ca_data.data = xstrdup(ca_pem);
+	cfg.ca_data.len = strlen(ca_pem);
+	char *err = NULL;
+	struct kube_client *client = kube_client_new(&cfg, NULL, &err);
+	if (!client)
+		fail_msg("client: %s", err);
+	return client;
+}
+
 /*
  * The kubelet source as it runs (https): a kubelet whose serving
  * certificate is of a CA of its own is read when --kubelet-ca-file names
@@ -1108,25 +1158,20 @@ static void test_kubelet_https(void **state)
 	char *kubelet_ca = scratch_file_write(dir, "kubelet-ca.crt", kubelet.ca_cert_pem, 0600);
 
 	/* An API server client whose CA is another one (the common case: self-signed kubelet certificates). */
-	struct kube_config cfg = {0};
-	cfg.server = xstrdup("https://127.0.0.1:6443");
-	cfg.token = xstrdup("t");
-	cfg.ca_data.data = xstrdup(other.ca_cert_pem);
-	cfg.ca_data.len = strlen(other.ca_cert_pem);
-	struct kube_client *client = kube_client_new(&cfg, NULL, &err);
-	assert_non_null(client);
+	struct token_api *api = token_api_start("sop", "reader", USAGE_TOKEN, 600);
+	struct kube_client *client = client_with_ca(api, other.ca_cert_pem);
 
-	struct usage_source_options o = {.kind = USAGE_SOURCE_KUBELET, .kubelet_ca_file = kubelet_ca};
+	struct usage_source_options o = {KUBELET_OPTS, .kubelet_ca_file = kubelet_ca};
 	json_t *errors = poll_kubelet_tls(client, &o, port);
 	assert_int_equal(json_array_size(errors), 0);
 	json_decref(errors);
 
-	o = (struct usage_source_options){.kind = USAGE_SOURCE_KUBELET, .kubelet_insecure_tls = true};
+	o = (struct usage_source_options){KUBELET_OPTS, .kubelet_insecure_tls = true};
 	errors = poll_kubelet_tls(client, &o, port);
 	assert_int_equal(json_array_size(errors), 0);
 	json_decref(errors);
 
-	o = (struct usage_source_options){.kind = USAGE_SOURCE_KUBELET};
+	o = (struct usage_source_options){KUBELET_OPTS};
 	errors = poll_kubelet_tls(client, &o, port);
 	assert_int_equal(json_array_size(errors), 1);
 	char *prefix = xasprintf("node local-node-0: GET https://127.0.0.1:%d/stats/summary: ", port);
@@ -1137,18 +1182,13 @@ static void test_kubelet_https(void **state)
 	kube_client_free(client);
 
 	/* The API server's CA is the kubelets' CA: no option needed. */
-	cfg = (struct kube_config){0};
-	cfg.server = xstrdup("https://127.0.0.1:6443");
-	cfg.token = xstrdup("t");
-	cfg.ca_data.data = xstrdup(kubelet.ca_cert_pem);
-	cfg.ca_data.len = strlen(kubelet.ca_cert_pem);
-	client = kube_client_new(&cfg, NULL, &err);
-	assert_non_null(client);
+	client = client_with_ca(api, kubelet.ca_cert_pem);
 	errors = poll_kubelet_tls(client, &o, port);
 	assert_int_equal(json_array_size(errors), 0);
 	json_decref(errors);
 
 	kube_client_free(client);
+	token_api_stop(api);
 	http_server_stop(srv);
 	cert_bundle_release(&kubelet);
 	cert_bundle_release(&other);
@@ -1162,8 +1202,9 @@ static char *kubelet_error_line(const char *status, const char *content_type, co
 {
 	struct canned_server *srv = canned_server_start(status, content_type, body);
 	*port = canned_server_port(srv);
-	struct kube_client *client = loopback_client(*port, NULL);
-	struct usage_source_options o = {.kind = USAGE_SOURCE_KUBELET};
+	struct token_api *api = token_api_start("sop", "reader", USAGE_TOKEN, 600);
+	struct kube_client *client = token_api_client(api);
+	struct usage_source_options o = {KUBELET_OPTS};
 	char *err = NULL;
 	struct usage_source *s = usage_source_new(client, &o, &err);
 	assert_non_null(s);
@@ -1176,6 +1217,7 @@ static char *kubelet_error_line(const char *status, const char *content_type, co
 	char *line = xstrdup(json_string_value(json_array_get(errors, 0)));
 	usage_source_free(s);
 	kube_client_free(client);
+	token_api_stop(api);
 	canned_server_stop(srv);
 	json_decref(table);
 	json_decref(errors);

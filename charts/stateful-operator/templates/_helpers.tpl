@@ -72,9 +72,6 @@ deploy/rbac/cluster/clusterrole.yaml.
 - apiGroups: [""]
   resources: ["nodes"]
   verbs: ["list", "watch"]
-- apiGroups: [""]
-  resources: ["nodes/stats"]
-  verbs: ["get"]
 {{- end }}
 - apiGroups: ["apps"]
   resources: ["statefulsets"]

@@ -174,6 +174,8 @@ struct controller *autoresize_controller_new(const struct autoresize_deps *deps,
 		free(ac);
 		return NULL;
 	}
+	/* The source copied what it keeps; the options' strings are the caller's, valid only during this call. */
+	ac->deps.source = (struct usage_source_options){.kind = deps->source.kind};
 	autoresize_said_init(&ac->said);
 	struct manager *m = deps->base.manager;
 	ac->sets = informer_store(manager_informer(m, &KUBE_STATEFULSETS));

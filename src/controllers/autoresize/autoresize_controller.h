@@ -38,7 +38,10 @@ struct autoresize_deps {
 	int kubelet_port;      /* where no Node says it (namespace scope) */
 };
 
-/* Registers the caches it reads; NULL and *err (new) when the source cannot be set up. */
+/*
+ * Registers the caches it reads; NULL and *err (new) when the source
+ * cannot be set up. deps->source's strings are borrowed during the call only.
+ */
 struct controller *autoresize_controller_new(const struct autoresize_deps *deps, char **err);
 
 #endif

@@ -1,6 +1,7 @@
 /*
  * The kubelet sources: one GET of a node's stats summary per poll, either
- * from the kubelet itself (its port, the operator's credentials, the
+ * from the kubelet itself (its port; the token of the source's own
+ * ServiceAccount, usage_token.h, never the operator's credentials; the
  * kubelet authorizes nodes/stats) or through the API server's node proxy
  * (nodes/proxy). A failure is one line in errors that names the node, the
  * request and the cause; the other nodes are still asked. Kubelets are
@@ -18,12 +19,13 @@
 #include "client/kube_credentials.h"
 #include "controllers/autoresize/usage_source.h"
 #include "controllers/autoresize/usage_source_internal.h"
+#include "util/clock.h"
 #include "util/xalloc.h"
 
 /*
- * An IPv4 or IPv6 address or a host name, nothing else: the operator's
- * credentials go where the URL points, and a node's status is written by
- * the node ("evil.example/?" would send them elsewhere).
+ * An IPv4 or IPv6 address or a host name, nothing else: the usage token
+ * goes where the URL points, and a node's status is written by the node
+ * ("evil.example/?" would send it elsewhere).
  */
 static bool address_ok(const char *a)
 {
@@ -76,9 +78,12 @@ struct kubelet_call {
 	bool busy;
 };
 
-/* Starts node's GET on call (true), or says in errors why it cannot be asked (false). */
+/*
+ * Starts node's GET on call showing token (borrowed) and nothing else
+ * (true), or says in errors why it cannot be asked (false).
+ */
 static bool call_start(struct usage_source *s, struct kubelet_call *call, const struct usage_node *node,
-		       json_t *errors)
+		       const char *token, json_t *errors)
 {
 	const char *name = node->name ? node->name : "(unnamed)";
 	if (!node->address || !*node->address || node->port <= 0 || node->port > 65535) {
@@ -92,18 +97,9 @@ static bool call_start(struct usage_source *s, struct kubelet_call *call, const 
 		return false;
 	}
 	char *url = summary_url(s->kubelet_scheme, node->address, node->port);
-	char *why = NULL;
 	struct kube_tls_check tls = {s->kubelet_ca_file, s->kubelet_insecure_tls};
 	curl_easy_reset(call->h);
-	struct curl_slist *headers = kube_credentials_setup_get(s->client, call->h, url, &tls, &why);
-	if (!headers) {
-		char *what = xasprintf("GET %s", url);
-		add_error(errors, name, what, why);
-		free(what);
-		free(why);
-		free(url);
-		return false;
-	}
+	struct curl_slist *headers = kube_credentials_setup_bearer_get(s->client, call->h, url, &tls, token);
 	call->node = name;
 	call->url = url;
 	call->headers = headers;
@@ -140,6 +136,19 @@ static void call_end(struct usage_source *s, struct kubelet_call *call, CURLcode
 int usage__poll_kubelets(struct usage_source *s, const struct usage_node *nodes, int nnodes, const json_t *mounts,
 			 json_t *table, json_t *errors)
 {
+	if (!nnodes)
+		return 0;
+	const char *token = NULL;
+	char *why = NULL;
+	if (usage_token_get(&s->kubelet_token, clock_wall_ms() / 1000, &token, &why) < 0) {
+		/* No token of its own: nobody is asked, with nothing else to show. */
+		char *not_asked = xasprintf("not asked: %s", why);
+		for (int i = 0; i < nnodes; i++)
+			add_error(errors, nodes[i].name ? nodes[i].name : "(unnamed)", NULL, not_asked);
+		free(not_asked);
+		free(why);
+		return 0;
+	}
 	struct kubelet_call calls[USAGE_KUBELET_PARALLEL];
 	memset(calls, 0, sizeof(calls));
 	for (int i = 0; i < USAGE_KUBELET_PARALLEL; i++)
@@ -148,7 +157,7 @@ int usage__poll_kubelets(struct usage_source *s, const struct usage_node *nodes,
 	for (;;) {
 		for (int i = 0; i < USAGE_KUBELET_PARALLEL && next < nnodes; i++) {
 			while (!calls[i].busy && next < nnodes) {
-				if (call_start(s, &calls[i], &nodes[next++], errors)) {
+				if (call_start(s, &calls[i], &nodes[next++], token, errors)) {
 					active++;
 					sent++;
 				}

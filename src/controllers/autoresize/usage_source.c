@@ -130,6 +130,18 @@ struct usage_source *usage_source_new(struct kube_client *client, const struct u
 		}
 		break;
 	case USAGE_SOURCE_KUBELET:
+		if (!o->cluster_scope) {
+			*err = xstrdup("the kubelet usage source needs cluster scope (its ServiceAccount's nodes/stats "
+				       "is cluster-wide; a Role cannot grant it): with --namespace use "
+				       "--autoresize-source=prometheus, or run without --namespace");
+			goto fail;
+		}
+		if (!o->kubelet_token_namespace || !*o->kubelet_token_namespace || !o->kubelet_service_account ||
+		    !*o->kubelet_service_account) {
+			*err = xstrdup("the kubelet usage source needs the ServiceAccount whose token the kubelets see "
+				       "(--kubelet-service-account, in the operator's namespace)");
+			goto fail;
+		}
 		if (o->kubelet_ca_file) {
 			if (check_readable("kubelet CA file", o->kubelet_ca_file, err) < 0)
 				goto fail;
@@ -157,6 +169,7 @@ struct usage_source *usage_source_new(struct kube_client *client, const struct u
 				abort();
 		if (!s->multi)
 			abort();
+		usage_token_init(&s->kubelet_token, client, o->kubelet_token_namespace, o->kubelet_service_account);
 	}
 	return s;
 fail:
@@ -180,6 +193,7 @@ void usage_source_free(struct usage_source *s)
 	free(s->prometheus_token_file);
 	free(s->prometheus_ca_file);
 	free(s->kubelet_ca_file);
+	usage_token_release(&s->kubelet_token);
 	free(s);
 }
 

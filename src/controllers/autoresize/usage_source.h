@@ -5,9 +5,11 @@
  *
  * Sources:
  *  - kubelet: GET https://<node InternalIP>:<kubelet port>/stats/summary
- *    with the operator's credentials; the kubelet authorizes nodes/stats.
- *    The serving certificate is checked against --kubelet-ca-file, else
- *    the API server's CA; --kubelet-insecure-tls skips the check.
+ *    with a token of its own ServiceAccount (usage_token.h), never the
+ *    operator's credentials: a node writes the address it is asked at.
+ *    The kubelet authorizes nodes/stats. Cluster scope only. The serving
+ *    certificate is checked against --kubelet-ca-file, else the API
+ *    server's CA; --kubelet-insecure-tls skips the check.
  *  - kubelet-proxy: GET /api/v1/nodes/<node>/proxy/stats/summary through
  *    the API server: needs nodes/proxy, which also allows exec into any
  *    pod on the node (see the README).
@@ -34,6 +36,10 @@ struct usage_source_options {
 	const char *prometheus_ca_file; /* prometheus: CA of its serving certificate, or NULL: the system's CAs */
 	const char *kubelet_ca_file;  /* kubelet: CA of the kubelets' serving certificates, or NULL */
 	bool kubelet_insecure_tls;
+	/* kubelet: the ServiceAccount whose token the kubelets see (nodes/stats only). */
+	const char *kubelet_token_namespace;
+	const char *kubelet_service_account;
+	bool cluster_scope;           /* kubelet: refused without (namespace scope has no kubelet source) */
 	long timeout_ms;              /* per request; 0: 10 s */
 };
 

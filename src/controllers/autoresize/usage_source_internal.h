@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "controllers/autoresize/usage_source.h"
+#include "controllers/autoresize/usage_token.h"
 #include "util/strbuf.h"
 
 /*
@@ -53,12 +54,13 @@ struct usage_source {
 	CURL *curl;                 /* prometheus: this source's own keep-alive handle */
 	CURLM *multi;               /* kubelet: the transfers under way, their kept-alive connections */
 	CURL *kubelet_curl[USAGE_KUBELET_PARALLEL];
+	struct usage_token kubelet_token; /* kubelet: what the kubelets are shown */
 };
 
 /*
  * Tests only: the kubelets are asked over scheme ("http" against a
  * scripted server) instead of https. Not an option of the daemon: the
- * credentials must never go out in clear.
+ * token must never go out in clear.
  */
 void usage__set_kubelet_scheme(struct usage_source *s, const char *scheme);
 /*
