@@ -52,6 +52,23 @@ static void create(const struct kube_resource *r, json_t *obj)
 	json_decref(obj);
 }
 
+/* The StatefulCluster's status as a tenant with statefulclusters/status (or a bug) could leave it. */
+static void write_cluster_status(void)
+{
+	char now[32];
+	time_t t = time(NULL);
+	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+	json_t *status = json_pack("{s:{s:[{s:s, s:s, s:s, s:b, s:s, s:s}], s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status",
+				   "members", "identity", "m-0 " DIRTY, "pod", CLUSTER "-0", "node", "node " DIRTY, "ready", 0,
+				   "revision", "r " DIRTY, "phase", "Failed " DIRTY, "conditions", "type", "ReplicaFailure",
+				   "status", "True", "reason", "PodFailed", "message", "failing " DIRTY, "lastTransitionTime",
+				   now);
+	struct kube_error err;
+	if (kube_patch(g.admin, &KUBE_STATEFULCLUSTERS, g.ns, CLUSTER, "status", KUBE_PATCH_MERGE, status, NULL, &err) < 0)
+		fail_msg("patch the StatefulCluster's status: %s", err.message);
+	json_decref(status);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -89,15 +106,7 @@ static int setup(void **state)
 		       "\"" CLUSTER "\"},\"spec\":{\"replicas\":0,\"serviceName\":\"" CLUSTER "\",\"selector\":{\"matchLabels\":"
 		       "{\"app\":\"" CLUSTER "\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"" CLUSTER "\"}},\"spec\":"
 		       "{\"containers\":[{\"name\":\"c\",\"image\":\"pause\"}]}}}}"));
-	json_t *status = json_pack("{s:{s:[{s:s, s:s, s:s, s:b, s:s, s:s}], s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status",
-				   "members", "identity", "m-0 " DIRTY, "pod", CLUSTER "-0", "node", "node " DIRTY, "ready", 0,
-				   "revision", "r " DIRTY, "phase", "Failed " DIRTY, "conditions", "type", "ReplicaFailure",
-				   "status", "True", "reason", "PodFailed", "message", "failing " DIRTY, "lastTransitionTime",
-				   now);
-	struct kube_error err;
-	if (kube_patch(g.admin, &KUBE_STATEFULCLUSTERS, g.ns, CLUSTER, "status", KUBE_PATCH_MERGE, status, NULL, &err) < 0)
-		fail_msg("patch the StatefulCluster's status: %s", err.message);
-	json_decref(status);
+	write_cluster_status();
 
 	/* An operator that renewed its Lease just now, as far as the plugin can tell. */
 	char renewed[40];
@@ -117,33 +126,60 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* Runs kubectl-stateful with args (-n and --operator-namespace added), stdout and stderr together; checks them. */
-static void expect_inert(const char *args, int code, const char *shows)
+/*
+ * Runs kubectl-stateful with args (-n and --operator-namespace added),
+ * stdout and stderr together: not one control in them, whatever it printed.
+ * Returns whether it exited with code and showed shows.
+ */
+static bool inert(const char *args, int code, const char *shows, bool quiet)
 {
 	char *out = NULL;
 	int got = it_sh_capture(&out, "%s %s -n %s --operator-namespace %s 2>&1 </dev/null", SOP_PLUGIN_BINARY, args,
 				g.ns, g.ns);
 	printf("# kubectl stateful %s -> %d, %zu bytes\n", args, got, strlen(out));
 	terminal_expect_safe(args, out, false);
-	if (got != code || !strstr(out, shows))
+	bool ok = got == code && strstr(out, shows);
+	if (!ok && !quiet)
 		fail_msg("kubectl stateful %s: exit %d (want %d), \"%s\" %s in:\n%s", args, got, code, shows,
 			 strstr(out, shows) ? "present" : "missing", out);
 	free(out);
+	return ok;
+}
+
+static void expect_inert(const char *args, int code, const char *shows)
+{
+	inert(args, code, shows, false);
+}
+
+/*
+ * The same for a command that reads the StatefulCluster's status: an
+ * operator another test runs on the shared test bed may rewrite it (its
+ * cluster controller has no ignore annotation), so it is written again
+ * before each try, and a few tries must see it.
+ */
+static void expect_inert_cluster(const char *args, const char *shows)
+{
+	for (int i = 0; i < 5; i++) {
+		write_cluster_status();
+		if (inert(args, 0, shows, i < 4))
+			return;
+		it_sleep_ms(500);
+	}
 }
 
 static void test_every_command(void **state)
 {
 	(void)state;
-	expect_inert("status", 0, "status ");
+	expect_inert("status", 0, "why ");
 	expect_inert("status sts/" SET, 0, "why ");
 	expect_inert("status -o json", 0, "\"why ");
 	expect_inert("status -o yaml", 0, "\"why ");
-	expect_inert("status stc/" CLUSTER, 0, "failing ");
+	expect_inert_cluster("status stc/" CLUSTER, "failing ");
 	expect_inert("explain sts/" SET, 0, "msg ");
 	expect_inert("cleanup sts/" SET, 0, "exit ");
-	expect_inert("members stc/" CLUSTER, 0, "m-0 ");
-	expect_inert("members stc/" CLUSTER " -o json", 0, "m-0 ");
-	expect_inert("members stc/" CLUSTER " -o yaml", 0, "m-0 ");
+	expect_inert_cluster("members stc/" CLUSTER, "m-0 ");
+	expect_inert_cluster("members stc/" CLUSTER " -o json", "m-0 ");
+	expect_inert_cluster("members stc/" CLUSTER " -o yaml", "m-0 ");
 	expect_inert("abort sts/" SET, 0, "the resize was status ");
 	/* The state is Failed and has no start: the wait takes it for this request's, draws it, and ends with 1. */
 	expect_inert("resize sts/" SET " data=2Gi --wait --timeout 30s", 1, "why ");
