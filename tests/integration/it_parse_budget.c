@@ -79,12 +79,15 @@ static void start_operator(struct pb *p)
 	}
 }
 
-/* Until the webhook's own caches synced it answers 503 without reading the body: waits for a 400. */
+/*
+ * Until the webhook's own caches synced it answers 503 without reading the
+ * body: waits for its 400 to text that is not JSON.
+ */
 static void wait_webhook_reads(struct pb *p)
 {
 	for (int i = 0; i < 100; i++) {
 		char *code = it_sh_output("curl -sk -o /dev/null -w '%%{http_code}' -X POST -H 'Content-Type: "
-					  "application/json' -d '[]' https://127.0.0.1:%d" WEBHOOK_PATH,
+					  "application/json' -d 'x' https://127.0.0.1:%d" WEBHOOK_PATH,
 					  p->webhook_port);
 		bool ready = code && !strcmp(code, "400");
 		free(code);
