@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "util/xalloc.h"
+#include "util/yaml_json.h"
 
 #define MAX_ORDINAL_DIGITS 9
 
@@ -53,6 +54,16 @@ const char *kube_obj_label(const json_t *obj, const char *key)
 const char *kube_obj_annotation(const json_t *obj, const char *key)
 {
 	return json_string_value(json_object_get(kube_obj_annotations(obj), key));
+}
+
+json_t *kube_obj_annotation_json(const json_t *obj, const char *key)
+{
+	const char *text = kube_obj_annotation(obj, key);
+	json_t *v = NULL;
+	char *msg = NULL;
+	if (text && json_load_limited(text, strlen(text), 0, &doc_limits_annotation, &v, &msg) < 0)
+		free(msg);
+	return v;
 }
 
 bool kube_obj_annotation_true(const json_t *obj, const char *key)

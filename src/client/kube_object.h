@@ -20,6 +20,12 @@ const json_t *kube_obj_labels(const json_t *obj);
 const json_t *kube_obj_annotations(const json_t *obj);
 const char *kube_obj_label(const json_t *obj, const char *key);
 const char *kube_obj_annotation(const json_t *obj, const char *key);
+/*
+ * The annotation key of obj read as JSON under doc_limits_annotation (its
+ * parse budget included: anyone who may edit the object writes it): a new
+ * reference, or NULL when absent, not JSON or over the limits.
+ */
+json_t *kube_obj_annotation_json(const json_t *obj, const char *key);
 /* The annotation is the string "true". */
 bool kube_obj_annotation_true(const json_t *obj, const char *key);
 

@@ -60,6 +60,29 @@ static void test_read(void **state)
 	expect_read("{\"phase\":\"Copying\",\"batch\":{}}", true, RESIZE_PHASE_COPYING, COPY_STAGE_UNKNOWN);
 }
 
+/*
+ * Anyone who may edit the set writes the annotation: one that would take
+ * more than the annotation budget (8 MiB) once parsed reads as no state,
+ * never built (kube_obj_annotation_json). 80,000 "{}" fit the 256 KiB of
+ * annotations and would take about 19 MiB.
+ */
+static void test_state_over_the_parse_budget_is_none(void **state)
+{
+	(void)state;
+	size_t n = 80000;
+	char *text = malloc(3 * n + 64);
+	assert_non_null(text);
+	char *p = text + sprintf(text, "{\"phase\":\"Expanding\",\"x\":[");
+	for (size_t i = 0; i < n; i++)
+		p += sprintf(p, "%s{}", i ? "," : "");
+	strcpy(p, "]}");
+	assert_true(strlen(text) < 256u * 1024u);
+	expect_read(text, false, RESIZE_PHASE_NONE, COPY_STAGE_NONE);
+	strcpy(text + strlen("{\"phase\":\"Expanding\",\"x\":[{}"), "]}"); /* the same with one "{}": read */
+	expect_read(text, true, RESIZE_PHASE_EXPANDING, COPY_STAGE_NONE);
+	free(text);
+}
+
 static void test_written_back_with_unknown_keys(void **state)
 {
 	(void)state;
@@ -186,6 +209,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_read),
+		cmocka_unit_test(test_state_over_the_parse_budget_is_none),
 		cmocka_unit_test(test_written_back_with_unknown_keys),
 		cmocka_unit_test(test_recreating),
 		cmocka_unit_test(test_in_flight_seconds),

@@ -189,7 +189,7 @@ static int grow_claim(struct autoresize_ctx *ac, const json_t *pvc, const char *
 /* The template's new size, with the time of growth, in one write (the resize controller does the rest). */
 static int grow_template(struct autoresize_ctx *ac, const struct tpl *t, const char *size, const char *when)
 {
-	json_t *last = json_loads(or_empty(kube_obj_annotation(t->w, ANNOTATION_AUTORESIZE_LAST)), 0, NULL);
+	json_t *last = kube_obj_annotation_json(t->w, ANNOTATION_AUTORESIZE_LAST);
 	if (!json_is_object(last)) {
 		json_decref(last);
 		last = json_object();

@@ -469,8 +469,7 @@ int64_t autoresize_quantity_bytes(const char *text)
 
 int64_t autoresize_last_growth_ms(const json_t *w, const char *tpl)
 {
-	const char *text = kube_obj_annotation(w, ANNOTATION_AUTORESIZE_LAST);
-	json_t *map = text ? json_loads(text, 0, NULL) : NULL;
+	json_t *map = kube_obj_annotation_json(w, ANNOTATION_AUTORESIZE_LAST);
 	int64_t s = rfc3339_seconds(json_string_value(json_object_get(map, tpl)));
 	json_decref(map);
 	return s > 0 ? s * 1000 : 0;

@@ -245,8 +245,7 @@ static long highest_seen(const struct plan *p)
 /* Reads the state annotation; rebuilds it from the pods and claims when missing or unreadable. */
 static void read_state(struct plan *p)
 {
-	const char *text = kube_obj_annotation(p->c, ANNOTATION_CLUSTER_STATE);
-	json_t *st = text ? json_loads(text, 0, NULL) : NULL;
+	json_t *st = kube_obj_annotation_json(p->c, ANNOTATION_CLUSTER_STATE);
 	long long seen_next = highest_seen(p) + 1;
 	long long status_next = kube_obj_int(p->c, "status", "nextIdentity", 0);
 	long long least = seen_next > status_next ? seen_next : status_next;

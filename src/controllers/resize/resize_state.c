@@ -35,8 +35,7 @@ static int lookup(const char *const *names, int n, const char *name, int none, i
 bool resize_state_read(const json_t *obj, struct resize_state *st)
 {
 	memset(st, 0, sizeof(*st));
-	const char *text = kube_obj_annotation(obj, ANNOTATION_RESIZE_STATE);
-	json_t *js = text ? json_loads(text, 0, NULL) : NULL;
+	json_t *js = kube_obj_annotation_json(obj, ANNOTATION_RESIZE_STATE);
 	if (!json_is_object(js)) {
 		json_decref(js);
 		return false;

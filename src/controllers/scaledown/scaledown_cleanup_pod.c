@@ -137,8 +137,7 @@ bool scaledown_act_on_cleanup(struct plan *p, struct ordinal *o, struct action *
 		return a->verb != ACTION_NOTHING;
 	}
 	if (!strcmp(scaledown_pod_phase(pod), "Succeeded")) {
-		const char *named = kube_obj_annotation(pod, ANNOTATION_CLEANUP_CLAIMS);
-		json_t *mounted = json_loads(named ? named : "{}", 0, NULL);
+		json_t *mounted = kube_obj_annotation_json(pod, ANNOTATION_CLEANUP_CLAIMS);
 		const struct claim *live = NULL;
 		for (int i = 0; i < o->nclaims && !live; i++) {
 			const struct claim *c = &o->claims[i];

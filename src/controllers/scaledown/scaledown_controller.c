@@ -144,8 +144,7 @@ static int statefulset_moved(struct scaledown_ctx *sc, const struct reconcile_ke
 /* Some claim the new cleanup pod would mount is gone, another of its name, or being deleted. */
 static int claims_moved(struct scaledown_ctx *sc, const char *ns, const json_t *pod, struct kube_error *err)
 {
-	const char *text = kube_obj_annotation(pod, ANNOTATION_CLEANUP_CLAIMS);
-	json_t *claims = text ? json_loads(text, 0, NULL) : NULL;
+	json_t *claims = kube_obj_annotation_json(pod, ANNOTATION_CLEANUP_CLAIMS);
 	int moved = 0;
 	const char *name;
 	json_t *uid;

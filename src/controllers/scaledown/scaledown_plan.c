@@ -388,8 +388,7 @@ void scaledown_plan(const struct scaledown_inputs *in, struct action *a)
 		goto out;
 	}
 
-	const char *text = kube_obj_annotation(in->sts, ANNOTATION_SCALEDOWN_STATE);
-	p.state = text ? json_loads(text, 0, NULL) : NULL;
+	p.state = kube_obj_annotation_json(in->sts, ANNOTATION_SCALEDOWN_STATE);
 	if (!json_is_object(p.state)) {
 		json_decref(p.state);
 		p.state = json_object();
