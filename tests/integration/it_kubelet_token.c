@@ -314,7 +314,9 @@ static void test_namespace_scope_refuses_the_kubelet_source(void **state)
 	const char *args[] = {"--kubeconfig", getenv("SOP_OPERATOR_KUBECONFIG"), "--metrics-bind-address", "0",
 			      "--health-probe-bind-address", "0", "--dry-run", "--namespace", t->ns,
 			      "--autoresize-source", "kubelet", "--kubelet-port", "1", NULL};
-	daemon_start(&t->d, args, NULL);
+	/* Its own namespace as deploy/ has it: the state key is found there, nothing else stops it. */
+	const char *env[] = {"POD_NAMESPACE=stateful-operator-system", NULL};
+	daemon_start(&t->d, args, env);
 	t->running = true;
 	int code = daemon_wait_exit(&t->d, 20000);
 	char *log = daemon_log(&t->d);
