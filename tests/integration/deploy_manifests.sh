@@ -147,19 +147,20 @@ done
 
 for overlay in cluster namespace; do
 	step "$overlay overlay: the operator's Secrets, shipped empty"
-	kubectl create --dry-run=client -f "$TMP/$overlay.yaml" -o json >"$TMP/$overlay.json" ||
-		fail "cannot read back the rendered objects"
-	secrets=$(jq -c '[.items[] | select(.kind == "Secret")] | sort_by(.metadata.name)' "$TMP/$overlay.json")
+	# One JSON document per object: read as one array.
+	kubectl create --dry-run=client -f "$TMP/$overlay.yaml" -o json | jq -s 'map(if .kind == "List" then .items[] else . end)' \
+		>"$TMP/$overlay.json" || fail "cannot read back the rendered objects"
+	secrets=$(jq -c '[.[] | select(.kind == "Secret")] | sort_by(.metadata.name)' "$TMP/$overlay.json")
 	jq -e --arg ns "$OPNS" 'map(.metadata.name) == ["stateful-operator-state-key", "stateful-operator-webhook-cert"]
 		and all(.metadata.namespace == $ns and (has("data") or has("stringData") or has("type") | not))' \
 		<<<"$secrets" >/dev/null || fail "not the two empty Secrets: $secrets"
-	rules=$(jq -c '[.items[] | select(.kind | test("Role$")) | .rules[] | select(.resources | index("secrets"))
+	rules=$(jq -c '[.[] | select(.kind | test("Role$")) | .rules[] | select(.resources | index("secrets"))
 		| {names: .resourceNames, verbs: .verbs}] | sort_by(.names)' "$TMP/$overlay.json")
 	[ "$rules" = '[{"names":["stateful-operator-state-key"],"verbs":["get","update"]},{"names":["stateful-operator-webhook-cert"],"verbs":["get","update"]}]' ] ||
 		fail "rules on secrets other than get/update by name: $rules"
 
 	step "$overlay overlay: NetworkPolicies admit the probe and webhook ports, nothing else"
-	policies=$(jq -c '[.items[] | select(.kind == "NetworkPolicy")] | sort_by(.metadata.name)' "$TMP/$overlay.json")
+	policies=$(jq -c '[.[] | select(.kind == "NetworkPolicy")] | sort_by(.metadata.name)' "$TMP/$overlay.json")
 	jq -e --arg ns "$OPNS" 'all(.metadata.namespace == $ns and .spec.policyTypes == ["Ingress"]
 			and .spec.podSelector == {"matchLabels": {"app.kubernetes.io/name": "stateful-operator"}})
 		and map(.spec.ingress) == [[{"ports": [{"port": 8081, "protocol": "TCP"}]}],
