@@ -17,7 +17,6 @@
 #include "util/log.h"
 #include "util/xalloc.h"
 
-#define HTTP_THREADS 2
 #define HTTP_IDLE_TIMEOUT_S 10
 /* Per connection: request head, response headers (headers up to about 12 KiB). */
 #define HTTP_CONNECTION_MEMORY (16u << 10)
@@ -42,7 +41,8 @@ struct upload {
 	size_t max;
 	char *data;
 	size_t len, cap;
-	size_t reserved; /* counted in the server's bodies_held: cap, or the Content-Length (and NUL) ahead */
+	size_t declared; /* the Content-Length and a NUL: the buffer's size from the start; 0 when chunked */
+	size_t reserved; /* counted in the server's bodies_held (see counted()) */
 };
 
 /*
@@ -63,6 +63,7 @@ struct http_server {
 	struct MHD_Daemon *daemon; /* NULL when disabled */
 	int port;
 	bool tls;
+	unsigned threads;           /* of libmicrohttpd's pool */
 	struct MHD_Daemon *retired; /* TLS: the daemon of the previous certificate, finishing its connections */
 	char *cert_pem, *key_pem;   /* what daemon serves with (libmicrohttpd reads them at start) */
 	char *retired_cert_pem, *retired_key_pem;
@@ -212,9 +213,19 @@ static void bodies_release(struct http_server *s, size_t n)
 }
 
 /*
+ * What a body buffer of cap bytes counts against the server's budget:
+ * small ones nothing (the connection limit bounds them), so that large
+ * bodies arriving side by side never keep a small request out.
+ */
+static size_t counted(size_t cap)
+{
+	return cap > HTTP_SERVER_SMALL_BODY + 1 ? cap : 0;
+}
+
+/*
  * Appends a piece of a POST body; false when past the route's limit or the
- * server's budget for bodies. The buffer is what was reserved (a declared
- * Content-Length: exactly), else it doubles, each growth reserved first.
+ * server's budget for bodies. The buffer has the declared size from the
+ * start, else it doubles, each growth counted first.
  */
 static bool upload_append(struct http_server *s, struct upload *u, const char *data, size_t n)
 {
@@ -227,12 +238,13 @@ static bool upload_append(struct http_server *s, struct upload *u, const char *d
 			cap *= 2;
 		if (cap > u->max + 1)
 			cap = u->max + 1;
-		if (u->reserved >= need)
-			cap = u->reserved;
-		else if (bodies_reserve(s, cap - u->reserved))
-			u->reserved = cap;
-		else
-			return false;
+		if (u->declared >= need)
+			cap = u->declared;
+		if (counted(cap) > u->reserved) {
+			if (!bodies_reserve(s, counted(cap) - u->reserved))
+				return false;
+			u->reserved = counted(cap);
+		}
 		u->data = xrealloc(u->data, cap);
 		u->cap = cap;
 	}
@@ -279,12 +291,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		bool post = found && r.max_body && strcmp(method, MHD_HTTP_METHOD_POST) == 0;
 		unsigned long long declared = post ? declared_length(conn) : 0;
 		bool too_large = post && declared > r.max_body;
-		/* A declared body is reserved whole before a byte of it is read. */
-		bool busy = post && !too_large && declared && !bodies_reserve(s, (size_t)declared + 1);
+		/* A declared body is counted whole before a byte of it is read. */
+		size_t whole = declared ? (size_t)declared + 1 : 0;
+		bool busy = post && !too_large && counted(whole) && !bodies_reserve(s, counted(whole));
 		if (post && !too_large && !busy) {
 			struct upload *u = xcalloc(1, sizeof(*u));
-			*u = (struct upload){.fn = r.fn, .ctx = r.ctx, .max = r.max_body,
-					     .reserved = declared ? (size_t)declared + 1 : 0};
+			*u = (struct upload){.fn = r.fn, .ctx = r.ctx, .max = r.max_body, .declared = whole,
+					     .reserved = counted(whole)};
 			*con_cls = u;
 			return MHD_YES;
 		}
@@ -497,7 +510,7 @@ static void server_free(struct http_server *s)
 
 /*
  * A daemon serving the listening socket fd: an internal thread pool
- * (HTTP_THREADS, epoll), see the header; the limits keep a misbehaving
+ * (s->threads, epoll), see the header; the limits keep a misbehaving
  * client from holding threads or memory. With a certificate it speaks TLS
  * (1.2 and 1.3 only). MHD_USE_ITC makes MHD_quiesce_daemon() possible, so
  * a new certificate can take over the socket. MHD owns fd from here unless
@@ -510,7 +523,7 @@ static struct MHD_Daemon *start_daemon(struct http_server *s, int fd, const char
 	if (!cert_pem)
 		return MHD_start_daemon(
 			flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
-			MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd, MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)HTTP_THREADS,
+			MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd, MHD_OPTION_THREAD_POOL_SIZE, s->threads,
 			MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_SERVER_MAX_CONNECTIONS,
 			MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)HTTP_SERVER_MAX_CONNECTIONS_PER_IP,
 			MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY, MHD_OPTION_CONNECTION_TIMEOUT,
@@ -518,7 +531,7 @@ static struct MHD_Daemon *start_daemon(struct http_server *s, int fd, const char
 			MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
 	return MHD_start_daemon(
 		flags | MHD_USE_TLS, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
-		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd, MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)HTTP_THREADS,
+		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd, MHD_OPTION_THREAD_POOL_SIZE, s->threads,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_SERVER_MAX_CONNECTIONS,
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)HTTP_SERVER_MAX_CONNECTIONS_PER_IP,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_TLS_CONNECTION_MEMORY, MHD_OPTION_CONNECTION_TIMEOUT,
@@ -528,7 +541,7 @@ static struct MHD_Daemon *start_daemon(struct http_server *s, int fd, const char
 }
 
 static struct http_server *server_start(const char *bind_address, const char *cert_pem, const char *key_pem,
-					char **err)
+					unsigned threads, char **err)
 {
 	struct http_server *s = NULL;
 	int fd;
@@ -546,6 +559,7 @@ static struct http_server *server_start(const char *bind_address, const char *ce
 		return NULL;
 	s = server_alloc();
 	s->port = listener_port(fd);
+	s->threads = threads;
 	if (pthread_create(&s->reaper, NULL, reaper_main, s) != 0) {
 		*err = xasprintf("cannot serve HTTP on \"%s\": no thread", bind_address);
 		close(fd);
@@ -569,17 +583,23 @@ static struct http_server *server_start(const char *bind_address, const char *ce
 
 struct http_server *http_server_start(const char *bind_address, char **err)
 {
-	return server_start(bind_address, NULL, NULL, err);
+	return server_start(bind_address, NULL, NULL, HTTP_SERVER_THREADS, err);
 }
 
 struct http_server *http_server_start_tls(const char *bind_address, const char *cert_pem, const char *key_pem,
 					  char **err)
 {
-	if (!cert_pem || !key_pem) {
-		*err = xstrdup("HTTPS needs a certificate and a key");
+	return http_server_start_tls_pool(bind_address, cert_pem, key_pem, HTTP_SERVER_THREADS, err);
+}
+
+struct http_server *http_server_start_tls_pool(const char *bind_address, const char *cert_pem, const char *key_pem,
+					       unsigned threads, char **err)
+{
+	if (!cert_pem || !key_pem || !threads) {
+		*err = xstrdup(threads ? "HTTPS needs a certificate and a key" : "HTTPS needs at least one thread");
 		return NULL;
 	}
-	return server_start(bind_address, cert_pem, key_pem, err);
+	return server_start(bind_address, cert_pem, key_pem, threads, err);
 }
 
 static void stop_retired(struct http_server *s)

@@ -29,11 +29,14 @@
  *   its own connections, threads and limits: /healthz on its own port
  *   shares nothing with /metrics or the webhook.
  *
- * Threads: requests are served by two threads of libmicrohttpd's internal
- * thread pool (event-driven, so idle or slow clients cost no thread, and a
- * slow handler, such as a large /metrics render, does not hold up a probe
- * arriving at the same time). Handlers therefore run on those threads, up to
- * two at once, and must be thread-safe. http_server_handle() may be called
+ * Threads: requests are served by HTTP_SERVER_THREADS threads of
+ * libmicrohttpd's internal thread pool (event-driven, so idle or slow
+ * clients cost no thread, and a slow handler, such as a large /metrics
+ * render, does not hold up a probe arriving at the same time), or as many
+ * as http_server_start_tls_pool() asks. Handlers therefore run on those
+ * threads, that many at once, and must be thread-safe. A connection stays
+ * with the thread that took it: a request waits while that thread runs
+ * another handler. http_server_handle() may be called
  * from any thread at any time; http_server_stop() needs the other calls on
  * that server to have returned.
  */
@@ -43,6 +46,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#define HTTP_SERVER_THREADS 2
+#define HTTP_SERVER_SMALL_BODY (64u << 10) /* see http_server_limit_bodies() */
 #define HTTP_SERVER_MAX_CONNECTIONS 256
 /* A kubelet probes from one address with one connection at a time: 16 is plenty, and a slow client needs 16 addresses to fill a listener. */
 #define HTTP_SERVER_MAX_CONNECTIONS_PER_IP 16
@@ -89,6 +94,9 @@ struct http_server *http_server_start(const char *bind_address, char **err)
  */
 struct http_server *http_server_start_tls(const char *bind_address, const char *cert_pem, const char *key_pem,
 					  char **err) __attribute__((warn_unused_result));
+/* Like http_server_start_tls, with threads (at least 1) in its pool. */
+struct http_server *http_server_start_tls_pool(const char *bind_address, const char *cert_pem, const char *key_pem,
+					       unsigned threads, char **err) __attribute__((warn_unused_result));
 
 /*
  * Serves new connections of an HTTPS server with a new certificate and key
@@ -114,11 +122,14 @@ void http_server_handle(struct http_server *s, const char *path, http_handler_fn
 void http_server_handle_post(struct http_server *s, const char *path, http_handler_fn fn, void *ctx,
 			     size_t max_body);
 /*
- * The most bytes of POST bodies the server holds at once, over every
- * connection (bodies arrive side by side, and each is held whole until its
- * handler has answered); 0, the default: only each route's limit. A request
- * whose declared Content-Length does not fit gets 503 at once, its body
- * unread; a chunked one that outgrows the room has its connection closed.
+ * The most bytes of POST bodies larger than HTTP_SERVER_SMALL_BODY the
+ * server holds at once, over every connection (bodies arrive side by side,
+ * and each is held whole until its handler has answered); 0, the default:
+ * only each route's limit. A request whose declared Content-Length does not
+ * fit gets 503 at once, its body unread; a chunked one that outgrows the
+ * room has its connection closed. Small bodies are never refused for room
+ * (the connection limits bound them: 16 MiB at most), so large ones cannot
+ * keep them out.
  */
 void http_server_limit_bodies(struct http_server *s, size_t bytes);
 

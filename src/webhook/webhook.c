@@ -1,6 +1,7 @@
 #include "webhook/webhook.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@ struct webhook {
 	const struct state_seal *seal; /* borrowed */
 	char *operator_user;           /* who the operator is to the API server, or NULL: not known */
 	struct metric_family *requests, *duration;
+	atomic_uint large; /* large reviews being decided (WEBHOOK_LARGE_AT_ONCE at most) */
 
 	pthread_t sync_thread;
 	bool sync_started;
@@ -115,6 +117,62 @@ static int over_budget(struct webhook *w, const struct work_budget *budget, doub
 	return 503;
 }
 
+/* Reads and decides one review (text, len: its body) within budget; the HTTP status, *body the answer. */
+static int decide(struct webhook *w, const char *text, size_t len, double t0, struct work_budget *budget,
+		  const char **content_type, char **body)
+{
+	json_t *in = NULL;
+	char *msg = NULL;
+	if (json_load_limited(text, len, 0, &review_limits, &in, &msg) < 0) {
+		*body = xasprintf("not an AdmissionReview: %s\n", msg);
+		free(msg);
+		metric_add(w->requests, 1, METRIC_LABELS("invalid"));
+		return 400;
+	}
+	if (work_budget_step(budget)) {
+		json_decref(in);
+		return over_budget(w, budget, t0, "reading the body", body);
+	}
+	json_t *classes = cached(w->classes);
+	json_t *attr_classes = cached(w->attr_classes);
+	struct admission_view view = {.storage_classes = classes,
+				      .attributes_classes = attr_classes,
+				      .attributes_classes_unreadable = w->attr_classes_unreadable,
+				      .saved_copy = saved_copy_of,
+				      .saved_copy_ctx = w->saved_copies,
+				      .seal = w->seal,
+				      .operator_user = w->operator_user,
+				      .budget = budget};
+	json_t *out = admission_review(in, &view);
+	int status;
+	if (budget->spent) {
+		status = over_budget(w, budget, t0, "deciding", body);
+	} else {
+		const char *outcome = outcome_of(out);
+		log_decision(in, out, outcome);
+		*body = json_dumps(out, JSON_COMPACT);
+		*content_type = "application/json";
+		metric_add(w->requests, 1, METRIC_LABELS(outcome));
+		metric_observe(w->duration, (clock_mono_ms() - t0) / 1000.0, NULL);
+		status = *body ? 200 : 500;
+	}
+	json_decref(out);
+	json_decref(classes);
+	json_decref(attr_classes);
+	json_decref(in);
+	return status;
+}
+
+/* Takes a place for a large review; false when all WEBHOOK_LARGE_AT_ONCE are taken. */
+static bool large_enter(struct webhook *w)
+{
+	unsigned n = atomic_load(&w->large);
+	while (n < WEBHOOK_LARGE_AT_ONCE)
+		if (atomic_compare_exchange_weak(&w->large, &n, n + 1))
+			return true;
+	return false;
+}
+
 static int on_review(void *ctx, const struct http_request *req, const char **content_type, char **body)
 {
 	struct webhook *w = ctx;
@@ -137,45 +195,20 @@ static int on_review(void *ctx, const struct http_request *req, const char **con
 	}
 	size_t len = 0;
 	const char *text = http_request_body(req, &len);
-	json_t *in = NULL;
-	char *msg = NULL;
-	if (json_load_limited(text, len, 0, &review_limits, &in, &msg) < 0) {
-		*body = xasprintf("not an AdmissionReview: %s\n", msg);
-		free(msg);
-		metric_add(w->requests, 1, METRIC_LABELS("invalid"));
-		return 400;
+	/*
+	 * A large review is refused at once, not queued, while
+	 * WEBHOOK_LARGE_AT_ONCE are being decided: the threads left stay free
+	 * for small ones (most real StatefulSets'), and memory bounded.
+	 */
+	bool large = len > WEBHOOK_LARGE_BODY;
+	if (large && !large_enter(w)) {
+		*body = xasprintf("busy: another review of over %u bytes is being decided; retry\n", WEBHOOK_LARGE_BODY);
+		metric_add(w->requests, 1, METRIC_LABELS("busy"));
+		return 503;
 	}
-	if (work_budget_step(&budget)) {
-		json_decref(in);
-		return over_budget(w, &budget, t0, "reading the body", body);
-	}
-	json_t *classes = cached(w->classes);
-	json_t *attr_classes = cached(w->attr_classes);
-	struct admission_view view = {.storage_classes = classes,
-				      .attributes_classes = attr_classes,
-				      .attributes_classes_unreadable = w->attr_classes_unreadable,
-				      .saved_copy = saved_copy_of,
-				      .saved_copy_ctx = w->saved_copies,
-				      .seal = w->seal,
-				      .operator_user = w->operator_user,
-				      .budget = &budget};
-	json_t *out = admission_review(in, &view);
-	int status;
-	if (budget.spent) {
-		status = over_budget(w, &budget, t0, "deciding", body);
-	} else {
-		const char *outcome = outcome_of(out);
-		log_decision(in, out, outcome);
-		*body = json_dumps(out, JSON_COMPACT);
-		*content_type = "application/json";
-		metric_add(w->requests, 1, METRIC_LABELS(outcome));
-		metric_observe(w->duration, (clock_mono_ms() - t0) / 1000.0, NULL);
-		status = *body ? 200 : 500;
-	}
-	json_decref(out);
-	json_decref(classes);
-	json_decref(attr_classes);
-	json_decref(in);
+	int status = decide(w, text, len, t0, &budget, content_type, body);
+	if (large)
+		atomic_fetch_sub(&w->large, 1);
 	return status;
 }
 
@@ -322,7 +355,8 @@ struct webhook *webhook_start(const struct webhook_options *o, struct kube_clien
 	w->requests = metrics_counter(metrics, "stateful_operator_webhook_requests_total",
 				      "AdmissionReviews answered, by outcome (allowed, mutated, denied, invalid; unavailable: "
 				      "refused while the caches sync; over_budget: abandoned, not decided within "
-				      "the review's time budget).",
+				      "the review's time budget; busy: a large review refused while others are "
+				      "decided).",
 				      METRIC_LABELS("outcome"));
 	w->duration = metrics_histogram(metrics, "stateful_operator_webhook_request_duration_seconds",
 					"Time to decide an AdmissionReview, from its body received to the answer.",
@@ -334,7 +368,8 @@ struct webhook *webhook_start(const struct webhook_options *o, struct kube_clien
 		webhook_stop(w);
 		return NULL;
 	}
-	w->server = http_server_start_tls(o->bind_address, webhook_tls_cert(w->tls), webhook_tls_key(w->tls), err);
+	w->server = http_server_start_tls_pool(o->bind_address, webhook_tls_cert(w->tls), webhook_tls_key(w->tls),
+					       WEBHOOK_THREADS, err);
 	if (!w->server) {
 		webhook_stop(w);
 		return NULL;

@@ -22,7 +22,7 @@
  * without a restart.
  *
  * Threads: webhook_start/webhook_stop from main; requests on the HTTP
- * threads; the certificate on a thread of its own.
+ * threads (WEBHOOK_THREADS); the certificate on a thread of its own.
  */
 #ifndef SOP_WEBHOOK_WEBHOOK_H
 #define SOP_WEBHOOK_WEBHOOK_H
@@ -44,13 +44,26 @@
 /* An AdmissionReview holds two StatefulSets, each up to the API server's 3 MiB request limit. */
 #define WEBHOOK_MAX_BODY (7u << 20)
 /*
- * The bodies held at once, over every connection: anyone who reaches the
- * port may send bodies side by side (16 connections from one address), and
- * each is held whole until answered. Three of the largest: the two being
- * decided (one per HTTP thread) and one arriving. Past it a review is
- * answered 503 unread (failurePolicy Ignore).
+ * Reviews are decided on WEBHOOK_THREADS threads, at most
+ * WEBHOOK_LARGE_AT_ONCE of them with a body over WEBHOOK_LARGE_BODY (a
+ * large one meanwhile is answered 503 at once): a flood of large reviews
+ * holds one thread, for its parse and at most its budget, and the others
+ * decide the small reviews most real StatefulSets make. Memory: one large
+ * review parsed (under the parse budget of review_limits) and three small
+ * ones, beside WEBHOOK_MAX_BODIES of bodies.
  */
-#define WEBHOOK_MAX_BODIES (3u * WEBHOOK_MAX_BODY)
+#define WEBHOOK_THREADS 4
+#define WEBHOOK_LARGE_BODY (64u << 10)
+#define WEBHOOK_LARGE_AT_ONCE 1
+/*
+ * The large bodies (over the HTTP server's HTTP_SERVER_SMALL_BODY) held at
+ * once, over every connection: anyone who reaches the port may send bodies
+ * side by side (16 connections from one address), and each is held whole
+ * until answered. Two of the largest: the one being decided and one
+ * arriving. Past it a review is answered 503 unread (failurePolicy Ignore);
+ * small ones are always taken.
+ */
+#define WEBHOOK_MAX_BODIES ((WEBHOOK_LARGE_AT_ONCE + 1) * WEBHOOK_MAX_BODY)
 /*
  * The time one review may take, from its body received to its answer
  * (reading it, then deciding, checked at each template): past it the work
@@ -68,8 +81,9 @@
  * one of two 700 KiB StatefulSets 16.0 MiB (refused: the budget keeps a
  * headroom). Anyone who reaches the port can
  * send a review, before any credential is checked: 1.3 MB of "{}" would
- * cost 104 MiB. Reviews are parsed on the HTTP threads, so the door costs
- * at most (requests handled at once) x WEBHOOK_MAX_PARSED: keep that well
+ * cost 104 MiB. Reviews are parsed on the HTTP threads, one large at a
+ * time (WEBHOOK_LARGE_AT_ONCE; a small body cannot reach this budget), so the
+ * door costs about WEBHOOK_LARGE_AT_ONCE x WEBHOOK_MAX_PARSED: keep that well
  * inside the 128 Mi memory limit when either changes. Past it the review is
  * refused (400), which failurePolicy Ignore turns into the API server's
  * own judgement.
