@@ -14,10 +14,13 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static bool saved_copy_of_db(void *ctx, const char *ns, const char *name)
+/* admission_view.saved_copy: a backup ConfigMap of ns/db exists, unsealed (no seal in the view). */
+static json_t *saved_copy_of_db(void *ctx, const char *ns, const char *name)
 {
 	(void)ctx;
-	return !strcmp(ns, "ns") && !strcmp(name, "db");
+	if (strcmp(ns, "ns") || strcmp(name, "db"))
+		return NULL;
+	return json_pack("{s:{s:s, s:s}}", "metadata", "name", "db-sts-backup", "namespace", "ns");
 }
 
 static void check_answer(const json_t *review, const json_t *answer)

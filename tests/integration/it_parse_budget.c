@@ -41,7 +41,17 @@
 
 #define BRACES 450000
 /* The bound: far below the 128 Mi limit, whatever the body. */
+#if defined(__SANITIZE_ADDRESS__)
+/*
+ * AddressSanitizer's shadow memory and its quarantine of freed blocks
+ * (256 MiB by default) inflate RSS about fourfold: 64 MB of the build users
+ * run, measured in the plain build, is 256 MB here. Without the budget the
+ * hostile bodies take the plain build to 214 MB, so this bound still fails.
+ */
+#define PEAK_MAX_KB (4 * 64 * 1024)
+#else
 #define PEAK_MAX_KB (64 * 1024)
+#endif
 
 struct pb {
 	struct kube_client *admin;

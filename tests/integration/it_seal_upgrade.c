@@ -96,8 +96,9 @@ static void test_earlier_seals_sealed_once_then_never_again(void **unused)
 	json_t *secret = json_pack("{s:s, s:s, s:{s:s}, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "Secret", "metadata",
 				   "name", STATE_SEAL_SECRET_NAME, "type", "Opaque", "data", STATE_SEAL_SECRET_KEY, b64);
 	struct kube_error err;
-	if (kube_create(u.admin, &KUBE_SECRETS, u.ns, secret, NULL, &err) < 0)
-		fail_msg("create the key: %s", err.message);
+	/* The Secret is installed empty (it_namespaced_identity, as deploy/ does): the earlier key replaces it. */
+	if (kube_replace(u.admin, &KUBE_SECRETS, u.ns, STATE_SEAL_SECRET_NAME, NULL, secret, NULL, &err) < 0)
+		fail_msg("write the key: %s", err.message);
 	/* What the earlier version left: a failed copy on a set; a saved copy of a set that is gone. */
 	json_t *old_ann = v1_sealed(&u, "old", ANNOTATION_RESIZE_STATE, FAILED);
 	create_set(&u, "old", json_deep_copy(old_ann));
