@@ -5,12 +5,17 @@
 #include <string.h>
 #include <time.h>
 
+#include "client/kube_object.h"
+#include "runtime/events.h"
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
 #define MAX_INFORMERS 16
 #define MAX_CONTROLLERS 8
+
+/* Refusals reported at once beyond this are logged only (the informer logs each). */
+#define MAX_REFUSED_PENDING 32
 
 struct manager {
 	struct kube_client *client;
@@ -23,6 +28,13 @@ struct manager {
 	int ncontrollers;
 	struct leader_elector *leader;
 	struct event_recorder *events; /* for objects left out of a cache, or NULL */
+	/*
+	 * Events about objects left out, waiting for the manager's thread: an
+	 * informer finds them inside its own transfer, where its thread's
+	 * HTTP handle is busy and must not be used again (guarded by lock).
+	 */
+	json_t *refused[MAX_REFUSED_PENDING]; /* {"object":..., "message":...} */
+	int nrefused;
 	void (*before_controllers)(void *ctx);
 	void *before_ctx;
 	pthread_mutex_t lock;
@@ -52,27 +64,63 @@ void manager_free(struct manager *m)
 		informer_free(m->informers[i]);
 		free(m->selectors[i]);
 	}
+	for (int i = 0; i < m->nrefused; i++)
+		json_decref(m->refused[i]);
 	pthread_mutex_destroy(&m->lock);
 	pthread_cond_destroy(&m->cond);
 	free(m->namespace);
 	free(m);
 }
 
-/* informer_options.on_refused: a Warning Event on the object, named from what could be read of it. */
+/*
+ * informer_options.on_refused, on an informer's thread in the middle of its
+ * transfer: the Warning Event about the object, named from what could be
+ * read of it, is queued for the manager's thread (manager_run) to record.
+ */
 static void refused_event(void *ctx, const struct kube_resource *r, const struct kube_object_id *id, const char *why)
 {
+	struct manager *m = ctx;
 	json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "kind", r->kind, "apiVersion", r->api_version,
 				"metadata", "name", id->name, "uid", id->uid, "resourceVersion", id->resource_version);
 	if (!obj)
 		abort();
 	if (id->namespace[0])
 		json_object_set_new(json_object_get(obj, "metadata"), "namespace", json_string(id->namespace));
-	if (event_record(ctx, obj, EVENT_WARNING, "ObjectTooLarge",
-			 "stateful-operator cannot read this %s (resourceVersion %s): %s; it acts as if the %s did not "
-			 "exist until it is made smaller",
-			 r->kind, id->resource_version[0] ? id->resource_version : "?", why, r->kind) < 0)
-		log_warn("manager", "%s %s: no Event about its size", r->kind, id->name);
-	json_decref(obj);
+	char *msg = xasprintf("stateful-operator cannot read this %s (resourceVersion %s): %s; it acts as if the %s "
+			      "did not exist until it is made smaller",
+			      r->kind, id->resource_version[0] ? id->resource_version : "?", why, r->kind);
+	json_t *item = json_pack("{s:o, s:s}", "object", obj, "message", msg);
+	free(msg);
+	if (!item)
+		abort();
+	pthread_mutex_lock(&m->lock);
+	if (m->nrefused < MAX_REFUSED_PENDING) {
+		m->refused[m->nrefused++] = item;
+		item = NULL;
+		pthread_cond_broadcast(&m->cond);
+	}
+	pthread_mutex_unlock(&m->lock);
+	if (item)
+		log_warn("manager", "%s %s: no Event about its size (%d already waiting)", r->kind, id->name,
+			 MAX_REFUSED_PENDING);
+	json_decref(item);
+}
+
+/* Records the queued Events about objects left out; called on the manager's thread with lock held. */
+static void record_refused(struct manager *m)
+{
+	while (m->nrefused > 0) {
+		json_t *item = m->refused[--m->nrefused];
+		m->refused[m->nrefused] = NULL;
+		pthread_mutex_unlock(&m->lock);
+		const json_t *obj = json_object_get(item, "object");
+		if (event_record(m->events, obj, EVENT_WARNING, "ObjectTooLarge", "%s",
+				 json_string_value(json_object_get(item, "message"))) < 0)
+			log_warn("manager", "%s %s: no Event about its size", kube_obj_str(obj, "kind"),
+				 kube_obj_str(obj, "metadata.name"));
+		json_decref(item);
+		pthread_mutex_lock(&m->lock);
+	}
 }
 
 void manager_report_refused(struct manager *m, struct event_recorder *events)
@@ -97,7 +145,7 @@ struct informer *manager_informer_selected(struct manager *m, const struct kube_
 				     .namespace = r->namespaced ? m->namespace : NULL,
 				     .label_selector = label_selector,
 				     .on_refused = m->events ? refused_event : NULL,
-				     .refused_ctx = m->events};
+				     .refused_ctx = m};
 	m->selectors[m->ninformers] = label_selector ? xstrdup(label_selector) : NULL;
 	return m->informers[m->ninformers++] = informer_new(m->client, &o);
 }
@@ -215,6 +263,9 @@ int manager_run(struct manager *m)
 	/* Wait in short slices so a stop request is seen while waiting. */
 	for (int i = 0; i < m->ninformers; i++) {
 		while (!informer_wait_synced(m->informers[i], 200)) {
+			pthread_mutex_lock(&m->lock);
+			record_refused(m);
+			pthread_mutex_unlock(&m->lock);
 			if (stopping(m)) {
 				stop_all(m, 0);
 				return 0;
@@ -258,7 +309,7 @@ int manager_run(struct manager *m)
 		}
 	}
 	pthread_mutex_lock(&m->lock);
-	while (!m->stop)
+	for (record_refused(m); !m->stop; record_refused(m))
 		pthread_cond_wait(&m->cond, &m->lock);
 	pthread_mutex_unlock(&m->lock);
 	log_info("manager", "stopping: finishing current steps");

@@ -181,17 +181,24 @@ static void test_two_hostile_reviews_at_once(void **state)
 		fail_msg("the operator died (exit %d) after two hostile reviews", exit_code);
 	if (peak_kb < 0 || peak_kb >= PEAK_MAX_KB)
 		fail_msg("peak RSS %ld kB, the bound is %d kB", peak_kb, PEAK_MAX_KB);
+	/*
+	 * Each is refused: 400 once parsed up to the budget, or 503 at once
+	 * when the other is being decided (one large review at a time,
+	 * WEBHOOK_LARGE_AT_ONCE). At least one met the parse budget.
+	 */
 	assert_non_null(out);
-	assert_string_equal(out, "400\n400");
+	if (strcmp(out, "400\n400") && strcmp(out, "400\n503") && strcmp(out, "503\n400"))
+		fail_msg("answers: %s", out);
 	free(out);
+	int budget_said = 0;
 	for (int i = 1; i <= 2; i++) {
 		out = it_sh_output("cat /tmp/it-parse-budget-%d-%d.out; rm -f /tmp/it-parse-budget-%d-%d.out", (int)getpid(),
 				   i, (int)getpid(), i);
-		if (!out || !strstr(out, "its parsed tree takes more than 16777216 bytes of memory, the webhook's budget "
-					 "for an AdmissionReview"))
-			fail_msg("answer %d: %s", i, out ? out : "(none)");
+		budget_said += out && strstr(out, "its parsed tree takes more than 16777216 bytes of memory, the "
+						  "webhook's budget for an AdmissionReview") != NULL;
 		free(out);
 	}
+	assert_true(budget_said >= 1);
 	assert_int_equal(http_get(p->probe_port, "/healthz", NULL), 200);
 }
 
@@ -264,7 +271,9 @@ static void test_two_worst_accepted_reviews_at_once(void **state)
 	print_message("peak RSS (VmHWM) %ld kB before, %ld kB after two worst accepted reviews; answers: %s\n",
 		      before_kb, peak_kb, out ? out : "(none)");
 	assert_non_null(out);
-	assert_string_equal(out, "200\n200");
+	/* Decided (200), or 503 at once while the other large review was (one at a time). */
+	if (strcmp(out, "200\n200") && strcmp(out, "200\n503") && strcmp(out, "503\n200"))
+		fail_msg("answers: %s", out);
 	free(out);
 	if (peak_kb < 0 || peak_kb >= PEAK_MAX_KB)
 		fail_msg("peak RSS %ld kB, the bound is %d kB", peak_kb, PEAK_MAX_KB);
