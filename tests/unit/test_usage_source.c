@@ -42,6 +42,23 @@
 #define USAGE_TOKEN "usage-token"
 
 /*
+ * The kubelet source as the daemon makes it (KUBELET_OPTS), its token from a
+ * token API handing out USAGE_TOKEN, speaking plain http to canned kubelets.
+ * *api and *client are new; the caller frees all three.
+ */
+static struct usage_source *kubelet_source_start(struct token_api **api, struct kube_client **client)
+{
+	*api = token_api_start("sop", "reader", USAGE_TOKEN, 600);
+	*client = token_api_client(*api);
+	struct usage_source_options o = {KUBELET_OPTS, .timeout_ms = 5000};
+	char *err = NULL;
+	struct usage_source *s = usage_source_new(*client, &o, &err);
+	assert_non_null(s);
+	usage__set_kubelet_scheme(s, "http");
+	return s;
+}
+
+/*
  * What a kubelet sends (trimmed to what matters and some of what does
  * not): a claim mounted by two pods (data-db-0), a volume without pvcRef
  * (the service account token), one without inodesUsed (inodes and
@@ -384,13 +401,9 @@ static void test_kubelet_node_speaks_for_others(void **state)
 	struct canned_server *good = canned_server_start("200 OK", "application/json", SUMMARY);
 	struct canned_server *evil = canned_server_start("200 OK", "application/json", EVIL_SUMMARY);
 	canned_server_delay(good, 300);
-	struct token_api *api = token_api_start("sop", "reader", USAGE_TOKEN, 600);
-	struct kube_client *client = token_api_client(api);
-	struct usage_source_options o = {KUBELET_OPTS, .timeout_ms = 5000};
-	char *err = NULL;
-	struct usage_source *s = usage_source_new(client, &o, &err);
-	assert_non_null(s);
-	usage__set_kubelet_scheme(s, "http");
+	struct token_api *api = NULL;
+	struct kube_client *client = NULL;
+	struct usage_source *s = kubelet_source_start(&api, &client);
 	struct usage_node nodes[] = {{"n-good", "127.0.0.1", canned_server_port(good)},
 				     {"n-evil", "127.0.0.1", canned_server_port(evil)}};
 	json_t *table = json_object(), *errors = json_array(), *mounts = summary_mounts("n-good");
@@ -872,13 +885,9 @@ static void test_kubelet_http(void **state)
 	(void)state;
 	struct canned_server *good = canned_server_start("200 OK", "application/json", SUMMARY);
 	struct canned_server *refusing = canned_server_start("403 Forbidden", "text/plain; charset=utf-8", KUBELET_403);
-	struct token_api *api = token_api_start("sop", "reader", USAGE_TOKEN, 600);
-	struct kube_client *client = token_api_client(api);
-	struct usage_source_options o = {KUBELET_OPTS, .timeout_ms = 5000};
-	char *err = NULL;
-	struct usage_source *s = usage_source_new(client, &o, &err);
-	assert_non_null(s);
-	usage__set_kubelet_scheme(s, "http");
+	struct token_api *api = NULL;
+	struct kube_client *client = NULL;
+	struct usage_source *s = kubelet_source_start(&api, &client);
 	struct usage_node nodes[] = {
 		{"local-node-1", "127.0.0.1", canned_server_port(refusing)},
 		{"local-node-0", "127.0.0.1", canned_server_port(good)},
@@ -1056,13 +1065,9 @@ static void test_kubelet_summary_over_budget_is_the_nodes_error(void **state)
 	assert_true(hostile.len < 310000);
 	struct canned_server *good = canned_server_start("200 OK", "application/json", SUMMARY);
 	struct canned_server *bad = canned_server_start("200 OK", "application/json", hostile.buf);
-	struct token_api *api = token_api_start("sop", "reader", USAGE_TOKEN, 600);
-	struct kube_client *client = token_api_client(api);
-	struct usage_source_options o = {KUBELET_OPTS, .timeout_ms = 5000};
-	char *err = NULL;
-	struct usage_source *s = usage_source_new(client, &o, &err);
-	assert_non_null(s);
-	usage__set_kubelet_scheme(s, "http");
+	struct token_api *api = NULL;
+	struct kube_client *client = NULL;
+	struct usage_source *s = kubelet_source_start(&api, &client);
 	struct usage_node nodes[] = {
 		{"hostile", "127.0.0.1", canned_server_port(bad)},
 		{"local-node-0", "127.0.0.1", canned_server_port(good)},
