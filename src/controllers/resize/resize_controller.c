@@ -255,6 +255,12 @@ static const json_t *about(void *ctx, void *snapshot)
  * merge patch of the state and status annotations (a NULL value removes
  * the key).
  */
+/* The seal of a re-created set's state: bound to its backup's UID (borrowed), the new set's UID being unknown. */
+static struct state_seal_scope recreate_scope(const struct reconcile_key *k, const json_t *backup)
+{
+	return (struct state_seal_scope){k->ns, k->name, STATE_SEAL_RECREATED_FROM, kube_obj_str(backup, "metadata.uid")};
+}
+
 static void prepare(void *ctx, const struct reconcile_key *k, void *snapshot, struct action *a)
 {
 	struct resize_ctx *rc = ctx;
@@ -275,10 +281,8 @@ static void prepare(void *ctx, const struct reconcile_key *k, void *snapshot, st
 		return;
 	const json_t *to = a->resource == &KUBE_STATEFULSETS ? s->reads.sts : s->reads.backup;
 	struct state_seal_scope scope = {k->ns, k->name, STATE_SEAL_OBJECT, kube_obj_str(to, "metadata.uid")};
-	if (a->verb == ACTION_OWN && a->resource == &KUBE_STATEFULSETS) {
-		scope.bond = STATE_SEAL_RECREATED_FROM; /* Recreate */
-		scope.uid = kube_obj_str(s->reads.backup, "metadata.uid");
-	}
+	if (a->verb == ACTION_OWN && a->resource == &KUBE_STATEFULSETS)
+		scope = recreate_scope(k, s->reads.backup); /* Recreate */
 	state_seal_annotate(rc->deps.base.seal, ann, &scope, ANNOTATION_RESIZE_STATE);
 }
 
@@ -345,9 +349,8 @@ static int check_recreate(struct resize_ctx *rc, const struct reconcile_key *k, 
 		json_t *state = json_deep_copy(st.json);
 		json_t *sts = resize_recreated(saved, state, true, false);
 		json_t *ann = json_object_get(json_object_get(sts, "metadata"), "annotations");
-		/* Sealed as the Recreate step seals it (apply_seal): the webhook's create guard judges a dry run too. */
-		struct state_seal_scope scope = {k->ns, k->name, STATE_SEAL_RECREATED_FROM,
-						 kube_obj_str(s->reads.backup, "metadata.uid")};
+		/* Sealed as the Recreate step seals it: the webhook's create guard judges a dry run too. */
+		struct state_seal_scope scope = recreate_scope(k, s->reads.backup);
 		state_seal_annotate(rc->deps.base.seal, ann, &scope, ANNOTATION_RESIZE_STATE);
 		r = resize_dry_run_recreate(rc->deps.base.client, k->ns, sts, err);
 		json_decref(sts);
