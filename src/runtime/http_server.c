@@ -281,7 +281,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
 	struct http_server *s = cls;
 	struct conn *c = conn_of(conn);
-	struct route r;
+	struct route r = {0};
 
 	(void)version;
 
