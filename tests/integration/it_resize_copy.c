@@ -405,6 +405,8 @@ static void test_rolling_copy_on_fixed_class(void **state)
 	it_wait_ready_and_bound(admin, ns, 3, 3, 30000);
 	expect_moved(admin, ns, before, "2Gi", "fixed");
 	expect_nothing_left(admin, ns);
+	if (!it_wait_event(admin, ns, "ResizeCompleted", NULL, 30000))
+		fail_msg("no ResizeCompleted Event within 30 s of the completed resize");
 	json_t *ev = it_events(admin, ns, "reason=ResizeCompleted");
 	assert_int_equal(json_array_size(ev), 1);
 	json_decref(ev);
@@ -639,9 +641,9 @@ static void test_failed_copy_keeps_original(void **state)
 		fail_msg("resize-status does not report the failure: %s", status ? status : "(none)");
 	assert_string_equal(template_field(sts, "spec.resources.requests.storage"), "1Gi");
 	json_decref(sts);
-	json_t *ev = it_events(admin, ns, "reason=ResizeFailed");
-	assert_int_equal(json_array_size(ev), 1);
-	json_decref(ev);
+	if (!it_wait_event(admin, ns, "ResizeFailed", NULL, 30000))
+		fail_msg("no ResizeFailed Event within 30 s of the Failed state");
+	assert_int_equal(it_event_count(admin, ns, "ResizeFailed", NULL), 1);
 	/* The old PVs went back to their own reclaim policy. */
 	const char *k;
 	json_t *v;

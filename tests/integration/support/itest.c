@@ -444,6 +444,23 @@ char *it_event_message(struct kube_client *c, const char *ns, const char *reason
 	return out;
 }
 
+struct event_wait {
+	struct kube_client *c;
+	const char *ns, *reason, *object;
+};
+
+static bool event_posted(void *ctx)
+{
+	struct event_wait *w = ctx;
+	return it_event_count(w->c, w->ns, w->reason, w->object) > 0;
+}
+
+bool it_wait_event(struct kube_client *c, const char *ns, const char *reason, const char *object, long timeout_ms)
+{
+	struct event_wait w = {c, ns, reason, object};
+	return it_wait(event_posted, &w, timeout_ms);
+}
+
 /* ---- manifests for the test bed ---- */
 
 /* Calls fn(ctx, item) for each item of a comma-separated list. */

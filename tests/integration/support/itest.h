@@ -99,6 +99,12 @@ void it_delete_all_removing_finalizer(struct kube_client *c, const struct kube_r
 int it_event_count(struct kube_client *c, const char *ns, const char *reason, const char *object);
 /* The message of one such Event (new string), or NULL when there is none. */
 char *it_event_message(struct kube_client *c, const char *ns, const char *reason, const char *object);
+/*
+ * Waits up to timeout_ms for at least one such Event. An Event is posted
+ * after the state it reports is written, so a test that saw the state must
+ * wait for the Event rather than list once.
+ */
+bool it_wait_event(struct kube_client *c, const char *ns, const char *reason, const char *object, long timeout_ms);
 
 /* ---- manifests for the test bed ---- */
 
