@@ -35,6 +35,7 @@
 
 #include "client/kube_client.h"
 #include "controllers/resize/resize_plan.h"
+#include "controllers/resize/resize_state.h"
 #include "sim.h"
 #include "terminal_scan.h"
 #include "util/duration.h"
@@ -713,7 +714,7 @@ static void recreate(struct world *w, const struct action *a)
 	int new_template = !json_equal(json_object_get(json_object_get(sts, "spec"), "volumeClaimTemplates"),
 				       json_object_get(json_object_get(saved, "spec"), "volumeClaimTemplates"));
 	json_decref(saved);
-	char *text = json_dumps(a->state, JSON_COMPACT | JSON_SORT_KEYS);
+	char *text = resize_state_text(a->state); /* as the controller writes it */
 	bool carried = sim_streq(sim_annotation(sts, ANNOTATION_RESIZE_STATE), text);
 	free(text);
 	if (!carried)

@@ -94,7 +94,7 @@ static void test_written_back_with_unknown_keys(void **state)
 	json_t *n = resize_state_next_stage(&st, NOW_MS, COPY_STAGE_COPY);
 	char *text = resize_state_text(n);
 	assert_string_equal(text, "{\"batch\":{\"ordinals\":[1],\"step\":\"Copy\"},\"future\":{\"x\":1},"
-				  "\"phase\":\"Copying\",\"strategy\":\"copy\",\"updated\":\"2026-11-21T12:00:00Z\"}");
+				  "\"phase\":\"Copying\",\"strategy\":\"copy\",\"updated\":\"2026-11-21T12:00:00Z\",\"v\":1}");
 	free(text);
 	json_decref(n);
 	n = resize_state_next(&st, NOW_MS, RESIZE_PHASE_CLEANING);

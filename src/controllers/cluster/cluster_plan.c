@@ -9,6 +9,7 @@
 #include "client/kube_object.h"
 #include "client/label_selector.h"
 #include "controllers/cluster/cluster_plan_internal.h"
+#include "controllers/state_version.h"
 #include "util/duration.h"
 #include "util/text_sanitize.h"
 #include "util/xalloc.h"
@@ -331,6 +332,9 @@ void cluster_plan(const struct cluster_inputs *in, struct action *a)
 		return;
 	read_spec(in->cluster, &p.s);
 	if (refuse(&p, a))
+		return;
+	/* A state a newer operator wrote: this one must not rebuild it from the pods as if it were lost. */
+	if (state_version_refuse(in->cluster, ANNOTATION_CLUSTER_STATE, CLUSTER_KIND, a))
 		return;
 	collect(&p);
 	read_state(&p);

@@ -11,6 +11,7 @@
 #include "client/kube_object.h"
 #include "controllers/claim_names.h"
 #include "controllers/cluster/cluster_plan_internal.h"
+#include "controllers/state_version.h"
 
 bool cluster_in_array(const json_t *array, const char *s)
 {
@@ -31,6 +32,7 @@ void cluster_patch(const struct plan *p, struct action *a, const char *what, jso
 
 void cluster_set_state(const struct plan *p, struct action *a, const char *what, json_t *st)
 {
+	state_version_stamp(st); /* every write says which version it is */
 	char *text = json_dumps(st, JSON_COMPACT | JSON_SORT_KEYS);
 	json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", ANNOTATION_CLUSTER_STATE, text);
 	cluster_patch(p, a, what, patch);

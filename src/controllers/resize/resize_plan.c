@@ -6,6 +6,7 @@
 
 #include "client/kube_object.h"
 #include "controllers/resize/resize_internal.h"
+#include "controllers/state_version.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -292,6 +293,10 @@ static void plan_with_statefulset(const struct resize_inputs *in, long long now_
 	char *why = NULL;
 	if (parsed == 0 && req.ignore)
 		goto out;
+	/* A state a newer operator wrote (on the set, or the backup a start would delete) is not this one's to carry on. */
+	if (state_version_refuse(in->sts, ANNOTATION_RESIZE_STATE, "StatefulSet", a) ||
+	    state_version_refuse(in->backup, ANNOTATION_RESIZE_STATE, "ConfigMap", a))
+		goto out;
 	if (json_is_true(json_object_get(st.json, "restoreFieldManagers"))) {
 		plan_restore_field_managers(in, now_ms, &st, a);
 		goto out;
@@ -369,6 +374,11 @@ static void plan_without_statefulset(const struct resize_inputs *in, long long n
 {
 	json_t *saved = plan_saved_statefulset(in->backup);
 	struct resize_state st;
+	if (state_version_refuse(in->backup, ANNOTATION_RESIZE_STATE, "ConfigMap", a) ||
+	    state_version_refuse(saved, ANNOTATION_RESIZE_STATE, "saved StatefulSet", a)) {
+		json_decref(saved);
+		return;
+	}
 	if (!resize_state_read(in->backup, &st))
 		resize_state_read(saved, &st);
 	if (st.copy) {

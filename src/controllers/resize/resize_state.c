@@ -5,6 +5,7 @@
 
 #include "client/kube_object.h"
 #include "controllers/contract.h"
+#include "controllers/state_version.h"
 #include "util/duration.h"
 #include "util/xalloc.h"
 
@@ -115,7 +116,12 @@ json_t *resize_state_next_stage(const struct resize_state *st, long long now_ms,
 
 char *resize_state_text(const json_t *js)
 {
-	return json_dumps(js, JSON_COMPACT | JSON_SORT_KEYS);
+	/* Every write says which version of the state it is (state_version.h). */
+	json_t *stamped = json_copy((json_t *)js);
+	state_version_stamp(stamped);
+	char *text = json_dumps(stamped, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(stamped);
+	return text;
 }
 
 bool resize_state_recreating(const json_t *sts)

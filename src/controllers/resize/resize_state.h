@@ -6,13 +6,14 @@
  * The JSON on the cluster is the contract: keys the operator does not know
  * (written by another version) are kept when the state is written back.
  *
- * {"phase", "strategy": "expand" | "copy", "targets": {tmpl: size},
- *  "classes": {tmpl: class}, "statefulSetUID", "started", "updated",
+ * {"v": its version (state_version.h; absent: 1), "phase", "strategy":
+ *  "expand" | "copy", "targets": {tmpl: size}, "classes": {tmpl: class},
+ *  "statefulSetUID", "started", "updated",
  *  "message", "templates": [the desired templates carried out]}, plus for
  * expand "restart": {"pod", "uid"}, "lowering" and "lowered": {claim:
  * outcome}, "attributesClasses": {tmpl: VolumeAttributesClass} and, after
- * an infeasible one, "attributesRevert": {"claim", "to", "outcome"}; for copy see resize_copy_plan.c ("batch":
- * {"ordinals", "step", "volumes", "restore", "failed"}, "done",
+ * an infeasible one, "attributesRevert": {"claim", "to", "outcome"}; for copy see resize_copy_plan.c
+ * ("batch": {"ordinals", "step", "volumes", "restore", "failed"}, "done",
  * "oldVolumes", "ordinals", ...).
  *
  * Pure; a leaf: it includes no other file of src/controllers/resize.
@@ -98,7 +99,7 @@ void resize_state_set_stage(json_t *js, enum copy_stage stage);
 /* ms since the epoch as the state's timestamps write it (RFC 3339, UTC, seconds). New reference. */
 json_t *resize_state_time(long long ms);
 
-/* The state as the annotation holds it (sorted keys, compact). New string. */
+/* The state as the annotation holds it (sorted keys, compact), with "v" (state_version.h). New string. */
 char *resize_state_text(const json_t *js);
 
 /*

@@ -12,6 +12,7 @@
 #include "controllers/resize/resize_state.h"
 #include "controllers/claim_names.h"
 #include "controllers/scaledown/scaledown_plan_internal.h"
+#include "controllers/state_version.h"
 #include "util/duration.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -214,7 +215,9 @@ static bool write_state(struct plan *p, struct action *a)
 {
 	json_t *want = desired_state(p);
 	char *status = scaledown_status_text(p, want);
-	bool empty = json_object_size(json_object_get(want, "ordinals")) == 0 && json_object_size(want) == 1;
+	/* Nothing but ordinals (and the version a write adds): the annotation goes. */
+	bool empty = json_object_size(json_object_get(want, "ordinals")) == 0 &&
+		     json_object_size(want) == 1 + !!json_object_get(want, STATE_VERSION_KEY);
 	const char *have_text = kube_obj_annotation(p->in->sts, ANNOTATION_SCALEDOWN_STATE);
 	bool state_same = empty ? have_text == NULL : (have_text && json_equal(want, p->state));
 	const char *have_status = kube_obj_annotation(p->in->sts, ANNOTATION_SCALEDOWN_STATUS);
@@ -372,6 +375,9 @@ void scaledown_plan(const struct scaledown_inputs *in, struct action *a)
 	format_duration(p.req.timeout_ms, p.timeout_text, sizeof(p.timeout_text));
 	p.deleting = kube_obj_terminating(in->sts);
 	bool held = kube_obj_has_finalizer(in->sts, FINALIZER_SCALEDOWN);
+	/* A state a newer operator wrote: not even the finalizer moves, the newer one carries it on. */
+	if (state_version_refuse(in->sts, ANNOTATION_SCALEDOWN_STATE, "StatefulSet", a))
+		goto out;
 
 	if (!p.deleting && p.may_start && !held) {
 		set_finalizer(&p, true, a);

@@ -9,6 +9,7 @@
 
 #include "client/kube_object.h"
 #include "controllers/scaledown/scaledown_plan_internal.h"
+#include "controllers/state_version.h"
 #include "util/strbuf.h"
 #include "util/text_sanitize.h"
 #include "util/xalloc.h"
@@ -44,6 +45,8 @@ void scaledown_patch_sts(const struct plan *p, struct action *a, const char *wha
 
 void scaledown_record_state(const struct plan *p, struct action *a, const char *what, json_t *state, char *status)
 {
+	if (state)
+		state_version_stamp(state); /* every write says which version it is */
 	char *text = state ? json_dumps(state, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	/* Its clauses quote the recorded messages (bounded where recorded): the line stays clean whatever they hold. */
 	char *shown = text_sanitize(status, 0);
