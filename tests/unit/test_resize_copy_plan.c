@@ -37,6 +37,7 @@
 #include "controllers/resize/resize_plan.h"
 #include "controllers/resize/resize_state.h"
 #include "sim.h"
+#include "state_fixture.h"
 #include "terminal_scan.h"
 #include "util/duration.h"
 #include "util/xalloc.h"
@@ -653,7 +654,7 @@ static void write_state(struct world *w, const struct action *a)
 	json_t *target = w->sts ? w->sts : w->backup;
 	if (!target)
 		world_fail(w, "%s with neither StatefulSet nor backup", action_name(a));
-	char *text = json_dumps(a->state, JSON_COMPACT | JSON_SORT_KEYS);
+	char *text = resize_state_text(a->state); /* as the controller writes it */
 	sim_annotate(target, ANNOTATION_RESIZE_STATE, text);
 	sim_annotate(target, ANNOTATION_RESIZE_STATUS, a->status);
 	free(text);
@@ -669,7 +670,7 @@ static void save(struct world *w, const struct action *a)
 		return;
 	}
 	json_t *saved = resize_saved_copy(w->sts);
-	char *st = json_dumps(a->state, JSON_COMPACT | JSON_SORT_KEYS);
+	char *st = resize_state_text(a->state);
 	sim_annotate(saved, ANNOTATION_RESIZE_STATE, st);
 	char *text = json_dumps(saved, JSON_COMPACT);
 	w->backup = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:{s:s}, s:{s:s}}, s:{s:s}}", "apiVersion", "v1", "kind",
@@ -2185,10 +2186,51 @@ static void test_create_already_done(void **state)
 	}
 }
 
+/* ---- the state fixtures: SOP_STATE_FIXTURES_OUT=<dir> (tests/fixtures/state/README.md) ---- */
+
+/* The copy cycle's steps a fixture is kept of: the world just before the step, as this release left it. */
+static const char *const fixture_phases[][2] = {
+	{"CreateNewClaim", "prepare-temp-claim"}, {"StopPod", "stop-replica"},
+	{"CreateCopyJob", "copy-job"},           {"DeleteCopyJob", "copy-verified"},
+	{"PrebindVolume", "swap-rebind"},        {"Recreate", "recreate-statefulset"},
+	{"Finish", "done"},
+};
+
+/* A stop_fn that never stops: writes the world of each step in fixture_phases the first time it comes. */
+static bool write_fixture(const struct world *w, const void *arg)
+{
+	for (size_t i = 0; i < NITEMS(fixture_phases); i++) {
+		if (!sim_streq(action_name(&w->a), fixture_phases[i][0]))
+			continue;
+		json_t *objects = json_pack("{s:O*, s:O*, s:O, s:O, s:O, s:O, s:O, s:s}", "statefulSet", w->sts, "backup",
+					    w->backup, "pvcs", w->pvcs, "pods", w->pods, "pvs", w->pvs, "jobs", w->jobs,
+					    "storageClasses", w->classes, "copyImage", IMAGE);
+		state_fixture_write(arg, "resize-copy", fixture_phases[i][1],
+				    "resize by copy (rolling, 2 replicas, data 1Gi -> 2Gi): written by "
+				    "test_resize_copy_plan's simulation",
+				    objects, (long long)w->clock * 1000, &w->a);
+		json_decref(objects);
+	}
+	return false;
+}
+
+static void test_write_state_fixtures(void **state)
+{
+	struct world *w = *state;
+	start_cycle(w, &cycles[0]);
+	run(w, write_fixture, state_fixture_out());
+	check_cycle(w, &cycles[0]);
+	world_release(w);
+}
+
 #define TEST(f) cmocka_unit_test_setup_teardown(f, fixture_setup, fixture_teardown)
 
 int main(void)
 {
+	if (state_fixture_out()) {
+		const struct CMUnitTest write[] = {TEST(test_write_state_fixtures)};
+		return cmocka_run_group_tests(write, NULL, NULL);
+	}
 	const struct CMUnitTest tests[] = {
 		TEST(test_start),
 		TEST(test_cycle),

@@ -55,6 +55,7 @@
 #include "controllers/scaledown/scaledown_plan.h"
 #include "controllers/scaledown/scaledown_request.h"
 #include "sim.h"
+#include "state_fixture.h"
 #include "terminal_scan.h"
 #include "util/duration.h"
 #include "util/xalloc.h"
@@ -2990,10 +2991,51 @@ static void test_create_already_done(void **state)
 	expect_no_cleanup_pod(w);
 }
 
+/* ---- the state fixtures: SOP_STATE_FIXTURES_OUT=<dir> (tests/fixtures/state/README.md) ---- */
+
+static void write_fixture(const struct world *w, const char *out, const char *phase)
+{
+	json_t *objects = json_pack("{s:O, s:O, s:O}", "statefulSet", w->sts, "pvcs", w->pvcs, "pods", w->pods);
+	state_fixture_write(out, "scaledown", phase,
+			    "scale-down 3 -> 1 replicas, claims data and wal, the first cleanup of ordinal 2 fails: "
+			    "written by test_scaledown_plan's simulation",
+			    objects, w->now_ms, &w->a);
+	json_decref(objects);
+}
+
+/* A stop_fn that never stops: writes the world at the phases a fixture is kept of, the first time each comes. */
+static bool fixture_phase(const struct world *w, const void *arg)
+{
+	const json_t *pod = find(w->pods, "web-2");
+	bool running = pod && is_cleanup(w, pod) && sim_streq(phase_of(pod), "Running") && !sim_terminating(pod);
+	if (running && !sim_annotation(w->sts, ANNOTATION_SCALEDOWN_STATE))
+		write_fixture(w, arg, "cleanup-running"); /* the first attempt */
+	else if (step_of(&w->a) == STEP_CREATE_POD && sim_annotation(w->sts, ANNOTATION_SCALEDOWN_STATE))
+		write_fixture(w, arg, "retry-after-failure"); /* the failure recorded, its backoff over */
+	else if (running)
+		write_fixture(w, arg, "cleanup-running-after-failure");
+	return false;
+}
+
+static void test_write_state_fixtures(void **state)
+{
+	struct world *w = *state;
+	start_world(w, &(struct setup){.replicas = 3});
+	map_set(w->fail_first, 2, 1);
+	scale(w, 1);
+	if (run(w, fixture_phase, state_fixture_out()) != RUN_SETTLED)
+		world_fail(w, "the scale-down did not come to rest");
+	write_fixture(w, state_fixture_out(), "done");
+}
+
 #define TEST(f) cmocka_unit_test_setup_teardown(f, fixture_setup, fixture_teardown)
 
 int main(void)
 {
+	if (state_fixture_out()) {
+		const struct CMUnitTest write[] = {TEST(test_write_state_fixtures)};
+		return cmocka_run_group_tests(write, NULL, NULL);
+	}
 	const struct CMUnitTest tests[] = {
 		TEST(test_step_names_and_backoff),
 		TEST(test_nothing_there),
