@@ -58,6 +58,7 @@
 #include "client/label_selector.h"
 #include "controllers/cluster/cluster_plan.h"
 #include "sim.h"
+#include "state_fixture.h"
 #include "terminal_scan.h"
 #include "util/duration.h"
 #include "util/xalloc.h"
@@ -3339,10 +3340,53 @@ static void test_crash_after_create(void **state)
 	assert_int_equal(w->conflicts, 0);
 }
 
+/* ---- the state fixtures: SOP_STATE_FIXTURES_OUT=<dir> (tests/fixtures/state/README.md) ---- */
+
+struct fixture_run {
+	const char *out, *prefix, *comment;
+};
+
+/* A stop_fn that never stops: writes the world before each kind of step, the first time it comes. */
+static bool fixture_step(const struct world *w, const void *arg)
+{
+	const struct fixture_run *r = arg;
+	if (w->a.verb == ACTION_NOTHING)
+		return false;
+	char phase[128];
+	snprintf(phase, sizeof(phase), "%s-%s", r->prefix, action_name(&w->a));
+	json_t *objects = json_pack("{s:O, s:O, s:O, s:O, s:O*}", "statefulCluster", w->cluster, "pods", w->pods, "pvcs",
+				    w->pvcs, "revisions", w->revisions, "nodes", w->nodes);
+	state_fixture_write(r->out, "cluster", phase, r->comment, objects, w->now_ms, &w->a);
+	json_decref(objects);
+	return false;
+}
+
+static void test_write_state_fixtures(void **state)
+{
+	struct world *w = *state;
+	start_world(w, USUAL, "{\"persistentVolumeClaimRetentionPolicy\": {\"whenReplaced\": \"Retain\"}}");
+	pod_fail(w, "coder-1", NULL, "exit code 1");
+	struct fixture_run r = {state_fixture_out(), "replace",
+				"StatefulCluster coder, 3 members, coder-1 failed and is replaced (whenReplaced Retain): "
+				"written by test_cluster_plan's simulation"};
+	if (run(w, fixture_step, &r) != RUN_SETTLED)
+		world_fail(w, "the replacement did not come to rest");
+	set_image(w, "codercom/code-server:4.0");
+	r = (struct fixture_run){state_fixture_out(), "rolling-update",
+				 "StatefulCluster coder, 3 members, a new image rolled out (maxUnavailable 1): written "
+				 "by test_cluster_plan's simulation"};
+	if (run(w, fixture_step, &r) != RUN_SETTLED)
+		world_fail(w, "the rolling update did not come to rest");
+}
+
 #define TEST(f) cmocka_unit_test_setup_teardown(f, fixture_setup, fixture_teardown)
 
 int main(void)
 {
+	if (state_fixture_out()) {
+		const struct CMUnitTest write[] = {TEST(test_write_state_fixtures)};
+		return cmocka_run_group_tests(write, NULL, NULL);
+	}
 	const struct CMUnitTest tests[] = {
 		TEST(test_names_and_selector_string),
 		TEST(test_three_members_in_parallel),

@@ -10,6 +10,9 @@
 
 #include "client/kube_client.h"
 #include "controllers/resize/resize_plan.h"
+#include "controllers/resize/resize_state.h"
+#include "sim.h"
+#include "state_fixture.h"
 #include "util/xalloc.h"
 #include "client/kube_object.h"
 
@@ -720,8 +723,65 @@ static void test_unreadable_saved_copy_is_reported(void **state)
 	world_release(&w);
 }
 
+/* ---- the state fixtures: SOP_STATE_FIXTURES_OUT=<dir> (tests/fixtures/state/README.md) ---- */
+
+static void write_fixture(const struct world *w, const char *phase)
+{
+	json_t *objects = json_pack("{s:O, s:O*, s:O, s:O, s:O}", "statefulSet", w->sts, "backup", w->backup, "pvcs",
+				    w->pvcs, "pods", w->pods, "storageClasses", w->classes);
+	state_fixture_write(state_fixture_out(), "resize-in-place", phase,
+			    "resize in place (3 replicas, data 1Gi -> 2Gi, StorageClass expandable): the states "
+			    "resize_plan wrote, in test_resize_plan",
+			    objects, NOW_MS, &w->a);
+	json_decref(objects);
+}
+
+/* Performs the SetState planned: the state written as the controller writes it. */
+static void apply_state(struct world *w)
+{
+	expect_step(w, "SetState");
+	char *text = resize_state_text(w->a.state);
+	set_state(w->sts, text);
+	free(text);
+}
+
+/*
+ * The in-place cycle up to a file system resize, each state as the planner
+ * wrote it; what the volume driver does (capacity, condition) set by hand.
+ */
+static void test_write_state_fixtures(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w);
+	annotate(w.sts, "resize.stateful-operator.io/data", "2Gi");
+	plan(&w);
+	apply_state(&w); /* Expanding */
+	plan(&w);
+	expect_step(&w, "PatchPVC");
+	write_fixture(&w, "expanding-started");
+	json_t *claim = sim_find(w.pvcs, w.a.name);
+	assert_non_null(claim);
+	sim_merge_patch(claim, w.a.body);
+	plan(&w);
+	write_fixture(&w, "expanding-waiting-for-capacity");
+	/* The controller grew the volume; the capacity shows the new size once the node grew the file system. */
+	pvc_condition(claim, "FileSystemResizePending", "Waiting for user to (re-)start a pod to finish file "
+				"system resize of volume on node.");
+	plan(&w);
+	apply_state(&w); /* the restart recorded */
+	plan(&w);
+	expect_step(&w, "DeletePod");
+	write_fixture(&w, "file-system-resize-pending-restart");
+	world_release(&w);
+}
+
 int main(void)
 {
+	if (state_fixture_out()) {
+		const struct CMUnitTest write[] = {cmocka_unit_test(test_write_state_fixtures)};
+		return cmocka_run_group_tests(write, NULL, NULL);
+	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_no_request_no_step),
 		cmocka_unit_test(test_state_with_fields_missing_is_no_crash),
