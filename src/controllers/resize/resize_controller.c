@@ -11,6 +11,7 @@
 #include "controllers/resize/resize_trust.h"
 #include "controllers/set_index.h"
 #include "controllers/state_seal.h"
+#include "controllers/state_version.h"
 #include "runtime/reconciler.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -211,6 +212,10 @@ static void plan(void *ctx, const struct reconcile_key *k, void *snapshot, long 
 			     s->untrusted, s->remedy);
 		return;
 	}
+	/* A state a newer operator wrote: not even re-sealed or re-created here (the planner says the same). */
+	if (state_version_refuse(s->reads.sts, ANNOTATION_RESIZE_STATE, "StatefulSet", a) ||
+	    state_version_refuse(s->reads.backup, ANNOTATION_RESIZE_STATE, "ConfigMap", a))
+		return;
 	if (s->backup_trust == RESIZE_TRUST_RESEAL) {
 		/* Before anything else: the set it is sealed to may go with the next step. */
 		action_patch(a, "ResealBackup", &KUBE_CONFIGMAPS, kube_obj_str(s->reads.backup, "metadata.name"),
