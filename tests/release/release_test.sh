@@ -9,7 +9,8 @@
 #     directory (and kubectl, which finds it as `kubectl stateful`);
 #   - the plugin in a root holding nothing but Debian's libc6 (chroot, and
 #     qemu-user for arm64): every library it loads is glibc's or its own lib/;
-#     docs/install.md states the glibc it needs;
+#     docs/install.md states the glibc it needs; its SBOM lists the Debian
+#     package of each bundled library, whose copyright file it carries;
 #   - the chart: helm show chart / helm template of the .tgz; index.yaml lists
 #     it with its digest and URL;
 #   - the image's OCI archive loads (buildah, a private storage), carries the
@@ -49,7 +50,8 @@ else
 fi
 for f in SHA256SUMS index.yaml stateful.yaml "stateful-operator-$version.tgz" \
 	"stateful-operator_${version}_linux_amd64.oci.tar" "stateful-operator_${version}_linux_amd64.spdx.json" \
-	kubectl-stateful_linux_amd64.tar.gz kubectl-stateful_linux_arm64.tar.gz; do
+	kubectl-stateful_linux_amd64.tar.gz kubectl-stateful_linux_arm64.tar.gz \
+	kubectl-stateful_linux_amd64.spdx.json kubectl-stateful_linux_arm64.spdx.json; do
 	[ -s "$dist/$f" ] || fail "$dist has no $f"
 done
 
@@ -170,6 +172,20 @@ for archive in "$dist"/kubectl-stateful_linux_*.tar.gz; do
 		grep -oE 'Name: GLIBC_[0-9.]+' | sed 's/.*GLIBC_//' | sort -uV | tail -1)
 	grep -q "glibc $need or newer" "$REPO/docs/install.md" ||
 		fail "the $arch plugin needs glibc $need; docs/install.md does not say 'glibc $need or newer'"
+	# Its SBOM: our binary, and the Debian package (at its version) of every library of lib/.
+	sbom=$dist/kubectl-stateful_linux_$arch.spdx.json
+	jq -e --arg sha "$(sha256sum "$root/plugin/kubectl-stateful" | cut -d' ' -f1)" --arg v "$version" '
+		.packages[] | select(.name == "kubectl-stateful") | .versionInfo == $v and .licenseDeclared == "Apache-2.0"
+		and any(.checksums[]; .algorithm == "SHA256" and .checksumValue == $sha)' "$sbom" >/dev/null ||
+		fail "$sbom does not name the archive's kubectl-stateful ($version, Apache-2.0, its sha256)"
+	for lib in "$root"/plugin/lib/*; do
+		read -r pkg pkg_version < <(awk -F'\t' -v l="${lib##*/}" '$1 == l { print $2 " " $3 }' \
+			"$root/plugin/licenses/libraries.tsv")
+		[ -n "${pkg:-}" ] || fail "licenses/libraries.tsv does not name lib/${lib##*/}"
+		[ -s "$root/plugin/licenses/$pkg.copyright" ] || fail "the archive has no copyright file of $pkg"
+		jq -e --arg p "$pkg" --arg v "$pkg_version" 'any(.packages[]; .name == $p and .versionInfo == $v)' \
+			"$sbom" >/dev/null || fail "$sbom does not list $pkg $pkg_version (lib/${lib##*/})"
+	done
 	echo "release_test: $arch plugin: $n_own libraries of its own, glibc >= $need"
 done
 
