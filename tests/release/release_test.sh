@@ -222,18 +222,22 @@ out=$(chroot "$mnt" /usr/local/bin/stateful-operator --version) || fail "the ima
 [[ $out == "stateful-operator $version "* ]] || fail "the image's binary says '$out'"
 
 step "the image's OCI archive into containerd, as kind load image-archive does"
-# A containerd of our own (the test bed's binary, no CRI, a socket in the scratch
-# dir) imports it as kind does; the image must get the name the chart runs.
+# A containerd of our own (the test bed's binary, a socket in the scratch dir; no
+# CRI and no NRI, whose socket /var/run/nri/nri.sock is the test bed's node's)
+# imports it as kind does; the image must get the name the chart runs.
 mkdir -p "$work/containerd"
 cat >"$work/containerd/config.toml" <<EOF
 version = 3
 root = "$work/containerd/root"
 state = "$work/containerd/state"
-disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.cri.v1.images", "io.containerd.cri.v1.runtime"]
+disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.cri.v1.images", "io.containerd.cri.v1.runtime",
+  "io.containerd.nri.v1.nri"]
 [grpc]
   address = "$work/containerd/sock"
 [ttrpc]
   address = "$work/containerd/sock.ttrpc"
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$work/containerd/opt"
 EOF
 "$bin/containerd" --config "$work/containerd/config.toml" >"$work/containerd/log" 2>&1 &
 containerd_pid=$!
