@@ -7,6 +7,7 @@
 # Debian's cross toolchain (cmake/aarch64-linux-gnu.cmake); the runtime stage
 # runs ARCH's packages, so a foreign ARCH needs qemu-user through binfmt_misc.
 # SOP_COMMIT: the commit --version reports (the build context has no .git).
+# SOP_VERSION: the version the image's labels give (the binary's is CMake's).
 # RUNTIME_BASE: the runtime stage's image (scripts/testbed-images names its own).
 # deploy/base/deployment.yaml runs this tag with imagePullPolicy IfNotPresent.
 ARG ARCH=amd64
@@ -44,6 +45,16 @@ RUN apt-get update \
       libcurl4 libjansson4 libyaml-0-2 libmicrohttpd12 libssl3 ca-certificates rsync mawk \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/stateful-operator /usr/local/bin/stateful-operator
+# OCI annotations as labels (after the package layer, so it stays cached).
+# SOP_VERSION: CMakeLists.txt's project version (scripts/testbed-images passes it).
+ARG SOP_VERSION=0.1.0
+ARG SOP_COMMIT=
+LABEL org.opencontainers.image.title="stateful-operator" \
+      org.opencontainers.image.description="Resizes StatefulSet volumes, cleans up after scale-downs and runs StatefulClusters." \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.source="https://github.com/stateful-operator/stateful-operator" \
+      org.opencontainers.image.version="${SOP_VERSION}" \
+      org.opencontainers.image.revision="${SOP_COMMIT}"
 # Fails the build if a shared library is missing.
 RUN /usr/local/bin/stateful-operator --version
 # 65532 = "nonroot" by convention (distroless); matches the Deployment's

@@ -10,7 +10,7 @@ BUILD_ARM64 ?= build-arm64
 FUZZ_SECONDS ?= 60
 JOBS       ?= 2
 
-.PHONY: all deps build build-asan build-arm64 test unit fuzz demo soak cluster-up cluster-down clean
+.PHONY: all deps build build-asan build-arm64 test unit fuzz demo soak release cluster-up cluster-down clean
 
 all: build
 
@@ -52,6 +52,12 @@ SOAK_SEED ?= $(shell od -An -N8 -tu8 /dev/urandom | tr -d ' ')
 soak: build
 	scripts/local-cluster up
 	eval "$$(scripts/local-cluster env)" && SOP_SOAK_SECONDS=$(SOAK_SECONDS) SOP_SOAK_SEED=$(SOAK_SEED) build/soak
+
+# The release artifacts in dist/ (scripts/release): the chart (.tgz, index.yaml),
+# the image as an OCI archive and its SBOM, the kubectl plugin per architecture
+# with its krew manifest, SHA256SUMS. Offline once the test bed's cache is built.
+release: deps
+	BUILD=$(BUILD) BUILD_ARM64=$(BUILD_ARM64) JOBS=$(JOBS) scripts/release
 
 cluster-up: deps
 	scripts/local-cluster up

@@ -3,7 +3,9 @@
 # scanners rely on: the SPDX 2.3 fields every document and package must
 # have; every package dpkg lists as installed in the image; every shared
 # library the binary loads (ldd, with the image's own loader and libraries)
-# in a listed package; our binary with the SHA-256 of the file in the image.
+# in a listed package; our binary with the SHA-256 of the file in the image
+# and the licence of LICENSE (Apache-2.0), which the image's
+# org.opencontainers.image.licenses label gives too.
 #   tests/release/sbom_test.sh [IMAGE_ARCHIVE]   (default: scripts/testbed-images')
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -46,6 +48,19 @@ sha=$(sha256sum "$binary" | cut -d' ' -f1)
 jq -e --arg sha "$sha" '.packages[] | select(.name == "stateful-operator")
 	| .checksums[] | select(.algorithm == "SHA256") | .checksumValue == $sha' "$sbom" >/dev/null ||
 	fail "stateful-operator's SHA256 is not $sha"
+
+step "the operator's licence"
+# LICENSE is the Apache License 2.0; the SBOM and the image's label say so.
+head -n 4 "$REPO/LICENSE" | grep -q 'Apache License' && head -n 4 "$REPO/LICENSE" | grep -q 'Version 2.0, January 2004' ||
+	fail "LICENSE is not the Apache License 2.0"
+jq -e '.packages[] | select(.name == "stateful-operator")
+	| .licenseDeclared == "Apache-2.0" and .licenseConcluded == "Apache-2.0"' "$sbom" >/dev/null ||
+	fail "stateful-operator's licenseDeclared/licenseConcluded are not Apache-2.0: $(jq -c '.packages[]
+		| select(.name == "stateful-operator") | [.licenseDeclared, .licenseConcluded]' "$sbom")"
+archive=${1:-$("$REPO/scripts/testbed-images" operator)}
+config=$(tar -xOf "$archive" manifest.json | jq -r '.[0].Config')
+label=$(tar -xOf "$archive" "$config" | jq -r '.config.Labels["org.opencontainers.image.licenses"] // "none"')
+[ "$label" = Apache-2.0 ] || fail "the image's org.opencontainers.image.licenses label is '$label', not Apache-2.0"
 
 step "the libraries the binary loads"
 # Every library the binary loads, resolved in the image, is in a listed package.

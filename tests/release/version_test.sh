@@ -2,7 +2,8 @@
 # --version names the program (the daemon or the kubectl plugin), the project's version and the commit it was
 # built from: when the sources are a git checkout, exactly HEAD's short hash. And what is released with it
 # says the same version: the chart's version and appVersion, the krew manifest's spec.version (v-prefixed, as
-# krew wants) and its archive URLs, and the image tag of deploy/ and of the default copy image.
+# krew wants) and its archive URLs, the image tag of deploy/ and of the default copy image, and the
+# Dockerfile's default version label.
 #   tests/release/version_test.sh SOURCE_DIR COMMAND...   (COMMAND: the binary,
 #   or e.g. qemu-aarch64 -L SYSROOT binary)
 set -euo pipefail
@@ -36,6 +37,8 @@ while read -r uri; do
 done < <(sed -nE 's/^ *uri: *//p' "$src/plugins/krew/stateful.yaml")
 agree "the image tag" deploy/base/deployment.yaml \
 	"$(field deploy/base/deployment.yaml 's/^ *image: *stateful-operator:([^ ]*) *$/\1/p')" "$version"
+agree "ARG SOP_VERSION (the image's version label)" Dockerfile \
+	"$(field Dockerfile 's/^ARG SOP_VERSION=([^ ]*) *$/\1/p')" "$version"
 agree DEFAULT_COPY_IMAGE src/options.h \
 	"$(field src/options.h 's/^#define DEFAULT_COPY_IMAGE "stateful-operator:([^"]*)".*/\1/p')" "$version"
 if [ ${#drift[@]} -gt 0 ]; then
