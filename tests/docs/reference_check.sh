@@ -12,6 +12,7 @@
 # this script cannot read fails the check (so a new way of writing one is
 # seen, not skipped).
 set -uo pipefail
+export LC_ALL=C
 cd "$(dirname "$0")/../.."
 # shellcheck source=../lib/steps.sh
 . tests/lib/steps.sh
