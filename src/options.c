@@ -74,8 +74,9 @@ static const struct option long_options[] = {
 const char *options_usage(void)
 {
 	return "Usage: stateful-operator [flags]\n"
-	       "  --kubeconfig PATH               kubeconfig file (default: $KUBECONFIG, ~/.kube/config,\n"
-	       "                                  then the in-cluster service account)\n"
+	       "  --kubeconfig PATH               kubeconfig file (default: $KUBECONFIG; else, in a pod\n"
+	       "                                  and without --context, the in-cluster service\n"
+	       "                                  account; else ~/.kube/config)\n"
 	       "  --context NAME                  kubeconfig context (default: current-context)\n"
 	       "  --namespace NS                  watch only NS (works with a namespaced Role);\n"
 	       "                                  default: all namespaces\n"
