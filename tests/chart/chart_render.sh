@@ -51,24 +51,32 @@ export KUBECONFIG=/dev/null HELM_CACHE_HOME=$TMP/helm HELM_CONFIG_HOME=$TMP/helm
 # YAML stream on stdin -> sorted, normalised JSON array (see the top).
 normalise() {
 	"$KUBECTL" label --local -f - -o json chart-render-check- |
-		jq -S -s 'map(if .kind == "List" then .items[] else . end)
-			| map(select(.kind != "Namespace")
-				| if .metadata.labels then .metadata.labels |= del(."helm.sh/chart",
-					."app.kubernetes.io/managed-by", ."app.kubernetes.io/instance",
-					."app.kubernetes.io/version") else . end
+		jq -S -s 'def helm_labels: del(."helm.sh/chart", ."app.kubernetes.io/managed-by", ."app.kubernetes.io/instance",
+				."app.kubernetes.io/version", ."app.kubernetes.io/component", ."app.kubernetes.io/part-of");
+			map(if .kind == "List" then .items[] else . end)
+			| map(select(.kind != "Namespace" and (.metadata.annotations."helm.sh/hook" // "") == "")
+				| if .metadata.labels then .metadata.labels |= helm_labels else . end
+				| if .spec.template.metadata.labels then .spec.template.metadata.labels |= helm_labels else . end
 				| if .metadata.annotations then .metadata.annotations |= del(."helm.sh/resource-policy")
 					| if .metadata.annotations == {} then del(.metadata.annotations) else . end
 					else . end)
 			| sort_by(.kind, .metadata.namespace // "", .metadata.name)'
 }
 chart() { # helm template flags... -> normalised JSON on stdout
-	"$HELM" template stateful-operator "$CHART" -n "$NS" --include-crds "$@" | normalise
+	"$HELM" template stateful-operator "$CHART" -n "$NS" "$@" | normalise
 }
 overlay() { # kustomization dir -> normalised JSON on stdout
 	"$KUBECTL" kustomize "$1" | normalise
 }
 same() { # name chart.json overlay.json
-	if ! diff -u "$3" "$2" >"$TMP/diff"; then
+	# The chart's HA settings (a PodDisruptionBudget, the Deployment's
+	# strategy) are compared only where the overlay has them too; they are
+	# checked on their own below.
+	jq -S --slurpfile o "$3" '($o[0] | any(.kind == "PodDisruptionBudget")) as $pdb
+		| ($o[0] | any(.kind == "Deployment" and (.spec | has("strategy")))) as $strategy
+		| map(select($pdb or .kind != "PodDisruptionBudget")
+			| if .kind == "Deployment" and ($strategy | not) then del(.spec.strategy) else . end)' "$2" >"$TMP/same.json"
+	if ! diff -u "$3" "$TMP/same.json" >"$TMP/diff"; then
 		head -80 "$TMP/diff" >&2
 		fail "$1: helm template differs from kubectl kustomize (- overlay, + chart)"
 	fi
@@ -108,16 +116,18 @@ step "helm refuses bad values (schema, and the templates' own checks)"
 refused "'/scope'" --set scope=everything
 refused 'scope must be cluster or namespace' --set scope=everything --skip-schema-validation
 refused "'replica' not allowed" --set replica=3
-refused "'/replicas'" --set replicas=two
+refused "'replicas' not allowed" --set replicas=3
+refused "'/replicaCount'" --set replicaCount=two
 refused "'/leaderElection/enabled'" --set leaderElection.enabled=maybe
 refused 'leaderElection.enabled must be auto, true or false' --set leaderElection.enabled=maybe --skip-schema-validation
 
-step "crds/ = deploy/crds"
-crds=$(cd "$REPO/deploy/crds" && ls | grep -v '^kustomization.yaml$')
-[ "$(cd "$CHART/crds" && ls)" = "$crds" ] || fail "charts crds/ has $(ls "$CHART/crds" | xargs), deploy/crds $(xargs <<<"$crds")"
+step "files/crds = deploy/crds (templates/crds.yaml renders them); no crds/ (Helm would install those before the templates and never upgrade them)"
+crds=$(cd "$REPO/deploy/crds" && ls | grep -v "^kustomization.yaml$")
+[ "$(cd "$CHART/files/crds" && ls)" = "$crds" ] || fail "files/crds has $(ls "$CHART/files/crds" | xargs), deploy/crds $(xargs <<<"$crds")"
 for f in $crds; do
-	cmp "$REPO/deploy/crds/$f" "$CHART/crds/$f" || fail "crds/$f differs from deploy/crds/$f"
+	cmp "$REPO/deploy/crds/$f" "$CHART/files/crds/$f" || fail "files/crds/$f differs from deploy/crds/$f"
 done
+[ ! -e "$CHART/crds" ] || fail "the chart has a crds/ directory"
 
 step "defaults = deploy/overlays/cluster"
 chart >"$TMP/c.json"
@@ -130,7 +140,7 @@ overlay "$REPO/deploy/overlays/namespace" >"$TMP/o.json"
 same "namespace scope" "$TMP/c.json" "$TMP/o.json"
 
 step "replicas 1, another image and resources = the cluster overlay with those changed, no --leader-elect"
-chart --set replicas=1 --set image.repository=registry.example/sop --set image.tag=9.9.9 \
+chart --set replicaCount=1 --set image.repository=registry.example/sop --set image.tag=9.9.9 \
 	--set image.pullPolicy=Always --set resources.requests.cpu=200m --set resources.limits.memory=1Gi \
 	>"$TMP/c.json"
 dir=$(scratch cluster <<'EOF'
@@ -149,6 +159,7 @@ patches:
     - {op: replace, path: /spec/template/spec/containers/0/imagePullPolicy, value: Always}
     - {op: replace, path: /spec/template/spec/containers/0/resources/requests/cpu, value: 200m}
     - {op: replace, path: /spec/template/spec/containers/0/resources/limits/memory, value: 1Gi}
+    - {op: add, path: /spec/template/spec/containers/0/args/-, value: "--copy-image=registry.example/sop:9.9.9"}
 EOF
 )
 overlay "$dir" >"$TMP/o.json"
@@ -156,7 +167,7 @@ same "replicas 1, image, resources" "$TMP/c.json" "$TMP/o.json"
 
 args() { jq -c '.[] | select(.kind == "Deployment") | .spec.template.spec.containers[0].args' "$1"; }
 step "leaderElection.enabled=true with replicas 1 keeps --leader-elect; false drops it with 2"
-chart --set replicas=1 --set leaderElection.enabled=true >"$TMP/c.json"
+chart --set replicaCount=1 --set leaderElection.enabled=true >"$TMP/c.json"
 grep -qF '"--leader-elect"' <<<"$(args "$TMP/c.json")" || fail "no --leader-elect: $(args "$TMP/c.json")"
 chart --set leaderElection.enabled=false >"$TMP/c.json"
 if grep -qF '"--leader-elect"' <<<"$(args "$TMP/c.json")"; then fail "--leader-elect though disabled"; fi
