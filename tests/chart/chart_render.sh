@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks charts/stateful-operator without a cluster (ctest label "chart"):
 #   - helm lint, in both scopes; bad values refused with a message naming them;
-#   - crds/ holds exactly deploy/crds' CRDs, byte for byte;
+#   - files/crds holds exactly deploy/crds' CRDs, byte for byte (no crds/);
 #   - helm template renders the same objects as kubectl kustomize of the
 #     matching overlay, for the same settings: the defaults = deploy/overlays/
 #     cluster, scope=namespace = deploy/overlays/namespace, and changed values
@@ -527,5 +527,13 @@ for want in "kubectl rollout status -n $NS deployment/stateful-operator" "PodDis
 	"kubectl stateful status" "helm test -n $NS rel-x" "statefulclusters.stateful-operator.io (kept on helm uninstall)"; do
 	grep -qF -- "$want" <<<"$notes" || fail "NOTES.txt lacks '$want': $notes"
 done
+
+
+step "every value has a described schema entry and a default in values.yaml, and back; README.md's table is what scripts/chart-readme writes"
+values=$({ printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: values}\n'; cat "$CHART/values.yaml"; } |
+	"$KUBECTL" label --local -f - -o json x- | jq -c 'del(.apiVersion, .kind, .metadata)')
+faults=$(jq -r --argjson values "$values" --arg mode check -f "$REPO/scripts/chart-values.jq" "$CHART/values.schema.json")
+[ -z "$faults" ] || fail "values and schema disagree: $faults"
+KUBECTL=$KUBECTL "$REPO/scripts/chart-readme" --check >"$TMP/readme" 2>&1 || { head -40 "$TMP/readme" >&2; fail "charts/stateful-operator/README.md"; }
 
 echo "PASS: chart render"
