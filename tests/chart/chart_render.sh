@@ -452,6 +452,12 @@ raw --set replicaCount=3 --set podDisruptionBudget.enabled=false >"$TMP/c.json"
 raw --set replicaCount=3 --set podDisruptionBudget.minAvailable=2 >"$TMP/c.json"
 [ "$(jq -c '.[0].minAvailable' <<<"$(pdb)")" = 2 ] || fail "PDB minAvailable: $(pdb)"
 refused "'/podDisruptionBudget/enabled'" --set podDisruptionBudget.enabled=maybe
+raw --set strategy.type=Recreate >"$TMP/c.json"
+jq -e '.[] | select(.kind == "Deployment") | .spec.strategy == {"type":"Recreate"}' "$TMP/c.json" >/dev/null ||
+	fail "strategy.type=Recreate: $(dep)"
+if "$HELM" lint --strict "$CHART" --set webhook.failurePolicy=Sometimes >"$TMP/lint" 2>&1; then
+	fail "helm lint --strict accepted webhook.failurePolicy=Sometimes"
+fi
 
 step "scheduling and pod values reach the pod spec; affinity replaces the default anti-affinity"
 raw --set priorityClassName=system-cluster-critical --set podAnnotations.a=b --set podLabels.team=storage \
