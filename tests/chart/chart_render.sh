@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks charts/stateful-operator without a cluster (ctest label "chart"):
 #   - helm lint, in both scopes; bad values refused with a message naming them;
-#   - crds/ holds exactly deploy/crds' CRDs, byte for byte;
+#   - files/crds holds exactly deploy/crds' CRDs, byte for byte (no crds/);
 #   - helm template renders the same objects as kubectl kustomize of the
 #     matching overlay, for the same settings: the defaults = deploy/overlays/
 #     cluster, scope=namespace = deploy/overlays/namespace, and changed values
@@ -10,6 +10,13 @@
 #   - the optional objects: metrics Service, ServiceMonitor, PodMonitor (and
 #     /metrics then on all interfaces with a containerPort), PrometheusRule
 #     (the groups of files/alerts.rules.yaml, none when that file is absent);
+#   - every value: labels (the recommended set on every object), fullnameOverride
+#     and nameOverride (the names the operator looks up stay fixed), the
+#     ServiceAccount, image.digest, the HA settings (strategy, PodDisruptionBudget
+#     when replicaCount > 1), scheduling and pod values, strict security contexts,
+#     the operator's flags, extraArgs/extraEnv/volumes, the webhook's failurePolicy
+#     and timeoutSeconds, the CRDs (kept on uninstall), the helm test Pod,
+#     NOTES.txt; the schema refusing bad ones;
 #   - the operator's two Secrets, rendered empty (no data, no type) and kept
 #     on uninstall; the NetworkPolicies: the probe and webhook ports from
 #     anywhere, the metrics port only from metrics.allowFrom (required when
@@ -18,8 +25,11 @@
 #   - objects sorted by kind/namespace/name (the order of a rendering is not
 #     what gets applied);
 #   - the labels Helm adds (helm.sh/chart, app.kubernetes.io/managed-by,
-#     app.kubernetes.io/instance, app.kubernetes.io/version) dropped: they
-#     describe the release, not the operator; the selectors do not use them;
+#     instance, version, component, part-of) dropped, on objects and pod
+#     templates: they describe the release, not the operator; the selectors
+#     do not use them (checked on their own below);
+#   - helm test hooks left out; the chart's PodDisruptionBudget and Deployment
+#     strategy compared only where the overlay has them (checked below);
 #   - the annotation helm.sh/resource-policy dropped (it tells Helm, not the
 #     cluster, what to do; checked on its own below);
 #   - the Namespace object left out of the overlays' side: Helm creates the
@@ -51,24 +61,32 @@ export KUBECONFIG=/dev/null HELM_CACHE_HOME=$TMP/helm HELM_CONFIG_HOME=$TMP/helm
 # YAML stream on stdin -> sorted, normalised JSON array (see the top).
 normalise() {
 	"$KUBECTL" label --local -f - -o json chart-render-check- |
-		jq -S -s 'map(if .kind == "List" then .items[] else . end)
-			| map(select(.kind != "Namespace")
-				| if .metadata.labels then .metadata.labels |= del(."helm.sh/chart",
-					."app.kubernetes.io/managed-by", ."app.kubernetes.io/instance",
-					."app.kubernetes.io/version") else . end
+		jq -S -s 'def helm_labels: del(."helm.sh/chart", ."app.kubernetes.io/managed-by", ."app.kubernetes.io/instance",
+				."app.kubernetes.io/version", ."app.kubernetes.io/component", ."app.kubernetes.io/part-of");
+			map(if .kind == "List" then .items[] else . end)
+			| map(select(.kind != "Namespace" and (.metadata.annotations."helm.sh/hook" // "") == "")
+				| if .metadata.labels then .metadata.labels |= helm_labels else . end
+				| if .spec.template.metadata.labels then .spec.template.metadata.labels |= helm_labels else . end
 				| if .metadata.annotations then .metadata.annotations |= del(."helm.sh/resource-policy")
 					| if .metadata.annotations == {} then del(.metadata.annotations) else . end
 					else . end)
 			| sort_by(.kind, .metadata.namespace // "", .metadata.name)'
 }
 chart() { # helm template flags... -> normalised JSON on stdout
-	"$HELM" template stateful-operator "$CHART" -n "$NS" --include-crds "$@" | normalise
+	"$HELM" template stateful-operator "$CHART" -n "$NS" "$@" | normalise
 }
 overlay() { # kustomization dir -> normalised JSON on stdout
 	"$KUBECTL" kustomize "$1" | normalise
 }
 same() { # name chart.json overlay.json
-	if ! diff -u "$3" "$2" >"$TMP/diff"; then
+	# The chart's HA settings (a PodDisruptionBudget, the Deployment's
+	# strategy) are compared only where the overlay has them too; they are
+	# checked on their own below.
+	jq -S --slurpfile o "$3" '($o[0] | any(.kind == "PodDisruptionBudget")) as $pdb
+		| ($o[0] | any(.kind == "Deployment" and (.spec | has("strategy")))) as $strategy
+		| map(select($pdb or .kind != "PodDisruptionBudget")
+			| if .kind == "Deployment" and ($strategy | not) then del(.spec.strategy) else . end)' "$2" >"$TMP/same.json"
+	if ! diff -u "$3" "$TMP/same.json" >"$TMP/diff"; then
 		head -80 "$TMP/diff" >&2
 		fail "$1: helm template differs from kubectl kustomize (- overlay, + chart)"
 	fi
@@ -108,16 +126,18 @@ step "helm refuses bad values (schema, and the templates' own checks)"
 refused "'/scope'" --set scope=everything
 refused 'scope must be cluster or namespace' --set scope=everything --skip-schema-validation
 refused "'replica' not allowed" --set replica=3
-refused "'/replicas'" --set replicas=two
+refused "'replicas' not allowed" --set replicas=3
+refused "'/replicaCount'" --set replicaCount=two
 refused "'/leaderElection/enabled'" --set leaderElection.enabled=maybe
 refused 'leaderElection.enabled must be auto, true or false' --set leaderElection.enabled=maybe --skip-schema-validation
 
-step "crds/ = deploy/crds"
-crds=$(cd "$REPO/deploy/crds" && ls | grep -v '^kustomization.yaml$')
-[ "$(cd "$CHART/crds" && ls)" = "$crds" ] || fail "charts crds/ has $(ls "$CHART/crds" | xargs), deploy/crds $(xargs <<<"$crds")"
+step "files/crds = deploy/crds (templates/crds.yaml renders them); no crds/ (Helm would install those before the templates and never upgrade them)"
+crds=$(cd "$REPO/deploy/crds" && ls | grep -v "^kustomization.yaml$")
+[ "$(cd "$CHART/files/crds" && ls)" = "$crds" ] || fail "files/crds has $(ls "$CHART/files/crds" | xargs), deploy/crds $(xargs <<<"$crds")"
 for f in $crds; do
-	cmp "$REPO/deploy/crds/$f" "$CHART/crds/$f" || fail "crds/$f differs from deploy/crds/$f"
+	cmp "$REPO/deploy/crds/$f" "$CHART/files/crds/$f" || fail "files/crds/$f differs from deploy/crds/$f"
 done
+[ ! -e "$CHART/crds" ] || fail "the chart has a crds/ directory"
 
 step "defaults = deploy/overlays/cluster"
 chart >"$TMP/c.json"
@@ -130,7 +150,7 @@ overlay "$REPO/deploy/overlays/namespace" >"$TMP/o.json"
 same "namespace scope" "$TMP/c.json" "$TMP/o.json"
 
 step "replicas 1, another image and resources = the cluster overlay with those changed, no --leader-elect"
-chart --set replicas=1 --set image.repository=registry.example/sop --set image.tag=9.9.9 \
+chart --set replicaCount=1 --set image.repository=registry.example/sop --set image.tag=9.9.9 \
 	--set image.pullPolicy=Always --set resources.requests.cpu=200m --set resources.limits.memory=1Gi \
 	>"$TMP/c.json"
 dir=$(scratch cluster <<'EOF'
@@ -149,6 +169,7 @@ patches:
     - {op: replace, path: /spec/template/spec/containers/0/imagePullPolicy, value: Always}
     - {op: replace, path: /spec/template/spec/containers/0/resources/requests/cpu, value: 200m}
     - {op: replace, path: /spec/template/spec/containers/0/resources/limits/memory, value: 1Gi}
+    - {op: add, path: /spec/template/spec/containers/0/args/-, value: "--copy-image=registry.example/sop:9.9.9"}
 EOF
 )
 overlay "$dir" >"$TMP/o.json"
@@ -156,7 +177,7 @@ same "replicas 1, image, resources" "$TMP/c.json" "$TMP/o.json"
 
 args() { jq -c '.[] | select(.kind == "Deployment") | .spec.template.spec.containers[0].args' "$1"; }
 step "leaderElection.enabled=true with replicas 1 keeps --leader-elect; false drops it with 2"
-chart --set replicas=1 --set leaderElection.enabled=true >"$TMP/c.json"
+chart --set replicaCount=1 --set leaderElection.enabled=true >"$TMP/c.json"
 grep -qF '"--leader-elect"' <<<"$(args "$TMP/c.json")" || fail "no --leader-elect: $(args "$TMP/c.json")"
 chart --set leaderElection.enabled=false >"$TMP/c.json"
 if grep -qF '"--leader-elect"' <<<"$(args "$TMP/c.json")"; then fail "--leader-elect though disabled"; fi
@@ -345,5 +366,180 @@ if obj ClusterRole stateful-operator | grep -qF 'nodes/stats'; then
 	fail "the operator's ClusterRole grants nodes/stats"
 fi
 refused "'/autoresize/prometheusUrl'" --set autoresize.prometheusUrl=prometheus:9090
+
+
+# Rendered as is (no normalisation): labels, names, hooks.
+raw() { # helm template flags... -> JSON array of every object (hooks too)
+	"$HELM" template "${REL:-stateful-operator}" "$CHART" -n "$NS" "$@" |
+		"$KUBECTL" label --local -f - -o json x- | jq -s 'map(if .kind == "List" then .items[] else . end)'
+}
+dep() { jq -c '.[] | select(.kind == "Deployment")' "$TMP/c.json"; }
+FIXED='["stateful-operator","stateful-operator-webhook","stateful-operator-state-key","stateful-operator-webhook-cert"]'
+
+step "labels: the recommended set and helm.sh/chart on every object (with every optional object on), the release as instance"
+REL=rel-x raw --set metrics.serviceMonitor.enabled=true --set metrics.podMonitor.enabled=true --set-json "$SCRAPER" \
+	--set prometheusRule.enabled=true >"$TMP/c.json"
+version=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$CHART/Chart.yaml")
+chartv=$(sed -n 's/^version: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$CHART/Chart.yaml")
+bad=$(jq -c --arg v "$version" --arg c "stateful-operator-$chartv" '[.[] | select(.metadata.labels as $l
+	| ($l."app.kubernetes.io/name" | test("^stateful-operator(-test)?$")) and $l."app.kubernetes.io/instance" == "rel-x"
+	and $l."app.kubernetes.io/version" == $v and ($l."app.kubernetes.io/component" | length > 0)
+	and $l."app.kubernetes.io/managed-by" == "Helm" and $l."helm.sh/chart" == $c | not) | .kind + "/" + .metadata.name]' "$TMP/c.json")
+[ "$bad" = "[]" ] || fail "objects without the recommended labels: $bad"
+[ "$(jq '[.[] | select(.kind == "CustomResourceDefinition" or .kind == "PodMonitor" or .kind == "PrometheusRule" or .kind == "Pod")] | length' "$TMP/c.json")" = 4 ] ||
+	fail "not every optional object rendered for the label check"
+jq -e '.[] | select(.kind == "Deployment") | .spec.template.metadata.labels."app.kubernetes.io/instance" == "rel-x"
+	and .spec.selector.matchLabels == {"app.kubernetes.io/name":"stateful-operator"}' "$TMP/c.json" >/dev/null ||
+	fail "the pods do not carry the labels, or the selector changed: $(dep)"
+
+step "fullnameOverride names every object but those the operator finds by name; nameOverride the name label"
+raw --set fullnameOverride=sop --set metrics.serviceMonitor.enabled=true --set-json "$SCRAPER" \
+	--set prometheusRule.enabled=true >"$TMP/c.json"
+bad=$(jq -c --argjson fixed "$FIXED" '[.[] | select(.kind != "CustomResourceDefinition") | .metadata.name
+	| select((. as $n | $fixed | index($n)) == null and (test("^sop(-|$)") | not))]' "$TMP/c.json")
+[ "$bad" = "[]" ] || fail "objects not named by fullnameOverride: $bad"
+[ "$(jq -c '[.[] | .metadata.name | select(startswith("stateful-operator"))] | unique' "$TMP/c.json")" = \
+	'["stateful-operator","stateful-operator-state-key","stateful-operator-webhook","stateful-operator-webhook-cert"]' ] ||
+	fail "fixed names: $(jq -c '[.[] | .kind + "/" + .metadata.name | select(contains("/stateful-operator"))]' "$TMP/c.json")"
+jq -e '[.[] | .subjects? // empty | .[] | select(.name | startswith("stateful-operator"))] | length == 0' "$TMP/c.json" >/dev/null ||
+	fail "a binding still names a stateful-operator ServiceAccount"
+jq -e '.[] | select(.kind == "Deployment") | .spec.template.spec.serviceAccountName == "sop"
+	and (.spec.template.spec.containers[0].args | index("--kubelet-service-account=sop-usage-reader"))' "$TMP/c.json" >/dev/null ||
+	fail "the Deployment's ServiceAccount or kubelet ServiceAccount: $(dep)"
+jq -e '.[] | select(.kind == "Role" and .metadata.name == "sop-usage-token") | .rules[0].resourceNames == ["sop-usage-reader"]' "$TMP/c.json" >/dev/null ||
+	fail "the usage token Role does not name sop-usage-reader"
+raw --set nameOverride=sop2 >"$TMP/c.json"
+jq -e 'all(.[]; .metadata.labels."app.kubernetes.io/name" | test("^sop2(-test)?$"))
+	and (.[] | select(.kind == "Deployment") | .metadata.name == "sop2" and .spec.selector.matchLabels == {"app.kubernetes.io/name":"sop2"})' \
+	"$TMP/c.json" >/dev/null || fail "nameOverride: $(dep)"
+
+step "serviceAccount: create false uses the named one (no ServiceAccount rendered, bindings to it); annotations"
+raw --set serviceAccount.create=false --set serviceAccount.name=mine >"$TMP/c.json"
+[ "$(jq -c '[.[] | select(.kind == "ServiceAccount") | .metadata.name]' "$TMP/c.json")" = '["stateful-operator-usage-reader"]' ] ||
+	fail "ServiceAccounts rendered: $(jq -c '[.[] | select(.kind == "ServiceAccount") | .metadata.name]' "$TMP/c.json")"
+jq -e '(.[] | select(.kind == "Deployment") | .spec.template.spec.serviceAccountName == "mine")
+	and ([.[] | select(.kind | endswith("Binding")) | .subjects[] | select(.name != "stateful-operator-usage-reader") | .name] | unique == ["mine"])' \
+	"$TMP/c.json" >/dev/null || fail "not bound to ServiceAccount mine"
+raw --set serviceAccount.annotations.eks\\.amazonaws\\.com/role-arn=arn:x >"$TMP/c.json"
+jq -e '.[] | select(.kind == "ServiceAccount" and .metadata.name == "stateful-operator") | .metadata.annotations == {"eks.amazonaws.com/role-arn":"arn:x"}' \
+	"$TMP/c.json" >/dev/null || fail "ServiceAccount annotations"
+
+step "image.digest wins over the tag (operator, copy Jobs, helm test); imagePullSecrets"
+digest=sha256:$(printf '%064d' 7)
+raw --set image.repository=reg.example/sop --set image.tag=1.2.3 --set image.digest="$digest" \
+	--set 'imagePullSecrets[0].name=regcred' >"$TMP/c.json"
+jq -e --arg ref "reg.example/sop@$digest" '(.[] | select(.kind == "Deployment") | .spec.template.spec
+	| .containers[0].image == $ref and (.containers[0].args | index("--copy-image=" + $ref)) and .imagePullSecrets == [{"name":"regcred"}])
+	and (.[] | select(.kind == "Pod") | .spec.containers[0].image == $ref)' "$TMP/c.json" >/dev/null ||
+	fail "digest: $(dep)"
+refused "'/image/digest'" --set image.digest=latest
+raw --set copyImage=reg.example/rsync:1 >"$TMP/c.json"
+jq -e '.[] | select(.kind == "Deployment") | .spec.template.spec.containers[0].args | index("--copy-image=reg.example/rsync:1")' \
+	"$TMP/c.json" >/dev/null || fail "copyImage: $(dep)"
+
+step "HA: RollingUpdate maxUnavailable 0 maxSurge 1; a PodDisruptionBudget (minAvailable 1) when replicaCount > 1, or when forced"
+pdb() { jq -c '[.[] | select(.kind == "PodDisruptionBudget") | .spec]' "$TMP/c.json"; }
+raw >"$TMP/c.json"
+jq -e '.[] | select(.kind == "Deployment") | .spec.strategy == {"type":"RollingUpdate","rollingUpdate":{"maxUnavailable":0,"maxSurge":1}}' \
+	"$TMP/c.json" >/dev/null || fail "strategy: $(dep)"
+[ "$(pdb)" = '[{"minAvailable":1,"selector":{"matchLabels":{"app.kubernetes.io/name":"stateful-operator"}}}]' ] || fail "PDB: $(pdb)"
+raw --set replicaCount=1 >"$TMP/c.json"
+[ "$(pdb)" = '[]' ] || fail "a PDB with one replica: $(pdb)"
+raw --set replicaCount=1 --set podDisruptionBudget.enabled=true >"$TMP/c.json"
+[ "$(pdb)" != '[]' ] || fail "no PDB though enabled"
+raw --set replicaCount=3 --set podDisruptionBudget.enabled=false >"$TMP/c.json"
+[ "$(pdb)" = '[]' ] || fail "a PDB though disabled: $(pdb)"
+raw --set replicaCount=3 --set podDisruptionBudget.minAvailable=2 >"$TMP/c.json"
+[ "$(jq -c '.[0].minAvailable' <<<"$(pdb)")" = 2 ] || fail "PDB minAvailable: $(pdb)"
+refused "'/podDisruptionBudget/enabled'" --set podDisruptionBudget.enabled=maybe
+raw --set strategy.type=Recreate >"$TMP/c.json"
+jq -e '.[] | select(.kind == "Deployment") | .spec.strategy == {"type":"Recreate"}' "$TMP/c.json" >/dev/null ||
+	fail "strategy.type=Recreate: $(dep)"
+if "$HELM" lint --strict "$CHART" --set webhook.failurePolicy=Sometimes >"$TMP/lint" 2>&1; then
+	fail "helm lint --strict accepted webhook.failurePolicy=Sometimes"
+fi
+
+step "scheduling and pod values reach the pod spec; affinity replaces the default anti-affinity"
+raw --set priorityClassName=system-cluster-critical --set podAnnotations.a=b --set podLabels.team=storage \
+	--set nodeSelector.disk=ssd --set-json 'tolerations=[{"key":"k","operator":"Exists"}]' \
+	--set-json 'affinity={"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"zone","operator":"In","values":["a"]}]}]}}}' \
+	--set-json 'topologySpreadConstraints=[{"maxSkew":1,"topologyKey":"topology.kubernetes.io/zone","whenUnsatisfiable":"ScheduleAnyway","labelSelector":{"matchLabels":{"app.kubernetes.io/name":"stateful-operator"}}}]' \
+	>"$TMP/c.json"
+jq -e '.[] | select(.kind == "Deployment") | .spec.selector.matchLabels == {"app.kubernetes.io/name":"stateful-operator"}
+	and (.spec.template | .metadata.annotations == {"a":"b"} and .metadata.labels.team == "storage"
+	and (.spec | .priorityClassName == "system-cluster-critical" and .nodeSelector == {"disk":"ssd"}
+		and .tolerations == [{"key":"k","operator":"Exists"}] and (.affinity | keys) == ["nodeAffinity"]
+		and .topologySpreadConstraints[0].topologyKey == "topology.kubernetes.io/zone"))' "$TMP/c.json" >/dev/null ||
+	fail "pod values: $(dep)"
+
+step "strict security contexts by default (restricted Pod Security Standard)"
+raw >"$TMP/c.json"
+jq -e 'all(.[] | select(.kind == "Deployment" or .kind == "Pod") | if .kind == "Deployment" then .spec.template.spec else .spec end;
+	.securityContext.runAsNonRoot == true and .securityContext.seccompProfile.type == "RuntimeDefault"
+	and (.containers | all(.securityContext | .allowPrivilegeEscalation == false and .capabilities.drop == ["ALL"]
+		and .readOnlyRootFilesystem == true and .runAsNonRoot == true)))' "$TMP/c.json" >/dev/null ||
+	fail "a pod or container not restricted"
+
+step "the operator's flags as values; extraArgs appended last, extraEnv and extra volumes added"
+raw --set logLevel=debug --set logFormat=text --set workers=8 --set 'controllers={resize,scaledown}' \
+	--set autoresize.kubeletCAFile=/ca/kubelet.crt --set autoresize.kubeletPort=10255 \
+	--set autoresize.source=prometheus --set autoresize.prometheusUrl=https://prom:9090 \
+	--set autoresize.prometheusCAFile=/ca/prom.crt --set autoresize.prometheusBearerTokenFile=/t/token \
+	--set 'extraArgs={--dry-run}' --set-json 'extraEnv=[{"name":"TZ","value":"UTC"}]' \
+	--set-json 'extraVolumes=[{"name":"ca","configMap":{"name":"ca"}}]' \
+	--set-json 'extraVolumeMounts=[{"name":"ca","mountPath":"/ca","readOnly":true}]' >"$TMP/c.json"
+got=$(jq -c '.[] | select(.kind == "Deployment") | .spec.template.spec.containers[0].args' "$TMP/c.json")
+want='["--leader-elect","--metrics-bind-address=127.0.0.1:8080","--health-probe-bind-address=:8081","--webhook-bind-address=:9443","--log-format=text","--log-level=debug","--workers=8","--controllers=resize,scaledown","--autoresize-source=prometheus","--prometheus-url=https://prom:9090","--prometheus-ca-file=/ca/prom.crt","--prometheus-bearer-token-file=/t/token","--kubelet-ca-file=/ca/kubelet.crt","--kubelet-port=10255","--dry-run"]'
+[ "$got" = "$want" ] || fail "args $got, want $want"
+jq -e '.[] | select(.kind == "Deployment") | .spec.template.spec | (.containers[0].env | map(.name)) == ["POD_NAMESPACE","POD_NAME","TZ"]
+	and .volumes == [{"name":"ca","configMap":{"name":"ca"}}] and .containers[0].volumeMounts[0].mountPath == "/ca"' "$TMP/c.json" >/dev/null ||
+	fail "extraEnv or volumes: $(dep)"
+refused "'/logLevel'" --set logLevel=verbose
+refused "'/workers'" --set workers=65
+refused "'/controllers/1'" --set 'controllers={resize,backup}'
+refused "'/extraArgs/0'" --set 'extraArgs={dry-run}'
+
+step "webhook: failurePolicy and timeoutSeconds on both webhooks; bad ones refused"
+raw --set webhook.failurePolicy=Fail --set webhook.timeoutSeconds=10 >"$TMP/c.json"
+[ "$(jq -c '[.[] | select(.kind == "MutatingWebhookConfiguration") | .webhooks[] | [.failurePolicy, .timeoutSeconds]]' "$TMP/c.json")" = '[["Fail",10],["Fail",10]]' ] ||
+	fail "webhooks: $(jq -c '.[] | select(.kind == "MutatingWebhookConfiguration") | .webhooks' "$TMP/c.json")"
+raw >"$TMP/c.json"
+[ "$(jq -c '[.[] | select(.kind == "MutatingWebhookConfiguration") | .webhooks[] | [.failurePolicy, .timeoutSeconds]]' "$TMP/c.json")" = '[["Ignore",5],["Ignore",5]]' ] ||
+	fail "webhook defaults are not Ignore, 5 s"
+refused "'/webhook/failurePolicy'" --set webhook.failurePolicy=Sometimes
+refused "'/webhook/timeoutSeconds'" --set webhook.timeoutSeconds=60
+
+step "CRDs: rendered from files/crds with resource-policy keep; crds.keep=false without it; crds.enabled=false none"
+crd() { jq -c '[.[] | select(.kind == "CustomResourceDefinition") | .metadata.annotations."helm.sh/resource-policy"]' "$TMP/c.json"; }
+raw >"$TMP/c.json"
+[ "$(crd)" = '["keep"]' ] || fail "CRD annotations: $(crd)"
+raw --set crds.keep=false >"$TMP/c.json"
+[ "$(crd)" = '[null]' ] || fail "crds.keep=false: $(crd)"
+raw --set crds.enabled=false >"$TMP/c.json"
+[ "$(crd)" = '[]' ] || fail "crds.enabled=false: $(crd)"
+
+step "helm test: a hook Pod of the operator's image, not selected by the Deployment; none without the webhook"
+raw >"$TMP/c.json"
+jq -e '[.[] | select(.kind == "Pod")] | length == 1 and (.[0] | .metadata.annotations."helm.sh/hook" == "test"
+	and .metadata.labels."app.kubernetes.io/name" != "stateful-operator" and .spec.restartPolicy == "Never"
+	and .spec.automountServiceAccountToken == false and (.spec.containers[0].args[0] | contains("/dev/tcp/")))' \
+	"$TMP/c.json" >/dev/null || fail "test Pod: $(jq -c '.[] | select(.kind == "Pod")' "$TMP/c.json")"
+raw --set webhook.enabled=false >"$TMP/c.json"
+[ "$(jq '[.[] | select(.kind == "Pod")] | length' "$TMP/c.json")" = 0 ] || fail "a test Pod without the webhook"
+
+step "NOTES.txt: what was installed and how to check it"
+notes=$("$HELM" install rel-x "$CHART" -n "$NS" --dry-run=client 2>&1) || fail "helm install --dry-run: $notes"
+for want in "kubectl rollout status -n $NS deployment/stateful-operator" "PodDisruptionBudget stateful-operator" \
+	"kubectl stateful status" "helm test -n $NS rel-x" "statefulclusters.stateful-operator.io (kept on helm uninstall)"; do
+	grep -qF -- "$want" <<<"$notes" || fail "NOTES.txt lacks '$want': $notes"
+done
+
+
+step "every value has a described schema entry and a default in values.yaml, and back; README.md's table is what scripts/chart-readme writes"
+values=$({ printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: values}\n'; cat "$CHART/values.yaml"; } |
+	"$KUBECTL" label --local -f - -o json x- | jq -c 'del(.apiVersion, .kind, .metadata)')
+faults=$(jq -r --argjson values "$values" --arg mode check -f "$REPO/scripts/chart-values.jq" "$CHART/values.schema.json")
+[ -z "$faults" ] || fail "values and schema disagree: $faults"
+KUBECTL=$KUBECTL "$REPO/scripts/chart-readme" --check >"$TMP/readme" 2>&1 || { head -40 "$TMP/readme" >&2; fail "charts/stateful-operator/README.md"; }
 
 echo "PASS: chart render"

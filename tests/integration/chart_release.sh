@@ -7,8 +7,8 @@
 # namespace: then it owns no cluster-scoped object, so it cannot collide with
 # what `up` applied from deploy/ (the cluster RBAC, not Helm's) nor disturb
 # other tests. Its pods are pinned to the simulated node kwok-node-0: no
-# operator really runs. The CRDs are in place already (`up`): Helm leaves an
-# existing CRD alone, and never deletes one.
+# operator really runs. The CRDs are in place already (`up`, kubectl apply):
+# the chart leaves a CRD that is not its release's alone and its notes say so.
 #   - install: Deployment (1 replica, no --leader-elect, --namespace), its
 #     ServiceAccount, Role and RoleBinding (the ServiceAccount may act in the
 #     namespace and not elsewhere), the metrics Service, the NetworkPolicies
@@ -17,7 +17,7 @@
 #     Secret, not create Secrets nor read others; it fills the Secret as the
 #     operator does;
 #   - upgrade to 2 replicas without the metrics Service: the Deployment has 2
-#     replicas, --leader-elect, and its ReplicaSet 2 pods; the Service and
+#     replicas, --leader-elect, RollingUpdate 0/1, a PodDisruptionBudget, and its ReplicaSet 2 pods; the Service and
 #     the metrics NetworkPolicy are gone; the Secret holds the same key; the
 #     release is at revision 2;
 #   - uninstall: every object of the release gone but the Secret (resource
@@ -88,7 +88,7 @@ sa_can_list_statefulsets() { [ "$(sa_can list statefulsets.apps "$NS")" = yes ];
 step "helm install (namespace scope, webhook off, 1 replica, metrics Service)"
 INSTALLED=1
 out=$(helm install "$REL" "$REPO/charts/stateful-operator" -n "$NS" --create-namespace \
-	--set scope=namespace --set webhook.enabled=false --set replicas=1 --set metrics.service.enabled=true \
+	--set scope=namespace --set webhook.enabled=false --set replicaCount=1 --set metrics.service.enabled=true \
 	--set-json "$SCRAPER" --set 'nodeSelector.kubernetes\.io/hostname=kwok-node-0' 2>&1) || fail "$out"
 [ "$(helm status "$REL" -n "$NS" -o json | jq -r '.info.status + " " + (.version | tostring)')" = "deployed 1" ] ||
 	fail "release not deployed at revision 1: $(helm status "$REL" -n "$NS" 2>&1)"
@@ -106,6 +106,11 @@ grep -qF '"--metrics-bind-address=:8080"' <<<"$args" || fail "/metrics not expos
 if grep -qF -- '--webhook-bind-address' <<<"$args"; then fail "webhook served though off: $args"; fi
 wait_for "the Deployment's 1 pod" replicas_are 1
 kubectl get crd statefulclusters.stateful-operator.io >/dev/null || fail "the CRD is gone"
+# The CRD `up` applied is not the release's: left alone (not taken over, not
+# upgraded), and the install's notes say how to let the release adopt it.
+if helm get manifest "$REL" -n "$NS" | grep -q "^kind: CustomResourceDefinition$"; then fail "the release took the CRD applied from deploy/"; fi
+grep -qF "WARNING: CRD statefulclusters.stateful-operator.io exists and is not this release's" <<<"$out" ||
+	fail "the notes do not say the CRD was left alone: $out"
 
 step "install: the ServiceAccount may act in its namespace, not elsewhere"
 wait_for "the RoleBinding to take effect" sa_can_list_statefulsets
@@ -137,7 +142,7 @@ key_kept "filled"
 step "helm upgrade: 2 replicas, no metrics Service"
 generation=$(jsonpath deployment/stateful-operator '{.metadata.generation}')
 out=$(helm upgrade "$REL" "$REPO/charts/stateful-operator" -n "$NS" --reuse-values \
-	--set replicas=2 --set metrics.service.enabled=false 2>&1) || fail "$out"
+	--set replicaCount=2 --set metrics.service.enabled=false 2>&1) || fail "$out"
 [ "$(helm status "$REL" -n "$NS" -o json | jq -r '.info.status + " " + (.version | tostring)')" = "deployed 2" ] ||
 	fail "release not deployed at revision 2: $(helm status "$REL" -n "$NS" 2>&1)"
 [ "$(jsonpath deployment/stateful-operator '{.metadata.generation}')" -gt "$generation" ] ||
@@ -146,6 +151,10 @@ args=$(jsonpath deployment/stateful-operator '{.spec.template.spec.containers[0]
 grep -qF '"--leader-elect"' <<<"$args" || fail "no --leader-elect with 2 replicas: $args"
 grep -qF '"--metrics-bind-address=127.0.0.1:8080"' <<<"$args" || fail "/metrics still exposed: $args"
 wait_for "the Deployment's 2 pods" replicas_are 2
+# HA: a new replica before an old one stops, and a budget that keeps one through drains.
+[ "$(jsonpath deployment/stateful-operator '{.spec.strategy.rollingUpdate.maxUnavailable}/{.spec.strategy.rollingUpdate.maxSurge}')" = 0/1 ] ||
+	fail "strategy: $(jsonpath deployment/stateful-operator '{.spec.strategy}')"
+[ "$(jsonpath poddisruptionbudget/stateful-operator '{.spec.minAvailable}')" = 1 ] || fail "no PodDisruptionBudget with 2 replicas"
 gone service/stateful-operator-metrics || fail "the metrics Service is still there"
 gone networkpolicy/stateful-operator-metrics || fail "the metrics port is still open"
 key_kept "helm upgrade"
@@ -156,6 +165,7 @@ INSTALLED=0
 for o in $OBJECTS; do
 	gone "$o" || fail "$o is still there"
 done
+gone poddisruptionbudget/stateful-operator || fail "the PodDisruptionBudget is still there"
 [ -z "$(helm list -n "$NS" -q)" ] || fail "a release is left: $(helm list -n "$NS")"
 kubectl get crd statefulclusters.stateful-operator.io >/dev/null || fail "uninstall deleted the CRD"
 key_kept "helm uninstall"
@@ -166,7 +176,7 @@ in_release() { # release: whether its manifest holds the state key's Secret
 step "helm install again, same name: the release takes the kept Secret back, key unchanged"
 INSTALLED=1
 out=$(helm install "$REL" "$REPO/charts/stateful-operator" -n "$NS" --set scope=namespace \
-	--set webhook.enabled=false --set replicas=0 2>&1) || fail "$out"
+	--set webhook.enabled=false --set replicaCount=0 2>&1) || fail "$out"
 in_release "$REL" || fail "the Secret is not in the release"
 key_kept "install again"
 out=$(helm uninstall "$REL" -n "$NS" --wait --timeout 120s 2>&1) || fail "$out"
@@ -177,7 +187,7 @@ step "helm install under another name: the other release's Secret is left out of
 REL=$REL-2
 INSTALLED=1
 out=$(helm install "$REL" "$REPO/charts/stateful-operator" -n "$NS" --set scope=namespace \
-	--set webhook.enabled=false --set replicas=0 2>&1) || fail "$out"
+	--set webhook.enabled=false --set replicaCount=0 2>&1) || fail "$out"
 if in_release "$REL"; then fail "the Secret of another release was taken into $REL"; fi
 key_kept "install under another name"
 out=$(helm uninstall "$REL" -n "$NS" --wait --timeout 120s 2>&1) || fail "$out"

@@ -1,17 +1,65 @@
 {{/*
-Labels of every object: the one deploy/ uses (also the pods' selector), and
-Helm's usual ones (tests/chart ignores those when comparing with deploy/).
+Names. The objects the operator finds by a fixed name keep it whatever the
+values say (src/webhook/webhook.h, state_seal.h, main.c): the Lease
+(stateful-operator), the Secrets stateful-operator-state-key and
+stateful-operator-webhook-cert, the MutatingWebhookConfiguration
+stateful-operator and its Service stateful-operator-webhook. Every other
+object is named by fullname: fullnameOverride, else nameOverride, else the
+chart's name. The release name is not put in front as many charts do: those
+fixed names (some cluster-scoped) allow one release per cluster anyway, and
+the defaults then name everything as deploy/ does.
 */}}
-{{- define "stateful-operator.labels" -}}
-app.kubernetes.io/name: stateful-operator
-app.kubernetes.io/instance: {{ .Release.Name }}
-app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
-app.kubernetes.io/managed-by: {{ .Release.Service }}
-helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- define "stateful-operator.name" -}}
+{{- .Values.nameOverride | default .Chart.Name | trunc 63 | trimSuffix "-" -}}
 {{- end }}
 
+{{- define "stateful-operator.fullname" -}}
+{{- .Values.fullnameOverride | default (include "stateful-operator.name" .) | trunc 63 | trimSuffix "-" -}}
+{{- end }}
+
+{{/* The operator's ServiceAccount: serviceAccount.name, else fullname (made only with serviceAccount.create). */}}
+{{- define "stateful-operator.serviceAccountName" -}}
+{{- .Values.serviceAccount.name | default (include "stateful-operator.fullname" .) -}}
+{{- end }}
+
+{{/*
+The image reference: repository@digest when image.digest is set (the tag is
+then ignored: a digest names one image), else repository:tag (tag empty:
+the chart's appVersion).
+*/}}
+{{- define "stateful-operator.image" -}}
+{{- with .Values.image -}}
+{{- if .digest -}}
+{{- printf "%s@%s" .repository .digest -}}
+{{- else -}}
+{{- printf "%s:%s" .repository (.tag | default $.Chart.AppVersion) -}}
+{{- end -}}
+{{- end -}}
+{{- end }}
+
+{{/*
+Labels of every object: the recommended app.kubernetes.io set and
+helm.sh/chart. Called with (list $ "component"). tests/chart ignores all
+but app.kubernetes.io/name when comparing with deploy/.
+*/}}
+{{- define "stateful-operator.labels" -}}
+{{- $ := index . 0 -}}
+app.kubernetes.io/name: {{ include "stateful-operator.name" $ }}
+app.kubernetes.io/instance: {{ $.Release.Name }}
+app.kubernetes.io/version: {{ $.Chart.AppVersion | quote }}
+app.kubernetes.io/component: {{ index . 1 }}
+app.kubernetes.io/part-of: stateful-operator
+app.kubernetes.io/managed-by: {{ $.Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" $.Chart.Name $.Chart.Version | replace "+" "_" }}
+{{- end }}
+
+{{/*
+The pods' selector: app.kubernetes.io/name alone, as deploy/ (a
+Deployment's selector cannot change, so adding the instance label would
+break upgrades of existing releases).
+*/}}
 {{- define "stateful-operator.selectorLabels" -}}
-app.kubernetes.io/name: stateful-operator
+app.kubernetes.io/name: {{ include "stateful-operator.name" . }}
 {{- end }}
 
 {{/* The scope, checked: cluster or namespace. */}}
@@ -26,7 +74,7 @@ app.kubernetes.io/name: stateful-operator
 {{- define "stateful-operator.leaderElect" -}}
 {{- $mode := toString .Values.leaderElection.enabled -}}
 {{- if eq $mode "auto" -}}
-{{- if gt (int .Values.replicas) 1 }}true{{ end -}}
+{{- if gt (int .Values.replicaCount) 1 }}true{{ end -}}
 {{- else if eq $mode "true" -}}
 true
 {{- else if ne $mode "false" -}}
@@ -43,7 +91,7 @@ true
 {{/* The operator's ServiceAccount as a binding subject. */}}
 {{- define "stateful-operator.subject" -}}
 - kind: ServiceAccount
-  name: stateful-operator
+  name: {{ include "stateful-operator.serviceAccountName" . }}
   namespace: {{ .Release.Namespace }}
 {{- end }}
 
@@ -117,4 +165,33 @@ filled by name. No create: RBAC cannot limit create to a name.
   resources: ["secrets"]
   resourceNames: ["stateful-operator-state-key"]
   verbs: ["get", "update"]
+{{- end }}
+
+{{/* "true" when the PodDisruptionBudget is rendered (podDisruptionBudget.enabled: auto = replicaCount > 1). */}}
+{{- define "stateful-operator.pdb" -}}
+{{- $mode := toString .Values.podDisruptionBudget.enabled -}}
+{{- if eq $mode "auto" -}}
+{{- if gt (int .Values.replicaCount) 1 }}true{{ end -}}
+{{- else if eq $mode "true" -}}
+true
+{{- end -}}
+{{- end }}
+
+{{/*
+(list $ apiVersion kind name): "true" when the chart may render this object
+kept on uninstall (helm.sh/resource-policy: keep): it is not there, or it is
+this release's. One that is there but not this release's (kept from a
+release of another name, applied from deploy/, made before 0.2) is left out
+of the release, since Helm would refuse to take it over; it is used as it
+is. helm template (no cluster) renders it.
+*/}}
+{{- define "stateful-operator.mayOwn" -}}
+{{- $ := index . 0 -}}
+{{- $kind := index . 2 -}}
+{{- $ns := ternary "" $.Release.Namespace (eq $kind "CustomResourceDefinition") -}}
+{{- $live := lookup (index . 1) $kind $ns (index . 3) -}}
+{{- $ann := dig "metadata" "annotations" dict $live -}}
+{{- if or (not $live) (and (eq (get $ann "meta.helm.sh/release-name") $.Release.Name) (eq (get $ann "meta.helm.sh/release-namespace") $.Release.Namespace)) -}}
+true
+{{- end -}}
 {{- end }}
