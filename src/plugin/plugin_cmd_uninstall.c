@@ -35,8 +35,9 @@ static json_t *list(struct plugin_session *s, const struct kube_resource *r, con
 	json_t *items = NULL;
 	struct kube_error err;
 	if (kube_list_all(s->client, r, ns, selector, 0, &items, NULL, &err) < 0) {
-		plugin_error("listing %s%s%s: %s", r->plural, ns ? " in namespace " : " in every namespace",
-			     ns ? ns : "", err.message);
+		plugin_error("listing %s%s%s: %s%s", r->plural, ns ? " in namespace " : " in every namespace",
+			     ns ? ns : "", err.message,
+			     !ns && err.code == 403 ? " (-n NAMESPACE looks at the namespace the operator watched)" : "");
 		return NULL;
 	}
 	return items;
@@ -156,7 +157,12 @@ int plugin_cmd_uninstall(struct plugin_session *s)
 		held++;
 		const char *rns = kube_obj_str(r, "namespace"), *name = kube_obj_str(r, "name");
 		bool terminating = json_is_true(json_object_get(r, "terminating"));
-		const char *after = terminating ? " (Terminating: its deletion goes on now, without scale-down cleanup)" : "";
+		const char *after = !terminating ? ""
+				    : json_is_true(json_object_get(r, "claimsDeleted"))
+					    ? " (Terminating: its deletion goes on now, without scale-down cleanup; "
+					      "whenDeleted: Delete takes its claims with it)"
+					    : " (Terminating: its deletion goes on now, without scale-down cleanup; its claims "
+					      "stay)";
 		if (a->dry_run) {
 			printf("statefulset.apps/%s -n %s: would remove finalizer %s%s\n", name, rns, FINALIZER_SCALEDOWN,
 			       after);

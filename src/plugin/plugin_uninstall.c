@@ -74,6 +74,8 @@ json_t *uninstall_scan(const json_t *sets, const json_t *backups, const json_t *
 			json_t *r = row_for(rows, ns, name);
 			json_object_set_new(r, "finalizer", json_true());
 			json_object_set_new(r, "terminating", json_boolean(kube_obj_terminating(o)));
+			const char *when = kube_obj_str(o, "spec.persistentVolumeClaimRetentionPolicy.whenDeleted");
+			json_object_set_new(r, "claimsDeleted", json_boolean(when && !strcmp(when, "Delete")));
 		}
 		scan_resize(rows, ns, name, o);
 	}

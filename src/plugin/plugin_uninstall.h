@@ -24,7 +24,8 @@
  * One row per StatefulSet that holds our finalizer or has work in flight,
  * by namespace and name:
  *   {"namespace", "name", "finalizer": bool (holds ours), "terminating": bool,
- *    "blockers": [{"what", "finish"}]}   (blockers absent when none)
+ *    "claimsDeleted"?: bool (with the finalizer: whenDeleted Delete, so its
+ *    claims go with it), "blockers": [{"what", "finish"}]} (blockers absent when none)
  * "what" says what is in flight, "finish" how to let it end or abort it.
  * sets: StatefulSets; backups: ConfigMaps labelled
  * LABEL_SAVED_STATEFULSET; cleanup_pods: pods labelled LABEL_CLEANUP_FOR

@@ -59,7 +59,9 @@ static void test_scan(void **state)
 	json_array_append_new(sets, sts("gone", "[\"" FINALIZER_SCALEDOWN "\"]", NULL, true));
 	json_array_append_new(sets, sts("plain", "[]", NULL, false));
 	json_array_append_new(sets, sts("copying", "[]", "Copying", false));
-	json_array_append_new(sets, sts("failed", "[\"" FINALIZER_SCALEDOWN "\"]", "Failed", false));
+	json_t *failed = sts("failed", "[\"" FINALIZER_SCALEDOWN "\"]", "Failed", false);
+	json_object_set_new(failed, "spec", sim_json("{\"persistentVolumeClaimRetentionPolicy\":{\"whenDeleted\":\"Delete\"}}"));
+	json_array_append_new(sets, failed);
 	json_array_append_new(sets, sts("cleaning", "[]", "Cleaning", false));
 	json_array_append_new(sets, sts("newer", "[]", "Teleporting", false));
 	json_array_append_new(sets, sts("cleaned", "[\"" FINALIZER_SCALEDOWN "\"]", NULL, false));
@@ -77,6 +79,8 @@ static void test_scan(void **state)
 	assert_false(json_is_true(json_object_get(row(rows, "held"), "terminating")));
 	assert_null(json_object_get(row(rows, "held"), "blockers"));
 	assert_true(json_is_true(json_object_get(row(rows, "gone"), "terminating")));
+	assert_false(json_is_true(json_object_get(row(rows, "gone"), "claimsDeleted")));
+	assert_true(json_is_true(json_object_get(row(rows, "failed"), "claimsDeleted")));
 	assert_null(json_object_get(row(rows, "gone"), "blockers")); /* stuck in Terminating: what the command is for */
 	assert_null(json_object_get(row(rows, "failed"), "blockers"));
 
