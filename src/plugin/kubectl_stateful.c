@@ -97,6 +97,7 @@ int main(int argc, char **argv)
 		case PLUGIN_EXPLAIN: code = plugin_cmd_explain(&s); break;
 		case PLUGIN_CLEANUP: code = plugin_cmd_cleanup(&s); break;
 		case PLUGIN_MEMBERS: code = plugin_cmd_members(&s); break;
+		case PLUGIN_UNINSTALL: code = plugin_cmd_uninstall(&s); break;
 		default: break;
 		}
 		plugin_session_close(&s);

@@ -19,6 +19,7 @@ static const struct {
 } commands[] = {
 	{"status", PLUGIN_STATUS},   {"resize", PLUGIN_RESIZE},   {"abort", PLUGIN_ABORT},
 	{"explain", PLUGIN_EXPLAIN}, {"cleanup", PLUGIN_CLEANUP}, {"members", PLUGIN_MEMBERS},
+	{"uninstall", PLUGIN_UNINSTALL},
 	{"completion", PLUGIN_COMPLETION}, {"help", PLUGIN_HELP}, {"version", PLUGIN_VERSION},
 };
 
@@ -26,11 +27,11 @@ static const struct {
 #define ONLY(c) (1u << (c))
 #define ANY_CLUSTER_CMD                                                                            \
 	(ONLY(PLUGIN_STATUS) | ONLY(PLUGIN_RESIZE) | ONLY(PLUGIN_ABORT) | ONLY(PLUGIN_EXPLAIN) |    \
-	 ONLY(PLUGIN_CLEANUP) | ONLY(PLUGIN_MEMBERS))
+	 ONLY(PLUGIN_CLEANUP) | ONLY(PLUGIN_MEMBERS) | ONLY(PLUGIN_UNINSTALL))
 
 enum flag_id {
 	F_KUBECONFIG, F_CONTEXT, F_NAMESPACE, F_ALL_NAMESPACES, F_OUTPUT, F_STRATEGY, F_CLASS, F_WAIT,
-	F_NO_WAIT, F_TIMEOUT, F_RETRY, F_OPERATOR_NS, F_HELP, F_VERSION,
+	F_NO_WAIT, F_TIMEOUT, F_RETRY, F_DRY_RUN, F_FORCE, F_OPERATOR_NS, F_HELP, F_VERSION,
 };
 
 static const struct flag {
@@ -51,6 +52,8 @@ static const struct flag {
 	{"no-wait", 0, false, ONLY(PLUGIN_RESIZE), F_NO_WAIT},
 	{"timeout", 0, true, ONLY(PLUGIN_RESIZE), F_TIMEOUT},
 	{"retry", 0, false, ONLY(PLUGIN_CLEANUP), F_RETRY},
+	{"dry-run", 0, false, ONLY(PLUGIN_UNINSTALL), F_DRY_RUN},
+	{"force", 0, false, ONLY(PLUGIN_UNINSTALL), F_FORCE},
 	{"operator-namespace", 0, true, ANY_CLUSTER_CMD, F_OPERATOR_NS},
 	{"help", 'h', false, ~0u, F_HELP},
 	{"version", 0, false, ~0u, F_VERSION},
@@ -71,6 +74,9 @@ const char *plugin_usage(void)
 	       "  cleanup sts/NAME [--retry]       scale-down cleanups: claim sets, attempts, next retry;\n"
 	       "                                   --retry re-arms the claim sets given up\n"
 	       "  members stc/NAME                 a StatefulCluster's identities, pods, nodes, readiness\n"
+	       "  uninstall [--dry-run] [--force]  before uninstalling the operator (stop it first): take its\n"
+	       "                                   finalizers off StatefulSets (every namespace, or -n);\n"
+	       "                                   refused while a cleanup or resize is in flight\n"
 	       "  completion bash|zsh              shell completion script\n"
 	       "\n"
 	       "Flags (kubectl's):\n"
@@ -167,6 +173,8 @@ static int apply_flag(const struct seen_flag *f, struct plugin_args *out, char *
 		break;
 	}
 	case F_RETRY: out->retry = true; break;
+	case F_DRY_RUN: out->dry_run = true; break;
+	case F_FORCE: out->force = true; break;
 	case F_HELP: out->cmd = PLUGIN_HELP; break;
 	case F_VERSION: out->cmd = PLUGIN_VERSION; break;
 	}
@@ -265,6 +273,12 @@ static int parse_positionals(const char **pos, int npos, struct plugin_args *out
 		if (out->kind != PLUGIN_KIND_STC)
 			return fail(err, xasprintf("members: \"%s\" is not a StatefulCluster; use stc/NAME", pos[0]));
 		return 0;
+	case PLUGIN_UNINSTALL:
+		if (npos)
+			return fail(err, xasprintf("uninstall takes no object (\"%s\"): it looks at every StatefulSet "
+						   "(-n: of one namespace)",
+						   pos[0]));
+		return 0;
 	case PLUGIN_ABORT:
 	case PLUGIN_EXPLAIN:
 	case PLUGIN_CLEANUP:
@@ -341,7 +355,7 @@ int plugin_args_parse(int argc, char *const *argv, struct plugin_args *out, char
 					break;
 			if (k == sizeof(commands) / sizeof(commands[0]))
 				return fail(err, xasprintf("unknown command \"%s\"; use status, resize, abort, explain, "
-							   "cleanup, members or completion",
+							   "cleanup, members, uninstall or completion",
 							   a));
 			out->cmd = commands[k].cmd;
 			have_cmd = true;
@@ -369,7 +383,8 @@ int plugin_args_parse(int argc, char *const *argv, struct plugin_args *out, char
 	if ((out->cmd == PLUGIN_HELP && (have_cmd || asked)) || out->cmd == PLUGIN_VERSION)
 		return 0;
 	if (!have_cmd)
-		return fail(err, xstrdup("name a command: status, resize, abort, explain, cleanup, members or completion"));
+		return fail(err, xstrdup("name a command: status, resize, abort, explain, cleanup, members, uninstall or "
+					"completion"));
 	if (parse_positionals(pos, npos, out, err) < 0) {
 		plugin_args_release(out);
 		return -1;

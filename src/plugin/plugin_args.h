@@ -23,6 +23,7 @@ enum plugin_cmd {
 	PLUGIN_EXPLAIN,
 	PLUGIN_CLEANUP,
 	PLUGIN_MEMBERS,
+	PLUGIN_UNINSTALL,
 	PLUGIN_COMPLETION,
 };
 
@@ -64,6 +65,9 @@ struct plugin_args {
 	int64_t timeout_ms;      /* --timeout for --wait; 0: none */
 	/* cleanup */
 	bool retry;
+	/* uninstall */
+	bool dry_run;           /* say what would be done, change nothing */
+	bool force;             /* go on although work is in flight */
 	/* completion */
 	const char *shell;       /* bash or zsh */
 };

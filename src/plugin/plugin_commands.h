@@ -24,6 +24,7 @@ int plugin_cmd_abort(struct plugin_session *s);
 int plugin_cmd_explain(struct plugin_session *s);
 int plugin_cmd_cleanup(struct plugin_session *s);
 int plugin_cmd_members(struct plugin_session *s);
+int plugin_cmd_uninstall(struct plugin_session *s);
 
 /* The completion script for shell ("bash" or "zsh"; static text), or NULL. */
 const char *plugin_completion_script(const char *shell);

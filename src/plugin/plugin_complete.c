@@ -3,10 +3,11 @@
 
 #include "plugin/plugin_complete.h"
 
-static const char *const commands[] = {"status", "resize", "abort", "explain", "cleanup", "members", "completion", NULL};
+static const char *const commands[] = {"status", "resize", "abort", "explain", "cleanup", "members", "uninstall",
+				       "completion", NULL};
 static const char *const flag_words[] = {"--kubeconfig", "--context", "--namespace", "--all-namespaces", "--output",
 					 "--strategy", "--class", "--wait", "--no-wait", "--timeout", "--retry",
-					 "--operator-namespace", "--help", NULL};
+					 "--dry-run", "--force", "--operator-namespace", "--help", NULL};
 static const char *const shells[] = {"bash", "zsh", NULL};
 static const char *const outputs[] = {"json", "yaml", NULL};
 static const char *const strategies[] = {"auto", "expand", "copy", NULL};

@@ -79,7 +79,7 @@ void plugin_session_close(struct plugin_session *s)
 	memset(s, 0, sizeof(*s));
 }
 
-int plugin_require_operator(struct plugin_session *s)
+enum operator_seen plugin_operator_seen(struct plugin_session *s, char **why)
 {
 	const char *ns = s->args->operator_namespace;
 	struct kube_error err;
@@ -91,8 +91,16 @@ int plugin_require_operator(struct plugin_session *s)
 	rc = kube_list_all(s->client, &KUBE_PODS, ns, OPERATOR_POD_SELECTOR, 0, &pods, NULL, &err);
 	ev.pods_readable = rc == 0;
 	ev.pods = pods;
+	enum operator_seen seen = operator_judge(&ev, ns, (long long)time(NULL), why);
+	json_decref(lease);
+	json_decref(pods);
+	return seen;
+}
+
+int plugin_require_operator(struct plugin_session *s)
+{
 	char *why = NULL;
-	enum operator_seen seen = operator_judge(&ev, ns, (long long)time(NULL), &why);
+	enum operator_seen seen = plugin_operator_seen(s, &why);
 	int out = 0;
 	if (seen == OPERATOR_NOT_RUNNING) {
 		plugin_error("%s", why);
@@ -101,8 +109,6 @@ int plugin_require_operator(struct plugin_session *s)
 		plugin_warning("%s", why);
 	}
 	free(why);
-	json_decref(lease);
-	json_decref(pods);
 	return out;
 }
 

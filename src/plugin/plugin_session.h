@@ -14,6 +14,7 @@
 
 #include "client/kube_client.h"
 #include "plugin/plugin_args.h"
+#include "plugin/plugin_operator.h"
 #include "plugin/plugin_status.h"
 
 /* Exit statuses (plugin_usage() lists them for users). */
@@ -47,6 +48,8 @@ void plugin_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same with "warning: ". */
 void plugin_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Whether an operator runs (plugin_operator.h), with *why a new string saying what was seen. */
+enum operator_seen plugin_operator_seen(struct plugin_session *s, char **why);
 /* 0 when an operator runs (or it cannot be told: a warning is printed), else PLUGIN_EXIT_NO_OPERATOR after saying why. */
 int plugin_require_operator(struct plugin_session *s);
 

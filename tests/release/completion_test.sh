@@ -29,7 +29,7 @@ offer() { # words...: what the registered function offers for the last word (non
 		COMP_WORDS=(kubectl-stateful "$@"); COMP_CWORD=$#; _kubectl_stateful; echo "${COMPREPLY[*]}"' \
 		_ "$cmd" "$@"
 }
-[ "$(offer '')" = "status resize abort explain cleanup members completion" ] ||
+[ "$(offer '')" = "status resize abort explain cleanup members uninstall completion" ] ||
 	fail "bash: kubectl-stateful <TAB> offers: $(offer '')"
 [ "$(offer re)" = "resize" ] || fail "bash: kubectl-stateful re<TAB> offers: $(offer re)"
 [ "$(offer resize --cl)" = "--class" ] || fail "bash: resize --cl<TAB> offers: $(offer resize --cl)"

@@ -23,6 +23,7 @@
 #include "util/xalloc.h"
 #include "webhook/admission.h"
 #include "webhook/template_fields.h"
+#include "sim.h"
 
 /* ---- fixtures ---- */
 
@@ -49,14 +50,6 @@ static const char *CLASSES = "["
 	"{\"metadata\":{\"name\":\"slow\"},\"allowVolumeExpansion\":false}]";
 static const char *ATTRIBUTE_CLASSES = "[{\"metadata\":{\"name\":\"gold\"}},{\"metadata\":{\"name\":\"silver\"}}]";
 
-static json_t *parse(const char *text)
-{
-	json_error_t err;
-	json_t *j = json_loads(text, 0, &err);
-	if (!j)
-		fail_msg("fixture %s: %s", text, err.text);
-	return j;
-}
 
 /* StatefulSet "web" running image, with annotations (JSON object text, NULL: none) and templates (NULL: none). */
 static json_t *statefulset(const char *image, const char *annotations, const char *templates)
@@ -69,7 +62,7 @@ static json_t *statefulset(const char *image, const char *annotations, const cha
 			       "\"emptyDir\":{}}]}}%s%s}}",
 			       annotations ? ",\"annotations\":" : "", annotations ? annotations : "", image,
 			       templates ? ",\"volumeClaimTemplates\":" : "", templates ? templates : "");
-	json_t *s = parse(text);
+	json_t *s = sim_json(text);
 	free(text);
 	return s;
 }
@@ -92,8 +85,8 @@ struct views {
 
 static void views_init(struct views *v)
 {
-	v->classes = parse(CLASSES);
-	v->attribute_classes = parse(ATTRIBUTE_CLASSES);
+	v->classes = sim_json(CLASSES);
+	v->attribute_classes = sim_json(ATTRIBUTE_CLASSES);
 	v->view = (struct admission_view){.storage_classes = v->classes, .attributes_classes = v->attribute_classes};
 }
 
@@ -188,7 +181,7 @@ static json_t *patched_object(const json_t *answer, const json_t *new)
 {
 	char *text = patch_text(answer);
 	assert_non_null(text);
-	json_t *patch = parse(text);
+	json_t *patch = sim_json(text);
 	json_t *obj = json_deep_copy(new);
 	apply_patch(obj, patch);
 	json_decref(patch);
@@ -510,7 +503,7 @@ static void test_what_the_cluster_lacks(void **state)
 	json_decref(a);
 
 	/* The cluster has classes but no default: a template without a class cannot be resized. */
-	json_t *classes = parse("[{\"metadata\":{\"name\":\"slow\"}}]");
+	json_t *classes = sim_json("[{\"metadata\":{\"name\":\"slow\"}}]");
 	struct admission_view no_default = {.storage_classes = classes};
 	a = answer_update(DATA_10, "[" TMPL("data", "20Gi", "") "]", NULL, &no_default);
 	assert_false(json_is_true(json_object_get(response_of(a), "allowed")));
@@ -529,7 +522,7 @@ static void test_what_the_cluster_lacks(void **state)
 static void test_namespace_scope(void **state)
 {
 	(void)state;
-	json_t *attributes = parse(ATTRIBUTE_CLASSES);
+	json_t *attributes = sim_json(ATTRIBUTE_CLASSES);
 	struct admission_view ns = {.storage_classes = NULL, .attributes_classes = attributes};
 	json_t *a = answer_update("[" TMPL("data", "10Gi", SILVER) "]", "[" TMPL("data", "10Gi", GOLD) "]", NULL, &ns);
 	assert_true(json_is_true(json_object_get(response_of(a), "allowed")));
@@ -673,7 +666,7 @@ static char *many_templates(void)
 /* templates (JSON text) as the webhook records them: a new string. */
 static char *recorded_form(const char *templates)
 {
-	json_t *list = parse(templates);
+	json_t *list = sim_json(templates);
 	char *text = template_desired_text(list);
 	json_decref(list);
 	return text;
@@ -774,7 +767,7 @@ static void test_desired_templates_judged_alike(void **state)
 static void test_namespace_scope_as_the_controller_judges(void **state)
 {
 	(void)state;
-	json_t *attributes = parse(ATTRIBUTE_CLASSES);
+	json_t *attributes = sim_json(ATTRIBUTE_CLASSES);
 	struct admission_view ns = {.storage_classes = NULL, .attributes_classes = attributes};
 	for (size_t i = 0; i < sizeof(namespace_cases) / sizeof(namespace_cases[0]); i++) {
 		const struct update_case *c = &namespace_cases[i];
@@ -846,7 +839,7 @@ static void test_image_and_template_change(void **state)
 	json_t *answer = admission_review(review, &v.view);
 
 	char *text = patch_text(answer);
-	json_t *patch = parse(text);
+	json_t *patch = sim_json(text);
 	assert_int_equal(json_array_size(patch), 2);
 	assert_string_equal(kube_obj_str(json_array_get(patch, 0), "op"), "add");
 	assert_string_equal(kube_obj_str(json_array_get(patch, 0), "path"), "/spec/volumeClaimTemplates");
@@ -947,7 +940,7 @@ static void test_first_template_removed_again(void **state)
 	views_init(&v);
 	json_t *a = answer_update(NULL, DATA_10, "{}", &v.view);
 	char *text = patch_text(a);
-	json_t *patch = parse(text);
+	json_t *patch = sim_json(text);
 	assert_string_equal(kube_obj_str(json_array_get(patch, 0), "op"), "remove");
 	assert_string_equal(kube_obj_str(json_array_get(patch, 0), "path"), "/spec/volumeClaimTemplates");
 	json_decref(patch);
@@ -1030,7 +1023,7 @@ static void test_not_a_review(void **state)
 		"{\"apiVersion\":\"v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"x\"}}",
 	};
 	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
-		json_t *body = parse(bodies[i]);
+		json_t *body = sim_json(bodies[i]);
 		json_t *a = admission_review(body, NULL);
 		const json_t *r = response_of(a);
 		if (json_is_true(json_object_get(r, "allowed")) || kube_obj_int(r, "status", "code", 0) != 400)
@@ -1043,7 +1036,7 @@ static void test_not_a_review(void **state)
 	json_decref(a);
 
 	/* A review whose objects are missing is understood enough to let through. */
-	json_t *body = parse("{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":"
+	json_t *body = sim_json("{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":"
 			     "{\"uid\":\"x\",\"operation\":\"UPDATE\",\"kind\":{\"group\":\"apps\",\"version\":\"v1\","
 			     "\"kind\":\"StatefulSet\"}}}");
 	a = admission_review(body, NULL);
@@ -1065,7 +1058,7 @@ static void test_odd_shapes(void **state)
 		"[{\"metadata\":{\"name\":\"data\"},\"spec\":{\"storageClassName\":null,\"resources\":{\"requests\":"
 		"{\"storage\":\"1Gi\"}}}}]",
 	};
-	json_t *classes = parse("[1, {\"metadata\":7}, {\"metadata\":{\"name\":\"fast\"}}]");
+	json_t *classes = sim_json("[1, {\"metadata\":7}, {\"metadata\":{\"name\":\"fast\"}}]");
 	struct admission_view odd = {.storage_classes = classes, .attributes_classes = classes};
 	for (size_t i = 0; i < sizeof(templates) / sizeof(templates[0]); i++) {
 		for (int old_side = 0; old_side < 2; old_side++) {

@@ -56,6 +56,17 @@ static void test_good(void **state)
 	assert_string_equal(a.kubeconfig, "/k");
 	plugin_args_release(&a);
 
+	assert_int_equal(parse("uninstall --dry-run --force -n shop", &a, &err), 0);
+	assert_int_equal(a.cmd, PLUGIN_UNINSTALL);
+	assert_true(a.dry_run);
+	assert_true(a.force);
+	assert_string_equal(a.namespace, "shop");
+	plugin_args_release(&a);
+	assert_int_equal(parse("uninstall", &a, &err), 0);
+	assert_false(a.dry_run || a.force);
+	assert_null(a.namespace); /* every namespace */
+	plugin_args_release(&a);
+
 	assert_int_equal(parse("status stc/coder -ojson --namespace=db", &a, &err), 0);
 	assert_int_equal(a.kind, PLUGIN_KIND_STC);
 	assert_string_equal(a.name, "coder");
@@ -147,6 +158,9 @@ static const struct {
 	{"status --all-namespaces=1", "takes no value"},
 	{"status -Ax", "unknown flag \"-Ax\""},
 	{"-n x", "name a command"},
+	{"uninstall sts/web", "uninstall takes no object"},
+	{"resize sts/web data=1Gi --dry-run", "--dry-run does not apply to resize"},
+	{"cleanup sts/web --force", "--force does not apply to cleanup"},
 };
 
 static void test_bad(void **state)
@@ -184,6 +198,8 @@ static void test_complete(void **state)
 		{"explain ", COMPLETE_STS},
 		{"cleanup --retry ", COMPLETE_STS},
 		{"completion ", COMPLETE_SHELLS},
+		{"uninstall ", COMPLETE_NOTHING},
+		{"uninstall --d", COMPLETE_FLAGS},
 		{"status --", COMPLETE_FLAGS},
 		{"status -o ", COMPLETE_OUTPUTS},
 		{"resize sts/web data=1Gi --strategy ", COMPLETE_STRATEGIES},

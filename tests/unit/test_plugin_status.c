@@ -24,22 +24,15 @@
 #include "plugin/plugin_table.h"
 #include "terminal_scan.h"
 #include "util/yaml_json.h"
+#include "sim.h"
 
 #define NOW 1764000000LL /* 2025-11-24T16:00:00Z */
 
-static json_t *parse(const char *text)
-{
-	json_error_t e;
-	json_t *j = json_loads(text, 0, &e);
-	if (!j)
-		fail_msg("bad test JSON: %s: %s", e.text, text);
-	return j;
-}
 
 /* A StatefulSet web whose annotations are annotations_json (a JSON object's text). */
 static json_t *sts_with(const char *annotations_json)
 {
-	json_t *ann = parse(annotations_json);
+	json_t *ann = sim_json(annotations_json);
 	json_t *sts = json_pack("{s:s, s:{s:s, s:s, s:o}}", "kind", "StatefulSet", "metadata", "name", "web", "namespace",
 				"shop", "annotations", ann);
 	return sts;
@@ -98,7 +91,7 @@ static void test_view_of_a_copy(void **state)
 static void test_rows(void **state)
 {
 	(void)state;
-	json_t *events = parse("[{\"involvedObject\":{\"kind\":\"StatefulSet\",\"name\":\"web\"},\"reason\":\"CopyStarted\","
+	json_t *events = sim_json("[{\"involvedObject\":{\"kind\":\"StatefulSet\",\"name\":\"web\"},\"reason\":\"CopyStarted\","
 			       "\"message\":\"Job web-1-copy copies\",\"lastTimestamp\":\"2025-11-24T15:58:00Z\"},"
 			       "{\"involvedObject\":{\"kind\":\"StatefulSet\",\"name\":\"web\"},\"reason\":\"ResizeStarted\","
 			       "\"message\":\"old\",\"lastTimestamp\":\"2025-11-24T15:55:00Z\"},"
@@ -194,7 +187,7 @@ static void test_rows(void **state)
 static void test_stc_row(void **state)
 {
 	(void)state;
-	json_t *stc = parse("{\"metadata\":{\"name\":\"coder\",\"namespace\":\"dev\",\"creationTimestamp\":\"2025-11-20T16:00:00Z\"},"
+	json_t *stc = sim_json("{\"metadata\":{\"name\":\"coder\",\"namespace\":\"dev\",\"creationTimestamp\":\"2025-11-20T16:00:00Z\"},"
 			    "\"spec\":{\"replicas\":3},\"status\":{\"readyReplicas\":2,\"updatedReplicas\":1,\"conditions\":["
 			    "{\"type\":\"Available\",\"status\":\"True\"},{\"type\":\"Progressing\",\"status\":\"True\","
 			    "\"lastTransitionTime\":\"2025-11-24T15:59:30Z\"}]}}");
@@ -257,7 +250,7 @@ static void test_table(void **state)
 static void test_yaml(void **state)
 {
 	(void)state;
-	json_t *doc = parse("[{\"name\":\"web\",\"n\":3,\"ok\":true,\"none\":null,\"tricky\":\"a: b\\n- c #d\","
+	json_t *doc = sim_json("[{\"name\":\"web\",\"n\":3,\"ok\":true,\"none\":null,\"tricky\":\"a: b\\n- c #d\","
 			    "\"list\":[1,{\"x\":\"y\",\"z\":[]}],\"empty\":{}}, \"plain\"]");
 	char *y = plugin_yaml(doc);
 	/* What we print reads back as the same document. */
@@ -280,9 +273,9 @@ static void test_cleanup_rows(void **state)
 {
 	(void)state;
 	json_t *sts = sts_with("{\"stateful-operator.io/scaledown-max-attempts\": \"2\"}");
-	json_t *st = parse("{\"ordinals\":{\"5\":{\"failures\":2,\"message\":\"exit 3\"},\"4\":{\"failures\":1,"
+	json_t *st = sim_json("{\"ordinals\":{\"5\":{\"failures\":2,\"message\":\"exit 3\"},\"4\":{\"failures\":1,"
 			   "\"retryAt\":\"2025-11-24T16:01:00Z\"},\"3\":{\"failures\":2}}}");
-	json_t *pods = parse("[{\"metadata\":{\"name\":\"web-3\",\"annotations\":{\"stateful-operator.io/cleanup-ordinal\":"
+	json_t *pods = sim_json("[{\"metadata\":{\"name\":\"web-3\",\"annotations\":{\"stateful-operator.io/cleanup-ordinal\":"
 			     "\"3\"}},\"status\":{\"phase\":\"Running\"}}]");
 	size_t given_up = 0;
 	json_t *rows = cleanup_rows(sts, st, pods, &given_up);
@@ -453,14 +446,14 @@ static void test_cluster_text_shown_inert(void **state)
 static void test_operator_judge(void **state)
 {
 	(void)state;
-	json_t *fresh = parse("{\"spec\":{\"holderIdentity\":\"op-1\",\"renewTime\":\"2025-11-24T15:59:55.000000Z\","
+	json_t *fresh = sim_json("{\"spec\":{\"holderIdentity\":\"op-1\",\"renewTime\":\"2025-11-24T15:59:55.000000Z\","
 			      "\"leaseDurationSeconds\":15}}");
-	json_t *stale = parse("{\"spec\":{\"holderIdentity\":\"op-1\",\"renewTime\":\"2025-11-24T15:50:00.000000Z\","
+	json_t *stale = sim_json("{\"spec\":{\"holderIdentity\":\"op-1\",\"renewTime\":\"2025-11-24T15:50:00.000000Z\","
 			      "\"leaseDurationSeconds\":15}}");
-	json_t *released = parse("{\"spec\":{\"leaseDurationSeconds\":15}}");
-	json_t *ready = parse("[{\"metadata\":{\"name\":\"op-x\"},\"status\":{\"phase\":\"Running\",\"conditions\":"
+	json_t *released = sim_json("{\"spec\":{\"leaseDurationSeconds\":15}}");
+	json_t *ready = sim_json("[{\"metadata\":{\"name\":\"op-x\"},\"status\":{\"phase\":\"Running\",\"conditions\":"
 			      "[{\"type\":\"Ready\",\"status\":\"True\"}]}}]");
-	json_t *unready = parse("[{\"metadata\":{\"name\":\"op-x\"},\"status\":{\"phase\":\"Pending\"}}]");
+	json_t *unready = sim_json("[{\"metadata\":{\"name\":\"op-x\"},\"status\":{\"phase\":\"Pending\"}}]");
 	const struct {
 		struct operator_evidence ev;
 		enum operator_seen want;

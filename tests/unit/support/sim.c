@@ -13,6 +13,15 @@
 
 /* ---- strings ---- */
 
+json_t *sim_json(const char *text)
+{
+	json_error_t e;
+	json_t *j = json_loads(text, 0, &e);
+	if (!j)
+		fail_msg("bad test JSON: %s: %s", e.text, text);
+	return j;
+}
+
 bool sim_streq(const char *a, const char *b)
 {
 	return a && b && !strcmp(a, b);

@@ -24,6 +24,9 @@
 
 /* ---- strings ---- */
 
+/* The JSON document text (a test's fixture): a new reference; a text that does not parse fails the test. */
+json_t *sim_json(const char *text);
+
 /* a and b are both there and equal. */
 bool sim_streq(const char *a, const char *b);
 /* s is there and holds needle. */
