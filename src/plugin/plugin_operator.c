@@ -11,7 +11,7 @@ enum operator_seen operator_judge(const struct operator_evidence *ev, const char
 	long long renewed = status_time_seconds(kube_obj_str(ev->lease, "spec.renewTime"));
 	long long duration = kube_obj_int(ev->lease, "spec", "leaseDurationSeconds", 15);
 	if (holder && *holder && renewed >= 0 && now_s <= renewed + duration + OPERATOR_LEASE_SKEW_S) {
-		*why = xasprintf("Lease %s/%s held by %s", ns, OPERATOR_LEASE_NAME, holder);
+		*why = xasprintf("%s leads (Lease %s/%s)", holder, ns, OPERATOR_LEASE_NAME);
 		return OPERATOR_RUNNING;
 	}
 	size_t i;

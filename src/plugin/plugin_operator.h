@@ -33,8 +33,9 @@ struct operator_evidence {
 };
 
 /*
- * Judges ev at now_s. *why (new string) says what was seen: the holder,
- * or why no operator counts as running (to quote to the user).
+ * Judges ev at now_s. *why (new string) says what was seen: who leads
+ * (the Lease's holder), or why no operator counts as running (to quote to
+ * the user).
  */
 enum operator_seen operator_judge(const struct operator_evidence *ev, const char *ns, long long now_s, char **why);
 

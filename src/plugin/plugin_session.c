@@ -16,13 +16,16 @@
 /* Lines of a copy pod's log read each time: the script prints one progress line every ~2 s. */
 #define COPY_LOG_TAIL_LINES 20
 
-/* "prefix: message" on stderr, the message one clean line: it quotes the API's and the operator's words. */
+/*
+ * "prefix: message" (prefix NULL: the message alone) on stderr, the message
+ * one clean line: it quotes the API's and the operator's words.
+ */
 static void say(const char *prefix, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static void say(const char *prefix, const char *fmt, va_list ap)
 {
 	char *raw = xvasprintf(fmt, ap);
 	char *msg = text_sanitize(raw, 0);
-	fprintf(stderr, "%s: %s\n", prefix, msg);
+	fprintf(stderr, "%s%s%s\n", prefix ? prefix : "", prefix ? ": " : "", msg);
 	free(msg);
 	free(raw);
 }
@@ -40,6 +43,14 @@ void plugin_warning(const char *fmt, ...)
 	va_list ap;
 	va_start(ap, fmt);
 	say("warning", fmt, ap);
+	va_end(ap);
+}
+
+void plugin_note(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	say(NULL, fmt, ap);
 	va_end(ap);
 }
 
@@ -79,7 +90,8 @@ void plugin_session_close(struct plugin_session *s)
 	memset(s, 0, sizeof(*s));
 }
 
-int plugin_require_operator(struct plugin_session *s)
+/* Reads the operator's Lease and pods and judges whether it runs (plugin_operator.h); *why a new string. */
+static enum operator_seen look_for_operator(struct plugin_session *s, char **why)
 {
 	const char *ns = s->args->operator_namespace;
 	struct kube_error err;
@@ -91,8 +103,16 @@ int plugin_require_operator(struct plugin_session *s)
 	rc = kube_list_all(s->client, &KUBE_PODS, ns, OPERATOR_POD_SELECTOR, 0, &pods, NULL, &err);
 	ev.pods_readable = rc == 0;
 	ev.pods = pods;
+	enum operator_seen seen = operator_judge(&ev, ns, (long long)time(NULL), why);
+	json_decref(lease);
+	json_decref(pods);
+	return seen;
+}
+
+int plugin_require_operator(struct plugin_session *s)
+{
 	char *why = NULL;
-	enum operator_seen seen = operator_judge(&ev, ns, (long long)time(NULL), &why);
+	enum operator_seen seen = look_for_operator(s, &why);
 	int out = 0;
 	if (seen == OPERATOR_NOT_RUNNING) {
 		plugin_error("%s", why);
@@ -101,9 +121,18 @@ int plugin_require_operator(struct plugin_session *s)
 		plugin_warning("%s", why);
 	}
 	free(why);
-	json_decref(lease);
-	json_decref(pods);
 	return out;
+}
+
+void plugin_show_operator(struct plugin_session *s)
+{
+	char *why = NULL;
+	enum operator_seen seen = look_for_operator(s, &why);
+	if (seen == OPERATOR_RUNNING)
+		plugin_note("operator: %s", why);
+	else
+		plugin_warning("%s", why);
+	free(why);
 }
 
 static const char *resource_name(const struct kube_resource *r)

@@ -466,7 +466,7 @@ static void test_operator_judge(void **state)
 		enum operator_seen want;
 		const char *says;
 	} cases[] = {
-		{{fresh, true, NULL, true}, OPERATOR_RUNNING, "held by op-1"},
+		{{fresh, true, NULL, true}, OPERATOR_RUNNING, "op-1 leads (Lease ops/stateful-operator)"},
 		{{stale, true, NULL, true}, OPERATOR_NOT_RUNNING, "last renewed by op-1 600s ago"},
 		{{stale, true, ready, true}, OPERATOR_RUNNING, "pod ops/op-x is Ready"},
 		{{released, true, unready, true}, OPERATOR_NOT_RUNNING, "has no holder"},
