@@ -460,6 +460,10 @@ static void test_operator_judge(void **state)
 	json_t *released = parse("{\"spec\":{\"leaseDurationSeconds\":15}}");
 	json_t *ready = parse("[{\"metadata\":{\"name\":\"op-x\"},\"status\":{\"phase\":\"Running\",\"conditions\":"
 			      "[{\"type\":\"Ready\",\"status\":\"True\"}]}}]");
+	/* A standby of a leader-elected Deployment: Ready (it can serve) but acting only with the Lease. */
+	json_t *standby = parse("[{\"metadata\":{\"name\":\"op-y\"},\"spec\":{\"containers\":[{\"name\":\"manager\","
+				"\"args\":[\"--leader-elect\",\"--log-format=json\"]}]},\"status\":{\"phase\":\"Running\","
+				"\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}]");
 	json_t *unready = parse("[{\"metadata\":{\"name\":\"op-x\"},\"status\":{\"phase\":\"Pending\"}}]");
 	const struct {
 		struct operator_evidence ev;
@@ -469,6 +473,8 @@ static void test_operator_judge(void **state)
 		{{fresh, true, NULL, true}, OPERATOR_RUNNING, "op-1 leads (Lease ops/stateful-operator)"},
 		{{stale, true, NULL, true}, OPERATOR_NOT_RUNNING, "last renewed by op-1 600s ago"},
 		{{stale, true, ready, true}, OPERATOR_RUNNING, "pod ops/op-x is Ready"},
+		{{stale, true, standby, true}, OPERATOR_NOT_RUNNING, "last renewed by op-1 600s ago"},
+		{{fresh, true, standby, true}, OPERATOR_RUNNING, "op-1 leads"},
 		{{released, true, unready, true}, OPERATOR_NOT_RUNNING, "has no holder"},
 		{{NULL, true, NULL, true}, OPERATOR_NOT_RUNNING, "no Lease ops/stateful-operator"},
 		{{NULL, false, NULL, false}, OPERATOR_UNKNOWN, "refused"},
@@ -494,6 +500,7 @@ static void test_operator_judge(void **state)
 	json_decref(released);
 	json_decref(ready);
 	json_decref(unready);
+	json_decref(standby);
 }
 
 int main(void)
