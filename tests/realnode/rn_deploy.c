@@ -34,17 +34,12 @@
 
 #define SET "db"
 #define REPLICAS 3
-#define OPERATOR_NS "stateful-operator-system"
-#define LEASE "stateful-operator"
+#define OPERATOR_NS RN_OPERATOR_NS
 
 /* build/rn-overlay: the test overlay on top of deploy/overlays/cluster. Returns its path (new string). */
 static char *write_overlay(void)
 {
-	const char *kubeconfig = getenv("KUBECONFIG");
-	char *server = it_sh_output("kubectl --kubeconfig %s config view --minify -o jsonpath='{.clusters[0].cluster.server}'",
-				    kubeconfig);
-	const char *port = strrchr(server, ':');
-	assert_non_null(port);
+	char *port = rn_api_port();
 	char *dir = xasprintf("%s/build/rn-overlay", it_source_dir());
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		fail_msg("mkdir %s: %s", dir, strerror(errno));
@@ -71,26 +66,17 @@ static char *write_overlay(void)
 		"      value: [{key: " RN_NODE_LABEL ", operator: Exists, effect: NoSchedule}]\n"
 		"    - op: add\n"
 		"      path: /spec/template/spec/containers/0/env/-\n"
-		"      value: {name: KUBERNETES_SERVICE_HOST, value: \"10.250.0.1\"}\n"
+		"      value: {name: KUBERNETES_SERVICE_HOST, value: \"" RN_API_HOST "\"}\n"
 		"    - op: add\n"
 		"      path: /spec/template/spec/containers/0/env/-\n"
 		"      value: {name: KUBERNETES_SERVICE_PORT, value: \"%s\"}\n",
-		port + 1);
+		port);
 	fclose(f);
 	free(path);
-	free(server);
+	free(port);
 	return dir;
 }
 
-/* The pod holding the Lease (new string), or NULL. */
-static char *leader_pod(struct rn_test *t)
-{
-	json_t *lease = it_get(t->admin, &KUBE_LEASES, OPERATOR_NS, LEASE);
-	const char *holder = lease ? kube_obj_str(lease, "spec.holderIdentity") : NULL;
-	char *pod = holder && *holder ? xstrndup(holder, strcspn(holder, "_")) : NULL;
-	json_decref(lease);
-	return pod;
-}
 
 struct deploy_ctx {
 	struct rn_test *t;
@@ -135,7 +121,7 @@ static bool operator_up(void *ctx)
 	}
 	json_decref(pods);
 	free(d->leader);
-	d->leader = leader_pod(d->t);
+	d->leader = rn_deployed_leader(d->t);
 	return running == 2 && ready == 2 && d->leader;
 }
 
@@ -164,7 +150,7 @@ static void expect_deployment_2_of_2(void)
 static bool leads(struct rn_test *t, const char *pod, long timeout_ms)
 {
 	for (double deadline = it_now_ms() + (double)timeout_ms;; it_sleep_ms(200)) {
-		char *l = leader_pod(t);
+		char *l = rn_deployed_leader(t);
 		bool yes = l && !strcmp(l, pod);
 		free(l);
 		if (yes)
@@ -225,16 +211,8 @@ static void test_deployed_operator_survives_losing_its_leader_mid_copy(void **st
 	free(id);
 	assert_int_not_equal(it_sh("kubectl exec -n " OPERATOR_NS " %s -- touch /probe 2>/dev/null", d.leader), 0);
 
-	json_t *sts = rn_workload_set(t, SET, REPLICAS, "local-fixed", "64Mi", 16);
-	rn_create_workload(t, sts, REPLICAS);
-	json_decref(sts);
 	char *old_uid[REPLICAS];
-	for (int k = 0; k < REPLICAS; k++) {
-		char pod[32];
-		snprintf(pod, sizeof(pod), SET "-%d", k);
-		old_uid[k] = rn_pod_uid(t, pod);
-	}
-	rn_annotate(t, "statefulset/" SET, "resize.stateful-operator.io/data=128Mi");
+	rn_start_copy_resize(t, SET, REPLICAS, old_uid);
 	if (!it_wait_every(copy_started, t, RN_WAIT_MS, 200))
 		fail_msg("the deployed operator started no copy");
 	char *first = xstrdup(d.leader);
@@ -247,28 +225,13 @@ static void test_deployed_operator_survives_losing_its_leader_mid_copy(void **st
 		if (it_now_ms() > deadline)
 			fail_msg("no other replica took the Lease within 60 s");
 		free(next);
-		next = leader_pod(t);
+		next = rn_deployed_leader(t);
 	}
 	printf("[ figures ] leader %s deleted mid-copy; %s leads %.1f s later\n", first, next,
 	       (it_now_ms() - t0) / 1000);
 	rn_wait_resize(t, SET, RN_WAIT_MS * 2, NULL);
 	rn_wait_workload(t, SET, REPLICAS);
-	for (int k = 0; k < REPLICAS; k++) {
-		char pod[32], what[96];
-		snprintf(pod, sizeof(pod), SET "-%d", k);
-		char *uid = rn_pod_uid(t, pod);
-		char *before = rn_wait_report(t, old_uid[k], "stop", 1000);
-		char *after = rn_wait_report(t, uid, "start", 1000);
-		snprintf(what, sizeof(what), "%s across the leader change", pod);
-		rn_assert_same_tree(before, after, what);
-		char *df = rn_wait_report(t, uid, "df", 1000);
-		assert_true(rn_df_bytes(df) > 100LL << 20);
-		free(df);
-		free(after);
-		free(before);
-		free(uid);
-		free(old_uid[k]);
-	}
+	rn_assert_copied_intact(t, SET, REPLICAS, old_uid, 100LL << 20, "across the leader change");
 	/* The kubelet kept probing: no operator container restarted. */
 	char *restarts = it_sh_output("kubectl get pods -n " OPERATOR_NS " -l app.kubernetes.io/name=stateful-operator "
 				      "-o jsonpath='{.items[*].status.containerStatuses[0].restartCount}'");
@@ -298,7 +261,7 @@ static void test_deployed_operator_is_available_rolls_out_and_drains(void **stat
 	}
 	printf("[ figures ] install: kubectl apply -k + rollout status 2/2 in %.1f s\n", (it_now_ms() - t0) / 1000);
 	expect_deployment_2_of_2();
-	char *first = leader_pod(t);
+	char *first = rn_deployed_leader(t);
 	if (!first)
 		fail_msg("no replica holds the Lease");
 
@@ -337,7 +300,7 @@ static void test_deployed_operator_is_available_rolls_out_and_drains(void **stat
 	char *next = NULL;
 	for (double deadline = it_now_ms() + 30000;; it_sleep_ms(200)) {
 		free(next);
-		next = leader_pod(t);
+		next = rn_deployed_leader(t);
 		json_t *pod = next ? it_get(t->admin, &KUBE_PODS, OPERATOR_NS, next) : NULL;
 		bool renewed = pod && kube_obj_annotation(pod, "rn-deploy/rollout");
 		json_decref(pod);
