@@ -338,12 +338,14 @@ static void test_deployed_operator_is_available_rolls_out_and_drains(void **stat
 	if (!leads(t, left, 20000))
 		fail_msg("the replica left, %s, does not hold the Lease", left);
 	/* The eviction API itself, as any tool calls it: 429 from the budget. */
-	char *refused = it_sh_output("echo '{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":"
+	char *refused = NULL;
+	rc = it_sh_capture(&refused, "echo '{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":"
 				     "{\"name\":\"%s\",\"namespace\":\"" OPERATOR_NS "\"}}' | kubectl create --raw "
 				     "/api/v1/namespaces/" OPERATOR_NS "/pods/%s/eviction -f - 2>&1",
 				     left, left);
-	if (!strstr(refused, "disruption budget"))
-		fail_msg("evicting the last Ready replica was not refused by the budget: %s", refused);
+	if (rc == 0 || !refused || !strstr(refused, "disruption budget"))
+		fail_msg("evicting the last Ready replica was not refused by the budget (exit %d): %s", rc,
+			 refused ? refused : "");
 	free(refused);
 	t0 = it_now_ms();
 	if (it_sh("kubectl uncordon " RN_NODE " >/dev/null"))
