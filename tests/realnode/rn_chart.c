@@ -192,9 +192,6 @@ static void test_chart_installs_upgrades_mid_copy_and_rolls_back(void **state)
 	helm_timed("helm upgrade --wait to a new image tag during a copy", args);
 	free(args);
 	expect_deployment("stateful-operator:dev2");
-	char *phase = rn_resize_phase(t, SET);
-	printf("[ info ] resize phase when the upgrade was done: %s\n", phase ? phase : "(over)");
-	free(phase);
 	double t0 = it_now_ms();
 	rn_wait_resize(t, SET, RN_WAIT_MS * 2, NULL);
 	rn_wait_workload(t, SET, REPLICAS);
