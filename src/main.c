@@ -281,6 +281,12 @@ static struct webhook *start_webhook(const struct operator_options *o, struct ku
 	return w;
 }
 
+/* manager_add_ready_check's form of webhook_ready: a replica is Ready once its webhook can answer. */
+static bool webhook_can_answer(void *ctx, const char **why)
+{
+	return webhook_ready(ctx, why);
+}
+
 int main(int argc, char **argv)
 {
 	struct operator_options opts;
@@ -413,6 +419,8 @@ int main(int argc, char **argv)
 	webhook = start_webhook(&opts, client, manager, obs, seal);
 	if (!webhook && strcmp(opts.webhook_bind_address, "0"))
 		goto out;
+	if (webhook)
+		manager_add_ready_check(manager, webhook_can_answer, webhook);
 
 	struct signal_thread st = {.manager = manager, .set = signals};
 	pthread_t sig_thread;

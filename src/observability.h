@@ -3,9 +3,10 @@
  * (the families of SPEC section "runtime") on --metrics-bind-address, and
  * /healthz and /readyz on --health-probe-bind-address.
  *
- * /healthz: 200 while the process serves. /readyz: 200 once the caches
- * are synced and, with --leader-elect, while this replica leads; 503 with
- * the reason otherwise.
+ * /healthz: 200 while the process serves. /readyz: 200 once this replica
+ * can serve (manager_ready: the caches synced, the webhook able to
+ * answer), leader or standby; 503 with the reason otherwise. Leadership
+ * is the metric stateful_operator_leader's (and the Lease's) to show.
  *
  * Threads: start/stop from main; the handlers run on the HTTP threads.
  */

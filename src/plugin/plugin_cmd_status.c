@@ -234,10 +234,12 @@ int plugin_cmd_status(struct plugin_session *s)
 	if (!rc && a->kind == PLUGIN_KIND_NONE)
 		rc = stc_rows(s, ns, events, &ar, rows);
 	autoresize_reads_release(&ar);
-	if (!rc) {
-		if (a->output != PLUGIN_OUT_TABLE) {
-			plugin_print_doc(stdout, rows, a->output);
-		} else if (!json_array_size(rows)) {
+	if (!rc && a->output != PLUGIN_OUT_TABLE) {
+		plugin_print_doc(stdout, rows, a->output);
+	} else if (!rc) {
+		/* Who leads, beside the table (stderr: the table stays what scripts read). */
+		plugin_show_operator(s);
+		if (!json_array_size(rows)) {
 			if (ns)
 				fprintf(stderr, "Nothing under way in namespace %s.\n", ns);
 			else

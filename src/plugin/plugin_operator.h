@@ -4,7 +4,9 @@
  * its Lease (stateful-operator, in the operator's namespace) has a holder
  * that renewed it within its duration (plus a few seconds of clock skew),
  * or, for an operator run without --leader-elect, when a pod labelled
- * app.kubernetes.io/name=stateful-operator in that namespace is Ready.
+ * app.kubernetes.io/name=stateful-operator in that namespace is Ready (a
+ * pod run with --leader-elect is Ready once it can serve, standby or not:
+ * only the Lease tells whether it acts).
  * What the user may not read (403) proves nothing either way.
  *
  * Pure: the objects and the time come in. Thread-safe.
@@ -33,8 +35,9 @@ struct operator_evidence {
 };
 
 /*
- * Judges ev at now_s. *why (new string) says what was seen: the holder,
- * or why no operator counts as running (to quote to the user).
+ * Judges ev at now_s. *why (new string) says what was seen: who leads
+ * (the Lease's holder), or why no operator counts as running (to quote to
+ * the user).
  */
 enum operator_seen operator_judge(const struct operator_evidence *ev, const char *ns, long long now_s, char **why);
 

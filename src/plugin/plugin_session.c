@@ -16,13 +16,16 @@
 /* Lines of a copy pod's log read each time: the script prints one progress line every ~2 s. */
 #define COPY_LOG_TAIL_LINES 20
 
-/* "prefix: message" on stderr, the message one clean line: it quotes the API's and the operator's words. */
+/*
+ * "prefix: message" (prefix NULL: the message alone) on stderr, the message
+ * one clean line: it quotes the API's and the operator's words.
+ */
 static void say(const char *prefix, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static void say(const char *prefix, const char *fmt, va_list ap)
 {
 	char *raw = xvasprintf(fmt, ap);
 	char *msg = text_sanitize(raw, 0);
-	fprintf(stderr, "%s: %s\n", prefix, msg);
+	fprintf(stderr, "%s%s%s\n", prefix ? prefix : "", prefix ? ": " : "", msg);
 	free(msg);
 	free(raw);
 }
@@ -40,6 +43,14 @@ void plugin_warning(const char *fmt, ...)
 	va_list ap;
 	va_start(ap, fmt);
 	say("warning", fmt, ap);
+	va_end(ap);
+}
+
+void plugin_note(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	say(NULL, fmt, ap);
 	va_end(ap);
 }
 
@@ -110,6 +121,17 @@ int plugin_require_operator(struct plugin_session *s)
 	}
 	free(why);
 	return out;
+}
+
+void plugin_show_operator(struct plugin_session *s)
+{
+	char *why = NULL;
+	enum operator_seen seen = plugin_operator_seen(s, &why);
+	if (seen == OPERATOR_RUNNING)
+		plugin_note("operator: %s", why);
+	else
+		plugin_warning("%s", why);
+	free(why);
 }
 
 static const char *resource_name(const struct kube_resource *r)

@@ -47,11 +47,15 @@ void plugin_session_close(struct plugin_session *s);
 void plugin_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same with "warning: ". */
 void plugin_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The message alone, one clean line, to stderr: what the user should know beside the output. */
+void plugin_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Whether an operator runs (plugin_operator.h), with *why a new string saying what was seen. */
 enum operator_seen plugin_operator_seen(struct plugin_session *s, char **why);
 /* 0 when an operator runs (or it cannot be told: a warning is printed), else PLUGIN_EXIT_NO_OPERATOR after saying why. */
 int plugin_require_operator(struct plugin_session *s);
+/* Says on stderr who leads ("operator: <holder> leads (Lease ...)"), or warns why no operator counts as running. */
+void plugin_show_operator(struct plugin_session *s);
 
 /*
  * GET of r/name in the session's namespace: a new reference, or NULL

@@ -13,6 +13,7 @@
 
 #define MAX_INFORMERS 16
 #define MAX_CONTROLLERS 8
+#define MAX_READY_CHECKS 4
 
 /* Refusals reported at once beyond this are logged only (the informer logs each). */
 #define MAX_REFUSED_PENDING 32
@@ -37,6 +38,12 @@ struct manager {
 	int nrefused;
 	void (*before_controllers)(void *ctx);
 	void *before_ctx;
+	/* Written before manager_run only; read after synced is seen under lock, which orders them. */
+	struct {
+		bool (*ready)(void *ctx, const char **why);
+		void *ctx;
+	} checks[MAX_READY_CHECKS];
+	int nchecks;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stop;
@@ -193,17 +200,32 @@ struct controller *manager_controller_at(struct manager *m, int i)
 	return m->controllers[i];
 }
 
+void manager_add_ready_check(struct manager *m, bool (*ready)(void *ctx, const char **why), void *ctx)
+{
+	if (m->nchecks == MAX_READY_CHECKS)
+		abort(); /* a programming error */
+	m->checks[m->nchecks].ready = ready;
+	m->checks[m->nchecks++].ctx = ctx;
+}
+
+/*
+ * Never "is leader": a standby that can serve is Ready too, or a Deployment
+ * of two could never be Available nor roll out (its new pod would wait as a
+ * standby). The reason still says which one this is, for a human.
+ */
 bool manager_ready(struct manager *m, const char **why)
 {
 	if (!manager_synced(m)) {
 		*why = "caches not synced";
 		return false;
 	}
-	if (m->leader && !leader_is_leader(m->leader)) {
-		*why = "not the leader";
-		return false;
-	}
-	*why = "ok";
+	for (int i = 0; i < m->nchecks; i++)
+		if (!m->checks[i].ready(m->checks[i].ctx, why))
+			return false;
+	if (!m->leader)
+		*why = "ok";
+	else
+		*why = leader_is_leader(m->leader) ? "ok (leading)" : "ok (standby: waiting for the Lease)";
 	return true;
 }
 

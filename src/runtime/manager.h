@@ -46,8 +46,9 @@ void manager_add_controller(struct manager *m, struct controller *c);
 
 /*
  * Runs controllers only while le (borrowed; started and stopped by the
- * manager) holds the Lease. Caches sync before that, so a standby takes
- * over with warm caches.
+ * manager) holds the Lease. Caches sync before that on every replica, so
+ * a standby takes over with warm caches and serves from them meanwhile
+ * (the webhook, /readyz).
  */
 void manager_set_leader(struct manager *m, struct leader_elector *le);
 
@@ -60,7 +61,18 @@ void manager_set_before_controllers(struct manager *m, void (*fn)(void *ctx), vo
 
 /* True once every informer has synced (for /readyz). */
 bool manager_synced(struct manager *m);
-/* Ready: synced, and leading when leader election is on. *why (borrowed) says what is missing. */
+/*
+ * Another condition of readiness (e.g. the webhook can answer): ready(ctx)
+ * says false with *why (borrowed, static) what is missing. Before
+ * manager_run; called from any thread once the caches have synced.
+ */
+void manager_add_ready_check(struct manager *m, bool (*ready)(void *ctx, const char **why), void *ctx);
+/*
+ * Ready = able to serve, on every replica, leading or not: the caches have
+ * synced and every check passes. Leadership is the Lease's (and a metric's)
+ * to show, never readiness. *why (borrowed) says what is missing, or "ok"
+ * and whether this replica leads.
+ */
 bool manager_ready(struct manager *m, const char **why);
 
 /* For metrics: the informers and controllers (borrowed). */

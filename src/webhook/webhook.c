@@ -67,6 +67,24 @@ bool webhook_caches_synced(struct informer *const *caches, size_t n, const char 
 	return true;
 }
 
+/* Whether the caches w reads have synced; *waiting as webhook_caches_synced's. */
+static bool own_caches_synced(const struct webhook *w, const char **waiting)
+{
+	struct informer *const caches[] = {w->classes, w->attr_classes, w->saved_copies};
+	return webhook_caches_synced(caches, sizeof(caches) / sizeof(caches[0]), waiting);
+}
+
+bool webhook_ready(const struct webhook *w, const char **why)
+{
+	const char *waiting = NULL;
+	if (!own_caches_synced(w, &waiting)) {
+		*why = "webhook: its caches have not synced";
+		return false;
+	}
+	*why = "ok";
+	return true;
+}
+
 /* admission_view.saved_copy: ConfigMap <name>-sts-backup of the resize's cache (new reference), or NULL. */
 static json_t *saved_copy_of(void *ctx, const char *ns, const char *name)
 {
@@ -180,14 +198,14 @@ static int on_review(void *ctx, const struct http_request *req, const char **con
 	struct work_budget budget;
 	work_budget_init(&budget, WEBHOOK_REVIEW_BUDGET_MS);
 	/*
-	 * The Service sends reviews to a replica still starting too
-	 * (publishNotReadyAddresses): an empty cache would deny a class that
-	 * exists, or miss a saved copy. An error instead: failurePolicy Ignore
-	 * then lets the API server judge the update as without the operator.
+	 * A review may reach a replica still starting (a Service that
+	 * published it early, a client that calls it directly): an empty cache
+	 * would deny a class that exists, or miss a saved copy. An error
+	 * instead: failurePolicy Ignore then lets the API server judge the
+	 * update as without the operator.
 	 */
-	struct informer *const caches[] = {w->classes, w->attr_classes, w->saved_copies};
 	const char *waiting = NULL;
-	if (!webhook_caches_synced(caches, sizeof(caches) / sizeof(caches[0]), &waiting)) {
+	if (!own_caches_synced(w, &waiting)) {
 		log_info("webhook", "review refused (503): cache of %s not synced yet", waiting);
 		*body = xasprintf("not ready: the cache of %s has not synced yet\n", waiting);
 		metric_add(w->requests, 1, METRIC_LABELS("unavailable"));

@@ -4,10 +4,10 @@
  * updates and creates (the decision is admission.h's). It answers from the
  * caches (StorageClasses, VolumeAttributesClasses, the resize's saved
  * copies), never asking the API server while a request waits. Every
- * replica serves it, leading or not: the Service publishes not-ready
- * addresses (only the leader is ready), and until its caches have synced a
- * replica answers 503, which failurePolicy Ignore turns into the API
- * server's own judgement (a template change refused, the rest allowed).
+ * replica serves it, leading or not (every replica is Ready once it can
+ * answer: webhook_ready), and until its caches have synced a replica
+ * answers 503, which failurePolicy Ignore turns into the API server's own
+ * judgement (a template change refused, the rest allowed).
  *
  * On a create while a resize has the set deleted, it tells the operator's
  * own re-create by the requester's username, which it learns at start
@@ -117,6 +117,12 @@ void webhook_stop(struct webhook *w);
  * names the first that has not (its resource's plural), else NULL.
  */
 bool webhook_caches_synced(struct informer *const *caches, size_t n, const char **waiting);
+/*
+ * Whether w can answer a review now (its caches have synced): a condition
+ * of the replica's readiness (manager_add_ready_check). When not, *why
+ * (borrowed, static) says what it waits for. Any thread.
+ */
+bool webhook_ready(const struct webhook *w, const char **why);
 /* The port it listens on (for ":0" in tests). */
 int webhook_port(const struct webhook *w);
 

@@ -3,7 +3,8 @@
 # `scripts/local-cluster up` ran.
 #   - both overlays (cluster, namespace) pass a server-side dry-run apply;
 #   - what each renders: a 2-replica Deployment with --leader-elect and the
-#     hardened pod; the StatefulCluster CRD; ClusterRole+Binding only in the
+#     hardened pod, rolled with a surge (maxSurge 1, maxUnavailable 0) and a
+#     PodDisruptionBudget of one replica at a time; the StatefulCluster CRD; ClusterRole+Binding only in the
 #     cluster overlay (with a Role for the state key's Secret), Role+Binding
 #     only in the namespace overlay, which also scopes the operator to the
 #     Role's namespace; no "*" in any
@@ -100,6 +101,17 @@ for overlay in cluster namespace; do
 		'"drop":["ALL"]'; do
 		grep -qF "$want" <<<"$sc" || fail "container securityContext lacks $want: $sc"
 	done
+	# Upgrades and drains keep a leader candidate: a new pod Ready before an
+	# old one goes, and a drain evicts one replica at a time.
+	strategy=$(kubectl create --dry-run=client -f "$TMP/$overlay.yaml" -o jsonpath='{.kind}|{.spec.strategy}{"\n"}' |
+		awk -F'|' '$1 == "Deployment" { print $2 }')
+	[ "$strategy" = '{"rollingUpdate":{"maxSurge":1,"maxUnavailable":0},"type":"RollingUpdate"}' ] ||
+		fail "the Deployment's strategy does not keep a Ready replica while it rolls: $strategy"
+	[ "$(count "$overlay" PodDisruptionBudget)" = 1 ] || fail "no PodDisruptionBudget"
+	pdb=$(kubectl create --dry-run=client -f "$TMP/$overlay.yaml" -o jsonpath='{.kind}|{.metadata.namespace}|{.spec}{"\n"}' |
+		awk -F'|' '$1 == "PodDisruptionBudget" { print $2 "|" $3 }')
+	[ "$pdb" = "$OPNS"'|{"maxUnavailable":1,"selector":{"matchLabels":{"app.kubernetes.io/name":"stateful-operator"}},"unhealthyPodEvictionPolicy":"AlwaysAllow"}' ] ||
+		fail "the PodDisruptionBudget does not let one replica go at a time: $pdb"
 	rbac=$(awk -F'|' '$1 ~ /Role$/ { print $8 }' "$TMP/$overlay.txt")
 	[ -n "$rbac" ] || fail "no RBAC rules rendered"
 	if grep -qF '*' <<<"$rbac"; then
@@ -119,10 +131,11 @@ for overlay in cluster namespace; do
 	have "$overlay" MutatingWebhookConfiguration 1
 	have "$overlay" Service 1
 	[ "$(field "$overlay" Service 3)" = stateful-operator-webhook ] || fail "the Service is not stateful-operator-webhook"
-	# Only the leader is Ready: without this, only the leader would serve the webhook.
+	# Every replica that can answer is Ready, the standby too: the Service
+	# sends reviews to Ready replicas only, none still syncing or shutting down.
 	ready=$(kubectl create --dry-run=client -f "$TMP/$overlay.yaml" -o jsonpath='{.kind}|{.spec.publishNotReadyAddresses}{"\n"}' |
 		awk -F'|' '$1 == "Service" { print $2 }')
-	[ "$ready" = true ] || fail "the webhook Service does not publish not-ready addresses: \"$ready\""
+	[ -z "$ready" ] || [ "$ready" = false ] || fail "the webhook Service publishes not-ready addresses: \"$ready\""
 	grep -qF '"--webhook-bind-address=:9443"' <<<"$(field "$overlay" Deployment 5)" ||
 		fail "the Deployment does not serve the webhook on :9443"
 	hook=$(kubectl create --dry-run=client -f "$TMP/$overlay.yaml" -o jsonpath="$WH" | grep '^MutatingWebhookConfiguration|')

@@ -2,7 +2,10 @@
  * Leader election between real operator processes: exactly one leads;
  * after kill -9 of the leader a standby leads within the lease duration
  * plus one retry period (15 s + 2 s); after SIGTERM (the Lease is
- * released) within 3 s. /readyz follows leadership.
+ * released) within 3 s. /readyz means "can serve", never "leads": the
+ * standby is Ready (200) while another replica leads, and answers
+ * admission reviews; who leads is shown by the Lease and by the metric
+ * stateful_operator_leader (1 on the leader, 0 on the standby).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,29 +20,42 @@
 #include "daemon.h"
 #include "itest.h"
 #include "tcp_proxy.h"
+#include "webhook/webhook.h"
+#include "webhook_steps.h"
 #include "util/xalloc.h"
 #include "client/kube_object.h"
 
 #define LEASE_MS 15000
 #define RETRY_MS 2000
+/* A StatefulSet an update leaves as it was: the webhook allows it. */
+#define REVIEWED_SET                                                                                                   \
+	"{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"web\","                        \
+	"\"namespace\":\"default\"},\"spec\":{\"replicas\":1,\"template\":{\"spec\":{\"containers\":"             \
+	"[{\"name\":\"c\",\"image\":\"pause\"}]}},\"volumeClaimTemplates\":[{\"metadata\":{\"name\":"             \
+	"\"data\"},\"spec\":{\"resources\":{\"requests\":{\"storage\":\"1Gi\"}}}}]}}"
 
 struct replica {
 	struct daemon d;
 	const char *name; /* POD_NAME, the prefix of its identity */
-	int probe_port;
+	int probe_port;   /* /readyz and /metrics */
+	int webhook_port;
 	char env[64];
 };
 
+/* A replica as the Deployment runs it: leader election, probes, metrics and the webhook. */
 static void replica_start(struct replica *r, const char *name, int probe_port, const char *lease_ns)
 {
 	r->name = name;
 	r->probe_port = probe_port;
+	r->webhook_port = wh_free_port();
 	snprintf(r->env, sizeof(r->env), "POD_NAME=%s", name);
-	char probe[32];
+	char probe[32], webhook[32];
 	snprintf(probe, sizeof(probe), "127.0.0.1:%d", probe_port);
+	snprintf(webhook, sizeof(webhook), "127.0.0.1:%d", r->webhook_port);
 	const char *args[] = {"--kubeconfig", getenv("SOP_OPERATOR_KUBECONFIG"), "--leader-elect",
-			      "--leader-election-namespace", lease_ns, "--metrics-bind-address", "0",
-			      "--health-probe-bind-address", probe, NULL};
+			      "--leader-election-namespace", lease_ns, "--metrics-bind-address", probe,
+			      "--health-probe-bind-address", probe, "--webhook-bind-address", webhook,
+			      "--webhook-cert-names", "127.0.0.1", NULL};
 	const char *env[] = {r->env, NULL};
 	daemon_start(&r->d, args, env);
 }
@@ -102,6 +118,52 @@ static void expect_readyz(const struct replica *r, long code)
 		fail_msg("%s: /readyz gave %ld, want %ld", r->name, readyz(r), code);
 }
 
+/* /readyz answers 200 and its body says what this replica is (needle). */
+static void expect_ready_as(const struct replica *r, const char *needle)
+{
+	expect_readyz(r, 200);
+	char *body = NULL;
+	assert_int_equal(http_get(r->probe_port, "/readyz", &body), 200);
+	if (!body || !strstr(body, needle))
+		fail_msg("%s: /readyz says \"%s\", want \"%s\"", r->name, body ? body : "", needle);
+	free(body);
+}
+
+/* The value of stateful_operator_leader on r's /metrics, or -1 when absent. */
+static int leader_metric(const struct replica *r)
+{
+	char *body = NULL;
+	int v = -1;
+	if (http_get(r->probe_port, "/metrics", &body) == 200) {
+		for (const char *line = body; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+			if (!strncmp(line, "stateful_operator_leader ", 25))
+				v = atoi(line + 25);
+	}
+	free(body);
+	return v;
+}
+
+/*
+ * An AdmissionReview of an UPDATE that changes nothing, posted to r's
+ * webhook as the API server would (the Service may route it to any Ready
+ * replica): the HTTP code, and whether the answer allowed it.
+ */
+static long review(const struct replica *r, bool *allowed)
+{
+	char *out = it_sh_output(
+		"curl -sk -w ' %%{http_code}' -X POST -H 'Content-Type: application/json' "
+		"https://127.0.0.1:%d" WEBHOOK_PATH " --data-binary '{\"apiVersion\":\"admission.k8s.io/v1\","
+		"\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"it-leader\",\"operation\":\"UPDATE\","
+		"\"namespace\":\"default\",\"name\":\"web\",\"userInfo\":{\"username\":\"it\"},"
+		"\"object\":%s,\"oldObject\":%s}}'",
+		r->webhook_port, REVIEWED_SET, REVIEWED_SET);
+	const char *code = out ? strrchr(out, ' ') : NULL;
+	*allowed = out && strstr(out, "\"allowed\":true");
+	long c = code ? atol(code + 1) : 0;
+	free(out);
+	return c;
+}
+
 static void test_one_leader_and_failover(void **state)
 {
 	(void)state;
@@ -117,8 +179,16 @@ static void test_one_leader_and_failover(void **state)
 	it_sleep_ms(3 * RETRY_MS);
 	/* Exactly one leads: b stays a standby while a renews. */
 	assert_true(wait_leader(admin, ns, &a, 1));
-	expect_readyz(&a, 200);
-	expect_readyz(&b, 503);
+	/* Both can serve, so both are Ready: a Deployment of two is Available and can roll out. */
+	expect_ready_as(&a, "leading");
+	expect_ready_as(&b, "standby");
+	/* Leadership is shown elsewhere: the Lease (above) and the metric. */
+	assert_int_equal(leader_metric(&a), 1);
+	assert_int_equal(leader_metric(&b), 0);
+	/* The standby answers reviews: the webhook's Service routes to either. */
+	bool allowed = false;
+	assert_int_equal(review(&b, &allowed), 200);
+	assert_true(allowed);
 
 	/* kill -9: no release; b must wait for the Lease to expire, and no longer. */
 	double t0 = it_now_ms();
@@ -131,7 +201,8 @@ static void test_one_leader_and_failover(void **state)
 	/* 0.5 s of slack for this test's own polling and the API round trips. */
 	assert_true(failover <= LEASE_MS + RETRY_MS + 500);
 	assert_true(failover >= LEASE_MS - RETRY_MS); /* it did not steal a live Lease */
-	expect_readyz(&b, 200);
+	expect_ready_as(&b, "leading");
+	assert_int_equal(leader_metric(&b), 1);
 
 	/* SIGTERM: the leader releases the Lease on its way out. */
 	replica_start(&c, "op-c", 18183, ns);
@@ -146,7 +217,7 @@ static void test_one_leader_and_failover(void **state)
 	char *log = daemon_log(&b.d);
 	assert_non_null(strstr(log, "released Lease"));
 	free(log);
-	expect_readyz(&c, 200);
+	expect_ready_as(&c, "leading");
 
 	daemon_signal(&c.d, SIGTERM);
 	assert_int_equal(daemon_wait_exit(&c.d, 10000), 0);

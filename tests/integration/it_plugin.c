@@ -4,7 +4,7 @@
  * admin's identity; standard output not a terminal): every bad input with
  * its message and exit status, "no operator running" before the operator
  * starts, resize --wait through a copy (kwok plays the copy Jobs) to exit
- * 0, status (table, -A, -o json/yaml) during a copy, abort, explain of an
+ * 0, status (table with who leads, -A, -o json/yaml) during a copy, abort, explain of an
  * abort and of a refusal, a refused and a failed resize --wait exiting 1
  * with the operator's message, cleanup and cleanup --retry of a claim set
  * given up, and members of a StatefulCluster; shell completion's object
@@ -322,8 +322,11 @@ static void test_status_during_a_copy_then_abort(void **state)
 	if (!it_wait_every(state_step_copy, NULL, 120000, 500))
 		fail_msg("the copy never reached its Copy step");
 
+	/* Who leads, beside the table: the Lease's holder. */
+	char *leads = xasprintf(" leads (Lease %s/stateful-operator)", g.ns);
 	EXPECT(0, "status", "NAME", "OPERATION", "PHASE", "PROGRESS", "LAST EVENT", "sts/" SET, "resize/copy", "Copying",
-	       "replica 1/2");
+	       "replica 1/2", "operator: ", leads);
+	free(leads);
 	EXPECT(0, "status -A", "NAMESPACE", g.ns);
 	/* Through kubectl: the same table, header first. */
 	const char *base = strrchr(SOP_PLUGIN_BINARY, '/');

@@ -453,15 +453,21 @@ static void test_operator_judge(void **state)
 	json_t *released = sim_json("{\"spec\":{\"leaseDurationSeconds\":15}}");
 	json_t *ready = sim_json("[{\"metadata\":{\"name\":\"op-x\"},\"status\":{\"phase\":\"Running\",\"conditions\":"
 			      "[{\"type\":\"Ready\",\"status\":\"True\"}]}}]");
+	/* A standby of a leader-elected Deployment: Ready (it can serve) but acting only with the Lease. */
+	json_t *standby = sim_json("[{\"metadata\":{\"name\":\"op-y\"},\"spec\":{\"containers\":[{\"name\":\"manager\","
+				"\"args\":[\"--leader-elect\",\"--log-format=json\"]}]},\"status\":{\"phase\":\"Running\","
+				"\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}]");
 	json_t *unready = sim_json("[{\"metadata\":{\"name\":\"op-x\"},\"status\":{\"phase\":\"Pending\"}}]");
 	const struct {
 		struct operator_evidence ev;
 		enum operator_seen want;
 		const char *says;
 	} cases[] = {
-		{{fresh, true, NULL, true}, OPERATOR_RUNNING, "held by op-1"},
+		{{fresh, true, NULL, true}, OPERATOR_RUNNING, "op-1 leads (Lease ops/stateful-operator)"},
 		{{stale, true, NULL, true}, OPERATOR_NOT_RUNNING, "last renewed by op-1 600s ago"},
 		{{stale, true, ready, true}, OPERATOR_RUNNING, "pod ops/op-x is Ready"},
+		{{stale, true, standby, true}, OPERATOR_NOT_RUNNING, "last renewed by op-1 600s ago"},
+		{{fresh, true, standby, true}, OPERATOR_RUNNING, "op-1 leads"},
 		{{released, true, unready, true}, OPERATOR_NOT_RUNNING, "has no holder"},
 		{{NULL, true, NULL, true}, OPERATOR_NOT_RUNNING, "no Lease ops/stateful-operator"},
 		{{NULL, false, NULL, false}, OPERATOR_UNKNOWN, "refused"},
@@ -487,6 +493,7 @@ static void test_operator_judge(void **state)
 	json_decref(released);
 	json_decref(ready);
 	json_decref(unready);
+	json_decref(standby);
 }
 
 int main(void)

@@ -1,7 +1,7 @@
 /*
  * When the webhook answers: only once every cache it reads has synced (a
- * replica still starting gets reviews too, its Service publishing
- * not-ready addresses, and an empty cache would deny a class that exists).
+ * review may still reach a replica that is starting, and an empty cache
+ * would deny a class that exists).
  * Caches against a canned API server on loopback that answers every
  * request with an empty list: one started (it syncs), one never started.
  */

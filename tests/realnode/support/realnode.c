@@ -395,3 +395,60 @@ void rn_annotate(struct rn_test *t, const char *object, const char *annotations)
 	if (it_sh("kubectl annotate -n %s %s %s >/dev/null", t->ns, object, annotations))
 		fail_msg("kubectl annotate %s %s failed", object, annotations);
 }
+
+void rn_assert_copied_intact(struct rn_test *t, const char *set, int replicas, char **old_uid, int64_t min_bytes,
+			     const char *what)
+{
+	for (int k = 0; k < replicas; k++) {
+		char pod[64], label[160];
+		snprintf(pod, sizeof(pod), "%s-%d", set, k);
+		char *uid = rn_pod_uid(t, pod);
+		char *before = rn_wait_report(t, old_uid[k], "stop", 1000);
+		char *after = rn_wait_report(t, uid, "start", 1000);
+		snprintf(label, sizeof(label), "%s %s", pod, what);
+		rn_assert_same_tree(before, after, label);
+		char *df = rn_wait_report(t, uid, "df", 1000);
+		assert_true(rn_df_bytes(df) > min_bytes);
+		free(df);
+		free(after);
+		free(before);
+		free(uid);
+		free(old_uid[k]);
+		old_uid[k] = NULL;
+	}
+}
+
+char *rn_api_port(void)
+{
+	char *server = it_sh_output("kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}'");
+	const char *port = strrchr(server, ':');
+	if (!port)
+		fail_msg("no port in the API server's address \"%s\"", server);
+	char *out = xstrdup(port + 1);
+	free(server);
+	return out;
+}
+
+char *rn_deployed_leader(struct rn_test *t)
+{
+	json_t *lease = it_get(t->admin, &KUBE_LEASES, RN_OPERATOR_NS, "stateful-operator");
+	const char *holder = lease ? kube_obj_str(lease, "spec.holderIdentity") : NULL;
+	char *pod = holder && *holder ? xstrndup(holder, strcspn(holder, "_")) : NULL;
+	json_decref(lease);
+	return pod;
+}
+
+void rn_start_copy_resize(struct rn_test *t, const char *set, int replicas, char **old_uid)
+{
+	json_t *sts = rn_workload_set(t, set, replicas, "local-fixed", "64Mi", 16);
+	rn_create_workload(t, sts, replicas);
+	json_decref(sts);
+	for (int k = 0; k < replicas; k++) {
+		char pod[64];
+		snprintf(pod, sizeof(pod), "%s-%d", set, k);
+		old_uid[k] = rn_pod_uid(t, pod);
+	}
+	char *what = xasprintf("statefulset/%s", set);
+	rn_annotate(t, what, "resize.stateful-operator.io/data=128Mi");
+	free(what);
+}

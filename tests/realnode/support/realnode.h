@@ -36,6 +36,18 @@ struct rn_test {
 int rn_setup(void **state);
 int rn_teardown(void **state);
 
+/*
+ * The API server's port (new string): a pod on the real node reaches it at
+ * RN_API_HOST on that port (there is no kube-proxy: a deployed operator
+ * sets KUBERNETES_SERVICE_HOST and _PORT to these).
+ */
+#define RN_API_HOST "10.250.0.1"
+char *rn_api_port(void);
+
+/* Where deploy/ and the chart install the operator, and the pod that holds its Lease (new string), or NULL. */
+#define RN_OPERATOR_NS "stateful-operator-system"
+char *rn_deployed_leader(struct rn_test *t);
+
 /* Starts the operator (this build's binary) with --copy-image RN_OPERATOR_IMAGE. */
 void rn_start_operator(struct rn_test *t);
 
@@ -93,6 +105,22 @@ int64_t rn_df_bytes(const char *df);
 
 /* Fails the test with the first differing lines when the two manifests differ. */
 void rn_assert_same_tree(const char *before, const char *after, const char *what);
+
+/*
+ * A workload set of replicas (16 MB each on 64Mi of local-fixed, a class
+ * that cannot expand) asked to grow to 128Mi: a resize by copy. old_uid[k]
+ * (new strings) the pods' UIDs before it.
+ */
+void rn_start_copy_resize(struct rn_test *t, const char *set, int replicas, char **old_uid);
+
+/*
+ * After a resize by copy of set (replicas pods, set-<k>): each replica's
+ * tree when its new pod started equals the one its old pod (old_uid[k])
+ * left, and df shows more than min_bytes. what names the occasion in a
+ * failure. Frees old_uid[k].
+ */
+void rn_assert_copied_intact(struct rn_test *t, const char *set, int replicas, char **old_uid, int64_t min_bytes,
+			     const char *what);
 
 /* The resize of set is over: no resize state on it and no saved copy. */
 bool rn_resize_over(struct rn_test *t, const char *set);
