@@ -150,7 +150,9 @@ overlay "$REPO/deploy/overlays/namespace" >"$TMP/o.json"
 same "namespace scope" "$TMP/c.json" "$TMP/o.json"
 
 step "replicas 1, another image and resources = the cluster overlay with those changed, no --leader-elect"
-chart --set replicaCount=1 --set image.repository=registry.example/sop --set image.tag=9.9.9 \
+# deploy/base keeps its PodDisruptionBudget (maxUnavailable 1 blocks no drain
+# of one replica); the chart's "auto" leaves it out with one replica: forced here.
+chart --set replicaCount=1 --set podDisruptionBudget.enabled=true --set image.repository=registry.example/sop --set image.tag=9.9.9 \
 	--set image.pullPolicy=Always --set resources.requests.cpu=200m --set resources.limits.memory=1Gi \
 	>"$TMP/c.json"
 dir=$(scratch cluster <<'EOF'
@@ -437,20 +439,21 @@ raw --set copyImage=reg.example/rsync:1 >"$TMP/c.json"
 jq -e '.[] | select(.kind == "Deployment") | .spec.template.spec.containers[0].args | index("--copy-image=reg.example/rsync:1")' \
 	"$TMP/c.json" >/dev/null || fail "copyImage: $(dep)"
 
-step "HA: RollingUpdate maxUnavailable 0 maxSurge 1; a PodDisruptionBudget (minAvailable 1) when replicaCount > 1, or when forced"
+step "HA: RollingUpdate maxUnavailable 0 maxSurge 1; a PodDisruptionBudget (maxUnavailable 1, AlwaysAllow) when replicaCount > 1, or when forced"
 pdb() { jq -c '[.[] | select(.kind == "PodDisruptionBudget") | .spec]' "$TMP/c.json"; }
 raw >"$TMP/c.json"
 jq -e '.[] | select(.kind == "Deployment") | .spec.strategy == {"type":"RollingUpdate","rollingUpdate":{"maxUnavailable":0,"maxSurge":1}}' \
 	"$TMP/c.json" >/dev/null || fail "strategy: $(dep)"
-[ "$(pdb)" = '[{"minAvailable":1,"selector":{"matchLabels":{"app.kubernetes.io/name":"stateful-operator"}}}]' ] || fail "PDB: $(pdb)"
+[ "$(pdb)" = '[{"maxUnavailable":1,"selector":{"matchLabels":{"app.kubernetes.io/name":"stateful-operator"}},"unhealthyPodEvictionPolicy":"AlwaysAllow"}]' ] || fail "PDB: $(pdb)"
 raw --set replicaCount=1 >"$TMP/c.json"
 [ "$(pdb)" = '[]' ] || fail "a PDB with one replica: $(pdb)"
 raw --set replicaCount=1 --set podDisruptionBudget.enabled=true >"$TMP/c.json"
 [ "$(pdb)" != '[]' ] || fail "no PDB though enabled"
 raw --set replicaCount=3 --set podDisruptionBudget.enabled=false >"$TMP/c.json"
 [ "$(pdb)" = '[]' ] || fail "a PDB though disabled: $(pdb)"
-raw --set replicaCount=3 --set podDisruptionBudget.minAvailable=2 >"$TMP/c.json"
-[ "$(jq -c '.[0].minAvailable' <<<"$(pdb)")" = 2 ] || fail "PDB minAvailable: $(pdb)"
+raw --set replicaCount=3 --set podDisruptionBudget.maxUnavailable=2 >"$TMP/c.json"
+[ "$(jq -c '.[0].maxUnavailable' <<<"$(pdb)")" = 2 ] || fail "PDB maxUnavailable: $(pdb)"
+refused "'/podDisruptionBudget/maxUnavailable'" --set podDisruptionBudget.maxUnavailable=0
 refused "'/podDisruptionBudget/enabled'" --set podDisruptionBudget.enabled=maybe
 raw --set strategy.type=Recreate >"$TMP/c.json"
 jq -e '.[] | select(.kind == "Deployment") | .spec.strategy == {"type":"Recreate"}' "$TMP/c.json" >/dev/null ||

@@ -154,7 +154,7 @@ wait_for "the Deployment's 2 pods" replicas_are 2
 # HA: a new replica before an old one stops, and a budget that keeps one through drains.
 [ "$(jsonpath deployment/stateful-operator '{.spec.strategy.rollingUpdate.maxUnavailable}/{.spec.strategy.rollingUpdate.maxSurge}')" = 0/1 ] ||
 	fail "strategy: $(jsonpath deployment/stateful-operator '{.spec.strategy}')"
-[ "$(jsonpath poddisruptionbudget/stateful-operator '{.spec.minAvailable}')" = 1 ] || fail "no PodDisruptionBudget with 2 replicas"
+[ "$(jsonpath poddisruptionbudget/stateful-operator '{.spec.maxUnavailable}')" = 1 ] || fail "no PodDisruptionBudget with 2 replicas"
 gone service/stateful-operator-metrics || fail "the metrics Service is still there"
 gone networkpolicy/stateful-operator-metrics || fail "the metrics port is still open"
 key_kept "helm upgrade"
