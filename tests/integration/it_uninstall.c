@@ -193,7 +193,7 @@ static void test_refusals_then_removal(void **state)
 
 	/* An operator holds its Lease: it would put the finalizer back. */
 	fake_running_operator();
-	EXPECT(1, "", "error: the operator still runs (Lease ", "held by it-elsewhere",
+	EXPECT(1, "", "error: the operator still runs (", "it-elsewhere leads (Lease ",
 	       "scale deployment stateful-operator --replicas=0");
 	expect_unchanged();
 	delete_object(&KUBE_LEASES, "stateful-operator");
