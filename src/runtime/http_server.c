@@ -126,9 +126,18 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, unsigned int s
 		free(body);
 		return MHD_NO; /* closes the connection */
 	}
-	/* From here on the response owns body. */
+	/*
+	 * From here on the response owns body. Every response closes its
+	 * connection: a client that keeps it (the API server's webhook client
+	 * does, for 90 s) and sends its next request just as the deadline cuts
+	 * the idle connection gets a reset; the API server does not retry a
+	 * POST, so the review fails open (failurePolicy Ignore) and the guard
+	 * or the template change is skipped. A new TLS handshake per review
+	 * costs about a millisecond.
+	 */
 	if (MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
 				    content_type ? content_type : DEFAULT_CONTENT_TYPE) != MHD_YES ||
+	    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close") != MHD_YES ||
 	    (allow && MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow) != MHD_YES)) {
 		MHD_destroy_response(resp);
 		return MHD_NO;
@@ -348,7 +357,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	return answer(s, c, r.fn, r.ctx, &req);
 }
 
-/* The request and its response are done: the next one on this connection gets a fresh deadline. */
+/* The request and its response are done: a fresh deadline until libmicrohttpd closes the connection. */
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {

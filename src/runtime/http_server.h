@@ -14,12 +14,16 @@
  * - A GET or HEAD body is discarded (up to 64 KiB, past which the
  *   connection is closed); a method the path does not serve is answered at
  *   once and its connection closed unread.
+ * - One request per connection: every response says "Connection: close"
+ *   and the server closes it, so no client ever reuses a connection the
+ *   server is cutting at that moment (a reset the API server would take
+ *   for a failed webhook).
  * - HTTPS (http_server_start_tls): TLS 1.2 and 1.3, the certificate
  *   replaceable while serving (http_server_set_certificate).
  * - Bounded, so slow or greedy clients cannot take the server from a probe:
  *   each request (head and body) must arrive whole within
- *   HTTP_SERVER_REQUEST_TIMEOUT_S of the connection opening or of the
- *   previous response, and each response be taken within
+ *   HTTP_SERVER_REQUEST_TIMEOUT_S of the connection opening, and its
+ *   response be taken within
  *   HTTP_SERVER_RESPONSE_TIMEOUT_S, or the connection is closed (a client
  *   trickling bytes gains nothing); request heads up to about 12 KiB (16
  *   KiB of memory per connection); at most HTTP_SERVER_MAX_CONNECTIONS at

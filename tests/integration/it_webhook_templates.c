@@ -108,7 +108,12 @@ static void expect_template_and_claims(struct wh_test *f, const char *path, cons
 		}
 		free(have);
 	}
-	assert_int_equal(it_event_count(f->admin, f->ns, "ResizeStarted", NULL), 1);
+	int started = it_event_count(f->admin, f->ns, "ResizeStarted", NULL);
+	if (started != 1) {
+		it_print_events_and_failed_open(f->admin, f->ns);
+		wh_dump_log(f);
+		fail_msg("%d ResizeStarted Events, not 1", started);
+	}
 }
 
 static void test_class_change_by_copy_reapplied_mid_copy(

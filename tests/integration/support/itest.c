@@ -461,6 +461,31 @@ bool it_wait_event(struct kube_client *c, const char *ns, const char *reason, co
 	return it_wait(event_posted, &w, timeout_ms);
 }
 
+void it_print_events_and_failed_open(struct kube_client *c, const char *ns)
+{
+	json_t *ev = it_events(c, ns, NULL);
+	size_t i;
+	json_t *e;
+	json_array_foreach(ev, i, e)
+		fprintf(stderr, "event %s %s x%lld: %s\n", kube_obj_str(e, "reason"), kube_obj_str(e, "involvedObject.name"),
+			(long long)json_integer_value(json_object_get(e, "count")), kube_obj_str(e, "message"));
+	json_decref(ev);
+	const char *audit = getenv("LOCAL_CLUSTER_AUDIT_LOG");
+	FILE *f = audit ? fopen(audit, "r") : NULL;
+	if (!f)
+		return;
+	char *in_ns = xasprintf("/namespaces/%s/", ns);
+	char *line = NULL;
+	size_t cap = 0;
+	while (getline(&line, &cap, f) > 0) {
+		if (strstr(line, "failed-open") && strstr(line, in_ns))
+			fprintf(stderr, "webhook failed open: %.600s\n", line);
+	}
+	free(line);
+	free(in_ns);
+	fclose(f);
+}
+
 /* ---- manifests for the test bed ---- */
 
 /* Calls fn(ctx, item) for each item of a comma-separated list. */

@@ -105,6 +105,8 @@ char *it_event_message(struct kube_client *c, const char *ns, const char *reason
  * wait for the Event rather than list once.
  */
 bool it_wait_event(struct kube_client *c, const char *ns, const char *reason, const char *object, long timeout_ms);
+/* Prints to stderr every Event in ns, then the requests in ns for which the API server failed a webhook open (audit log). */
+void it_print_events_and_failed_open(struct kube_client *c, const char *ns);
 
 /* ---- manifests for the test bed ---- */
 
