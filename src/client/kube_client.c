@@ -373,11 +373,32 @@ static void setup_client_cert(struct kube_client *c, CURL *h, const struct reque
 	}
 }
 
-/* Accept, Content-Type and Authorization; set on h, returned for the caller to free. */
-static struct curl_slist *setup_headers(CURL *h, const char *content_type, const char *bearer)
+/* One "Name: value" header appended (values were checked for control characters when configured). */
+static struct curl_slist *add_header(struct curl_slist *headers, const char *name, const char *value)
+{
+	char *hdr = xasprintf("%s: %s", name, value);
+	headers = curl_slist_append(headers, hdr);
+	free(hdr);
+	return headers;
+}
+
+/*
+ * Accept, Content-Type, Authorization and, to the API server, the
+ * Impersonate-* headers of cfg (NULL: none); set on h, returned for the
+ * caller to free.
+ */
+static struct curl_slist *setup_headers(CURL *h, const char *content_type, const char *bearer,
+					const struct kube_config *cfg)
 {
 	struct curl_slist *headers = NULL;
 	headers = curl_slist_append(headers, "Accept: application/json");
+	if (cfg && cfg->impersonate_user) {
+		headers = add_header(headers, "Impersonate-User", cfg->impersonate_user);
+		for (size_t i = 0; i < cfg->nimpersonate_groups; i++)
+			headers = add_header(headers, "Impersonate-Group", cfg->impersonate_groups[i]);
+		if (cfg->impersonate_uid)
+			headers = add_header(headers, "Impersonate-Uid", cfg->impersonate_uid);
+	}
 	if (content_type) {
 		char *ct = xasprintf("Content-Type: %s", content_type);
 		headers = curl_slist_append(headers, ct);
@@ -420,7 +441,7 @@ struct curl_slist *kube__setup_handle(struct kube_client *c, CURL *h, const char
 		curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to);
 	setup_server_check(c, h, NULL, c->cfg.insecure_skip_tls_verify);
 	setup_client_cert(c, h, auth);
-	return setup_headers(h, content_type, auth->bearer);
+	return setup_headers(h, content_type, auth->bearer, &c->cfg);
 }
 
 struct curl_slist *kube_credentials_setup_bearer_get(struct kube_client *c, CURL *h, const char *url,
@@ -431,7 +452,7 @@ struct curl_slist *kube_credentials_setup_bearer_get(struct kube_client *c, CURL
 	curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
 	/* The server is checked as the API server is; the client's own certificate and token never go. */
 	setup_server_check(c, h, tls->ca_file, tls->insecure);
-	return setup_headers(h, NULL, bearer);
+	return setup_headers(h, NULL, bearer, NULL);
 }
 
 /* Where a response body goes: capped, and the cap's refusal told apart from curl's own errors. */

@@ -85,9 +85,12 @@ static inline bool kube_error_is(const struct kube_error *err, long code)
 	return err->code == code;
 }
 
+/* A request_timeout_ms that never ends a request (kubectl's --request-timeout=0); the low-speed limit still does. */
+#define KUBE_NO_REQUEST_TIMEOUT_MS (100L * 365 * 86400 * 1000)
+
 struct kube_client_options {
 	int max_retries;          /* for 429/5xx/transport errors; 0 = default 5, -1 = none */
-	long request_timeout_ms;  /* non-watch requests; default 60000 */
+	long request_timeout_ms;  /* non-watch requests; default 60000; KUBE_NO_REQUEST_TIMEOUT_MS: none */
 	long low_speed_seconds;   /* non-watch requests end when below 1 KiB/s this long; default 30 */
 	bool dry_run;             /* mutations are sent with dryRun=All: validated, never persisted */
 	const char *user_agent;   /* default "stateful-operator" */

@@ -43,7 +43,33 @@ struct kube_config {
 	struct kube_exec_config *exec; /* exec credential plugin, or NULL */
 	char *namespace;            /* the context's namespace (or in-cluster namespace); may be NULL */
 	char *context;              /* name of the context used; NULL in-cluster */
+	/* Impersonation (the user's as, as-uid, as-groups, or --as...): sent as Impersonate-* headers. */
+	char *impersonate_user;
+	char *impersonate_uid;
+	char **impersonate_groups;  /* nimpersonate_groups items */
+	size_t nimpersonate_groups;
 };
+
+/*
+ * What kubectl's global flags change in a kubeconfig, each NULL (or -1)
+ * when not given; borrowed. cluster and user pick other entries than the
+ * context names; the rest replace fields of the result: a token replaces
+ * every credential of the user (client certificate, token file, exec
+ * plugin), a client certificate and key replace them too, a certificate
+ * authority replaces the cluster's. With server given, no kubeconfig file
+ * is needed (kubectl --server --token).
+ */
+struct kube_overrides {
+	const char *context, *cluster, *user;
+	const char *server, *tls_server_name, *certificate_authority;
+	int insecure_skip_tls_verify; /* -1: as the kubeconfig says; 0 or 1 */
+	const char *client_certificate, *client_key, *token;
+	const char *as, *as_uid;
+	const char *const *as_groups; /* nas_groups items */
+	size_t nas_groups;
+};
+
+#define KUBE_OVERRIDES_INIT {.insecure_skip_tls_verify = -1}
 
 void kube_config_release(struct kube_config *cfg);
 
@@ -66,6 +92,19 @@ int kubeconfig_load(const char *path, const char *context, struct kube_config *o
 /* Parses kubeconfig text; base_dir resolves relative paths. Same contract. */
 int kubeconfig_parse(const char *text, size_t len, const char *base_dir, const char *context,
 		     struct kube_config *out, char **err) __attribute__((warn_unused_result));
+
+/* kubeconfig_load and kubeconfig_parse with kubectl's overrides (o may be NULL). Same contract. */
+int kubeconfig_load_with(const char *path, const struct kube_overrides *o, struct kube_config *out, char **err)
+	__attribute__((warn_unused_result));
+int kubeconfig_parse_with(const char *text, size_t len, const char *base_dir, const struct kube_overrides *o,
+			  struct kube_config *out, char **err) __attribute__((warn_unused_result));
+
+/*
+ * A server URL as kubectl takes it (https:// or http://, or host:port for
+ * https), without userinfo, trailing slashes dropped: 0 and *out a new
+ * string, or -1 and *why a new message that quotes it redacted.
+ */
+int kube_server_url(const char *raw, char **out, char **why) __attribute__((warn_unused_result));
 
 /*
  * In-cluster config from KUBERNETES_SERVICE_HOST/PORT and the service

@@ -491,12 +491,13 @@ char *kube_url_redact(const char *url)
 }
 
 /* raw server -> new "scheme://host[:port][/prefix]" without a trailing slash. */
-static WUR int kc_server(const struct kc_file *f, const char *path, const char *raw, char **out,
-		     char **err)
+int kube_server_url(const char *raw, char **out, char **why)
 {
+	*out = NULL;
+	*why = NULL;
 	for (const char *p = raw; *p; p++) {
 		if (isspace((unsigned char)*p) || iscntrl((unsigned char)*p)) {
-			kc_fail(err, f->label, "%s.server contains whitespace", path);
+			*why = xstrdup("contains whitespace");
 			return -1;
 		}
 	}
@@ -509,8 +510,7 @@ static WUR int kc_server(const struct kc_file *f, const char *path, const char *
 		size_t slen = (size_t)(sep - raw);
 		if (!((slen == 5 && !strncasecmp(raw, "https", 5)) ||
 		      (slen == 4 && !strncasecmp(raw, "http", 4)))) {
-			kc_fail(err, f->label, "%s.server \"%s\" is not an https:// (or http://) URL",
-				path, shown);
+			*why = xasprintf("\"%s\" is not an https:// (or http://) URL", shown);
 			goto fail;
 		}
 	}
@@ -519,15 +519,15 @@ static WUR int kc_server(const struct kc_file *f, const char *path, const char *
 		 * libcurl would send it as Basic auth on every request, and the
 		 * URL is logged; the API server has not taken passwords since 1.19.
 		 */
-		kc_fail(err, f->label, "%s.server \"%s\" carries a user name or password; "
-			"authenticate with a token, client certificate or exec plugin instead",
-			path, shown);
+		*why = xasprintf("\"%s\" carries a user name or password; authenticate with a token, client "
+				 "certificate or exec plugin instead",
+				 shown);
 		goto fail;
 	}
 	s = sep ? xstrdup(raw) : xasprintf("https://%s", raw); /* kubectl accepts host:port */
 	char *host = strstr(s, "://") + 3;
 	if (*host == '\0' || *host == '/' || *host == '?' || *host == '#') {
-		kc_fail(err, f->label, "%s.server \"%s\" has no host", path, shown);
+		*why = xasprintf("\"%s\" has no host", shown);
 		goto fail;
 	}
 	free(shown);
@@ -539,6 +539,17 @@ static WUR int kc_server(const struct kc_file *f, const char *path, const char *
 fail:
 	free(shown);
 	free(s);
+	return -1;
+}
+
+static WUR int kc_server(const struct kc_file *f, const char *path, const char *raw, char **out,
+		     char **err)
+{
+	char *why = NULL;
+	if (kube_server_url(raw, out, &why) == 0)
+		return 0;
+	kc_fail(err, f->label, "%s.server %s", path, why);
+	free(why);
 	return -1;
 }
 
@@ -732,12 +743,54 @@ out:
 	return rc;
 }
 
+/* as, as-uid and as-groups: who the requests act as (each a header value: checked like the token). */
+static WUR int kc_fill_impersonation(const struct kc_file *f, const char *path, json_t *u, struct kube_config *out,
+				     char **err)
+{
+	char *what = xasprintf("%s.as", path);
+	int rc = -1;
+	if (kc_get_str(f, path, u, "as", &out->impersonate_user, err) < 0 ||
+	    kc_check_header_value(f, what, &out->impersonate_user, err) < 0)
+		goto out;
+	free(what);
+	what = xasprintf("%s.as-uid", path);
+	if (kc_get_str(f, path, u, "as-uid", &out->impersonate_uid, err) < 0 ||
+	    kc_check_header_value(f, what, &out->impersonate_uid, err) < 0)
+		goto out;
+	json_t *groups = json_object_get(u, "as-groups");
+	if (groups && !json_is_null(groups) && !json_is_array(groups)) {
+		kc_fail(err, f->label, "%s.as-groups is not a list", path);
+		goto out;
+	}
+	size_t i;
+	json_t *g;
+	json_array_foreach(groups, i, g) {
+		char buf[32];
+		const char *text = kc_scalar_text(g, buf);
+		free(what);
+		what = xasprintf("%s.as-groups[%zu]", path, i);
+		char *v = text ? xstrdup(text) : NULL;
+		if (!v || kc_check_header_value(f, what, &v, err) < 0 || !v) {
+			if (!*err)
+				kc_fail(err, f->label, "%s is not a group name", what);
+			free(v);
+			goto out;
+		}
+		out->impersonate_groups =
+			xrealloc(out->impersonate_groups, (out->nimpersonate_groups + 1) * sizeof(char *));
+		out->impersonate_groups[out->nimpersonate_groups++] = v;
+	}
+	rc = 0;
+out:
+	free(what);
+	return rc;
+}
+
 static WUR int kc_fill_user(const struct kc_entry *e, struct kube_config *out, char **err)
 {
 	const struct kc_file *f = e->file;
 	const char *path = e->path;
 	json_t *u = e->body;
-	static const char *const imp[] = {"as", "as-uid", "as-groups", "as-user-extra"};
 	char *what = NULL;
 	int rc = -1;
 
@@ -752,12 +805,12 @@ static WUR int kc_fill_user(const struct kc_entry *e, struct kube_config *out, c
 			"use a token, a client certificate or an exec plugin", path);
 		goto out;
 	}
-	for (size_t i = 0; i < sizeof(imp) / sizeof(imp[0]); i++) {
-		if (kc_has(u, imp[i])) {
-			kc_fail(err, f->label, "%s.%s (impersonation) is not supported", path, imp[i]);
-			goto out;
-		}
+	if (kc_has(u, "as-user-extra")) {
+		kc_fail(err, f->label, "%s.as-user-extra (impersonated extra fields) is not supported", path);
+		goto out;
 	}
+	if (kc_fill_impersonation(f, path, u, out, err) < 0)
+		goto out;
 
 	if (kc_get_path(f, path, u, "client-certificate", &out->cert_file, err) < 0 ||
 	    kc_get_data(f, path, u, "client-certificate-data", &out->cert_data, err) < 0 ||
@@ -818,11 +871,12 @@ out:
 /* ------------------------------------------------------------------ */
 
 /* Fills out from the merged files. out must be zeroed; the caller releases it on failure. */
-static WUR int kc_resolve(const struct kc_set *set, const char *context, struct kube_config *out,
+static WUR int kc_resolve(const struct kc_set *set, const struct kube_overrides *o, struct kube_config *out,
 		      char **err)
 {
 	struct kc_entry ctx = {0}, cl = {0}, us = {0};
 	char *cluster_name = NULL, *user_name = NULL;
+	const char *context = o ? o->context : NULL;
 	const char *ctx_name = context && *context ? context : NULL;
 	const struct kc_file *cur_file = NULL;
 	const char *any = set->n > 1 ? " of any KUBECONFIG file" : "";
@@ -855,12 +909,29 @@ static WUR int kc_resolve(const struct kc_set *set, const char *context, struct 
 	    kc_get_str(ctx.file, ctx.path, ctx.body, "user", &user_name, err) < 0 ||
 	    kc_get_str(ctx.file, ctx.path, ctx.body, "namespace", &out->namespace, err) < 0)
 		goto out;
+	if (o && o->cluster && *o->cluster) {
+		free(cluster_name);
+		cluster_name = xstrdup(o->cluster);
+		if (!kc_find(set, KC_CLUSTERS, cluster_name, &cl)) {
+			kc_fail(err, set->label, "cluster \"%s\" (from --cluster) is not in clusters%s", cluster_name,
+				any);
+			goto out;
+		}
+	}
+	if (o && o->user && *o->user) {
+		free(user_name);
+		user_name = xstrdup(o->user);
+		if (!kc_find(set, KC_USERS, user_name, &us)) {
+			kc_fail(err, set->label, "user \"%s\" (from --user) is not in users%s", user_name, any);
+			goto out;
+		}
+	}
 	if (!cluster_name) {
 		kc_fail(err, ctx.file->label, "%s.cluster is missing (context \"%s\")", ctx.path,
 			ctx_name);
 		goto out;
 	}
-	if (!kc_find(set, KC_CLUSTERS, cluster_name, &cl)) {
+	if (!cl.file && !kc_find(set, KC_CLUSTERS, cluster_name, &cl)) {
 		kc_fail(err, ctx.file->label, "context \"%s\" names cluster \"%s\", which is not in "
 			"clusters%s", ctx_name, cluster_name, any);
 		goto out;
@@ -869,7 +940,7 @@ static WUR int kc_resolve(const struct kc_set *set, const char *context, struct 
 		goto out;
 	/* A context without a user is anonymous, as in kubectl. */
 	if (user_name) {
-		if (!kc_find(set, KC_USERS, user_name, &us)) {
+		if (!us.file && !kc_find(set, KC_USERS, user_name, &us)) {
 			kc_fail(err, ctx.file->label, "context \"%s\" names user \"%s\", which is not in "
 				"users%s", ctx_name, user_name, any);
 			goto out;
@@ -885,6 +956,132 @@ out:
 	free(cluster_name);
 	free(user_name);
 	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* kubectl's flags over the kubeconfig                                 */
+/* ------------------------------------------------------------------ */
+
+static void kube_exec_config_free(struct kube_exec_config *x);
+
+static void set_str(char **field, const char *value)
+{
+	free(*field);
+	*field = value ? xstrdup(value) : NULL;
+}
+
+static void drop_credentials(struct kube_config *cfg)
+{
+	set_str(&cfg->cert_file, NULL);
+	set_str(&cfg->key_file, NULL);
+	FREE_AND_NULL(cfg->cert_data.data);
+	cfg->cert_data.len = 0;
+	if (cfg->key_data.data)
+		explicit_bzero(cfg->key_data.data, cfg->key_data.len);
+	FREE_AND_NULL(cfg->key_data.data);
+	cfg->key_data.len = 0;
+	if (cfg->token)
+		explicit_bzero(cfg->token, strlen(cfg->token));
+	set_str(&cfg->token, NULL);
+	set_str(&cfg->token_file, NULL);
+	kube_exec_config_free(cfg->exec);
+	cfg->exec = NULL;
+}
+
+/* A flag's value that goes into a header: no control characters, not empty. */
+static WUR int flag_header_value(const char *flag, const char *v, char **err)
+{
+	for (const char *p = v; *p; p++) {
+		if (iscntrl((unsigned char)*p)) {
+			*err = xasprintf("%s contains a line break or control character", flag);
+			return -1;
+		}
+	}
+	if (!*v) {
+		*err = xasprintf("%s is empty", flag);
+		return -1;
+	}
+	return 0;
+}
+
+/* Applies the field overrides of o to cfg (the entries chosen already). */
+static WUR int apply_overrides(struct kube_config *cfg, const struct kube_overrides *o, char **err)
+{
+	if (o->server) {
+		char *url = NULL, *why = NULL;
+		if (kube_server_url(o->server, &url, &why) < 0) {
+			*err = xasprintf("--server %s", why);
+			free(why);
+			return -1;
+		}
+		free(cfg->server);
+		cfg->server = url;
+	}
+	if (o->tls_server_name)
+		set_str(&cfg->tls_server_name, *o->tls_server_name ? o->tls_server_name : NULL);
+	if (o->certificate_authority) {
+		set_str(&cfg->ca_file, o->certificate_authority);
+		FREE_AND_NULL(cfg->ca_data.data);
+		cfg->ca_data.len = 0;
+		cfg->insecure_skip_tls_verify = false;
+	}
+	if (o->insecure_skip_tls_verify >= 0) {
+		cfg->insecure_skip_tls_verify = o->insecure_skip_tls_verify == 1;
+		if (cfg->insecure_skip_tls_verify && o->certificate_authority) {
+			*err = xstrdup("--insecure-skip-tls-verify and --certificate-authority are both given; keep one");
+			return -1;
+		}
+		if (cfg->insecure_skip_tls_verify) {
+			set_str(&cfg->ca_file, NULL);
+			FREE_AND_NULL(cfg->ca_data.data);
+			cfg->ca_data.len = 0;
+		}
+	}
+	if ((o->client_certificate != NULL) != (o->client_key != NULL)) {
+		*err = xstrdup(o->client_certificate ? "--client-certificate needs --client-key"
+						     : "--client-key needs --client-certificate");
+		return -1;
+	}
+	if (o->token && o->client_certificate) {
+		*err = xstrdup("--token and --client-certificate are both given; keep one");
+		return -1;
+	}
+	if (o->token) {
+		if (flag_header_value("--token", o->token, err) < 0)
+			return -1;
+		drop_credentials(cfg);
+		cfg->token = xstrdup(o->token);
+	} else if (o->client_certificate) {
+		drop_credentials(cfg);
+		cfg->cert_file = xstrdup(o->client_certificate);
+		cfg->key_file = xstrdup(o->client_key);
+	}
+	if (o->as) {
+		if (flag_header_value("--as", o->as, err) < 0)
+			return -1;
+		set_str(&cfg->impersonate_user, o->as);
+	}
+	if (o->as_uid) {
+		if (flag_header_value("--as-uid", o->as_uid, err) < 0)
+			return -1;
+		set_str(&cfg->impersonate_uid, o->as_uid);
+	}
+	if (o->nas_groups) {
+		for (size_t i = 0; i < o->nas_groups; i++)
+			if (flag_header_value("--as-group", o->as_groups[i], err) < 0)
+				return -1;
+		for (size_t i = 0; i < cfg->nimpersonate_groups; i++)
+			free(cfg->impersonate_groups[i]);
+		cfg->impersonate_groups = xrealloc(cfg->impersonate_groups, o->nas_groups * sizeof(char *));
+		for (size_t i = 0; i < o->nas_groups; i++)
+			cfg->impersonate_groups[i] = xstrdup(o->as_groups[i]);
+		cfg->nimpersonate_groups = o->nas_groups;
+	}
+	if ((cfg->impersonate_uid || cfg->nimpersonate_groups) && !cfg->impersonate_user) {
+		*err = xstrdup("--as-group and --as-uid need --as (the user to act as)");
+		return -1;
+	}
+	return 0;
 }
 
 /* Parses text into a new entry of set; label and base_dir are copied. */
@@ -910,6 +1107,14 @@ static WUR int kc_set_add_text(struct kc_set *set, const char *text, size_t len,
 int kubeconfig_parse(const char *text, size_t len, const char *base_dir, const char *context,
 		     struct kube_config *out, char **err)
 {
+	struct kube_overrides o = KUBE_OVERRIDES_INIT;
+	o.context = context;
+	return kubeconfig_parse_with(text, len, base_dir, &o, out, err);
+}
+
+int kubeconfig_parse_with(const char *text, size_t len, const char *base_dir, const struct kube_overrides *o,
+			  struct kube_config *out, char **err)
+{
 	struct kc_set set = {0};
 	int rc = -1;
 
@@ -917,7 +1122,9 @@ int kubeconfig_parse(const char *text, size_t len, const char *base_dir, const c
 	*err = NULL;
 	if (kc_set_add_text(&set, text, len, NULL, base_dir, err) < 0)
 		goto out;
-	rc = kc_resolve(&set, context, out, err);
+	rc = kc_resolve(&set, o, out, err);
+	if (rc == 0 && o)
+		rc = apply_overrides(out, o, err);
 out:
 	if (rc < 0)
 		kube_config_release(out);
@@ -1027,6 +1234,23 @@ static char *kc_default_path(void)
 
 int kubeconfig_load(const char *path, const char *context, struct kube_config *out, char **err)
 {
+	struct kube_overrides o = KUBE_OVERRIDES_INIT;
+	o.context = context;
+	return kubeconfig_load_with(path, &o, out, err);
+}
+
+/* No kubeconfig file, but --server: the flags are the whole configuration (kubectl's way). */
+static WUR int from_flags_only(const struct kube_overrides *o, struct kube_config *out, char **err)
+{
+	if (o->context || o->cluster || o->user) {
+		*err = xstrdup("--context, --cluster and --user name kubeconfig entries, and there is no kubeconfig");
+		return -1;
+	}
+	return apply_overrides(out, o, err);
+}
+
+int kubeconfig_load_with(const char *path, const struct kube_overrides *o, struct kube_config *out, char **err)
+{
 	struct kc_set set = {0};
 	struct strbuf labels;
 	char *list = NULL, *home_cfg = NULL;
@@ -1046,6 +1270,10 @@ int kubeconfig_load(const char *path, const char *context, struct kube_config *o
 			if (kc_set_add_file(&set, p, true, err) < 0)
 				goto out;
 		}
+		if (set.n == 0 && o && o->server) {
+			rc = from_flags_only(o, out, err);
+			goto out;
+		}
 		if (set.n == 0) {
 			kc_fail(err, NULL, "none of the files in KUBECONFIG=%s exists", env);
 			goto out;
@@ -1060,9 +1288,13 @@ int kubeconfig_load(const char *path, const char *context, struct kube_config *o
 		int r = kc_set_add_file(&set, home_cfg, true, err);
 		if (r < 0)
 			goto out;
+		if (r == 1 && o && o->server) {
+			rc = from_flags_only(o, out, err);
+			goto out;
+		}
 		if (r == 1) {
 			kc_fail(err, home_cfg, "does not exist, and KUBECONFIG is not set (outside a "
-				"cluster, give --kubeconfig or set KUBECONFIG)");
+				"cluster, give --kubeconfig or --server, or set KUBECONFIG)");
 			goto out;
 		}
 	}
@@ -1072,7 +1304,9 @@ int kubeconfig_load(const char *path, const char *context, struct kube_config *o
 			abort(); /* unreachable: the buffer has no cap */
 	}
 	set.label = strbuf_detach(&labels);
-	rc = kc_resolve(&set, context, out, err);
+	rc = kc_resolve(&set, o, out, err);
+	if (rc == 0 && o)
+		rc = apply_overrides(out, o, err);
 out:
 	if (rc < 0)
 		kube_config_release(out);
@@ -1126,5 +1360,10 @@ void kube_config_release(struct kube_config *cfg)
 	kube_exec_config_free(cfg->exec);
 	free(cfg->namespace);
 	free(cfg->context);
+	free(cfg->impersonate_user);
+	free(cfg->impersonate_uid);
+	for (size_t i = 0; i < cfg->nimpersonate_groups; i++)
+		free(cfg->impersonate_groups[i]);
+	free(cfg->impersonate_groups);
 	memset(cfg, 0, sizeof(*cfg));
 }

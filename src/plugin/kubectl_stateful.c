@@ -45,8 +45,11 @@ static int complete(int n, char *const *words)
 		if (!strncmp(*w, cur, strlen(cur)))
 			printf("%s\n", *w);
 	if (kind == COMPLETE_STS || kind == COMPLETE_STC || kind == COMPLETE_STS_STC) {
-		struct plugin_args a = {.kubeconfig = where.kubeconfig, .context = where.context,
+		struct plugin_args a = {.kubeconfig = where.kubeconfig,
+					.connection = KUBE_OVERRIDES_INIT,
+					.request_timeout_ms = -1,
 					.namespace = where.namespace};
+		a.connection.context = where.context;
 		struct plugin_session s;
 		FILE *quiet = freopen("/dev/null", "w", stderr); /* no error text among the candidates */
 		(void)quiet;

@@ -30,7 +30,8 @@ static const struct {
 	 ONLY(PLUGIN_CLEANUP) | ONLY(PLUGIN_MEMBERS) | ONLY(PLUGIN_UNINSTALL))
 
 enum flag_id {
-	F_KUBECONFIG, F_CONTEXT, F_NAMESPACE, F_ALL_NAMESPACES, F_OUTPUT, F_STRATEGY, F_CLASS, F_WAIT,
+	F_KUBECONFIG, F_CONTEXT, F_CLUSTER, F_USER, F_SERVER, F_TOKEN, F_CA, F_CLIENT_CERT, F_CLIENT_KEY,
+	F_INSECURE, F_TLS_SERVER_NAME, F_AS, F_AS_GROUP, F_AS_UID, F_REQUEST_TIMEOUT, F_NAMESPACE, F_ALL_NAMESPACES, F_OUTPUT, F_STRATEGY, F_CLASS, F_WAIT,
 	F_NO_WAIT, F_TIMEOUT, F_RETRY, F_DRY_RUN, F_FORCE, F_OPERATOR_NS, F_HELP, F_VERSION,
 };
 
@@ -43,6 +44,19 @@ static const struct flag {
 } flags[] = {
 	{"kubeconfig", 0, true, ANY_CLUSTER_CMD, F_KUBECONFIG},
 	{"context", 0, true, ANY_CLUSTER_CMD, F_CONTEXT},
+	{"cluster", 0, true, ANY_CLUSTER_CMD, F_CLUSTER},
+	{"user", 0, true, ANY_CLUSTER_CMD, F_USER},
+	{"server", 's', true, ANY_CLUSTER_CMD, F_SERVER},
+	{"token", 0, true, ANY_CLUSTER_CMD, F_TOKEN},
+	{"certificate-authority", 0, true, ANY_CLUSTER_CMD, F_CA},
+	{"client-certificate", 0, true, ANY_CLUSTER_CMD, F_CLIENT_CERT},
+	{"client-key", 0, true, ANY_CLUSTER_CMD, F_CLIENT_KEY},
+	{"insecure-skip-tls-verify", 0, false, ANY_CLUSTER_CMD, F_INSECURE},
+	{"tls-server-name", 0, true, ANY_CLUSTER_CMD, F_TLS_SERVER_NAME},
+	{"as", 0, true, ANY_CLUSTER_CMD, F_AS},
+	{"as-group", 0, true, ANY_CLUSTER_CMD, F_AS_GROUP},
+	{"as-uid", 0, true, ANY_CLUSTER_CMD, F_AS_UID},
+	{"request-timeout", 0, true, ANY_CLUSTER_CMD, F_REQUEST_TIMEOUT},
 	{"namespace", 'n', true, ANY_CLUSTER_CMD, F_NAMESPACE},
 	{"all-namespaces", 'A', false, ONLY(PLUGIN_STATUS), F_ALL_NAMESPACES},
 	{"output", 'o', true, ONLY(PLUGIN_STATUS) | ONLY(PLUGIN_MEMBERS), F_OUTPUT},
@@ -80,8 +94,13 @@ const char *plugin_usage(void)
 	       "                                   refused while a cleanup or resize is in flight\n"
 	       "  completion bash|zsh              shell completion script\n"
 	       "\n"
-	       "Flags (kubectl's):\n"
-	       "  --kubeconfig PATH, --context NAME, -n/--namespace NS, -A/--all-namespaces (status)\n"
+	       "Flags (kubectl's, read as kubectl reads them):\n"
+	       "  --kubeconfig PATH, --context NAME, --cluster NAME, --user NAME\n"
+	       "  -s/--server URL, --token TOKEN, --certificate-authority PATH, --tls-server-name NAME,\n"
+	       "  --client-certificate PATH --client-key PATH, --insecure-skip-tls-verify[=false]\n"
+	       "  --as USER [--as-group GROUP]... [--as-uid UID]   act as another user\n"
+	       "  --request-timeout DURATION       per request (0: none; default 30s)\n"
+	       "  -n/--namespace NS, -A/--all-namespaces (status)\n"
 	       "  --operator-namespace NS          where the operator runs (default " PLUGIN_OPERATOR_NAMESPACE ")\n"
 	       "  -h/--help, --version\n"
 	       "\n"
@@ -93,6 +112,11 @@ void plugin_args_release(struct plugin_args *a)
 {
 	free(a->template_name);
 	a->template_name = NULL;
+	free((void *)a->connection.as_groups);
+	a->connection.as_groups = NULL;
+	a->connection.nas_groups = 0;
+	free(a->object);
+	a->object = NULL;
 }
 
 static int fail(char **err, char *msg)
@@ -100,6 +124,24 @@ static int fail(char **err, char *msg)
 	*err = msg;
 	return -1;
 }
+
+/* kubectl's --request-timeout: 0 (none), a duration (1s, 2m), or whole seconds. */
+static int parse_request_timeout(const char *flag, const char *v, int64_t *ms, char **err)
+{
+	size_t digits = strspn(v, "0123456789");
+	if (digits && !v[digits] && digits < 10) {
+		*ms = (int64_t)strtoll(v, NULL, 10) * 1000;
+		return 0;
+	}
+	char *derr = NULL;
+	if (duration_parse(v, ms, &derr) < 0 || *ms < 0) {
+		char *m = xasprintf("%s: %s", flag, derr ? derr : "not a duration (e.g. 30s, 2m; 0: none)");
+		free(derr);
+		return fail(err, m);
+	}
+	return 0;
+}
+
 
 static const struct flag *find_long(const char *name, size_t len)
 {
@@ -129,7 +171,36 @@ static int apply_flag(const struct seen_flag *f, struct plugin_args *out, char *
 	const char *v = f->value;
 	switch (f->flag->id) {
 	case F_KUBECONFIG: out->kubeconfig = v; break;
-	case F_CONTEXT: out->context = v; break;
+	case F_CONTEXT: out->connection.context = v; break;
+	case F_CLUSTER: out->connection.cluster = v; break;
+	case F_USER: out->connection.user = v; break;
+	case F_SERVER: out->connection.server = v; break;
+	case F_TOKEN: out->connection.token = v; break;
+	case F_CA: out->connection.certificate_authority = v; break;
+	case F_CLIENT_CERT: out->connection.client_certificate = v; break;
+	case F_CLIENT_KEY: out->connection.client_key = v; break;
+	case F_TLS_SERVER_NAME: out->connection.tls_server_name = v; break;
+	case F_AS: out->connection.as = v; break;
+	case F_AS_UID: out->connection.as_uid = v; break;
+	case F_AS_GROUP: {
+		struct kube_overrides *o = &out->connection;
+		const char **groups = xrealloc((void *)o->as_groups, (o->nas_groups + 1) * sizeof(*groups));
+		groups[o->nas_groups++] = v;
+		o->as_groups = groups;
+		break;
+	}
+	case F_INSECURE:
+		if (!v || !strcmp(v, "true"))
+			out->connection.insecure_skip_tls_verify = 1;
+		else if (!strcmp(v, "false"))
+			out->connection.insecure_skip_tls_verify = 0;
+		else
+			return fail(err, xasprintf("%s: use true or false", f->as_typed));
+		break;
+	case F_REQUEST_TIMEOUT:
+		if (parse_request_timeout(f->as_typed, v, &out->request_timeout_ms, err) < 0)
+			return -1;
+		break;
 	case F_NAMESPACE: out->namespace = v; break;
 	case F_ALL_NAMESPACES: out->all_namespaces = true; break;
 	case F_OPERATOR_NS: out->operator_namespace = v; break;
@@ -182,22 +253,65 @@ static int apply_flag(const struct seen_flag *f, struct plugin_args *out, char *
 	return 0;
 }
 
+/* kubectl's spellings of the two kinds. */
+static const struct {
+	const char *word;
+	enum plugin_kind kind;
+} kinds[] = {
+	{"sts", PLUGIN_KIND_STS}, {"statefulset", PLUGIN_KIND_STS}, {"statefulsets", PLUGIN_KIND_STS},
+	{"statefulset.apps", PLUGIN_KIND_STS}, {"statefulsets.apps", PLUGIN_KIND_STS},
+	{"stc", PLUGIN_KIND_STC}, {"statefulcluster", PLUGIN_KIND_STC}, {"statefulclusters", PLUGIN_KIND_STC},
+	{"statefulcluster.stateful-operator.io", PLUGIN_KIND_STC},
+	{"statefulclusters.stateful-operator.io", PLUGIN_KIND_STC},
+};
+
+static bool is_kind_word(const char *s)
+{
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strcmp(kinds[i].word, s))
+			return true;
+	return false;
+}
+
+/*
+ * kubectl's other ways to name the object, turned into TYPE/NAME (in
+ * out->object): "TYPE NAME" (two arguments), and a bare NAME where the
+ * command takes one kind only (sts for resize, abort, explain, cleanup;
+ * stc for members). pos and *npos are updated.
+ */
+static void join_object(const char **pos, int *npos, struct plugin_args *out)
+{
+	if (*npos == 0 || strchr(pos[0], '/'))
+		return;
+	if (is_kind_word(pos[0]) && *npos >= 2 && !strchr(pos[1], '/') && !strchr(pos[1], '=')) {
+		out->object = xasprintf("%s/%s", pos[0], pos[1]);
+		pos[0] = out->object;
+		for (int i = 1; i + 1 < *npos; i++)
+			pos[i] = pos[i + 1];
+		--*npos;
+		return;
+	}
+	const char *only = NULL;
+	switch (out->cmd) {
+	case PLUGIN_RESIZE:
+	case PLUGIN_ABORT:
+	case PLUGIN_EXPLAIN:
+	case PLUGIN_CLEANUP: only = "sts"; break;
+	case PLUGIN_MEMBERS: only = "stc"; break;
+	default: return;
+	}
+	if (is_kind_word(pos[0]) || strchr(pos[0], '='))
+		return;
+	out->object = xasprintf("%s/%s", only, pos[0]);
+	pos[0] = out->object;
+}
+
 /* "sts/NAME" or "stc/NAME" and kubectl's longer spellings. */
 static int parse_object(const char *s, struct plugin_args *out, char **err)
 {
-	static const struct {
-		const char *word;
-		enum plugin_kind kind;
-	} kinds[] = {
-		{"sts", PLUGIN_KIND_STS}, {"statefulset", PLUGIN_KIND_STS}, {"statefulsets", PLUGIN_KIND_STS},
-		{"statefulset.apps", PLUGIN_KIND_STS}, {"statefulsets.apps", PLUGIN_KIND_STS},
-		{"stc", PLUGIN_KIND_STC}, {"statefulcluster", PLUGIN_KIND_STC}, {"statefulclusters", PLUGIN_KIND_STC},
-		{"statefulcluster.stateful-operator.io", PLUGIN_KIND_STC},
-		{"statefulclusters.stateful-operator.io", PLUGIN_KIND_STC},
-	};
 	const char *slash = strchr(s, '/');
 	if (!slash)
-		return fail(err, xasprintf("\"%s\": name the object as sts/NAME or stc/NAME", s));
+		return fail(err, xasprintf("\"%s\": name the object as sts/NAME or stc/NAME (or sts NAME)", s));
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		if (strlen(kinds[i].word) == (size_t)(slash - s) && !strncmp(kinds[i].word, s, (size_t)(slash - s))) {
 			if (!slash[1] || strchr(slash + 1, '/'))
@@ -243,6 +357,7 @@ static const char *cmd_name(enum plugin_cmd c)
 static int parse_positionals(const char **pos, int npos, struct plugin_args *out, char **err)
 {
 	const char *cmd = cmd_name(out->cmd);
+	join_object(pos, &npos, out);
 	switch (out->cmd) {
 	case PLUGIN_HELP:
 	case PLUGIN_VERSION:
@@ -314,8 +429,8 @@ static int read_flag(int argc, char *const *argv, int *i, struct seen_flag *f, c
 	if (!f->flag)
 		return fail(err, xasprintf("unknown flag \"%s\" (see kubectl stateful --help)", a));
 	if (!f->flag->takes_value) {
-		/* --wait=false is the one boolean with a value. */
-		if (inline_value && f->flag->id != F_WAIT)
+		/* Booleans take =true or =false, as in kubectl. */
+		if (inline_value && f->flag->id != F_WAIT && f->flag->id != F_INSECURE)
 			return fail(err, xasprintf("%s takes no value", a));
 		f->value = inline_value;
 		return 0;
@@ -333,6 +448,8 @@ static int read_flag(int argc, char *const *argv, int *i, struct seen_flag *f, c
 int plugin_args_parse(int argc, char *const *argv, struct plugin_args *out, char **err)
 {
 	memset(out, 0, sizeof(*out));
+	out->connection = (struct kube_overrides)KUBE_OVERRIDES_INIT;
+	out->request_timeout_ms = -1;
 	*err = NULL;
 	const char *pos[NPOSITIONAL];
 	int npos = 0;
@@ -383,9 +500,11 @@ int plugin_args_parse(int argc, char *const *argv, struct plugin_args *out, char
 		asked |= seen[k].flag->id == F_HELP || seen[k].flag->id == F_VERSION;
 	if ((out->cmd == PLUGIN_HELP && (have_cmd || asked)) || out->cmd == PLUGIN_VERSION)
 		return 0;
-	if (!have_cmd)
+	if (!have_cmd) {
+		plugin_args_release(out);
 		return fail(err, xstrdup("name a command: status, resize, abort, explain, cleanup, members, uninstall or "
 					"completion"));
+	}
 	if (parse_positionals(pos, npos, out, err) < 0) {
 		plugin_args_release(out);
 		return -1;

@@ -1,8 +1,10 @@
 /*
  * The command line of `kubectl stateful` (kubectl-stateful): kubectl's own
- * connection flags (--kubeconfig, --context, -n/--namespace,
- * -A/--all-namespaces), a subcommand and its object and flags, checked
- * before anything talks to the cluster so a typo never becomes a request.
+ * global flags (--kubeconfig, --context, --cluster, --user, -s/--server,
+ * --token, TLS, impersonation, --request-timeout, -n/--namespace,
+ * -A/--all-namespaces), a subcommand and its object (TYPE/NAME, TYPE NAME,
+ * or NAME where the command takes one kind) and flags, checked before
+ * anything talks to the cluster so a typo never becomes a request.
  *
  * Pure: no I/O. Thread-safe.
  */
@@ -12,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "client/kube_config.h"
 #include "client/quantity.h"
 
 enum plugin_cmd {
@@ -48,13 +51,15 @@ enum plugin_wait {
 struct plugin_args {
 	enum plugin_cmd cmd;
 	const char *kubeconfig;  /* NULL: $KUBECONFIG, then ~/.kube/config */
-	const char *context;     /* NULL: current-context */
+	struct kube_overrides connection; /* --context, --server, --as ...; as_groups owned */
+	int64_t request_timeout_ms; /* --request-timeout; -1: not given, 0: none */
 	const char *namespace;   /* NULL: the context's, else "default" */
 	bool all_namespaces;
 	const char *operator_namespace; /* where the operator's Lease and pods are */
 	enum plugin_output output;
 	enum plugin_kind kind;
 	const char *name;        /* the object's name; NULL with PLUGIN_KIND_NONE */
+	char *object;            /* owned: "TYPE/NAME" made of TYPE NAME; name points into it */
 	/* resize */
 	char *template_name;     /* owned */
 	const char *size_text;   /* as typed */

@@ -5,16 +5,21 @@
 
 static const char *const commands[] = {"status", "resize", "abort", "explain", "cleanup", "members", "uninstall",
 				       "completion", NULL};
-static const char *const flag_words[] = {"--kubeconfig", "--context", "--namespace", "--all-namespaces", "--output",
-					 "--strategy", "--class", "--wait", "--no-wait", "--timeout", "--retry",
-					 "--dry-run", "--force", "--operator-namespace", "--help", NULL};
+static const char *const flag_words[] = {
+	"--kubeconfig", "--context", "--cluster", "--user", "--server", "--token", "--certificate-authority",
+	"--client-certificate", "--client-key", "--insecure-skip-tls-verify", "--tls-server-name", "--as", "--as-group",
+	"--as-uid", "--request-timeout", "--namespace", "--all-namespaces", "--output", "--strategy", "--class",
+	"--wait", "--no-wait", "--timeout", "--retry", "--dry-run", "--force", "--operator-namespace", "--help", NULL};
 static const char *const shells[] = {"bash", "zsh", NULL};
 static const char *const outputs[] = {"json", "yaml", NULL};
 static const char *const strategies[] = {"auto", "expand", "copy", NULL};
 
 /* Flags followed by a value (a separate word unless written --flag=value). */
-static const char *const value_flags[] = {"--kubeconfig", "--context", "--namespace", "-n", "--output", "-o",
-					  "--strategy", "--class", "--timeout", "--operator-namespace", NULL};
+static const char *const value_flags[] = {
+	"--kubeconfig", "--context", "--cluster", "--user", "--server", "-s", "--token", "--certificate-authority",
+	"--client-certificate", "--client-key", "--tls-server-name", "--as", "--as-group", "--as-uid",
+	"--request-timeout", "--namespace", "-n", "--output", "-o", "--strategy", "--class", "--timeout",
+	"--operator-namespace", NULL};
 
 static bool takes_value(const char *w)
 {

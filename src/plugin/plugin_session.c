@@ -63,14 +63,17 @@ int plugin_session_open(const struct plugin_args *a, struct plugin_session *s)
 	s->width = s->tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? ws.ws_col : 80;
 	struct kube_config cfg = {0};
 	char *err = NULL;
-	if (kubeconfig_load(a->kubeconfig, a->context, &cfg, &err) < 0) {
+	if (kubeconfig_load_with(a->kubeconfig, &a->connection, &cfg, &err) < 0) {
 		plugin_error("%s", err);
 		free(err);
 		kube_config_release(&cfg);
 		return PLUGIN_EXIT_USAGE;
 	}
-	/* A user waits at the terminal: a few retries, a short timeout. */
-	struct kube_client_options opts = {.max_retries = 2, .request_timeout_ms = 30000, .user_agent = "kubectl-stateful"};
+	/* A user waits at the terminal: a few retries, a short timeout (--request-timeout; 0: none). */
+	long timeout_ms = a->request_timeout_ms < 0 ? 30000 : a->request_timeout_ms == 0 ? KUBE_NO_REQUEST_TIMEOUT_MS
+								 : (long)a->request_timeout_ms;
+	struct kube_client_options opts = {.max_retries = 2, .request_timeout_ms = timeout_ms,
+					   .user_agent = "kubectl-stateful"};
 	s->client = kube_client_new(&cfg, &opts, &err);
 	kube_config_release(&cfg);
 	if (!s->client) {

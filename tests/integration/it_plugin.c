@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "client/kube_object.h"
 #include "controllers/contract.h"
@@ -113,6 +114,15 @@ static char *expect(int code, const char *const *needles, const char *args)
 	do {                                                                                                           \
 		const char *needles_[] = {__VA_ARGS__, NULL};                                                          \
 		free(expect_from(KUBECTL_STATEFUL, (code), needles_, (args)));                                         \
+	} while (0)
+
+/* The plugin where there is no kubeconfig: neither KUBECONFIG nor a home with ~/.kube/config. */
+#define NO_KUBECONFIG "env -u KUBECONFIG HOME=/nonexistent " SOP_PLUGIN_BINARY
+
+#define EXPECT_FROM_NO_KUBECONFIG(code, args, ...)                                                                     \
+	do {                                                                                                           \
+		const char *needles_[] = {__VA_ARGS__, NULL};                                                          \
+		free(expect_from(NO_KUBECONFIG, (code), needles_, (args)));                                            \
 	} while (0)
 
 static void annotate(const char *what, const char *kv)
@@ -223,6 +233,57 @@ static void test_bad_input_and_no_operator(void **state)
 	if (names_code != 0 || !names || strcmp(names, ":4\n"))
 		fail_msg("__complete status sts/x: exit %d, %s", names_code, names ? names : "(no output)");
 	free(names);
+}
+
+/*
+ * kubectl's connection flags: --as (the admin of the test bed may
+ * impersonate) with a ServiceAccount that may only read this namespace,
+ * one that may read nothing, and no kubeconfig at all with --server,
+ * --token and --certificate-authority, as a CI job or a pod would run it.
+ */
+static void test_kubectl_connection_flags(void **state)
+{
+	(void)state;
+	if (it_sh("kubectl create serviceaccount -n %s reader >/dev/null && "
+		  "kubectl create serviceaccount -n %s nobody >/dev/null && "
+		  "kubectl create role -n %s reader --verb=get,list,watch "
+		  "--resource=statefulsets.apps,pods,persistentvolumeclaims,events,configmaps,"
+		  "leases.coordination.k8s.io,jobs.batch >/dev/null && "
+		  "kubectl create rolebinding -n %s reader --role=reader --serviceaccount=%s:reader >/dev/null",
+		  g.ns, g.ns, g.ns, g.ns, g.ns))
+		fail_msg("could not make the ServiceAccounts and their Role");
+	char *as_reader = xasprintf("status sts/" SET " --as system:serviceaccount:%s:reader", g.ns);
+	EXPECT(0, as_reader, "sts/" SET, "Idle");
+	free(as_reader);
+	char *as_nobody = xasprintf("status sts/" SET " --as system:serviceaccount:%s:nobody --as-group "
+				    "system:authenticated",
+				    g.ns);
+	EXPECT(1, as_nobody, "forbidden", "nobody");
+	free(as_nobody);
+	/* The flags are checked before any request: a header cannot be smuggled in. */
+	EXPECT(2, "status --as-uid 7", "--as-group and --as-uid need --as");
+
+	char *server = it_sh_output("kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.server}'");
+	char *ca = xasprintf("/tmp/it-plugin-ca-%d.crt", (int)getpid());
+	if (!server || !*server ||
+	    it_sh("kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' "
+		  "| base64 -d > %s && test -s %s",
+		  ca, ca))
+		fail_msg("could not read the test bed's server and CA from its kubeconfig");
+	char *token = it_sh_output("kubectl create token -n %s reader --duration 10m", g.ns);
+	if (!token || !*token)
+		fail_msg("kubectl create token failed");
+	token[strcspn(token, "\n")] = '\0';
+	char *args = xasprintf("status sts/" SET " --server %s --token %s --certificate-authority %s", server, token, ca);
+	EXPECT_FROM_NO_KUBECONFIG(0, args, "sts/" SET, "Idle");
+	free(args);
+	args = xasprintf("status sts/" SET " --server %s --token not-a-token --certificate-authority %s", server, ca);
+	EXPECT_FROM_NO_KUBECONFIG(1, args, "Unauthorized");
+	free(args);
+	unlink(ca);
+	free(ca);
+	free(token);
+	free(server);
 }
 
 /* ---- with the operator ---- */
@@ -470,6 +531,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_input_and_no_operator),
+		cmocka_unit_test(test_kubectl_connection_flags),
 		cmocka_unit_test(test_resize_wait_through_a_copy),
 		cmocka_unit_test(test_resize_class),
 		cmocka_unit_test(test_status_during_a_copy_then_abort),

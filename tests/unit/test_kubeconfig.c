@@ -182,6 +182,133 @@ static void test_token_and_current_context(void **state)
 	assert_zeroed(&cfg);
 }
 
+/* Parses base_yaml with kubectl's flags o; 0, or -1 with *err set. */
+static int parse_with(const char *yaml, const struct kube_overrides *o, struct kube_config *cfg, char **err)
+{
+	*err = NULL;
+	return kubeconfig_parse_with(yaml, strlen(yaml), tmpdir, o, cfg, err);
+}
+
+/* kubectl's global flags over the kubeconfig: other entries, replaced fields, impersonation. */
+static void test_overrides(void **state)
+{
+	(void)state;
+	struct kube_config cfg;
+	char *err = NULL;
+
+	/* --cluster and --user pick other entries than the context's; the context's namespace stays. */
+	struct kube_overrides o = KUBE_OVERRIDES_INIT;
+	o.cluster = "c2";
+	o.user = "bob";
+	assert_int_equal(parse_with(base_yaml, &o, &cfg, &err), 0);
+	assert_string_equal(cfg.server, "https://prod.example.com");
+	assert_blob(&cfg.cert_data, CERT_PEM);
+	assert_null(cfg.token);
+	assert_string_equal(cfg.namespace, "team-a");
+	kube_config_release(&cfg);
+
+	/* --token replaces every credential; --server and --certificate-authority the cluster's. */
+	o = (struct kube_overrides)KUBE_OVERRIDES_INIT;
+	o.context = "prod";
+	o.token = "tok";
+	o.server = "h.example:8443/";
+	o.certificate_authority = "/etc/ca.crt";
+	o.insecure_skip_tls_verify = 0;
+	assert_int_equal(parse_with(base_yaml, &o, &cfg, &err), 0);
+	assert_string_equal(cfg.token, "tok");
+	assert_null(cfg.cert_data.data);
+	assert_null(cfg.key_data.data);
+	assert_string_equal(cfg.server, "https://h.example:8443");
+	assert_string_equal(cfg.ca_file, "/etc/ca.crt");
+	assert_false(cfg.insecure_skip_tls_verify);
+	kube_config_release(&cfg);
+
+	/* --client-certificate and --client-key replace a token; --insecure-skip-tls-verify drops the CA. */
+	o = (struct kube_overrides)KUBE_OVERRIDES_INIT;
+	o.client_certificate = "/c.pem";
+	o.client_key = "/k.pem";
+	o.insecure_skip_tls_verify = 1;
+	assert_int_equal(parse_with(base_yaml, &o, &cfg, &err), 0);
+	assert_null(cfg.token);
+	assert_string_equal(cfg.cert_file, "/c.pem");
+	assert_string_equal(cfg.key_file, "/k.pem");
+	assert_true(cfg.insecure_skip_tls_verify);
+	assert_null(cfg.ca_data.data);
+	kube_config_release(&cfg);
+
+	/* Impersonation from the kubeconfig, then replaced by the flags. */
+	static const char imp_yaml[] = "current-context: x\n"
+				       "clusters: [{name: c, cluster: {server: 'https://h'}}]\n"
+				       "contexts: [{name: x, context: {cluster: c, user: u}}]\n"
+				       "users: [{name: u, user: {token: t, as: admin, as-uid: '7', as-groups: [a, b]}}]\n";
+	assert_int_equal(parse_with(imp_yaml, NULL, &cfg, &err), 0);
+	assert_string_equal(cfg.impersonate_user, "admin");
+	assert_string_equal(cfg.impersonate_uid, "7");
+	assert_int_equal(cfg.nimpersonate_groups, 2);
+	assert_string_equal(cfg.impersonate_groups[1], "b");
+	kube_config_release(&cfg);
+	const char *groups[] = {"viewers"};
+	o = (struct kube_overrides)KUBE_OVERRIDES_INIT;
+	o.as = "system:serviceaccount:shop:reader";
+	o.as_groups = groups;
+	o.nas_groups = 1;
+	assert_int_equal(parse_with(imp_yaml, &o, &cfg, &err), 0);
+	assert_string_equal(cfg.impersonate_user, "system:serviceaccount:shop:reader");
+	assert_int_equal(cfg.nimpersonate_groups, 1);
+	assert_string_equal(cfg.impersonate_groups[0], "viewers");
+	kube_config_release(&cfg);
+
+	/* Bad flags: refused, naming the flag, nothing kept. */
+	static const struct {
+		struct kube_overrides o;
+		const char *want;
+	} bad[] = {
+		{{.insecure_skip_tls_verify = -1, .cluster = "nope"}, "cluster \"nope\" (from --cluster) is not in clusters"},
+		{{.insecure_skip_tls_verify = -1, .user = "nope"}, "user \"nope\" (from --user) is not in users"},
+		{{.insecure_skip_tls_verify = -1, .server = "ftp://h"}, "--server \"ftp://h\" is not an https://"},
+		{{.insecure_skip_tls_verify = -1, .server = "https://u:s3cr3t@h"}, "carries a user name or password"},
+		{{.insecure_skip_tls_verify = 1, .certificate_authority = "/ca"}, "both given; keep one"},
+		{{.insecure_skip_tls_verify = -1, .client_certificate = "/c"}, "--client-certificate needs --client-key"},
+		{{.insecure_skip_tls_verify = -1, .token = "a\r\nX-Evil: 1"}, "--token contains a line break"},
+		{{.insecure_skip_tls_verify = -1, .as = "x\ny"}, "--as contains a line break"},
+		{{.insecure_skip_tls_verify = -1, .as_uid = "1"}, "need --as"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&cfg, 0xA5, sizeof(cfg));
+		assert_int_equal(parse_with(base_yaml, &bad[i].o, &cfg, &err), -1);
+		assert_err_has(err, bad[i].want);
+		assert_null(strstr(err, "s3cr3t"));
+		assert_zeroed(&cfg);
+		free(err);
+	}
+}
+
+/* No kubeconfig at all, but --server: the flags are the configuration (kubectl --server --token). */
+static void test_flags_without_kubeconfig(void **state)
+{
+	(void)state;
+	struct kube_config cfg;
+	char *err = NULL;
+	setenv("KUBECONFIG", "/nonexistent/kubeconfig", 1);
+	struct kube_overrides o = KUBE_OVERRIDES_INIT;
+	o.server = "https://api.example:6443";
+	o.token = "tok";
+	assert_int_equal(kubeconfig_load_with(NULL, &o, &cfg, &err), 0);
+	assert_string_equal(cfg.server, "https://api.example:6443");
+	assert_string_equal(cfg.token, "tok");
+	assert_null(cfg.context);
+	kube_config_release(&cfg);
+	o.context = "dev";
+	assert_int_equal(kubeconfig_load_with(NULL, &o, &cfg, &err), -1);
+	assert_err_has(err, "there is no kubeconfig");
+	free(err);
+	o.context = NULL;
+	o.server = NULL;
+	assert_int_equal(kubeconfig_load_with(NULL, &o, &cfg, &err), -1);
+	assert_err_has(err, "none of the files in KUBECONFIG");
+	free(err);
+}
+
 static void test_explicit_context_cert_data_insecure(void **state)
 {
 	(void)state;
@@ -476,8 +603,12 @@ static const struct err_case err_cases[] = {
 	 "users[0].user.username/password (basic authentication) is not supported"},
 	{"password", CL_OK CTX_U USER("    password: secret\n"), NULL,
 	 "users[0].user.username/password (basic authentication) is not supported"},
-	{"impersonation", CL_OK CTX_U USER("    token: t\n    as: admin\n"), NULL,
-	 "users[0].user.as (impersonation) is not supported"},
+	{"impersonated extra fields", CL_OK CTX_U USER("    token: t\n    as: admin\n    as-user-extra: {a: [b]}\n"), NULL,
+	 "users[0].user.as-user-extra (impersonated extra fields) is not supported"},
+	{"impersonated user with a line break", CL_OK CTX_U USER("    token: t\n    as: \"ad\\nmin\"\n"), NULL,
+	 "users[0].user.as contains a line break"},
+	{"impersonated groups not a list", CL_OK CTX_U USER("    token: t\n    as: a\n    as-groups: dev\n"), NULL,
+	 "users[0].user.as-groups is not a list"},
 	{"token with line break", CL_OK CTX_U USER("    token: \"abc\\ndef\"\n"), NULL,
 	 "users[0].user.token contains a line break"},
 	{"token file unreadable", CL_OK CTX_U USER("    tokenFile: no/such/token\n"), NULL,
@@ -1031,6 +1162,8 @@ int main(void)
 	static const struct CMUnitTest fixed[] = {
 		cmocka_unit_test(test_token_and_current_context),
 		cmocka_unit_test(test_explicit_context_cert_data_insecure),
+		cmocka_unit_test(test_overrides),
+		cmocka_unit_test_setup_teardown(test_flags_without_kubeconfig, env_setup, env_teardown),
 		cmocka_unit_test(test_relative_files),
 		cmocka_unit_test(test_exec_config),
 		cmocka_unit_test(test_anonymous_and_bare_server),

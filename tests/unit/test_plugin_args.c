@@ -15,7 +15,7 @@
 #include "plugin/plugin_args.h"
 #include "plugin/plugin_complete.h"
 
-#define MAXARGS 16
+#define MAXARGS 40
 
 /* Splits line on spaces into argv (argv[0] is the program). */
 static int split(char *line, char **argv)
@@ -52,7 +52,7 @@ static void test_good(void **state)
 	assert_string_equal(a.namespace, "shop");
 	assert_true(a.all_namespaces);
 	assert_int_equal(a.output, PLUGIN_OUT_YAML);
-	assert_string_equal(a.context, "kind-x");
+	assert_string_equal(a.connection.context, "kind-x");
 	assert_string_equal(a.kubeconfig, "/k");
 	plugin_args_release(&a);
 
@@ -116,6 +116,23 @@ static void test_good(void **state)
 	assert_int_equal(a.cmd, PLUGIN_HELP);
 	assert_int_equal(parse("--version", &a, &err), 0);
 	assert_int_equal(a.cmd, PLUGIN_VERSION);
+	/* kubectl's other ways to name the object. */
+	assert_int_equal(parse("status sts web", &a, &err), 0);
+	assert_int_equal(a.kind, PLUGIN_KIND_STS);
+	assert_string_equal(a.name, "web");
+	plugin_args_release(&a);
+	assert_int_equal(parse("resize statefulset web data=2Gi", &a, &err), 0);
+	assert_string_equal(a.name, "web");
+	assert_string_equal(a.template_name, "data");
+	plugin_args_release(&a);
+	assert_int_equal(parse("resize web data=2Gi", &a, &err), 0);
+	assert_int_equal(a.kind, PLUGIN_KIND_STS);
+	assert_string_equal(a.name, "web");
+	plugin_args_release(&a);
+	assert_int_equal(parse("members coder", &a, &err), 0);
+	assert_int_equal(a.kind, PLUGIN_KIND_STC);
+	assert_string_equal(a.name, "coder");
+	plugin_args_release(&a);
 	/* "--" ends the flags: a name may then start with a dash. */
 	assert_int_equal(parse("explain -- sts/-odd", &a, &err), 0);
 	assert_string_equal(a.name, "-odd");
@@ -161,7 +178,55 @@ static const struct {
 	{"uninstall sts/web", "uninstall takes no object"},
 	{"resize sts/web data=1Gi --dry-run", "--dry-run does not apply to resize"},
 	{"cleanup sts/web --force", "--force does not apply to cleanup"},
+	{"status --request-timeout soon", "--request-timeout"},
+	{"status --request-timeout=-1s", "--request-timeout"},
+	{"status --insecure-skip-tls-verify=maybe", "use true or false"},
+	{"status --as", "needs a value"},
+	{"completion bash --token x", "does not apply to completion"},
+	{"members sts web", "is not a StatefulCluster"},
+	{"--as-group g", "name a command"},
 };
+
+/* kubectl's global flags, each where kubectl takes it, kept for the kubeconfig's loading. */
+static void test_connection_flags(void **state)
+{
+	(void)state;
+	struct plugin_args a;
+	char *err = NULL;
+	assert_int_equal(parse("status -s https://h:6443 --token t0k --certificate-authority /ca --tls-server-name api "
+			       "--cluster c1 --user u1 --as jane --as-group dev --as-group=ops --as-uid 42 "
+			       "--request-timeout 5",
+			       &a, &err),
+			 0);
+	const struct kube_overrides *o = &a.connection;
+	assert_string_equal(o->server, "https://h:6443");
+	assert_string_equal(o->token, "t0k");
+	assert_string_equal(o->certificate_authority, "/ca");
+	assert_string_equal(o->tls_server_name, "api");
+	assert_string_equal(o->cluster, "c1");
+	assert_string_equal(o->user, "u1");
+	assert_string_equal(o->as, "jane");
+	assert_int_equal(o->nas_groups, 2);
+	assert_string_equal(o->as_groups[0], "dev");
+	assert_string_equal(o->as_groups[1], "ops");
+	assert_string_equal(o->as_uid, "42");
+	assert_int_equal(o->insecure_skip_tls_verify, -1); /* as the kubeconfig says */
+	assert_int_equal(a.request_timeout_ms, 5000);      /* bare seconds, as kubectl */
+	plugin_args_release(&a);
+
+	assert_int_equal(parse("explain sts/web --insecure-skip-tls-verify --request-timeout=2m", &a, &err), 0);
+	assert_int_equal(a.connection.insecure_skip_tls_verify, 1);
+	assert_int_equal(a.request_timeout_ms, 120000);
+	plugin_args_release(&a);
+	assert_int_equal(parse("explain sts/web --insecure-skip-tls-verify=false --request-timeout 0", &a, &err), 0);
+	assert_int_equal(a.connection.insecure_skip_tls_verify, 0);
+	assert_int_equal(a.request_timeout_ms, 0); /* none */
+	plugin_args_release(&a);
+	assert_int_equal(parse("status", &a, &err), 0);
+	assert_int_equal(a.request_timeout_ms, -1); /* not given: the plugin's own default */
+	assert_null(a.connection.server);
+	plugin_args_release(&a);
+}
 
 static void test_bad(void **state)
 {
@@ -237,6 +302,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_good),
 		cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_connection_flags),
 		cmocka_unit_test(test_complete),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
