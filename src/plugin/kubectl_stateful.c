@@ -10,6 +10,7 @@
 #include "client/kube_object.h"
 
 #include "plugin/plugin_args.h"
+#include "plugin/plugin_help.h"
 #include "plugin/plugin_commands.h"
 #include "plugin/plugin_complete.h"
 #include "plugin/plugin_session.h"
@@ -82,7 +83,7 @@ int main(int argc, char **argv)
 	struct plugin_session s;
 	switch (a.cmd) {
 	case PLUGIN_HELP:
-		fputs(plugin_usage(), stdout);
+		fputs(a.help_topic_set ? plugin_command_help(a.help_topic) : plugin_usage(), stdout);
 		break;
 	case PLUGIN_VERSION:
 		printf("kubectl-stateful %s (commit %s)\n", sop_build_version, sop_build_commit);

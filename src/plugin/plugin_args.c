@@ -73,40 +73,6 @@ static const struct flag {
 	{"version", 0, false, ~0u, F_VERSION},
 };
 
-const char *plugin_usage(void)
-{
-	return "Usage: kubectl stateful COMMAND [flags]\n"
-	       "\n"
-	       "Commands:\n"
-	       "  status [sts/NAME|stc/NAME]       what the operator is doing or has to say: resizes,\n"
-	       "                                   cleanups, StatefulClusters (-o json|yaml); which\n"
-	       "                                   replica leads (on stderr)\n"
-	       "  resize sts/NAME TEMPLATE=SIZE    resize the volumes of a volumeClaimTemplate\n"
-	       "      [--strategy auto|expand|copy] [--class STORAGECLASS]\n"
-	       "      [--wait|--no-wait] [--timeout DURATION]   follow it (default on a terminal)\n"
-	       "  abort sts/NAME                   stop the resize in flight\n"
-	       "  explain sts/NAME                 why a resize or cleanup was refused or is waiting\n"
-	       "  cleanup sts/NAME [--retry]       scale-down cleanups: claim sets, attempts, next retry;\n"
-	       "                                   --retry re-arms the claim sets given up\n"
-	       "  members stc/NAME                 a StatefulCluster's identities, pods, nodes, readiness\n"
-	       "  uninstall [--dry-run] [--force]  before uninstalling the operator (stop it first): take its\n"
-	       "                                   finalizers off StatefulSets (every namespace, or -n);\n"
-	       "                                   refused while a cleanup or resize is in flight\n"
-	       "  completion bash|zsh              shell completion script\n"
-	       "\n"
-	       "Flags (kubectl's, read as kubectl reads them):\n"
-	       "  --kubeconfig PATH, --context NAME, --cluster NAME, --user NAME\n"
-	       "  -s/--server URL, --token TOKEN, --certificate-authority PATH, --tls-server-name NAME,\n"
-	       "  --client-certificate PATH --client-key PATH, --insecure-skip-tls-verify[=false]\n"
-	       "  --as USER [--as-group GROUP]... [--as-uid UID]   act as another user\n"
-	       "  --request-timeout DURATION       per request (0: none; default 30s)\n"
-	       "  -n/--namespace NS, -A/--all-namespaces (status)\n"
-	       "  --operator-namespace NS          where the operator runs (default " PLUGIN_OPERATOR_NAMESPACE ")\n"
-	       "  -h/--help, --version\n"
-	       "\n"
-	       "Exit status: 0 done, 1 the operation failed or was refused, 2 bad usage or object,\n"
-	       "3 no operator running.\n";
-}
 
 void plugin_args_release(struct plugin_args *a)
 {
@@ -247,7 +213,7 @@ static int apply_flag(const struct seen_flag *f, struct plugin_args *out, char *
 	case F_RETRY: out->retry = true; break;
 	case F_DRY_RUN: out->dry_run = true; break;
 	case F_FORCE: out->force = true; break;
-	case F_HELP: out->cmd = PLUGIN_HELP; break;
+	case F_HELP: out->help_topic_set = true; break;
 	case F_VERSION: out->cmd = PLUGIN_VERSION; break;
 	}
 	return 0;
@@ -495,9 +461,29 @@ int plugin_args_parse(int argc, char *const *argv, struct plugin_args *out, char
 			return -1;
 		}
 	}
+	if (out->help_topic_set) {
+		/* --help anywhere: the help of the command named, else the general one. */
+		out->help_topic = have_cmd ? out->cmd : PLUGIN_HELP;
+		out->cmd = PLUGIN_HELP;
+		return 0;
+	}
+	if (out->cmd == PLUGIN_HELP && npos == 1) {
+		/* help COMMAND */
+		size_t k;
+		for (k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
+			if (!strcmp(commands[k].name, pos[0]))
+				break;
+		if (k == sizeof(commands) / sizeof(commands[0])) {
+			plugin_args_release(out);
+			return fail(err, xasprintf("help: unknown command \"%s\"", pos[0]));
+		}
+		out->help_topic_set = true;
+		out->help_topic = commands[k].cmd;
+		return 0;
+	}
 	bool asked = nseen == 0;
 	for (int k = 0; k < nseen; k++)
-		asked |= seen[k].flag->id == F_HELP || seen[k].flag->id == F_VERSION;
+		asked |= seen[k].flag->id == F_VERSION;
 	if ((out->cmd == PLUGIN_HELP && (have_cmd || asked)) || out->cmd == PLUGIN_VERSION)
 		return 0;
 	if (!have_cmd) {

@@ -75,6 +75,9 @@ struct plugin_args {
 	bool force;             /* go on although work is in flight */
 	/* completion */
 	const char *shell;       /* bash or zsh */
+	/* help: --help after a command, or help COMMAND: that command's help */
+	bool help_topic_set;
+	enum plugin_cmd help_topic; /* PLUGIN_HELP: the general help */
 };
 
 /*
@@ -86,7 +89,5 @@ int plugin_args_parse(int argc, char *const *argv, struct plugin_args *out, char
 	__attribute__((warn_unused_result));
 void plugin_args_release(struct plugin_args *a);
 
-/* The usage text (static). */
-const char *plugin_usage(void);
 
 #endif

@@ -219,7 +219,7 @@ int plugin_wait_resize(struct plugin_session *s, const char *name, const char *s
 		if (rc < 0 && deadline && clock_mono_ms() > deadline) {
 			plugin_error("sts/%s: still resizing after --timeout; it goes on (kubectl stateful status sts/%s)",
 				     name, name);
-			rc = PLUGIN_EXIT_FAILED;
+			rc = PLUGIN_EXIT_TIMEOUT;
 		}
 		if (rc < 0)
 			clock_sleep_ms(WAIT_POLL_MS);

@@ -17,11 +17,12 @@
 #include "plugin/plugin_operator.h"
 #include "plugin/plugin_status.h"
 
-/* Exit statuses (plugin_usage() lists them for users). */
+/* Exit statuses (plugin_usage() lists them for users, plugin_help.c). */
 #define PLUGIN_EXIT_OK 0
 #define PLUGIN_EXIT_FAILED 1      /* the operation failed, was refused or aborted; or the API failed */
 #define PLUGIN_EXIT_USAGE 2       /* bad arguments, or an object that does not exist */
 #define PLUGIN_EXIT_NO_OPERATOR 3 /* nothing would act on the request */
+#define PLUGIN_EXIT_TIMEOUT 4     /* --timeout passed while the operation goes on */
 
 struct plugin_session {
 	struct kube_client *client;

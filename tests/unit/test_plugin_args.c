@@ -14,6 +14,7 @@
 
 #include "plugin/plugin_args.h"
 #include "plugin/plugin_complete.h"
+#include "plugin/plugin_help.h"
 
 #define MAXARGS 40
 
@@ -114,6 +115,13 @@ static void test_good(void **state)
 	assert_int_equal(a.cmd, PLUGIN_HELP);
 	assert_int_equal(parse("resize --help", &a, &err), 0);
 	assert_int_equal(a.cmd, PLUGIN_HELP);
+	assert_true(a.help_topic_set);
+	assert_int_equal(a.help_topic, PLUGIN_RESIZE);
+	assert_int_equal(parse("help cleanup", &a, &err), 0);
+	assert_int_equal(a.cmd, PLUGIN_HELP);
+	assert_int_equal(a.help_topic, PLUGIN_CLEANUP);
+	assert_int_equal(parse("-n x --help", &a, &err), 0);
+	assert_int_equal(a.help_topic, PLUGIN_HELP);
 	assert_int_equal(parse("--version", &a, &err), 0);
 	assert_int_equal(a.cmd, PLUGIN_VERSION);
 	/* kubectl's other ways to name the object. */
@@ -185,7 +193,31 @@ static const struct {
 	{"completion bash --token x", "does not apply to completion"},
 	{"members sts web", "is not a StatefulCluster"},
 	{"--as-group g", "name a command"},
+	{"help nope", "help: unknown command \"nope\""},
 };
+
+/* Each command's help: its usage line, examples to copy, and the way to kubectl's flags. */
+static void test_command_help(void **state)
+{
+	(void)state;
+	static const struct {
+		enum plugin_cmd cmd;
+		const char *usage;
+	} cmds[] = {
+		{PLUGIN_STATUS, "Usage: kubectl stateful status"},     {PLUGIN_RESIZE, "Usage: kubectl stateful resize"},
+		{PLUGIN_ABORT, "Usage: kubectl stateful abort"},       {PLUGIN_EXPLAIN, "Usage: kubectl stateful explain"},
+		{PLUGIN_CLEANUP, "Usage: kubectl stateful cleanup"},   {PLUGIN_MEMBERS, "Usage: kubectl stateful members"},
+		{PLUGIN_UNINSTALL, "Usage: kubectl stateful uninstall"}, {PLUGIN_COMPLETION, "Usage: kubectl stateful completion"},
+	};
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		const char *h = plugin_command_help(cmds[i].cmd);
+		if (!strstr(h, cmds[i].usage) || !strstr(h, "Example"))
+			fail_msg("help of %s lacks its usage line or examples:\n%s", cmds[i].usage, h);
+	}
+	assert_ptr_equal(plugin_command_help(PLUGIN_HELP), plugin_usage());
+	assert_non_null(strstr(plugin_usage(), "4 --timeout"));
+	assert_non_null(strstr(plugin_command_help(PLUGIN_RESIZE), "exit 4"));
+}
 
 /* kubectl's global flags, each where kubectl takes it, kept for the kubeconfig's loading. */
 static void test_connection_flags(void **state)
@@ -303,6 +335,7 @@ int main(void)
 		cmocka_unit_test(test_good),
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_connection_flags),
+		cmocka_unit_test(test_command_help),
 		cmocka_unit_test(test_complete),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
