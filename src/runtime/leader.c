@@ -200,8 +200,12 @@ static void release(struct leader_elector *le)
 {
 	struct kube_error err;
 	json_t *lease = NULL;
-	if (kube_get(le->client, &KUBE_LEASES, le->namespace, le->name, &lease, &err) < 0)
+	if (kube_get(le->client, &KUBE_LEASES, le->namespace, le->name, &lease, &err) < 0) {
+		/* Standbys then wait for it to expire (an uninstall deletes the RBAC while pods stop). */
+		log_warn("leader", "release Lease %s/%s: %s; it expires by itself", le->namespace, le->name,
+			 err.message);
 		return;
+	}
 	const char *holder = kube_obj_str(lease, "spec.holderIdentity");
 	if (holder && !strcmp(holder, le->identity)) {
 		char now[40];
