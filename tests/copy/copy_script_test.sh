@@ -22,7 +22,14 @@
 #     nothing; the limit is the allocated size, exactly;
 #   - progress lines add up to the totals, come at most about every 2 s,
 #     and move within a large file; two pairs add up;
-#   - usage errors exit 2, a missing rsync 5, SIGTERM stops rsync.
+#   - usage errors exit 2, a missing rsync 5, SIGTERM stops rsync;
+#   - block devices (loop devices on files here): data written at several
+#     offsets (and the zeros between) is identical after the copy, under dash
+#     with GNU tools and under busybox; a larger target keeps its bytes past
+#     the source's size; a smaller one is refused (exit 3) untouched; a byte
+#     the write path changed is caught by the verification (exit 4); a
+#     device paired with a directory, another pass than full, or a device
+#     with itself are usage errors.
 # Missing tools (rsync, setfacl, setfattr, busybox) fail the test; nothing is
 # skipped. The last line is "copy-script: N passed, N failed".
 set -uo pipefail
@@ -52,7 +59,7 @@ finish() {
 	exit
 }
 
-for tool in rsync setfacl getfacl setfattr getfattr busybox truncate dash; do
+for tool in rsync setfacl getfacl setfattr getfattr busybox truncate dash losetup blockdev sha256sum; do
 	command -v "$tool" >/dev/null || fail "required tool $tool is missing (scripts/install-deps installs it)"
 done
 [ -x "$bin" ] || fail "$bin is not executable"
@@ -61,7 +68,9 @@ done
 [ "$failed" -eq 0 ] || finish
 
 work=$(mktemp -d /tmp/sop-copy-test.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+loops=()
+# The loop devices first: their backing files are in $work.
+trap 'for l in "${loops[@]}"; do losetup -d "$l"; done; rm -rf "$work"' EXIT
 script=$work/copy.sh
 "$bin" copy-script >"$script" || fail "stateful-operator copy-script failed"
 check "copy-script prints a sh script" test "$(head -n 1 "$script")" = "#!/bin/sh"
@@ -440,6 +449,114 @@ expect_last term '^SOP-RESULT fail interrupted'
 sleep 0.5
 check "term: no rsync left copying into the target" \
 	bash -c "! pgrep -f -- '--bwlimit=4000[0]' >/dev/null"
+
+# ---- block devices ----
+
+# loop NAME BYTES [FILL]: a loop device on a file of BYTES bytes (FILL: every
+# byte that octal value, else zeros); its path in $dev.
+loop() {
+	local img=$work/$1.img
+	if [ $# -gt 2 ]; then
+		tr '\000' "\\$3" </dev/zero | head -c "$2" >"$img"
+	else
+		truncate -s "$2" "$img"
+	fi
+	dev=$(losetup -f --show "$img") || {
+		fail "$1: losetup failed"
+		finish
+	}
+	loops+=("$dev")
+}
+# put DEV OFFSET FILE: FILE's bytes at OFFSET of DEV.
+put() { dd if="$3" of="$1" bs=4096 seek="$2" oflag=seek_bytes conv=notrunc,fsync status=none; }
+# same_at NAME DEV OFFSET FILE: DEV holds FILE's bytes at OFFSET.
+same_at() {
+	if cmp -s "$4" <(dd if="$2" bs=4096 skip="$3" count="$(stat -c %s "$4")" iflag=skip_bytes,count_bytes status=none); then
+		pass "$1: the bytes at offset $3 are the source's"
+	else
+		fail "$1: the bytes at offset $3 differ from the source's"
+	fi
+}
+# sha_range DEV FROM BYTES: sha256 of BYTES bytes of DEV from FROM.
+sha_range() {
+	dd if="$1" bs=65536 skip="$2" count="$3" iflag=skip_bytes,count_bytes status=none | sha256sum | cut -d' ' -f1
+}
+
+# 40 MiB + 1536 bytes: whole MiB in chunks, then a tail of sectors.
+n=$((40 * 1048576 + 1536))
+loop bsrc "$n"
+bsrc=$dev
+offsets=(0 1048575 $((17 * 1048576 + 123)) $((33 * 1048576)) $((n - 4096)))
+for o in "${offsets[@]}"; do
+	head -c 4096 /dev/urandom >"$work/at-$o"
+	put "$bsrc" "$o" "$work/at-$o"
+done
+# A larger target full of 0xab: the copy must write the source's zeros too, and nothing past its size.
+loop bdst $((48 * 1048576)) 253
+bdst=$dev
+past=$(sha_range "$bdst" "$n" $((48 * 1048576 - n)))
+run device SOP_COPY_CHUNK_MIB=8 -- full 0 "$bsrc" "$bdst"
+expect_rc device 0
+expect_last device '^SOP-RESULT ok$'
+check "device: the target's first $n bytes are the source's (cmp)" cmp -n "$n" "$bsrc" "$bdst"
+for o in "${offsets[@]}"; do same_at device "$bdst" "$o" "$work/at-$o"; done
+check "device: the target's bytes past the source's size are untouched" \
+	test "$(sha_range "$bdst" "$n" $((48 * 1048576 - n)))" = "$past"
+check "device: progress adds up" progress_adds_up device
+check "device: totals are the device (its bytes, one entry)" \
+	grep -q "^SOP-PROGRESS bytes=$n files=1 totalBytes=$n totalFiles=1\$" "$work/device.out"
+check "device: says it verified" grep -q '^copy: verified' "$work/device.out"
+
+# busybox: its dd, stat, blockdev and sha256sum.
+loop bbdst "$n"
+PATH=$bb "$(command -v busybox)" sh "$script" full 0 "$bsrc" "$dev" >"$work/busybox-device.out" 2>&1
+rc=$?
+expect_rc busybox-device 0
+check "busybox-device: the target's bytes are the source's" cmp -n "$n" "$bsrc" "$dev"
+
+# A smaller target: refused before anything is written.
+loop bsmall $((32 * 1048576)) 253
+before=$(sha256sum <"$dev")
+run device-small -- full 0 "$bsrc" "$dev"
+expect_rc device-small 3
+expect_last device-small "^SOP-RESULT fail does not fit: pair 1: source device $bsrc has $n bytes, target device $dev only 33554432"
+check "device-small: the target is untouched" test "$(sha256sum <"$dev")" = "$before"
+
+# A write path that changes one byte: a dd that, after writing the first
+# chunk of a target, sets one of its bytes (5 MiB + 7, a zero in the source)
+# to 1. The checksums differ, the copy fails.
+flip=$work/flip-bin
+mkdir "$flip"
+real_dd=$(command -v dd)
+cat >"$flip/dd" <<EOF
+#!/bin/sh
+$real_dd "\$@" || exit
+out= seek=
+for a in "\$@"; do
+	case \$a in of=*) out=\${a#of=} ;; seek=*) seek=\${a#seek=} ;; esac
+done
+case \$out.\$seek in
+/dev/loop*.0) printf '\\001' | $real_dd of="\$out" bs=1 seek=$((5 * 1048576 + 7)) conv=notrunc 2>/dev/null ;;
+esac
+EOF
+chmod +x "$flip/dd"
+loop bflip "$n"
+PATH=$flip:$PATH SOP_COPY_CHUNK_MIB=8 dash "$script" full 0 "$bsrc" "$dev" >"$work/device-flip.out" 2>&1
+rc=$?
+expect_rc device-flip 4
+expect_last device-flip '^SOP-RESULT fail verification found 1 difference\(s\) in pair 1'
+check "device-flip: names the devices and both checksums" \
+	grep -qE "^copy: difference: the first $n bytes of $bsrc \(sha256 [0-9a-f]{64}\) and $dev \(sha256 [0-9a-f]{64}\) differ" \
+	"$work/device-flip.out"
+
+mkdir "$work/device-dir"
+run usage-device-dir -- full 0 "$bsrc" "$work/device-dir"
+expect_rc usage-device-dir 2
+run usage-device-pass -- precopy 0 "$bsrc" "$bdst"
+expect_rc usage-device-pass 2
+expect_last usage-device-pass '^SOP-RESULT fail usage: pass precopy: .* is a block device'
+run usage-device-self -- full 0 "$bsrc" "$bsrc"
+expect_rc usage-device-self 2
 
 # ---- usage errors, missing rsync ----
 

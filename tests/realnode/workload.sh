@@ -11,8 +11,40 @@
 #     so a copy is checked against what the volume held when its pod stopped.
 # Ready (readiness probe: /tmp/ready) once the writer runs. A volume holding
 # /data/.exit-for-good makes every start exit 1 (a member that fails for good).
+#
+# With DEVICE set (a volume in volumeMode Block at that device path): on a
+# device without its mark, 4 KiB of random bytes at each of OFFSETS (the
+# first starting with the mark "SOPBLOCK"); at every start and stop the
+# report ($POD_UID.start, .stop) has "size <device bytes>", "at <offset>
+# <sha256 of its 4 KiB>" per offset and "first <HASH_BYTES> <sha256>".
 set -eu
 DATA_MB=${DATA_MB:-8}
+if [ -n "${DEVICE:-}" ]; then
+	block_report() { # NAME
+		{
+			echo "size $(blockdev --getsize64 "$DEVICE")"
+			for o in $OFFSETS; do
+				echo "at $o $(dd if="$DEVICE" bs=4096 skip="$o" count=1 iflag=skip_bytes status=none | sha256sum | cut -d' ' -f1)"
+			done
+			echo "first $HASH_BYTES $(head -c "$HASH_BYTES" "$DEVICE" | sha256sum | cut -d' ' -f1)"
+		} >"/report/$POD_UID.$1.tmp"
+		mv "/report/$POD_UID.$1.tmp" "/report/$POD_UID.$1"
+	}
+	if [ "$(head -c 8 "$DEVICE")" != SOPBLOCK ]; then
+		for o in $OFFSETS; do
+			head -c 4096 /dev/urandom | dd of="$DEVICE" bs=4096 seek="$o" oflag=seek_bytes conv=notrunc status=none
+		done
+		printf SOPBLOCK | dd of="$DEVICE" conv=notrunc status=none
+		sync
+	fi
+	block_report start
+	trap 'block_report stop; exit 0' TERM INT
+	touch /tmp/ready
+	while :; do
+		sleep 1 &
+		wait $! || true
+	done
+fi
 # A test can make this replica fail for good (every start exits 1).
 if [ -e /data/.exit-for-good ]; then
 	echo "workload: /data/.exit-for-good is there; exiting 1" >&2

@@ -57,25 +57,24 @@ static int64_t size_bytes(const char *s)
 	return whole_mib(v);
 }
 
+/* The PV of claim pvc: at path, a file system of fstype, or (fstype NULL) a device in volumeMode Block. */
 static json_t *persistent_volume(const struct local_provisioner *p, const json_t *pvc, const json_t *sc,
-				 const char *pv_name, const char *fstype)
+				 const char *pv_name, const char *path, const char *fstype)
 {
-	char *path = local_volume_path(p->dir, pv_name);
 	const char *reclaim = kube_obj_str(sc, "reclaimPolicy");
 	const json_t *modes = json_object_get(json_object_get(pvc, "spec"), "accessModes");
 	json_t *pv = json_pack(
 		"{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:{s:s}, s:O, s:s, s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s},"
-		" s:{s:s, s:s}, s:{s:{s:[{s:[{s:s, s:s, s:[s]}]}]}}}}",
+		" s:{s:s, s:s*}, s:{s:{s:[{s:[{s:s, s:s, s:[s]}]}]}}}}",
 		"apiVersion", "v1", "kind", "PersistentVolume", "metadata", "name", pv_name, "annotations",
 		ANN_PROVISIONED_BY, LOCAL_PROVISIONER_NAME, "spec", "capacity", "storage",
 		kube_obj_str(pvc, "spec.resources.requests.storage"), "accessModes", modes,
 		"persistentVolumeReclaimPolicy", reclaim ? reclaim : "Delete", "storageClassName",
-		kube_obj_str(pvc, "spec.storageClassName"), "volumeMode", "Filesystem", "claimRef", "apiVersion", "v1",
+		kube_obj_str(pvc, "spec.storageClassName"), "volumeMode", fstype ? "Filesystem" : "Block", "claimRef", "apiVersion", "v1",
 		"kind", "PersistentVolumeClaim", "namespace", kube_obj_str(pvc, "metadata.namespace"), "name",
 		kube_obj_str(pvc, "metadata.name"), "uid", kube_obj_str(pvc, "metadata.uid"), "local", "path", path,
 		"fsType", fstype, "nodeAffinity", "required", "nodeSelectorTerms", "matchExpressions", "key",
 		"kubernetes.io/hostname", "operator", "In", "values", p->node);
-	free(path);
 	return pv;
 }
 
@@ -83,7 +82,7 @@ int local_provision(struct local_provisioner *p, const char *ns, const char *nam
 {
 	json_t *pvc = NULL, *sc = NULL, *existing = NULL, *pv = NULL;
 	struct kube_error err;
-	char *pv_name = NULL, *fail = NULL;
+	char *pv_name = NULL, *fail = NULL, *path = NULL;
 	int rc = -1;
 	*requeue_ms = 0;
 	if (kube_get(p->client, &KUBE_PVCS, ns, name, &pvc, &err) < 0) {
@@ -118,19 +117,25 @@ int local_provision(struct local_provisioner *p, const char *ns, const char *nam
 		log_warn(COMPONENT, "%s/%s: get pv %s: %s", ns, name, pv_name, err.message);
 		goto out;
 	}
-	if (local_volume_create(p->dir, pv_name, bytes, fstype, &fail) < 0) {
+	/* A claim in volumeMode Block gets the loop device itself, as a CSI driver hands a raw volume. */
+	bool block = is(kube_obj_str(pvc, "spec.volumeMode"), "Block");
+	if (block ? local_volume_create_block(p->dir, pv_name, bytes, &path, &fail) < 0
+		  : local_volume_create(p->dir, pv_name, bytes, fstype, &fail) < 0) {
 		log_warn(COMPONENT, "%s/%s: making the volume: %s", ns, name, fail);
 		goto out;
 	}
-	pv = persistent_volume(p, pvc, sc, pv_name, fstype);
+	if (!block)
+		path = local_volume_path(p->dir, pv_name);
+	pv = persistent_volume(p, pvc, sc, pv_name, path, block ? NULL : fstype);
 	if (kube_create(p->client, &KUBE_PVS, NULL, pv, NULL, &err) < 0 && err.code != 409) {
 		log_warn(COMPONENT, "%s/%s: create pv %s: %s", ns, name, pv_name, err.message);
 		goto out;
 	}
-	log_info(COMPONENT, "%s/%s: pv %s: %s %lld bytes on %s", ns, name, pv_name, fstype, (long long)bytes,
-		 p->node);
+	log_info(COMPONENT, "%s/%s: pv %s: %s %lld bytes on %s (%s)", ns, name, pv_name, block ? "Block" : fstype,
+		 (long long)bytes, p->node, path);
 	rc = 0;
 out:
+	free(path);
 	free(fail);
 	free(pv_name);
 	json_decref(pv);
@@ -189,11 +194,13 @@ int local_provisioner_grow(struct local_provisioner *p, const json_t *pv, int64_
 		return 0;
 	const char *name = kube_obj_str(pv, "metadata.name");
 	char *fail = NULL;
-	if (local_volume_grow(p->dir, name, whole_mib(bytes), &fail) < 0) {
+	bool block = is(kube_obj_str(pv, "spec.volumeMode"), "Block");
+	if ((block ? local_volume_grow_block(p->dir, name, whole_mib(bytes), &fail)
+		   : local_volume_grow(p->dir, name, whole_mib(bytes), &fail)) < 0) {
 		log_warn(COMPONENT, "pv %s: growing to %lld bytes: %s", name, (long long)bytes, fail);
 		free(fail);
 		return -1;
 	}
-	log_info(COMPONENT, "pv %s: file system grown to %lld bytes", name, (long long)bytes);
+	log_info(COMPONENT, "pv %s: %s grown to %lld bytes", name, block ? "device" : "file system", (long long)bytes);
 	return 0;
 }

@@ -2,7 +2,9 @@
  * The test bed's provisioner for the real node's StorageClasses
  * (provisioner testbed.stateful-operator.io/local): a Pending claim gets a
  * `local` PV on that node, backed by a file system of the requested size
- * (local_volume.h), pre-bound to the claim; a Released PV of reclaim policy
+ * (local_volume.h), pre-bound to the claim (a claim in volumeMode Block: a
+ * Block PV whose path is the loop device itself, no file system, with any of
+ * these classes); a Released PV of reclaim policy
  * Delete is unmounted, its backing file deleted, then the PV. Class
  * parameter fsType: ext4 (default) or xfs. Runs in testbed-pvc-resizer,
  * which also grows these volumes (local_provisioner_grow). Test-bed code.

@@ -173,6 +173,41 @@ static void detach_loops(const char *img)
 	}
 }
 
+/* A new sparse backing file img of bytes in dir (one left before goes). 0, or -1 with *err set. */
+static int new_image(const char *dir, const char *img, int64_t bytes, char **err)
+{
+	unlink(img);
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		*err = xasprintf("mkdir %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	int fd = open(img, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || ftruncate(fd, bytes) < 0) {
+		*err = xasprintf("%s: %s", img, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/* The backing file img and its loop device dev grown to bytes (never shrunk). 0, or -1 with *err set. */
+static int grow_image(const char *img, const char *dev, int64_t bytes, char **err)
+{
+	struct stat st;
+	if (stat(img, &st) < 0) {
+		*err = xasprintf("%s: %s", img, strerror(errno));
+		return -1;
+	}
+	if (st.st_size < bytes && truncate(img, bytes) < 0) {
+		*err = xasprintf("truncate %s: %s", img, strerror(errno));
+		return -1;
+	}
+	const char *refresh[] = {"losetup", "--set-capacity", dev, NULL};
+	return run_or_fail("losetup --set-capacity", refresh, NULL, err);
+}
+
 int local_volume_create(const char *dir, const char *name, int64_t bytes, const char *fstype, char **err)
 {
 	char *img = image_path(dir, name), *mnt = mount_point(dir, name), *dev = NULL;
@@ -195,19 +230,8 @@ int local_volume_create(const char *dir, const char *name, int64_t bytes, const 
 		goto subdir;
 	/* A half-made volume (no mount, so no PV points at it yet) is made again. */
 	detach_loops(img);
-	unlink(img);
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-		*err = xasprintf("mkdir %s: %s", dir, strerror(errno));
+	if (new_image(dir, img, bytes, err) < 0)
 		goto out;
-	}
-	int fd = open(img, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0 || ftruncate(fd, bytes) < 0) {
-		*err = xasprintf("%s: %s", img, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		goto out;
-	}
-	close(fd);
 	/* ext4 without the 5 % kept for root: df shows what the claim asked for. */
 	const char *mkfs_ext4[] = {"mkfs.ext4", "-q", "-F", "-m", "0", img, NULL};
 	const char *mkfs_xfs[] = {"mkfs.xfs", "-q", "-f", img, NULL};
@@ -239,27 +263,55 @@ out:
 	return rc;
 }
 
+int local_volume_create_block(const char *dir, const char *name, int64_t bytes, char **dev, char **err)
+{
+	char *img = image_path(dir, name);
+	int rc = -1;
+	*err = NULL;
+	*dev = NULL;
+	if (bytes <= 0) {
+		*err = xasprintf("size %lld: must be positive", (long long)bytes);
+		goto out;
+	}
+	if ((*dev = loop_of(img))) { /* made before a crash */
+		rc = 0;
+		goto out;
+	}
+	if (new_image(dir, img, bytes, err) < 0)
+		goto out;
+	const char *attach[] = {"losetup", "--find", "--show", img, NULL};
+	rc = run_or_fail("losetup", attach, dev, err);
+out:
+	free(img);
+	return rc;
+}
+
+int local_volume_grow_block(const char *dir, const char *name, int64_t bytes, char **err)
+{
+	char *img = image_path(dir, name);
+	char *dev = loop_of(img);
+	int rc = -1;
+	*err = NULL;
+	if (!dev)
+		*err = xasprintf("%s is not attached", img);
+	else /* the pods see the new size at once: the device is theirs, no file system to grow */
+		rc = grow_image(img, dev, bytes, err);
+	free(dev);
+	free(img);
+	return rc;
+}
+
 int local_volume_grow(const char *dir, const char *name, int64_t bytes, char **err)
 {
 	char *img = image_path(dir, name), *mnt = mount_point(dir, name);
 	char *dev = loop_of(img), *type = fstype_at(mnt);
 	int rc = -1;
-	struct stat st;
 	*err = NULL;
 	if (!dev || !type) {
 		*err = xasprintf("%s is not attached and mounted at %s", img, mnt);
 		goto out;
 	}
-	if (stat(img, &st) < 0) {
-		*err = xasprintf("%s: %s", img, strerror(errno));
-		goto out;
-	}
-	if (st.st_size < bytes && truncate(img, bytes) < 0) {
-		*err = xasprintf("truncate %s: %s", img, strerror(errno));
-		goto out;
-	}
-	const char *refresh[] = {"losetup", "--set-capacity", dev, NULL};
-	if (run_or_fail("losetup --set-capacity", refresh, NULL, err) < 0)
+	if (grow_image(img, dev, bytes, err) < 0)
 		goto out;
 	if (!strcmp(type, "xfs")) {
 		/* Online, in place (a no-op when it fills the device already). */

@@ -5,7 +5,8 @@
  * a CSI driver: none is offered by the Go module proxy here.
  *
  * Layout under dir: <name>.img (sparse backing file), <name>/ (mount point),
- * <name>/volume/ (what the PV points at).
+ * <name>/volume/ (what the PV points at); a Block volume has only
+ * <name>.img, and the PV points at its loop device.
  * Create and delete are idempotent, so a caller that crashed half-way calls
  * again; so is an xfs grow. An ext4 grow unmounts for a moment each time.
  * The tools are Debian's: losetup, mkfs.ext4/mkfs.xfs, mount, umount,
@@ -26,6 +27,16 @@ int local_volume_create(const char *dir, const char *name, int64_t bytes, const 
  * needs CAP_SYS_RESOURCE, which root lacks on this test bed's machines.
  */
 int local_volume_grow(const char *dir, const char *name, int64_t bytes, char **err);
+
+/*
+ * A volume in volumeMode Block: the loop device itself, of bytes, no file
+ * system; *dev its path (malloc'd), what the PV's spec.local.path names.
+ * Idempotent (an attached one is found again). Returns 0 or -1, *err set.
+ */
+int local_volume_create_block(const char *dir, const char *name, int64_t bytes, char **dev, char **err);
+
+/* Grows a Block volume's backing file and loop device to bytes (never shrinks), online. */
+int local_volume_grow_block(const char *dir, const char *name, int64_t bytes, char **err);
 
 /*
  * Unmounts, detaches and deletes. Returns 1 while the mount is still in use

@@ -1515,6 +1515,140 @@ static void test_copy_job_runs_where_the_volume_is(void **state)
 	world_release(w);
 }
 
+/* ---- volumes in volumeMode Block ---- */
+
+/* The template and every claim in volumeMode Block (the claims the StatefulSet made from it). */
+static void make_block(struct world *w)
+{
+	json_object_set_new(json_object_get((json_t *)data_template(w->sts), "spec"), "volumeMode",
+			    json_string("Block"));
+	size_t i;
+	json_t *pvc;
+	json_array_foreach(w->pvcs, i, pvc) json_object_set_new(json_object_get(pvc, "spec"), "volumeMode",
+								  json_string("Block"));
+}
+
+/*
+ * A Block volume is copied as a device: the new claim is Block, and the copy
+ * Job gets both claims as volumeDevices at the paths it hands the script
+ * (a mount of a Block claim would never start). The swap and the re-create
+ * keep the mode: the claims end Block, on their new volumes.
+ */
+static void test_block_copy(void **state)
+{
+	struct world *w = *state;
+	start_cycle(w, &cycles[0]);
+	make_block(w);
+	assert_true(run(w, asks_for, "CreateNewClaim"));
+	assert_string_equal(kube_obj_str(w->a.body, "spec.volumeMode"), "Block");
+	assert_true(run(w, asks_for, "CreateCopyJob"));
+	const json_t *pod_spec =
+		json_object_get(json_object_get(json_object_get(w->a.body, "spec"), "template"), "spec");
+	const json_t *container = json_array_get(json_object_get(pod_spec, "containers"), 0);
+	const json_t *command = json_object_get(container, "command");
+	/* sh -c SCRIPT $0 PASS TARGET-BYTES SRC DST: the pass a device pair takes, and the paths. */
+	assert_string_equal(json_string_value(json_array_get(command, 4)), "full");
+	assert_string_equal(json_string_value(json_array_get(command, 6)), "/stateful-operator/source/data");
+	assert_string_equal(json_string_value(json_array_get(command, 7)), "/stateful-operator/target/data");
+	json_t *want = json_pack("[{s:s, s:s}, {s:s, s:s}]", "name", "source-0", "devicePath",
+				 "/stateful-operator/source/data", "name", "target-0", "devicePath",
+				 "/stateful-operator/target/data");
+	if (!json_equal(json_object_get(container, "volumeDevices"), want)) {
+		char *have = json_dumps(json_object_get(container, "volumeDevices"), JSON_COMPACT);
+		fail_msg("volumeDevices: %s", have ? have : "none");
+	}
+	json_decref(want);
+	/* Nothing of the claims is mounted: only the script's /tmp. */
+	size_t i;
+	json_t *m;
+	json_array_foreach(json_object_get(container, "volumeMounts"), i, m) {
+		if (!sim_streq(kube_obj_str(m, "mountPath"), "/tmp"))
+			fail_msg("a Block claim is mounted at %s", kube_obj_str(m, "mountPath"));
+	}
+	const json_t *vols = json_object_get(pod_spec, "volumes");
+	assert_string_equal(kube_obj_str(json_array_get(vols, 0), "persistentVolumeClaim.claimName"), "data-web-1");
+	assert_true(json_is_true(json_object_get(json_object_get(json_array_get(vols, 0), "persistentVolumeClaim"),
+						 "readOnly")));
+	assert_string_equal(kube_obj_str(json_array_get(vols, 1), "persistentVolumeClaim.claimName"),
+			    "data-web-1-copy");
+	run(w, NULL, NULL);
+	check_cycle(w, &cycles[0]);
+	for (int n = 0; n < w->replicas; n++) {
+		char claim[32];
+		snprintf(claim, sizeof(claim), "data-web-%d", n);
+		assert_string_equal(kube_obj_str(sim_find(w->pvcs, claim), "spec.volumeMode"), "Block");
+	}
+	assert_string_equal(kube_obj_str(data_template(w->sts), "spec.volumeMode"), "Block");
+	world_release(w);
+}
+
+struct block_case {
+	const char *label;
+	const char *template_size;
+	const char *claim_capacity; /* data-web-1's status.capacity; NULL: 1Gi like the others */
+	const char *annotations[4][2];
+	/* want: */
+	const char *reason; /* NULL: the copy starts */
+	const char *says[2];
+};
+
+static const struct block_case block_cases[] = {
+	{"shrink", "2Gi", "2Gi",
+	 {{RESIZE_ANNOTATION_PREFIX "data", "1Gi"}, {ANNOTATION_STRATEGY, "copy"}, {ANNOTATION_ALLOW_SHRINK, "true"}},
+	 "ResizeBlockShrink", {"the template's request (2Gi)", "ask for 2Gi or more"}},
+	/* A claim grown on its own past the new size: its device would not fit either. */
+	{"a claim larger than the new size", "1Gi", "3Gi", {{RESIZE_ANNOTATION_PREFIX "data", "2Gi"}},
+	 "ResizeBlockShrink", {"claim data-web-1 (3Gi)", "ask for 3Gi or more"}},
+	{"precopy", "1Gi", NULL, {{RESIZE_ANNOTATION_PREFIX "data", "2Gi"}, {ANNOTATION_PRECOPY, "true"}},
+	 "ResizeBlockPrecopy", {"remove annotation " ANNOTATION_PRECOPY, "volumeMode Block"}},
+	/* What a device copy can do starts. */
+	{"grow", "1Gi", NULL, {{RESIZE_ANNOTATION_PREFIX "data", "2Gi"}}, NULL, {NULL, NULL}},
+	{"class change, same size", "1Gi", NULL, {{CLASS_ANNOTATION_PREFIX "data", "expandable"}}, NULL, {NULL, NULL}},
+	{"offline", "1Gi", NULL, {{RESIZE_ANNOTATION_PREFIX "data", "2Gi"}, {ANNOTATION_COPY_MODE, "offline"}}, NULL,
+	 {NULL, NULL}},
+	{"precopy \"false\"", "1Gi", NULL, {{RESIZE_ANNOTATION_PREFIX "data", "2Gi"}, {ANNOTATION_PRECOPY, "false"}},
+	 NULL, {NULL, NULL}},
+};
+
+/* What a copy cannot do with a device is refused before anything changes, saying what to ask instead. */
+static void test_block_refusals(void **state)
+{
+	struct world *w = *state;
+	for (size_t i = 0; i < NITEMS(block_cases); i++) {
+		const struct block_case *c = &block_cases[i];
+		world_init(w, 3, "Delete");
+		json_decref(w->sts);
+		w->sts = sts_obj(3, c->template_size, "fixed");
+		make_block(w);
+		json_t *pvc = sim_find(w->pvcs, "data-web-1");
+		if (c->claim_capacity)
+			json_object_set_new(json_object_get(json_object_get(pvc, "status"), "capacity"), "storage",
+					    json_string(c->claim_capacity));
+		for (size_t k = 0; k < NITEMS(c->annotations) && c->annotations[k][0]; k++)
+			sim_annotate(w->sts, c->annotations[k][0], c->annotations[k][1]);
+		plan(w);
+		if (!c->reason) {
+			if (!sim_streq(action_name(&w->a), "SetState") ||
+			    !sim_streq(kube_obj_str(w->a.state, "strategy"), "copy"))
+				fail_msg("%s: want the copy to start, have %s (%s: %s)", c->label, action_name(&w->a),
+					 sim_or_dash(w->a.event_reason), sim_or_dash(w->a.event_message));
+			world_release(w);
+			continue;
+		}
+		if (w->a.verb != ACTION_REFUSE || !sim_streq(w->a.event_reason, c->reason))
+			fail_msg("%s: want a %s refusal, have %s (%s: %s)", c->label, c->reason, action_name(&w->a),
+				 sim_or_dash(w->a.event_reason), sim_or_dash(w->a.event_message));
+		assert_string_equal(w->a.event_type, "Warning");
+		for (size_t k = 0; k < NITEMS(c->says) && c->says[k]; k++)
+			if (!sim_contains(w->a.event_message, c->says[k]))
+				fail_msg("%s: the message lacks \"%s\": %s", c->label, c->says[k], w->a.event_message);
+		/* Nothing changes: no state, no object. */
+		assert_null(w->a.state);
+		assert_null(w->a.body);
+		world_release(w);
+	}
+}
+
 /*
  * Rolling means every replica Ready before the next one goes down: a
  * replica that is not Ready at the start holds the first batch back, and a
@@ -2238,6 +2372,8 @@ int main(void)
 		TEST(test_copy_job_shape),
 	TEST(test_copy_jobs_take_the_sets_tolerations),
 		TEST(test_copy_job_runs_where_the_volume_is),
+		TEST(test_block_copy),
+		TEST(test_block_refusals),
 		TEST(test_pending_rebound_claim_is_nudged),
 		TEST(test_rolling_waits_for_ready),
 		TEST(test_stale_copy_claim_is_replaced),

@@ -12,6 +12,8 @@
 # SRC DST       the contents of SRC go into DST (SRC/ -> DST/); both must be
 #               existing directories, neither inside the other. DST ends up
 #               identical to SRC: whatever else it holds is deleted.
+#               Or both block devices (a volume in volumeMode Block): see
+#               "Devices" below.
 #
 # Before it writes anything, every pass checks that the data fits: the
 # allocated size of each SRC (du -k: sparse files count what they hold) must
@@ -29,6 +31,16 @@
 # timestamp tick during the precopy) is copied again by checksum, once, and
 # verified again.
 #
+# Devices: a pair of block devices is copied whole, only in a full pass
+# (the workload must be stopped: there is no delta of a device). SRC's bytes
+# (its size, N) go into DST's first N bytes; DST may be larger (the rest is
+# left as it is), not smaller (exit 3 before anything is written;
+# TARGET-BYTES does not apply, DST's own size decides). dd in 1 MiB blocks,
+# flushed (fsync) every CHUNK; then the verify pass compares sha256 sums of
+# both devices' first N bytes, read with O_DIRECT where dd and the device
+# allow it (so DST's bytes come from the device, not from the page cache).
+# A device counts as one entry of N bytes in the totals.
+#
 # Output: "SOP-PROGRESS bytes=N files=N totalBytes=N totalFiles=N" while
 # copying, at most about every 2 s, and once more at the end (totals: the
 # regular files' and symlinks' sizes, every name of a hard link counted, and
@@ -38,7 +50,8 @@
 # differences, 5 rsync (or the environment) failed.
 #
 # Needs a POSIX sh, awk, du, df, tr (busybox or GNU), rsync >= 3.1.3 built with
-# ACL and xattr support, and a writable $TMPDIR (a few small files). Run as
+# ACL and xattr support (for directories), dd, sha256sum, stat and blockdev
+# (or /sys) for devices, and a writable $TMPDIR (a few small files). Run as
 # root to keep owners, setuid bits and trusted.* xattrs.
 
 set -u
@@ -94,7 +107,7 @@ finish() {
 }
 
 usage() {
-	say "usage: sh copy.sh full|precopy|delta TARGET-BYTES SRC DST [SRC DST]..."
+	say "usage: sh copy.sh full|precopy|delta TARGET-BYTES SRC DST [SRC DST]... (directories, or block devices)"
 	say "$1"
 	finish 2 "usage: $1"
 }
@@ -128,9 +141,46 @@ case $target in
 esac
 [ ${#target} -le 18 ] || usage "target-bytes is too large"
 
+# device_id DEV: its major:minor (hex), empty if unknown.
+device_id() {
+	stat -L -c '%t:%T' "$1" 2>/dev/null
+}
+
+# device_bytes DEV: its size in bytes, empty if unknown.
+device_bytes() {
+	b=$(blockdev --getsize64 "$1" 2>/dev/null) || b=""
+	case $b in
+	'' | *[!0-9]*)
+		b=""
+		id=$(device_id "$1")
+		case $id in
+		*[!0-9a-f:]* | '' | :* | *:) ;;
+		*)
+			# /sys counts 512-byte sectors, whatever the device's block size.
+			read -r sectors <"/sys/dev/block/$((0x${id%:*})):$((0x${id#*:}))/size" 2>/dev/null &&
+				case $sectors in '' | *[!0-9]*) ;; *) b=$((sectors * 512)) ;; esac
+			;;
+		esac
+		;;
+	esac
+	printf '%s' "$b"
+}
+
 npairs=0
+ndevices=0
 while [ $# -gt 0 ]; do
 	npairs=$((npairs + 1))
+	if [ -b "$1" ] || [ -b "$2" ]; then
+		[ -b "$1" ] || usage "source $1 is not a block device, target $2 is one: pair devices with devices"
+		[ -b "$2" ] || usage "target $2 is not a block device, source $1 is one: pair devices with devices"
+		[ "$(device_id "$1")" != "$(device_id "$2")" ] || usage "target $2 is the source device $1"
+		[ "$pass" = full ] ||
+			usage "pass $pass: $1 is a block device, which is copied whole while the workload is stopped (pass full)"
+		eval "src_$npairs=\$1; dst_$npairs=\$2; dev_$npairs=1"
+		ndevices=$((ndevices + 1))
+		shift 2
+		continue
+	fi
 	[ -d "$1" ] || usage "source $1 is not a directory"
 	[ -d "$2" ] || usage "target $2 is not a directory"
 	s=$(physical "$1")
@@ -139,11 +189,11 @@ while [ $# -gt 0 ]; do
 	[ -n "$d" ] || usage "cannot enter target $2"
 	case "$d/" in "$s/"*) usage "target $2 is the source $1 or inside it" ;; esac
 	case "$s/" in "$d/"*) usage "source $1 is inside target $2" ;; esac
-	eval "src_$npairs=\$s; dst_$npairs=\$d"
+	eval "src_$npairs=\$s; dst_$npairs=\$d; dev_$npairs=0"
 	shift 2
 done
 
-command -v rsync >/dev/null 2>&1 || finish 5 "rsync not found"
+[ "$ndevices" -eq "$npairs" ] || command -v rsync >/dev/null 2>&1 || finish 5 "rsync not found"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sop-copy.XXXXXX" 2>/dev/null) || tmp=""
 if [ -z "$tmp" ]; then
 	tmp=${TMPDIR:-/tmp}/sop-copy.$$
@@ -180,8 +230,8 @@ stream_awk() {
 	fi
 }
 
-pair() { # pair I: sets $s and $d to pair I's source and target
-	eval "s=\$src_$1; d=\$dst_$1"
+pair() { # pair I: sets $s and $d to pair I's source and target, $dev to 1 for devices
+	eval "s=\$src_$1; d=\$dst_$1; dev=\$dev_$1"
 }
 
 # --- Totals and the fit check: read only, before anything is written. ---
@@ -192,6 +242,10 @@ total_files=0
 i=1
 while [ $i -le $npairs ]; do
 	pair $i
+	if [ "$dev" = 1 ]; then
+		i=$((i + 1))
+		continue
+	fi
 	# rsync's own count: the same entries and sizes the copy reports.
 	if ! rsync -aHAXSx --numeric-ids --modify-window=-1 --delete --dry-run --stats --no-h "$s/" "$d/" >"$tmp/stats" 2>"$tmp/stats.err"; then
 		cat "$tmp/stats.err"
@@ -241,6 +295,24 @@ awk -F '\t' -v target="$target" '
 				printf "pair %s needs %.0f more inodes, the target filesystem has %.0f free\n", pairs[k], newi[k], ifree[k]
 		}
 	}' "$tmp/fit" >"$tmp/nofit"
+# Devices: the source's bytes into the target's first ones.
+i=1
+while [ $i -le $npairs ]; do
+	pair $i
+	if [ "$dev" = 1 ]; then
+		n=$(device_bytes "$s")
+		t=$(device_bytes "$d")
+		[ -n "$n" ] && [ -n "$t" ] || finish 5 "cannot read the size of device $s or $d (blockdev --getsize64)"
+		[ $((n % 512)) -eq 0 ] || finish 5 "device $s has $n bytes, not a whole number of 512-byte sectors"
+		if [ "$t" -lt "$n" ]; then
+			echo "pair $i: source device $s has $n bytes, target device $d only $t; a device is copied whole, into one at least as large" >>"$tmp/nofit"
+		fi
+		eval "bytes_$i=\$n"
+		total_files=$((total_files + 1))
+		total_bytes=$((total_bytes + n))
+	fi
+	i=$((i + 1))
+done
 if [ -s "$tmp/nofit" ]; then
 	while IFS= read -r line; do
 		say "does not fit: $line"
@@ -357,6 +429,83 @@ copy_pair() {
 	cur_files=0
 }
 
+# Devices go in chunks of CHUNK_MIB MiB, each flushed to the device before
+# the next (so the copy's dirty pages stay few), with a progress report
+# every ~2 s between chunks. $SOP_COPY_CHUNK_MIB sets another size (tests).
+CHUNK_MIB=${SOP_COPY_CHUNK_MIB:-128}
+case $CHUNK_MIB in '' | 0* | *[!0-9]*) CHUNK_MIB=128 ;; esac
+
+# copy_device I: pair I's source device's bytes into its target's first ones.
+copy_device() {
+	pair "$1"
+	eval "n=\$bytes_$1"
+	mib=$((n / 1048576))
+	off=0
+	cur_bytes=0
+	cur_files=0
+	last=$(date +%s)
+	while [ $off -lt $mib ]; do
+		c=$((mib - off))
+		[ $c -le $CHUNK_MIB ] || c=$CHUNK_MIB
+		dd if="$s" of="$d" bs=1048576 skip=$off seek=$off count=$c conv=notrunc,fsync 2>"$tmp/dd.err" ||
+			finish 5 "dd failed copying device pair $1 at MiB $off: $(tail -n 1 "$tmp/dd.err")"
+		off=$((off + c))
+		cur_bytes=$((off * 1048576))
+		now=$(date +%s)
+		if [ $((now - last)) -ge 2 ]; then
+			last=$now
+			progress
+		fi
+	done
+	rest=$(((n - mib * 1048576) / 512))
+	if [ $rest -gt 0 ]; then
+		dd if="$s" of="$d" bs=512 skip=$((mib * 2048)) seek=$((mib * 2048)) count=$rest conv=notrunc,fsync \
+			2>"$tmp/dd.err" || finish 5 "dd failed copying the last bytes of device pair $1: $(tail -n 1 "$tmp/dd.err")"
+	fi
+	done_bytes=$((done_bytes + n))
+	done_files=$((done_files + 1))
+	cur_bytes=0
+}
+
+# read_range DEV N TAG: DEV's first N bytes (whole sectors) to stdout, with
+# $direct; $tmp/TAG.fail says why it failed.
+read_range() {
+	m=$(($2 / 1048576))
+	r=$(($2 - m * 1048576))
+	bs=512
+	[ $((r % 4096)) -ne 0 ] || bs=4096
+	if ! dd if="$1" bs=1048576 count=$m $direct 2>"$tmp/$3.err"; then
+		tail -n 1 "$tmp/$3.err" >"$tmp/$3.fail"
+	elif [ $r -gt 0 ] && ! dd if="$1" bs=$bs skip=$((m * 1048576 / bs)) count=$((r / bs)) $direct 2>"$tmp/$3.err"; then
+		tail -n 1 "$tmp/$3.err" >"$tmp/$3.fail"
+	fi
+}
+
+# verify_device I: sha256 of both devices' first N bytes, read side by side; sets ndiff.
+verify_device() {
+	pair "$1"
+	eval "n=\$bytes_$1"
+	direct=iflag=direct
+	for x in "$s" "$d"; do
+		dd if="$x" of=/dev/null bs=4096 count=1 $direct 2>/dev/null || direct=""
+	done
+	rm -f "$tmp/src.fail" "$tmp/dst.fail"
+	read_range "$s" "$n" src | sha256sum >"$tmp/src.sum" &
+	hashing=$!
+	read_range "$d" "$n" dst | sha256sum >"$tmp/dst.sum"
+	wait "$hashing"
+	for x in src dst; do
+		[ ! -s "$tmp/$x.fail" ] || finish 5 "dd failed reading the $x device of pair $1: $(cat "$tmp/$x.fail")"
+	done
+	read -r src_sum _ <"$tmp/src.sum"
+	read -r dst_sum _ <"$tmp/dst.sum"
+	ndiff=0
+	if [ -z "$src_sum" ] || [ "$src_sum" != "$dst_sum" ]; then
+		say "difference: the first $n bytes of $s (sha256 $src_sum) and $d (sha256 $dst_sum) differ"
+		ndiff=1
+	fi
+}
+
 # verify_pair I: a checksum dry-run that must list nothing: content is
 # compared by checksum, not by size and mtime. Prints what it lists (the
 # first 100 lines) and sets ndiff.
@@ -397,6 +546,12 @@ say "$pass pass: $npairs pair(s), $total_files entries, $total_bytes bytes"
 progress
 i=1
 while [ $i -le $npairs ]; do
+	pair $i
+	if [ "$dev" = 1 ]; then
+		copy_device $i
+		i=$((i + 1))
+		continue
+	fi
 	copy_pair $i
 	case $rc in
 	0) ;;
@@ -414,6 +569,13 @@ progress
 if [ "$pass" != precopy ]; then
 	i=1
 	while [ $i -le $npairs ]; do
+		pair $i
+		if [ "$dev" = 1 ]; then
+			verify_device $i
+			[ "$ndiff" -eq 0 ] || finish 4 "verification found $ndiff difference(s) in pair $i: the devices' first $n bytes differ"
+			i=$((i + 1))
+			continue
+		fi
 		verify_pair $i
 		if [ "$ndiff" -gt 0 ] && [ "$pass" = delta ]; then
 			say "pair $i: $ndiff difference(s) after the delta copy; copying them again by checksum"

@@ -72,6 +72,7 @@ json_t *copy_job(const struct resize_inputs *in, const json_t *st, const char *n
 {
 	char *name = resize_job_name(sts_name, ord, streq(pass, "precopy") ? "precopy" : "copy");
 	json_t *mounts = json_array();
+	json_t *devices = json_array();
 	json_t *volumes = json_array();
 	char *script = copy_script_text();
 	json_t *args = json_pack("[s, s, s, s, s]", "sh", "-c", script, "stateful-operator-copy", pass);
@@ -98,9 +99,15 @@ json_t *copy_job(const struct resize_inputs *in, const json_t *st, const char *n
 		char *temp = resize_new_claim_name(kube_obj_str(vol, "claim"));
 		json_array_append_new(args, json_string(src));
 		json_array_append_new(args, json_string(dst));
-		json_array_append_new(mounts, json_pack("{s:s, s:s, s:b}", "name", src_vol, "mountPath", src,
-							"readOnly", 1));
-		json_array_append_new(mounts, json_pack("{s:s, s:s}", "name", dst_vol, "mountPath", dst));
+		if (streq(kube_obj_str(vol, "volumeMode"), "Block")) {
+			/* Raw devices, at the same paths: the script copies a device pair's bytes. */
+			json_array_append_new(devices, json_pack("{s:s, s:s}", "name", src_vol, "devicePath", src));
+			json_array_append_new(devices, json_pack("{s:s, s:s}", "name", dst_vol, "devicePath", dst));
+		} else {
+			json_array_append_new(mounts, json_pack("{s:s, s:s, s:b}", "name", src_vol, "mountPath", src,
+								"readOnly", 1));
+			json_array_append_new(mounts, json_pack("{s:s, s:s}", "name", dst_vol, "mountPath", dst));
+		}
 		json_array_append_new(volumes, json_pack("{s:s, s:{s:s, s:b}}", "name", src_vol,
 							 "persistentVolumeClaim", "claimName", kube_obj_str(vol, "claim"),
 							 "readOnly", 1));
@@ -122,11 +129,13 @@ json_t *copy_job(const struct resize_inputs *in, const json_t *st, const char *n
 	 * keep its owner, mode, ACLs and xattrs (the default image, the
 	 * operator's own, runs as 65532).
 	 */
-	json_t *container = json_pack("{s:s, s:s, s:o, s:o, s:s, s:O*, s:{s:i, s:i}}", "name", "copy", "image",
+	json_t *container = json_pack("{s:s, s:s, s:o, s:o, s:O*, s:s, s:O*, s:{s:i, s:i}}", "name", "copy", "image",
 				      str_or(kube_obj_str(st, "image"), ""), "command", args, "volumeMounts", mounts,
+				      "volumeDevices", json_array_size(devices) ? devices : NULL,
 				      "terminationMessagePolicy", "FallbackToLogsOnError", "resources",
 				      json_is_object(resources) ? resources : NULL, "securityContext", "runAsUser", 0,
 				      "runAsGroup", 0);
+	json_decref(devices);
 	json_t *labels = json_pack("{s:s, s:o}", LABEL_COPY_OF, sts_name, LABEL_RESIZE_ORDINAL,
 				   json_sprintf("%lld", ord));
 	const json_t *asked = json_object_get(st, "podAnnotations");

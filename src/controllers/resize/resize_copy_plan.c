@@ -29,6 +29,10 @@
  * the StatefulSet comes back, and the resize ends Failed (reported) or, on
  * abort, in Cleaning for the replicas that had already moved.
  *
+ * Volumes in volumeMode Block are copied as devices, whole, while their
+ * replica is stopped: a precopy, or a device smaller than the old one, is
+ * refused at the start (resize_copy_block.c).
+ *
  * The objects it creates (new claims, copy Jobs) are built in
  * resize_copy_objects.c. While the StatefulSet is gone, the state lives on
  * the backup ConfigMap.
@@ -869,6 +873,12 @@ void copy_plan_start(const struct resize_inputs *in, long long now_ms, const str
 		plan_refuse(a, "ResizeCopyNotAvailable",
 			    xstrdup("the copy strategy rebinds PersistentVolumes, which this operator cannot read "
 				    "(namespace scope); run it with cluster RBAC"));
+		return;
+	}
+	const char *reason = NULL;
+	char *why = copy_block_refusal(in, req, targets, &reason);
+	if (why) {
+		plan_refuse(a, reason, why);
 		return;
 	}
 	const char *name = kube_obj_str(in->sts, "metadata.name");

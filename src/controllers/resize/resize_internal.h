@@ -352,6 +352,13 @@ bool modify_revert(const struct resize_inputs *in, const struct resize_state *st
 /* Starts copying to targets {template: size} in classes {template: class} (both borrowed). */
 void copy_plan_start(const struct resize_inputs *in, long long now_ms, const struct resize_request *req,
 		     const json_t *targets, const json_t *classes, struct action *a);
+/*
+ * Why the copy of targets {template: size} (borrowed) as req asks cannot be
+ * done on volumes in volumeMode Block (resize_copy_block.c): a smaller
+ * device, or a precopy. A new string with *reason its Event reason, or NULL.
+ */
+char *copy_block_refusal(const struct resize_inputs *in, const struct resize_request *req, const json_t *targets,
+			 const char **reason);
 /* The next step of a copy resize; abort_asked: the user asked to abort (on the set or its saved copy). */
 void copy_plan(const struct resize_inputs *in, long long now_ms, bool abort_asked, const struct resize_state *st,
 	       struct action *a);
@@ -390,7 +397,8 @@ json_t *copy_rebound_claim(const char *ns, const json_t *vol, const json_t *pv, 
  * The Job copying replica ord's volumes vols (pass "precopy", "full" or
  * "delta"), with the image, timeout, resources and pod annotations of state
  * st, pinned where the source volume (or, for a precopy, the running pod)
- * is.
+ * is. A volume in volumeMode Block is handed to it as two volumeDevices,
+ * at the paths a file system would be mounted at.
  */
 json_t *copy_job(const struct resize_inputs *in, const json_t *st, const char *ns, const char *sts_name,
 		 long long ord, const char *pass, const json_t *vols);
