@@ -393,6 +393,11 @@ int options_parse(int argc, char **argv, struct operator_options *o, char **err)
 		}
 		set_str(&o->autoresize_source, "none");
 	}
+	if (o->webhook_cert_dir && !strcmp(o->webhook_bind_address, "0")) {
+		*err = xstrdup("--webhook-cert-dir needs --webhook-bind-address (the webhook is off without it): give "
+			       "both, or neither");
+		return -1;
+	}
 	if (!strcmp(o->autoresize_source, "prometheus") && !o->prometheus_url) {
 		*err = xstrdup("--autoresize-source=prometheus needs --prometheus-url");
 		return -1;

@@ -20,7 +20,8 @@
  */
 #define MAX_REASONS 32
 #define REASON_PREFIX "webhook: "
-static const char too_many_reasons[] = REASON_PREFIX "the files of --webhook-cert-dir cannot be served; the log says why";
+static const char too_many_reasons[] =
+	REASON_PREFIX "the files of --webhook-cert-dir cannot be served; the log says why";
 
 struct cert_dir {
 	char *dir;

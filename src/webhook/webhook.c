@@ -477,5 +477,6 @@ void webhook_stop(struct webhook *w)
 
 int webhook_port(const struct webhook *w)
 {
-	return w ? http_server_port(atomic_load(&w->server)) : 0;
+	struct http_server *s = w ? atomic_load(&w->server) : NULL;
+	return s ? http_server_port(s) : 0;
 }

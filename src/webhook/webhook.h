@@ -136,7 +136,7 @@ bool webhook_caches_synced(struct informer *const *caches, size_t n, const char 
  * says what it waits for, or what to fix. Any thread.
  */
 bool webhook_ready(const struct webhook *w, const char **why);
-/* The port it listens on (for ":0" in tests). */
+/* The port it listens on (for ":0" in tests); 0 while it does not listen yet (--webhook-cert-dir). */
 int webhook_port(const struct webhook *w);
 
 #endif

@@ -58,7 +58,10 @@ static void write_file(const char *dir, const char *name, const char *text)
 	free(tmp);
 }
 
-/* The pair into dir, each file replaced at once (the key first: a reader between the two sees a mismatch, and reads again). */
+/*
+ * The pair into dir, each file replaced at once (the key first: a reader
+ * between the two sees a mismatch, and reads again).
+ */
 static void put_pair(const char *dir, const struct cert_bundle *b)
 {
 	write_file(dir, CERT_DIR_KEY_FILE, b->key_pem);
