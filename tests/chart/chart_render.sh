@@ -6,7 +6,8 @@
 #     matching overlay, for the same settings: the defaults = deploy/overlays/
 #     cluster, scope=namespace = deploy/overlays/namespace, and changed values
 #     (replicas 1: no --leader-elect; image, resources; webhook off) against
-#     a scratch overlay that changes the same fields;
+#     a scratch overlay that changes the same fields; webhook.certManager.enabled
+#     = either overlay with the component deploy/webhook/cert-manager;
 #   - the optional objects: metrics Service, ServiceMonitor, PodMonitor (and
 #     /metrics then on all interfaces with a containerPort), PrometheusRule
 #     (the groups of files/alerts.rules.yaml, none when that file is absent);
@@ -150,6 +151,15 @@ step "scope=namespace = deploy/overlays/namespace"
 chart --set scope=namespace >"$TMP/c.json"
 overlay "$REPO/deploy/overlays/namespace" >"$TMP/o.json"
 same "namespace scope" "$TMP/c.json" "$TMP/o.json"
+
+for scope in cluster namespace; do
+	step "webhook.certManager.enabled=true, scope $scope = deploy/overlays/$scope with the component deploy/webhook/cert-manager"
+	chart --set scope="$scope" --set webhook.certManager.enabled=true >"$TMP/c.json"
+	dir=$(scratch "$scope" </dev/null)
+	printf 'components:\n- %s\n' "$(realpath --relative-to="$dir" "$REPO/deploy/webhook/cert-manager")" >>"$dir/kustomization.yaml"
+	overlay "$dir" >"$TMP/o.json"
+	same "cert-manager, scope $scope" "$TMP/c.json" "$TMP/o.json"
+done
 
 step "replicas 1, another image and resources = the cluster overlay with those changed, no --leader-elect"
 # deploy/base keeps its PodDisruptionBudget (maxUnavailable 1 blocks no drain
