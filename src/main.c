@@ -268,6 +268,7 @@ static struct webhook *start_webhook(const struct operator_options *o, struct ku
 	struct webhook_options wo = {.bind_address = o->webhook_bind_address,
 				     .namespace = ns,
 				     .cert_names = (const char *const *)o->webhook_cert_names,
+				     .cert_dir = o->webhook_cert_dir,
 				     /* Namespace scope sends nothing outside its namespace. */
 				     .read_storage_classes = o->namespace == NULL,
 				     .dry_run = o->dry_run,

@@ -26,6 +26,7 @@ enum {
 	OPT_COPY_IMAGE,
 	OPT_WEBHOOK,
 	OPT_WEBHOOK_NAMES,
+	OPT_WEBHOOK_CERT_DIR,
 	OPT_AUTORESIZE_SOURCE,
 	OPT_AUTORESIZE_INTERVAL,
 	OPT_AUTORESIZE_RECOMMEND,
@@ -56,6 +57,7 @@ static const struct option long_options[] = {
 	{"copy-image", required_argument, NULL, OPT_COPY_IMAGE},
 	{"webhook-bind-address", required_argument, NULL, OPT_WEBHOOK},
 	{"webhook-cert-names", required_argument, NULL, OPT_WEBHOOK_NAMES},
+	{"webhook-cert-dir", required_argument, NULL, OPT_WEBHOOK_CERT_DIR},
 	{"autoresize-source", required_argument, NULL, OPT_AUTORESIZE_SOURCE},
 	{"autoresize-interval", required_argument, NULL, OPT_AUTORESIZE_INTERVAL},
 	{"autoresize-recommend-only", no_argument, NULL, OPT_AUTORESIZE_RECOMMEND},
@@ -96,6 +98,10 @@ const char *options_usage(void)
 	       "                                  :9443; default 0: off)\n"
 	       "  --webhook-cert-names LIST       comma list of DNS names and IPs its certificate covers\n"
 	       "                                  (default: Service " "stateful-operator-webhook's names)\n"
+	       "  --webhook-cert-dir DIR          serve DIR/tls.crt and DIR/tls.key (a mounted Secret, e.g.\n"
+	       "                                  cert-manager's), reloaded when they change; the operator\n"
+	       "                                  then writes no certificate Secret and no caBundle\n"
+	       "                                  (default: it makes and renews its own)\n"
 	       "  --autoresize-source SOURCE      usage of volumes for autoresize policies: kubelet\n"
 	       "                                  (nodes/stats, with the token of --kubelet-service-account;\n"
 	       "                                  cluster scope only), kubelet-proxy (nodes/proxy through\n"
@@ -292,6 +298,13 @@ int options_parse(int argc, char **argv, struct operator_options *o, char **err)
 			if (parse_names(optarg, &o->webhook_cert_names, err) < 0)
 				return -1;
 			break;
+		case OPT_WEBHOOK_CERT_DIR:
+			if (!*optarg) {
+				*err = xstrdup("--webhook-cert-dir: give the directory where tls.crt and tls.key are mounted");
+				return -1;
+			}
+			set_str(&o->webhook_cert_dir, optarg);
+			break;
 		case OPT_AUTORESIZE_SOURCE:
 			if (strcmp(optarg, "kubelet") && strcmp(optarg, "kubelet-proxy") && strcmp(optarg, "prometheus") &&
 			    strcmp(optarg, "none")) {
@@ -380,6 +393,11 @@ int options_parse(int argc, char **argv, struct operator_options *o, char **err)
 		}
 		set_str(&o->autoresize_source, "none");
 	}
+	if (o->webhook_cert_dir && !strcmp(o->webhook_bind_address, "0")) {
+		*err = xstrdup("--webhook-cert-dir needs --webhook-bind-address (the webhook is off without it): give "
+			       "both, or neither");
+		return -1;
+	}
 	if (!strcmp(o->autoresize_source, "prometheus") && !o->prometheus_url) {
 		*err = xstrdup("--autoresize-source=prometheus needs --prometheus-url");
 		return -1;
@@ -404,6 +422,7 @@ void options_release(struct operator_options *o)
 	FREE_AND_NULL(o->leader_election_namespace);
 	FREE_AND_NULL(o->copy_image);
 	FREE_AND_NULL(o->webhook_bind_address);
+	FREE_AND_NULL(o->webhook_cert_dir);
 	FREE_AND_NULL(o->autoresize_source);
 	FREE_AND_NULL(o->prometheus_url);
 	FREE_AND_NULL(o->prometheus_token_file);

@@ -42,6 +42,7 @@ struct operator_options {
 	bool copy_image_set;              /* --copy-image was given (else this pod's image may be used) */
 	char *webhook_bind_address;       /* "0": no webhook */
 	char **webhook_cert_names;        /* NULL-terminated; NULL: the webhook Service's names */
+	char *webhook_cert_dir;           /* tls.crt and tls.key mounted here; NULL: the operator makes its own */
 	/* Usage-driven growth (controllers/autoresize): runs with the resize controller. */
 	char *autoresize_source;          /* kubelet|kubelet-proxy|prometheus|none (none by default with --namespace) */
 	int64_t autoresize_interval_ms;

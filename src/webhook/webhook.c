@@ -17,11 +17,15 @@
 #include "util/xalloc.h"
 #include "util/yaml_json.h"
 #include "webhook/admission.h"
+#include "webhook/cert_dir.h"
 #include "webhook/webhook_tls.h"
 
 struct webhook {
-	struct http_server *server;
-	struct webhook_tls *tls;
+	/* Set once; with --webhook-cert-dir by the sync thread, when the files first hold a pair it can serve. */
+	_Atomic(struct http_server *) server;
+	char *bind_address;
+	struct webhook_tls *tls;       /* the certificate the operator makes, or NULL: */
+	struct cert_dir *cert_dir;     /* the one mounted at --webhook-cert-dir */
 	struct informer *classes;      /* StorageClasses, or NULL (namespace scope) */
 	struct informer *attr_classes; /* VolumeAttributesClasses, or NULL (not served, or not readable) */
 	bool attr_classes_unreadable;  /* served, but the operator may not list them */
@@ -77,6 +81,12 @@ static bool own_caches_synced(const struct webhook *w, const char **waiting)
 bool webhook_ready(const struct webhook *w, const char **why)
 {
 	const char *waiting = NULL;
+	if (w->cert_dir && !cert_dir_ready(w->cert_dir, why))
+		return false;
+	if (!atomic_load(&w->server)) {
+		*why = "webhook: not listening yet";
+		return false;
+	}
 	if (!own_caches_synced(w, &waiting)) {
 		*why = "webhook: its caches have not synced";
 		return false;
@@ -230,31 +240,65 @@ static int on_review(void *ctx, const struct http_request *req, const char **con
 	return status;
 }
 
-/* Looks at the Secret every WEBHOOK_SYNC_MS and serves a renewed certificate. */
+/*
+ * cert_dir_serve_fn: the first pair starts the HTTPS server (its
+ * listener's failure is reported as the pair's, and tried again at the
+ * next poll), later ones replace its certificate.
+ */
+static int serve_pair(void *ctx, const char *cert_pem, const char *key_pem, char **err)
+{
+	struct webhook *w = ctx;
+	struct http_server *s = atomic_load(&w->server);
+	if (s)
+		return http_server_set_certificate(s, cert_pem, key_pem, err);
+	s = http_server_start_tls_pool(w->bind_address, cert_pem, key_pem, WEBHOOK_THREADS, err);
+	if (!s)
+		return -1;
+	http_server_handle_post(s, WEBHOOK_PATH, on_review, w, WEBHOOK_MAX_BODY);
+	http_server_limit_bodies(s, WEBHOOK_MAX_BODIES);
+	atomic_store(&w->server, s);
+	log_info("webhook", "serving admission reviews on %s%s (HTTPS)", w->bind_address, WEBHOOK_PATH);
+	return 0;
+}
+
+/* Looks at the Secret and serves a renewed certificate. */
+static void sync_secret(struct webhook *w)
+{
+	char *err = NULL;
+	int changed = webhook_tls_sync(w->tls, (long long)(clock_wall_ms() / 1000), &err);
+	if (changed < 0) {
+		log_warn("webhook", "certificate: %s; still serving the one before", err);
+	} else if (changed > 0) {
+		free(err);
+		err = NULL;
+		if (http_server_set_certificate(atomic_load(&w->server), webhook_tls_cert(w->tls), webhook_tls_key(w->tls),
+						&err) < 0)
+			log_error("webhook", "cannot serve the renewed certificate: %s", err);
+		else
+			log_info("webhook", "serving the renewed certificate");
+	}
+	free(err);
+}
+
+/*
+ * Looks at the Secret every WEBHOOK_SYNC_MS, or at the files of
+ * --webhook-cert-dir every WEBHOOK_CERT_DIR_POLL_MS (cert_dir logs what
+ * it finds wrong).
+ */
 static void *sync_main(void *arg)
 {
 	struct webhook *w = arg;
 	pthread_mutex_lock(&w->lock);
 	while (!w->stop) {
-		struct timespec until = clock_mono_deadline(WEBHOOK_SYNC_MS);
+		struct timespec until = clock_mono_deadline(w->cert_dir ? WEBHOOK_CERT_DIR_POLL_MS : WEBHOOK_SYNC_MS);
 		pthread_cond_timedwait(&w->wake, &w->lock, &until);
 		if (w->stop)
 			break;
 		pthread_mutex_unlock(&w->lock);
-		char *err = NULL;
-		int changed = webhook_tls_sync(w->tls, (long long)(clock_wall_ms() / 1000), &err);
-		if (changed < 0) {
-			log_warn("webhook", "certificate: %s; still serving the one before", err);
-		} else if (changed > 0) {
-			free(err);
-			err = NULL;
-			if (http_server_set_certificate(w->server, webhook_tls_cert(w->tls), webhook_tls_key(w->tls),
-							&err) < 0)
-				log_error("webhook", "cannot serve the renewed certificate: %s", err);
-			else
-				log_info("webhook", "serving the renewed certificate");
-		}
-		free(err);
+		if (w->cert_dir)
+			(void)cert_dir_poll(w->cert_dir, (long long)(clock_wall_ms() / 1000), serve_pair, w);
+		else
+			sync_secret(w);
 		pthread_mutex_lock(&w->lock);
 	}
 	pthread_mutex_unlock(&w->lock);
@@ -340,15 +384,20 @@ struct webhook *webhook_start(const struct webhook_options *o, struct kube_clien
 	if (!o->bind_address || !strcmp(o->bind_address, "0"))
 		return NULL;
 	char **own_names = o->cert_names ? NULL : service_names(o->namespace);
+	const char *const *names = o->cert_names ? o->cert_names : (const char *const *)own_names;
 	struct webhook *w = xcalloc(1, sizeof(*w));
+	atomic_init(&w->server, NULL);
+	w->bind_address = xstrdup(o->bind_address);
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&w->wake, &ca);
 	pthread_condattr_destroy(&ca);
-	w->tls = webhook_tls_new(client, o->namespace, o->cert_names ? o->cert_names : (const char *const *)own_names,
-				 o->dry_run);
+	if (o->cert_dir)
+		w->cert_dir = cert_dir_new(o->cert_dir, names);
+	else
+		w->tls = webhook_tls_new(client, o->namespace, names, o->dry_run);
 	free_names(own_names);
 	if (o->read_storage_classes)
 		w->classes = manager_informer(m, &KUBE_STORAGECLASSES);
@@ -379,25 +428,29 @@ struct webhook *webhook_start(const struct webhook_options *o, struct kube_clien
 	w->duration = metrics_histogram(metrics, "stateful_operator_webhook_request_duration_seconds",
 					"Time to decide an AdmissionReview, from its body received to the answer.",
 					NULL);
-	char *why = NULL;
-	if (webhook_tls_sync(w->tls, (long long)(clock_wall_ms() / 1000), &why) < 0) {
-		*err = xasprintf("webhook certificate: %s", why);
-		free(why);
-		webhook_stop(w);
-		return NULL;
+	long long now_s = (long long)(clock_wall_ms() / 1000);
+	if (w->cert_dir) {
+		/*
+		 * Files that cannot be served are no reason to stop: the replica
+		 * stays not Ready, saying why (cert_dir logs it), until they can.
+		 */
+		(void)cert_dir_poll(w->cert_dir, now_s, serve_pair, w);
+	} else {
+		char *why = NULL;
+		if (webhook_tls_sync(w->tls, now_s, &why) < 0) {
+			*err = xasprintf("webhook certificate: %s", why);
+			free(why);
+			webhook_stop(w);
+			return NULL;
+		}
+		if (serve_pair(w, webhook_tls_cert(w->tls), webhook_tls_key(w->tls), err) < 0) {
+			webhook_stop(w);
+			return NULL;
+		}
 	}
-	w->server = http_server_start_tls_pool(o->bind_address, webhook_tls_cert(w->tls), webhook_tls_key(w->tls),
-					       WEBHOOK_THREADS, err);
-	if (!w->server) {
-		webhook_stop(w);
-		return NULL;
-	}
-	http_server_handle_post(w->server, WEBHOOK_PATH, on_review, w, WEBHOOK_MAX_BODY);
-	http_server_limit_bodies(w->server, WEBHOOK_MAX_BODIES);
 	w->sync_started = pthread_create(&w->sync_thread, NULL, sync_main, w) == 0;
 	if (!w->sync_started)
-		log_warn("webhook", "no thread to renew the certificate: it is renewed at the next start");
-	log_info("webhook", "serving admission reviews on %s%s (HTTPS)", o->bind_address, WEBHOOK_PATH);
+		log_warn("webhook", "no thread to renew or reload the certificate: that waits for the next start");
 	return w;
 }
 
@@ -412,8 +465,10 @@ void webhook_stop(struct webhook *w)
 		pthread_mutex_unlock(&w->lock);
 		pthread_join(w->sync_thread, NULL);
 	}
-	http_server_stop(w->server);
+	http_server_stop(atomic_load(&w->server));
 	webhook_tls_free(w->tls);
+	cert_dir_free(w->cert_dir);
+	free(w->bind_address);
 	free(w->operator_user);
 	pthread_cond_destroy(&w->wake);
 	pthread_mutex_destroy(&w->lock);
@@ -422,5 +477,6 @@ void webhook_stop(struct webhook *w)
 
 int webhook_port(const struct webhook *w)
 {
-	return w ? http_server_port(w->server) : 0;
+	struct http_server *s = w ? atomic_load(&w->server) : NULL;
+	return s ? http_server_port(s) : 0;
 }

@@ -19,7 +19,9 @@
  * CA written into the caBundle of MutatingWebhookConfiguration
  * WEBHOOK_CONFIGURATION; every replica serves what the Secret holds, looks
  * again every WEBHOOK_SYNC_MS, renews before expiry and serves the new one
- * without a restart.
+ * without a restart. Or, with --webhook-cert-dir, the pair mounted there
+ * (cert-manager's, or the user's), reloaded when it changes, with nothing
+ * written to the cluster (cert_dir.h).
  *
  * Threads: webhook_start/webhook_stop from main; requests on the HTTP
  * threads (WEBHOOK_THREADS); the certificate on a thread of its own.
@@ -41,6 +43,8 @@
 #define WEBHOOK_CONFIGURATION "stateful-operator"
 #define WEBHOOK_SERVICE "stateful-operator-webhook"
 #define WEBHOOK_SYNC_MS 60000
+/* How often the files of --webhook-cert-dir are read (the kubelet updates a mounted Secret within a minute or so). */
+#define WEBHOOK_CERT_DIR_POLL_MS 2000
 /* An AdmissionReview holds two StatefulSets, each up to the API server's 3 MiB request limit. */
 #define WEBHOOK_MAX_BODY (7u << 20)
 /*
@@ -95,6 +99,12 @@ struct webhook_options {
 	const char *namespace;    /* the operator's own: where the Secret is */
 	/* Names the serving certificate covers (DNS names or IP addresses), NULL-terminated; NULL: the Service's. */
 	const char *const *cert_names;
+	/*
+	 * --webhook-cert-dir: serve DIR/tls.crt and DIR/tls.key (cert_dir.h),
+	 * reloaded when they change; the operator then never reads or writes
+	 * WEBHOOK_SECRET nor any caBundle. NULL: it makes its own (webhook_tls.h).
+	 */
+	const char *cert_dir;
 	bool read_storage_classes; /* false in namespace scope: a Role cannot grant them */
 	bool dry_run;              /* make a certificate, write nothing */
 	const struct state_seal *seal; /* the controllers' (borrowed): a saved copy holds a create back only when sealed */
@@ -106,7 +116,9 @@ struct webhook;
  * Registers the caches it reads with m, gets its certificate and starts
  * serving. client, m and metrics are borrowed and must outlive it. NULL
  * with *err (new string) when it cannot serve; NULL without *err when
- * bind_address is "0".
+ * bind_address is "0". With cert_dir, files that cannot be served yet do
+ * not fail it: it starts listening once they can (webhook_ready says why
+ * not until then).
  */
 struct webhook *webhook_start(const struct webhook_options *o, struct kube_client *client, struct manager *m,
 			      struct metrics *metrics, char **err);
@@ -119,11 +131,12 @@ void webhook_stop(struct webhook *w);
 bool webhook_caches_synced(struct informer *const *caches, size_t n, const char **waiting);
 /*
  * Whether w can answer a review now (its caches have synced): a condition
- * of the replica's readiness (manager_add_ready_check). When not, *why
- * (borrowed, static) says what it waits for. Any thread.
+ * of the replica's readiness (manager_add_ready_check), and a certificate
+ * served that has not expired. When not, *why (borrowed, valid while w)
+ * says what it waits for, or what to fix. Any thread.
  */
 bool webhook_ready(const struct webhook *w, const char **why);
-/* The port it listens on (for ":0" in tests). */
+/* The port it listens on (for ":0" in tests); 0 while it does not listen yet (--webhook-cert-dir). */
 int webhook_port(const struct webhook *w);
 
 #endif

@@ -154,8 +154,7 @@ long long cert_not_after_s(const char *pem)
 	return s;
 }
 
-/* "2027-11-25T04:00:00Z" into out. */
-static void format_time(long long s, char out[32])
+void cert_format_time(long long s, char out[32])
 {
 	time_t t = (time_t)s;
 	struct tm tm;
@@ -493,7 +492,7 @@ static enum cert_action check_pair(X509 *x, EVP_PKEY *key, const char *what, lon
 		return decide(why, a, "the %s certificate's expiry is unreadable", what);
 	if (end - now_s < renew_before_s) {
 		char when[32];
-		format_time(end, when);
+		cert_format_time(end, when);
 		return decide(why, a, "the %s certificate expires at %s, within %lld days", what, when,
 			      renew_before_s / SECONDS_PER_DAY);
 	}
@@ -542,6 +541,72 @@ enum cert_action cert_bundle_check(const struct cert_bundle *b, const char *cons
 	EVP_PKEY_free(key);
 	ERR_clear_error();
 	return a;
+}
+
+/* Whether x's subjectAltName covers one of names (NULL: no names asked for); wildcards match. */
+static bool covers_any(X509 *x, const char *const *names)
+{
+	if (!names || !names[0])
+		return true;
+	for (size_t i = 0; names[i]; i++) {
+		ASN1_OCTET_STRING *ip = ip_of(names[i]);
+		int covered = ip ? X509_check_ip_asc(x, names[i], 0)
+				 : X509_check_host(x, names[i], 0, X509_CHECK_FLAG_NEVER_CHECK_SUBJECT, NULL);
+		ASN1_OCTET_STRING_free(ip);
+		if (covered == 1)
+			return true;
+	}
+	return false;
+}
+
+/* "a, b, c" of names, as a new string. */
+static char *names_text(const char *const *names)
+{
+	struct strbuf sb = STRBUF_INIT;
+	for (size_t i = 0; names[i]; i++)
+		strbuf_appendf(&sb, "%s%s", i ? ", " : "", names[i]);
+	return strbuf_detach(&sb);
+}
+
+int cert_pair_check(const char *cert_pem, const char *key_pem, const char *const *names, long long now_s,
+		    long long *not_after_s, char **why)
+{
+	X509 *x = cert_read(cert_pem);
+	EVP_PKEY *key = key_read(key_pem);
+	long long end = x ? asn1_time_s(X509_get0_notAfter(x)) : -1;
+	char when[32];
+	cert_format_time(end, when);
+	int rc = -1;
+	if (!x)
+		decide(why, CERT_OK, "no PEM certificate (BEGIN CERTIFICATE) in tls.crt");
+	else if (!key)
+		decide(why, CERT_OK, "no PEM private key in tls.key (an encrypted key is not supported)");
+	else if (X509_check_private_key(x, key) != 1)
+		decide(why, CERT_OK, "tls.key is not the key of the certificate in tls.crt (give the pair of one Secret)");
+	else if (end < 0)
+		decide(why, CERT_OK, "the certificate's notAfter in tls.crt is unreadable");
+	else if (end <= now_s)
+		decide(why, CERT_OK, "the certificate in tls.crt expired at %s: renew it", when);
+	else if (X509_check_purpose(x, X509_PURPOSE_SSL_SERVER, 0) != 1)
+		decide(why, CERT_OK, "the certificate in tls.crt is not for TLS servers (its keyUsage or "
+				     "extendedKeyUsage leaves out server auth)");
+	else if (!covers_any(x, names)) {
+		char *list = names_text(names);
+		decide(why, CERT_OK, "the certificate in tls.crt covers none of the names the webhook is called by (%s): "
+				     "add one to its dnsNames (or give --webhook-cert-names)",
+		       list);
+		free(list);
+	} else {
+		rc = 0;
+		if (why)
+			*why = NULL;
+		if (not_after_s)
+			*not_after_s = end;
+	}
+	X509_free(x);
+	EVP_PKEY_free(key);
+	ERR_clear_error();
+	return rc;
 }
 
 /* ------------------------------------------------------------------ */

@@ -98,6 +98,24 @@ enum cert_action {
 enum cert_action cert_bundle_check(const struct cert_bundle *b, const char *const *names, long long now_s,
 				   char **why);
 
+/*
+ * Whether a serving pair given from outside (cert_pem: the chain, leaf
+ * first; key_pem: its key) can serve the API server at now_s: 0, with
+ * *not_after_s (may be NULL) the leaf's notAfter; else -1 with *why (why
+ * may be NULL) a new one-line reason that says what to fix. Refuses no
+ * certificate or no key (an encrypted key is refused, never prompted
+ * for), a key that does not match, a leaf that expired, one not for TLS
+ * servers (keyUsage or extendedKeyUsage), and one whose subjectAltName
+ * covers none of names (NULL-terminated, as for cert_bundle_make_serving;
+ * wildcards match; NULL: any). notBefore is not checked (a replica whose
+ * clock lags must not refuse a certificate just issued).
+ */
+int cert_pair_check(const char *cert_pem, const char *key_pem, const char *const *names, long long now_s,
+		    long long *not_after_s, char **why) __attribute__((warn_unused_result));
+
+/* s (seconds since the epoch) as "2027-11-25T04:00:00Z" into out. */
+void cert_format_time(long long s, char out[32]);
+
 /* The notAfter of the first certificate in pem, in seconds since the epoch; -1 when unreadable. */
 long long cert_not_after_s(const char *pem);
 

@@ -6,7 +6,8 @@
 #     matching overlay, for the same settings: the defaults = deploy/overlays/
 #     cluster, scope=namespace = deploy/overlays/namespace, and changed values
 #     (replicas 1: no --leader-elect; image, resources; webhook off) against
-#     a scratch overlay that changes the same fields;
+#     a scratch overlay that changes the same fields; webhook.certManager.enabled
+#     = either overlay with the component deploy/webhook/cert-manager;
 #   - the optional objects: metrics Service, ServiceMonitor, PodMonitor (and
 #     /metrics then on all interfaces with a containerPort), PrometheusRule
 #     (the groups of files/alerts.rules.yaml, none when that file is absent);
@@ -15,7 +16,9 @@
 #     ServiceAccount, image.digest, the HA settings (strategy, PodDisruptionBudget
 #     when replicaCount > 1), scheduling and pod values, strict security contexts,
 #     the operator's flags, extraArgs/extraEnv/volumes, the webhook's failurePolicy
-#     and timeoutSeconds, the CRDs (kept on uninstall), the helm test Pod,
+#     and timeoutSeconds, its certificate from cert-manager or a given Secret
+#     (mounted for --webhook-cert-dir, the caBundle injected or given, no rights
+#     on the Secret or the configuration; inconsistent values refused), the CRDs (kept on uninstall), the helm test Pod,
 #     NOTES.txt; the schema refusing bad ones;
 #   - the operator's two Secrets, rendered empty (no data, no type) and kept
 #     on uninstall; the NetworkPolicies: the probe and webhook ports from
@@ -148,6 +151,15 @@ step "scope=namespace = deploy/overlays/namespace"
 chart --set scope=namespace >"$TMP/c.json"
 overlay "$REPO/deploy/overlays/namespace" >"$TMP/o.json"
 same "namespace scope" "$TMP/c.json" "$TMP/o.json"
+
+for scope in cluster namespace; do
+	step "webhook.certManager.enabled=true, scope $scope = deploy/overlays/$scope with the component deploy/webhook/cert-manager"
+	chart --set scope="$scope" --set webhook.certManager.enabled=true >"$TMP/c.json"
+	dir=$(scratch "$scope" </dev/null)
+	printf 'components:\n- %s\n' "$(realpath --relative-to="$dir" "$REPO/deploy/webhook/cert-manager")" >>"$dir/kustomization.yaml"
+	overlay "$dir" >"$TMP/o.json"
+	same "cert-manager, scope $scope" "$TMP/c.json" "$TMP/o.json"
+done
 
 step "replicas 1, another image and resources = the cluster overlay with those changed, no --leader-elect"
 # deploy/base keeps its PodDisruptionBudget (maxUnavailable 1 blocks no drain
@@ -511,6 +523,91 @@ raw >"$TMP/c.json"
 	fail "webhook defaults are not Ignore, 5 s"
 refused "'/webhook/failurePolicy'" --set webhook.failurePolicy=Sometimes
 refused "'/webhook/timeoutSeconds'" --set webhook.timeoutSeconds=60
+
+step "webhook certificate from cert-manager or a given Secret: mounted for --webhook-cert-dir, caBundle by the CA injector or the value, no rights on the Secret or the configuration"
+mwc() { jq -c '.[] | select(.kind == "MutatingWebhookConfiguration")' "$TMP/c.json"; }
+narrowed() { # mode: the operator gets no rights on its webhook Secret nor on the configuration, keeps the rest
+	local rules
+	rules=$(jq -c '[.[] | select(.kind == "Role" or .kind == "ClusterRole") | .rules[] | select(.resources | index("secrets"))]' "$TMP/c.json")
+	[ "$rules" = '[{"apiGroups":[""],"resourceNames":["stateful-operator-state-key"],"resources":["secrets"],"verbs":["get","update"]}]' ] ||
+		fail "$1: rules on secrets: $rules"
+	[ "$(jq '[.[] | select(.kind | test("Role")) | .rules[]? | select(.resources | index("mutatingwebhookconfigurations"))] | length' "$TMP/c.json")" = 0 ] ||
+		fail "$1: a rule on mutatingwebhookconfigurations"
+	[ "$(jq -c '[.[] | select(.kind | test("Role")) | .metadata.name | select(test("webhook-cert"))]' "$TMP/c.json")" = '[]' ] ||
+		fail "$1: the webhook-cert Role or RoleBinding rendered"
+	jq -e '.[] | select(.kind == "ClusterRole" and .metadata.name == "stateful-operator-webhook") | .rules == [{"apiGroups":["storage.k8s.io"],"resources":["volumeattributesclasses"],"verbs":["list","watch"]}]' \
+		"$TMP/c.json" >/dev/null || fail "$1: the webhook's ClusterRole: $(obj ClusterRole stateful-operator-webhook)"
+	[ -z "$(obj Secret stateful-operator-webhook-cert)" ] || fail "$1: the operator's empty webhook Secret rendered"
+}
+mounted() { # mode secret: the Deployment mounts secret read-only at the dir of --webhook-cert-dir, beside extraVolumes
+	jq -e --arg s "$2" '.[] | select(.kind == "Deployment") | .spec.template.spec
+		| (.containers[0].args | index("--webhook-cert-dir=/etc/stateful-operator/webhook-cert"))
+		and .volumes == [{"name":"webhook-cert","secret":{"secretName":$s}},{"name":"ca","configMap":{"name":"ca"}}]
+		and .containers[0].volumeMounts == [{"name":"webhook-cert","mountPath":"/etc/stateful-operator/webhook-cert","readOnly":true},{"name":"ca","mountPath":"/ca"}]' \
+		"$TMP/c.json" >/dev/null || fail "$1: the Secret $2 is not mounted for --webhook-cert-dir: $(dep)"
+}
+EXTRA_VOLUME=(--set-json 'extraVolumes=[{"name":"ca","configMap":{"name":"ca"}}]' --set-json 'extraVolumeMounts=[{"name":"ca","mountPath":"/ca"}]')
+for scope in cluster namespace; do
+	raw --set scope="$scope" --set webhook.certManager.enabled=true "${EXTRA_VOLUME[@]}" >"$TMP/c.json"
+	jq -e --arg ns "$NS" '.spec == {"secretName":"stateful-operator-webhook-tls",
+		"dnsNames":["stateful-operator-webhook.\($ns).svc","stateful-operator-webhook.\($ns).svc.cluster.local"],
+		"privateKey":{"algorithm":"ECDSA","size":256,"rotationPolicy":"Always"},"usages":["digital signature","server auth"],
+		"issuerRef":{"name":"stateful-operator-webhook-selfsigned","kind":"Issuer","group":"cert-manager.io"}}
+		and .metadata.namespace == $ns' <<<"$(obj Certificate stateful-operator-webhook)" >/dev/null ||
+		fail "cert-manager, scope $scope: Certificate: $(obj Certificate stateful-operator-webhook)"
+	jq -e '.spec == {"selfSigned":{}}' <<<"$(obj Issuer stateful-operator-webhook-selfsigned)" >/dev/null ||
+		fail "cert-manager, scope $scope: no self-signed Issuer: $(obj Issuer stateful-operator-webhook-selfsigned)"
+	mounted "cert-manager, scope $scope" stateful-operator-webhook-tls
+	jq -e --arg ns "$NS" '.metadata.annotations == {"cert-manager.io/inject-ca-from": "\($ns)/stateful-operator-webhook"}
+		and (.webhooks | length == 2 and all(.clientConfig | has("caBundle") | not))' <<<"$(mwc)" >/dev/null ||
+		fail "cert-manager, scope $scope: configuration: $(mwc)"
+	narrowed "cert-manager, scope $scope"
+
+	raw --set scope="$scope" --set webhook.existingSecret=my-tls --set webhook.caBundle=Q0E= "${EXTRA_VOLUME[@]}" >"$TMP/c.json"
+	[ "$(jq '[.[] | select(.apiVersion | startswith("cert-manager.io/"))] | length' "$TMP/c.json")" = 0 ] ||
+		fail "existingSecret, scope $scope: cert-manager objects rendered"
+	mounted "existingSecret, scope $scope" my-tls
+	jq -e '(.metadata | has("annotations") | not) and (.webhooks | length == 2 and all(.clientConfig.caBundle == "Q0E="))' <<<"$(mwc)" >/dev/null ||
+		fail "existingSecret, scope $scope: configuration: $(mwc)"
+	narrowed "existingSecret, scope $scope"
+done
+raw --set webhook.certManager.enabled=true --set webhook.certManager.issuerRef.name=corp-ca \
+	--set webhook.certManager.issuerRef.kind=ClusterIssuer --set webhook.certManager.duration=2160h >"$TMP/c.json"
+[ -z "$(obj Issuer stateful-operator-webhook-selfsigned)" ] || fail "a self-signed Issuer though issuerRef names one"
+jq -e '.spec.issuerRef == {"name":"corp-ca","kind":"ClusterIssuer","group":"cert-manager.io"} and .spec.duration == "2160h"' \
+	<<<"$(obj Certificate stateful-operator-webhook)" >/dev/null || fail "issuerRef: $(obj Certificate stateful-operator-webhook)"
+raw --set webhook.enabled=false --set webhook.certManager.enabled=true >"$TMP/c.json"
+[ "$(jq '[.[] | select(.apiVersion | startswith("cert-manager.io/"))] | length' "$TMP/c.json")" = 0 ] ||
+	fail "webhook off: cert-manager objects rendered"
+jq -e '.[] | select(.kind == "Deployment") | .spec.template.spec | has("volumes") | not' "$TMP/c.json" >/dev/null ||
+	fail "webhook off: a certificate mounted: $(dep)"
+raw >"$TMP/c.json"
+[ "$(jq '[.[] | select(.apiVersion | startswith("cert-manager.io/"))] | length' "$TMP/c.json")" = 0 ] &&
+	! grep -qF -- '--webhook-cert-dir' <<<"$(args "$TMP/c.json")" && [ -n "$(obj Secret stateful-operator-webhook-cert)" ] ||
+	fail "defaults: not the operator's own certificate"
+for set in "webhook.certManager.enabled=true webhook.existingSecret=my-tls" "webhook.existingSecret=my-tls" \
+	"webhook.caBundle=Q0E=" "webhook.certManager.enabled=true webhook.caBundle=Q0E=" \
+	"webhook.certManager.enabled=true webhook.certManager.issuerRef.kind=ClusterIssuer"; do
+	# shellcheck disable=SC2086 # word-split on purpose: one --set each
+	if "$HELM" lint --strict "$CHART" $(printf -- '--set %s ' $set) >"$TMP/lint" 2>&1; then
+		fail "helm lint --strict accepted $set"
+	fi
+done
+# The schema refuses them (what helm lint --strict sees: it does not stop at a template's fail), the templates say why.
+refused "'/webhook/existingSecret'" --set webhook.certManager.enabled=true --set webhook.existingSecret=my-tls
+refused "'/webhook/caBundle'" --set webhook.existingSecret=my-tls
+refused "'/webhook/caBundle'" --set webhook.caBundle=Q0E=
+refused "'/webhook/certManager/issuerRef/name'" --set webhook.certManager.enabled=true --set webhook.certManager.issuerRef.kind=ClusterIssuer
+NOSCHEMA=--skip-schema-validation
+refused 'set one of them' $NOSCHEMA --set webhook.certManager.enabled=true --set webhook.existingSecret=my-tls
+refused 'webhook.existingSecret needs webhook.caBundle' $NOSCHEMA --set webhook.existingSecret=my-tls
+refused 'webhook.caBundle needs webhook.existingSecret' $NOSCHEMA --set webhook.caBundle=Q0E=
+refused "cert-manager's CA injector writes the caBundle" $NOSCHEMA --set webhook.certManager.enabled=true --set webhook.caBundle=Q0E=
+refused 'ClusterIssuer needs webhook.certManager.issuerRef.name' $NOSCHEMA --set webhook.certManager.enabled=true \
+	--set webhook.certManager.issuerRef.kind=ClusterIssuer
+refused "'/webhook/caBundle'" --set webhook.existingSecret=my-tls --set 'webhook.caBundle=-----BEGIN CERTIFICATE-----'
+refused "'/webhook/existingSecret'" --set webhook.existingSecret=My_Secret --set webhook.caBundle=Q0E=
+refused "'/webhook/certManager/issuerRef/kind'" --set webhook.certManager.enabled=true --set webhook.certManager.issuerRef.kind=Vault
 
 step "CRDs: rendered from files/crds with resource-policy keep; crds.keep=false without it; crds.enabled=false none"
 crd() { jq -c '[.[] | select(.kind == "CustomResourceDefinition") | .metadata.annotations."helm.sh/resource-policy"]' "$TMP/c.json"; }

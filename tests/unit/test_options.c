@@ -57,6 +57,7 @@ static void test_defaults(void **state)
 	assert_int_equal(o.kubelet_port, 10250);
 	assert_string_equal(o.kubelet_service_account, "stateful-operator-usage-reader");
 	assert_null(o.prometheus_url);
+	assert_null(o.webhook_cert_dir);
 	options_release(&o);
 }
 
@@ -106,6 +107,13 @@ static void test_every_flag(void **state)
 	assert_true(o.kubelet_insecure_tls);
 	assert_int_equal(o.kubelet_port, 10255);
 	assert_string_equal(o.kubelet_service_account, "reader.v2");
+	options_release(&o);
+
+	a = ARGV("--webhook-bind-address", ":9443", "--webhook-cert-dir", "/etc/webhook-cert");
+	assert_int_equal(options_parse(a->argc, a->argv, &o, &err), 0);
+	args_free(a);
+	assert_string_equal(o.webhook_bind_address, ":9443");
+	assert_string_equal(o.webhook_cert_dir, "/etc/webhook-cert");
 	options_release(&o);
 
 	/* Namespace scope with a source that works there. */
@@ -163,6 +171,10 @@ static void test_refusals_name_the_flag(void **state)
 	expect_refusal(ARGV("--kubelet-service-account", "Reader"), "--kubelet-service-account");
 	expect_refusal(ARGV("--kubelet-service-account", "a/../b"), "not a ServiceAccount name");
 	expect_refusal(ARGV("--kubelet-service-account", "-a"), "--kubelet-service-account");
+	expect_refusal(ARGV("--webhook-bind-address", ":9443", "--webhook-cert-dir", ""),
+		       "--webhook-cert-dir: give the directory");
+	/* A certificate for a webhook that is off is a mistake worth saying. */
+	expect_refusal(ARGV("--webhook-cert-dir", "/etc/webhook-cert"), "--webhook-cert-dir needs --webhook-bind-address");
 }
 
 int main(void)

@@ -195,3 +195,42 @@ is. helm template (no cluster) renders it.
 true
 {{- end -}}
 {{- end }}
+
+{{/*
+Where the webhook's certificate comes from: "operator" (the default: made
+and renewed by the operator in Secret stateful-operator-webhook-cert, the CA
+written into the caBundle), "cert-manager" (webhook.certManager.enabled) or
+"secret" (webhook.existingSecret). In the last two the Secret is mounted at
+--webhook-cert-dir and the operator writes neither. Inconsistent values are
+refused here, with what to change.
+*/}}
+{{- define "stateful-operator.webhookCert" -}}
+{{- with .Values.webhook -}}
+{{- if and .certManager.enabled .existingSecret -}}
+{{- fail "webhook.certManager.enabled and webhook.existingSecret are two ways to give the webhook's certificate: set one of them" -}}
+{{- else if .certManager.enabled -}}
+{{- if .caBundle -}}
+{{- fail "webhook.caBundle goes with webhook.existingSecret: with webhook.certManager.enabled, cert-manager's CA injector writes the caBundle" -}}
+{{- end -}}
+{{- if and (eq .certManager.issuerRef.kind "ClusterIssuer") (not .certManager.issuerRef.name) -}}
+{{- fail "webhook.certManager.issuerRef.kind ClusterIssuer needs webhook.certManager.issuerRef.name (empty name: the chart's self-signed Issuer)" -}}
+{{- end -}}
+cert-manager
+{{- else if .existingSecret -}}
+{{- if not .caBundle -}}
+{{- fail "webhook.existingSecret needs webhook.caBundle: the base64 of the PEM CA certificate that signed it (the API server checks the webhook's certificate against it)" -}}
+{{- end -}}
+secret
+{{- else -}}
+{{- if .caBundle -}}
+{{- fail "webhook.caBundle needs webhook.existingSecret (or drop it: by default the operator makes its certificate and writes the caBundle itself)" -}}
+{{- end -}}
+operator
+{{- end -}}
+{{- end -}}
+{{- end }}
+
+{{/* The Secret mounted at --webhook-cert-dir when the certificate is not the operator's own. */}}
+{{- define "stateful-operator.webhookCertSecret" -}}
+{{- .Values.webhook.existingSecret | default (printf "%s-webhook-tls" (include "stateful-operator.fullname" .)) -}}
+{{- end }}

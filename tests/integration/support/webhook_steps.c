@@ -42,9 +42,15 @@ int wh_free_port(void)
 
 void wh_start_operator(struct daemon *d, const char *controllers)
 {
+	wh_start_operator_cert_dir(d, controllers, NULL);
+}
+
+void wh_start_operator_cert_dir(struct daemon *d, const char *controllers, const char *cert_dir)
+{
 	const char *args[] = {"--kubeconfig", getenv("SOP_OPERATOR_KUBECONFIG"), "--metrics-bind-address", "0",
 			      "--health-probe-bind-address", "0", "--webhook-bind-address", address,
-			      "--webhook-cert-names", "127.0.0.1", "--controllers", controllers, NULL};
+			      "--webhook-cert-names", "127.0.0.1", "--controllers", controllers,
+			      cert_dir ? "--webhook-cert-dir" : NULL, cert_dir, NULL};
 	daemon_start(d, args, NULL);
 	if (!daemon_wait_log(d, "all caches synced", 20000))
 		fail_msg("operator did not start");

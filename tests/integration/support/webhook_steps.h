@@ -34,6 +34,8 @@ int wh_teardown(void **state);
 
 /* Starts an operator serving the webhook with controllers (a --controllers list); waits for its caches. */
 void wh_start_operator(struct daemon *d, const char *controllers);
+/* The same with --webhook-cert-dir cert_dir (NULL: without). */
+void wh_start_operator_cert_dir(struct daemon *d, const char *controllers, const char *cert_dir);
 /* Kills it (-9). */
 void wh_kill_operator(struct daemon *d);
 /* A port nobody listens on now (the kernel's pick), for an operator to bind. */
