@@ -307,11 +307,11 @@ static void test_wait_ends(void **state)
 	assert_int_equal(plugin_wait_resize(&session, "app", NULL, since, before), PLUGIN_EXIT_FAILED);
 	json_decref(before);
 	json_decref(refused);
-	/* Other Events (Normal, not Resize*) do not end it: --timeout does. */
+	/* Other Events (Normal, not Resize*) do not end it: --timeout does, with its own exit status. */
 	events_are(json_pack("[o, o]", event("Normal", "CopyStarted", "x", "2025-11-24T16:00:05Z"),
 			     event("Warning", "CleanupFailed", "y", "2025-11-24T16:00:05Z")));
 	args.timeout_ms = 1500;
-	assert_int_equal(plugin_wait_resize(&session, "app", NULL, since, NULL), PLUGIN_EXIT_FAILED);
+	assert_int_equal(plugin_wait_resize(&session, "app", NULL, since, NULL), PLUGIN_EXIT_TIMEOUT);
 	args.timeout_ms = 0;
 }
 
