@@ -28,6 +28,7 @@ struct observability {
 	struct metric_family *queue_depth, *queue_adds, *queue_retries, *queue_latency, *queue_work,
 		*queue_longest, *queue_unfinished;
 	struct metric_family *build_info;
+	struct metric_family *copy_pass;
 	struct process_metrics process;
 	struct metric_family *watch_restarts, *informer_events, *informer_lists, *informer_objects,
 		*informer_synced, *informer_refused;
@@ -211,7 +212,17 @@ static void register_families(struct observability *o)
 					    "Age of each StatefulSet's resize under way, from its start (Failed and "
 					    "Cleaning are not under way).",
 					    METRIC_LABELS("statefulset_namespace", "statefulset"));
-	o->build_info = metrics_gauge(m, "stateful_operator_build_info",
+	o->copy_pass = metrics_histogram_bounds(m, "stateful_operator_copy_pass_duration_seconds",
+						"Copy passes of a resize by copy, from the first copy Job's start to "
+						"the last one's completion, by pass (precopy, full, delta).",
+						METRIC_LABELS("pass"), metrics_long_bounds, METRICS_LONG_BUCKETS);
+	/* Every pass from the start, at 0, so that the family and rate() are there before the first copy. */
+	const uint64_t none[METRICS_LONG_BUCKETS + 1] = {0};
+	const char *const passes[] = {"precopy", "full", "delta"};
+	for (size_t i = 0; i < sizeof(passes) / sizeof(passes[0]); i++)
+		metric_histogram_set(o->copy_pass, none, METRICS_LONG_BUCKETS + 1, 0, METRIC_LABELS(passes[i]));
+	o->build_info = metrics_gauge(
+m, "stateful_operator_build_info",
 				      "Always 1: the version and git commit the operator was built from.",
 				      METRIC_LABELS("version", "commit"));
 	process_metrics_register(m, &o->process);
@@ -329,7 +340,15 @@ void observability_stop(struct observability *o)
 	free(o);
 }
 
-void observability_build_info(struct observability *o, const char *version, const char *commit)
+void observability_observe(void *obs, const char *family, const char *label, double v)
+{
+	struct observability *o = obs;
+	if (!strcmp(family, "stateful_operator_copy_pass_duration_seconds"))
+		metric_observe(o->copy_pass, v, METRIC_LABELS(label));
+}
+
+void observability_build_info(
+struct observability *o, const char *version, const char *commit)
 {
 	metric_set(o->build_info, 1, METRIC_LABELS(version, commit));
 }
