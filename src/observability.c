@@ -164,30 +164,26 @@ static void register_families(struct observability *o)
 	 * controller dashboards and alerts read them as they are.
 	 */
 	o->reconciles = metrics_counter(m, "controller_runtime_reconcile_total",
-					"Total number of reconciliations per controller, by result (success, error, "
-					"requeue, requeue_after).",
+					"Reconciles run, by controller and result (success, error, requeue, "
+					"requeue_after).",
 					METRIC_LABELS("controller", "result"));
 	o->reconcile_errors = metrics_counter(m, "controller_runtime_reconcile_errors_total",
-					      "Total number of reconciliation errors per controller.", controller);
+					      "Reconciles that failed and were retried with backoff.", controller);
 	o->reconcile_duration = metrics_histogram(m, "controller_runtime_reconcile_time_seconds",
-						  "Length of time per reconciliation per controller.", controller);
-	o->queue_depth = metrics_gauge(m, "workqueue_depth", "Current depth of workqueue.", queue);
-	o->queue_adds = metrics_counter(m, "workqueue_adds_total", "Total number of adds handled by workqueue.",
-					queue);
+						  "Time spent in each reconcile.", controller);
+	o->queue_depth = metrics_gauge(m, "workqueue_depth", "Keys waiting in the work queue.", queue);
+	o->queue_adds = metrics_counter(m, "workqueue_adds_total", "Keys added to the work queue.", queue);
 	o->queue_retries = metrics_counter(m, "workqueue_retries_total",
-					   "Total number of retries handled by workqueue.", queue);
+					   "Keys re-added with backoff after a failure.", queue);
 	o->queue_latency = metrics_histogram(m, "workqueue_queue_duration_seconds",
-					     "How long in seconds an item stays in workqueue before being requested.",
-					     queue);
-	o->queue_work = metrics_histogram(m, "workqueue_work_duration_seconds",
-					  "How long in seconds processing an item from workqueue takes.", queue);
+					     "Time keys waited in the queue before a worker took them.", queue);
+	o->queue_work = metrics_histogram(m, "workqueue_work_duration_seconds", "Time workers spent on a key.",
+					  queue);
 	o->queue_longest = metrics_gauge(m, "workqueue_longest_running_processor_seconds",
-					 "How many seconds has the longest running processor for workqueue been running.",
-					 queue);
+					 "How long the oldest key in work has been in work.", queue);
 	o->queue_unfinished = metrics_gauge(m, "workqueue_unfinished_work_seconds",
-					    "How many seconds of work has been done that is in progress and hasn't been "
-					    "observed by work_duration.",
-					    queue);
+					    "Summed age of the keys in work, not yet in work_duration.", queue);
+
 	/* Ours alone. */
 	o->reaction = metrics_histogram(m, "stateful_operator_reaction_seconds",
 					"From a key being queued (a watch event, a requeue, a retry) to the first write "

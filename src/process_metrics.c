@@ -95,14 +95,16 @@ static void collect(void *ctx, struct metrics *m)
 
 void process_metrics_register(struct metrics *m, struct process_metrics *p)
 {
-	p->rss = metrics_gauge(m, "process_resident_memory_bytes", "Resident memory size in bytes.", NULL);
-	p->vsize = metrics_gauge(m, "process_virtual_memory_bytes", "Virtual memory size in bytes.", NULL);
-	p->cpu = metrics_counter(m, "process_cpu_seconds_total", "Total user and system CPU time spent in seconds.",
-				NULL);
-	p->open_fds = metrics_gauge(m, "process_open_fds", "Number of open file descriptors.", NULL);
-	p->max_fds = metrics_gauge(m, "process_max_fds", "Maximum number of open file descriptors.", NULL);
-	p->start = metrics_gauge(m, "process_start_time_seconds",
-				"Start time of the process since unix epoch in seconds.", NULL);
+	p->rss = metrics_gauge(m, "process_resident_memory_bytes", "Memory of the process in RAM (RSS), bytes.", NULL);
+	p->vsize = metrics_gauge(m, "process_virtual_memory_bytes", "Virtual address space of the process, bytes.",
+				 NULL);
+	p->cpu = metrics_counter(m, "process_cpu_seconds_total", "CPU time of the process, user and system, seconds.",
+				 NULL);
+	p->open_fds = metrics_gauge(m, "process_open_fds", "File descriptors the process has open.", NULL);
+	p->max_fds = metrics_gauge(m, "process_max_fds", "The open-files limit of the process (soft).", NULL);
+	p->start = metrics_gauge(m, "process_start_time_seconds", "When the process started, seconds since the epoch.",
+				 NULL);
+
 	/* The start time does not change: read once, so every scrape shows the same value. */
 	struct stat_fields st;
 	long ticks = sysconf(_SC_CLK_TCK);
