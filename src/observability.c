@@ -1,14 +1,12 @@
 #include "observability.h"
 
-#include "process_metrics.h"
-
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client/kube_object.h"
 #include "controllers/resize/resize_state.h"
+#include "process_metrics.h"
 #include "runtime/controller.h"
 #include "runtime/http_server.h"
 #include "util/clock.h"
