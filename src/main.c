@@ -403,7 +403,9 @@ int main(int argc, char **argv)
 		log_error("main", "%s", err);
 		goto out;
 	}
-	events = event_recorder_new(client, "stateful-operator", identity ? identity : "stateful-operator");
+	observability_build_info(obs, sop_build_version, sop_build_commit);
+	events =
+ event_recorder_new(client, "stateful-operator", identity ? identity : "stateful-operator");
 	seal = load_state_seal(&opts, client);
 	if (!seal)
 		goto out;

@@ -6,6 +6,7 @@
 
 #include "client/kube_object.h"
 #include "controllers/resize/resize_state.h"
+#include "process_metrics.h"
 #include "runtime/controller.h"
 #include "runtime/http_server.h"
 #include "util/clock.h"
@@ -23,7 +24,10 @@ struct observability {
 	struct metric_family *api_requests, *api_duration;
 	struct metric_family *reconciles, *reconcile_errors, *reconcile_duration, *reaction;
 	struct metric_family *queue_depth, *queue_adds, *queue_retries, *queue_latency, *queue_work,
-		*queue_longest;
+		*queue_longest, *queue_unfinished;
+	struct metric_family *build_info;
+	struct metric_family *copy_pass;
+	struct process_metrics process;
 	struct metric_family *watch_restarts, *informer_events, *informer_lists, *informer_objects,
 		*informer_synced, *informer_refused;
 	struct metric_family *leader_gauge;
@@ -72,6 +76,12 @@ static void collect_resizes(struct observability *o, struct informer *statefulse
 	json_decref(all);
 }
 
+/* A histogram kept by a controller or its queue, as family{controller or name=name}. */
+static void mirror(struct metric_family *f, const struct duration_snapshot *d, const char *name)
+{
+	metric_histogram_set(f, d->counts, DURATION_HISTOGRAM_COUNTS, d->sum_seconds, METRIC_LABELS(name));
+}
+
 /* At scrape time: copy the live stats of informers, queues and controllers. */
 static void collect(void *ctx, struct metrics *m)
 {
@@ -96,21 +106,21 @@ static void collect(void *ctx, struct metrics *m)
 		const char *name = controller_name(c);
 		struct controller_stats cs;
 		controller_get_stats(c, &cs);
-		metric_set(o->reconciles, (double)cs.reconciles, METRIC_LABELS(name));
+		for (int r = 0; r < RECONCILE_RESULTS; r++)
+			metric_set(o->reconciles, (double)cs.by_result[r],
+				   METRIC_LABELS(name, reconcile_result_name((enum reconcile_result)r)));
 		metric_set(o->reconcile_errors, (double)cs.errors, METRIC_LABELS(name));
-		metric_summary_set(o->reconcile_duration, (double)cs.duration_ns_sum / 1e9, cs.reconciles,
-				   METRIC_LABELS(name));
-		metric_summary_set(o->reaction, (double)cs.reaction_ns_sum / 1e9, cs.reactions, METRIC_LABELS(name));
+		mirror(o->reconcile_duration, &cs.duration, name);
+		mirror(o->reaction, &cs.reaction, name);
 		struct workqueue_stats ws;
 		workqueue_stats(controller_queue(c), &ws);
 		metric_set(o->queue_depth, (double)ws.depth, METRIC_LABELS(name));
 		metric_set(o->queue_adds, (double)ws.adds_total, METRIC_LABELS(name));
 		metric_set(o->queue_retries, (double)ws.retries_total, METRIC_LABELS(name));
-		metric_summary_set(o->queue_latency, (double)ws.queue_latency_ns_sum / 1e9,
-				   ws.queue_latency_count, METRIC_LABELS(name));
-		metric_summary_set(o->queue_work, (double)ws.work_duration_ns_sum / 1e9,
-				   ws.work_duration_count, METRIC_LABELS(name));
+		mirror(o->queue_latency, &ws.queue_latency, name);
+		mirror(o->queue_work, &ws.work_duration, name);
 		metric_set(o->queue_longest, (double)ws.longest_running_ns / 1e9, METRIC_LABELS(name));
+		metric_set(o->queue_unfinished, (double)ws.unfinished_work_ns / 1e9, METRIC_LABELS(name));
 	}
 	if (o->leader)
 		metric_set(o->leader_gauge, leader_is_leader(o->leader) ? 1 : 0, METRIC_NO_LABELS);
@@ -138,6 +148,7 @@ static void register_families(struct observability *o)
 	struct metrics *m = o->metrics;
 	const char *const *verb_code = METRIC_LABELS("verb", "code");
 	const char *const *controller = METRIC_LABELS("controller");
+	const char *const *queue = METRIC_LABELS("name");
 	const char *const *resource = METRIC_LABELS("resource");
 	o->api_requests = metrics_counter(m, "stateful_operator_api_requests_total",
 					  "Kubernetes API requests, by verb and HTTP code (0: no answer).",
@@ -145,29 +156,37 @@ static void register_families(struct observability *o)
 	o->api_duration = metrics_histogram(m, "stateful_operator_api_request_duration_seconds",
 					    "Latency of Kubernetes API requests (watches excluded).",
 					    METRIC_LABELS("verb"));
-	o->reconciles = metrics_counter(m, "stateful_operator_reconcile_total",
-					"Reconciles run, by controller.", controller);
-	o->reconcile_errors = metrics_counter(m, "stateful_operator_reconcile_errors_total",
-					      "Reconciles that failed and were retried.", controller);
-	o->reconcile_duration = metrics_summary(m, "stateful_operator_reconcile_duration_seconds",
-						"Time spent reconciling.", controller);
-	o->reaction = metrics_summary(m, "stateful_operator_reaction_seconds",
-				      "From a key being queued (a watch event, a requeue, a retry) to the first write of "
-				      "the reconcile that took it, for reconciles that wrote.",
-				      controller);
-	o->queue_depth = metrics_gauge(m, "stateful_operator_workqueue_depth",
-				       "Keys waiting in the work queue.", controller);
-	o->queue_adds = metrics_counter(m, "stateful_operator_workqueue_adds_total",
-					"Keys added to the work queue.", controller);
-	o->queue_retries = metrics_counter(m, "stateful_operator_workqueue_retries_total",
-					   "Keys re-added with backoff after a failure.", controller);
-	o->queue_latency = metrics_summary(m, "stateful_operator_workqueue_queue_duration_seconds",
-					   "Time keys waited in the queue before a worker took them.",
-					   controller);
-	o->queue_work = metrics_summary(m, "stateful_operator_workqueue_work_duration_seconds",
-					"Time workers spent on a key.", controller);
-	o->queue_longest = metrics_gauge(m, "stateful_operator_workqueue_longest_running_processor_seconds",
-					 "How long the oldest key in work has been in work.", controller);
+	/*
+	 * What controller-runtime and client-go's work queue measure, under
+	 * their names and labels (docs/monitoring.md), so that stock
+	 * controller dashboards and alerts read them as they are.
+	 */
+	o->reconciles = metrics_counter(m, "controller_runtime_reconcile_total",
+					"Reconciles run, by controller and result (success, error, requeue, "
+					"requeue_after).",
+					METRIC_LABELS("controller", "result"));
+	o->reconcile_errors = metrics_counter(m, "controller_runtime_reconcile_errors_total",
+					      "Reconciles that failed and were retried with backoff.", controller);
+	o->reconcile_duration = metrics_histogram(m, "controller_runtime_reconcile_time_seconds",
+						  "Time spent in each reconcile.", controller);
+	o->queue_depth = metrics_gauge(m, "workqueue_depth", "Keys waiting in the work queue.", queue);
+	o->queue_adds = metrics_counter(m, "workqueue_adds_total", "Keys added to the work queue.", queue);
+	o->queue_retries = metrics_counter(m, "workqueue_retries_total",
+					   "Keys re-added with backoff after a failure.", queue);
+	o->queue_latency = metrics_histogram(m, "workqueue_queue_duration_seconds",
+					     "Time keys waited in the queue before a worker took them.", queue);
+	o->queue_work = metrics_histogram(m, "workqueue_work_duration_seconds", "Time workers spent on a key.",
+					  queue);
+	o->queue_longest = metrics_gauge(m, "workqueue_longest_running_processor_seconds",
+					 "How long the oldest key in work has been in work.", queue);
+	o->queue_unfinished = metrics_gauge(m, "workqueue_unfinished_work_seconds",
+					    "Summed age of the keys in work, not yet in work_duration.", queue);
+
+	/* Ours alone. */
+	o->reaction = metrics_histogram(m, "stateful_operator_reaction_seconds",
+					"From a key being queued (a watch event, a requeue, a retry) to the first write "
+					"of the reconcile that took it, for reconciles that wrote.",
+					controller);
 	o->watch_restarts = metrics_counter(m, "stateful_operator_watch_restarts_total",
 					    "Watches that ended and were opened again.", resource);
 	o->informer_events = metrics_counter(m, "stateful_operator_informer_events_total",
@@ -187,6 +206,20 @@ static void register_families(struct observability *o)
 					    "Age of each StatefulSet's resize under way, from its start (Failed and "
 					    "Cleaning are not under way).",
 					    METRIC_LABELS("statefulset_namespace", "statefulset"));
+	o->copy_pass = metrics_histogram_bounds(m, "stateful_operator_copy_pass_duration_seconds",
+						"Copy passes of a resize by copy, from the first copy Job's start to "
+						"the last one's completion, by pass (precopy, full, delta).",
+						METRIC_LABELS("pass"), metrics_long_bounds, METRICS_LONG_BUCKETS);
+	/* Every pass from the start, at 0, so that the family and rate() are there before the first copy. */
+	const uint64_t none[METRICS_LONG_BUCKETS + 1] = {0};
+	const char *const passes[] = {"precopy", "full", "delta"};
+	for (size_t i = 0; i < sizeof(passes) / sizeof(passes[0]); i++)
+		metric_histogram_set(o->copy_pass, none, METRICS_LONG_BUCKETS + 1, 0, METRIC_LABELS(passes[i]));
+	o->build_info = metrics_gauge(
+m, "stateful_operator_build_info",
+				      "Always 1: the version and git commit the operator was built from.",
+				      METRIC_LABELS("version", "commit"));
+	process_metrics_register(m, &o->process);
 	if (o->leader)
 		o->leader_gauge = metrics_gauge(m, "stateful_operator_leader",
 						"1 while this replica holds the Lease.", METRIC_NO_LABELS);
@@ -299,6 +332,19 @@ void observability_stop(struct observability *o)
 	observability_stop_serving(o);
 	metrics_free(o->metrics);
 	free(o);
+}
+
+void observability_observe(void *obs, const char *family, const char *label, double v)
+{
+	struct observability *o = obs;
+	if (!strcmp(family, "stateful_operator_copy_pass_duration_seconds"))
+		metric_observe(o->copy_pass, v, METRIC_LABELS(label));
+}
+
+void observability_build_info(
+struct observability *o, const char *version, const char *commit)
+{
+	metric_set(o->build_info, 1, METRIC_LABELS(version, commit));
 }
 
 void observability_count(void *obs, const char *family, double v)

@@ -45,6 +45,16 @@ struct metrics *observability_metrics(struct observability *o);
  * observability: void, so that it is the reconciler's count function as it is.
  */
 void observability_count(void *obs, const char *family, double v);
+/*
+ * Records v in one of the controllers' histograms (e.g.
+ * "stateful_operator_copy_pass_duration_seconds"), label its one label's
+ * value. obs as observability_count's.
+ */
+void observability_observe(void *obs, const char *family, const char *label, double v);
+/* Sets stateful_operator_build_info{version,commit} (borrowed) to 1. */
+
+void observability_build_info(struct observability *o, const char *version, const char *commit);
+
 
 /* The ports actually bound (for ":0" in tests); 0 when disabled or stopped. */
 int observability_metrics_port(const struct observability *o);

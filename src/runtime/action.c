@@ -77,7 +77,15 @@ void action_count(struct action *a, const char *family, long long by)
 	}
 }
 
-static void object(struct action *a, enum action_verb verb, const char *what, const struct kube_resource *r,
+void action_observe(struct action *a, const char *family, const char *label, double v)
+{
+	a->observed.family = family;
+	a->observed.label = label;
+	a->observed.v = v;
+}
+
+static void object(struct action *a,
+ enum action_verb verb, const char *what, const struct kube_resource *r,
 		   const char *name, json_t *body)
 {
 	a->verb = verb;

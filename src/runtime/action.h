@@ -68,6 +68,11 @@ struct action {
 		const char *family; /* metric family (static), or NULL */
 		long long by;
 	} counts[ACTION_MAX_COUNTS];
+	struct {
+		const char *family; /* histogram family (static), or NULL */
+		const char *label;  /* its one label's value (static) */
+		double v;
+	} observed;
 	char *status;              /* the controller's status line for this step (new string, clean: text_sanitize), or NULL */
 	json_t *state;             /* the controller's state this step writes (new reference), or NULL */
 	long requeue_ms;           /* WAIT: look again then; otherwise at the latest then (0: the default) */
@@ -87,6 +92,9 @@ void action_event(struct action *a, const char *type, const char *reason, const 
 void action_status(struct action *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void action_wait(struct action *a, long ms);
 void action_count(struct action *a, const char *family, long long by);
+/* One observation v in histogram family (its label value: label), recorded with the step. */
+void action_observe(struct action *a, const char *family, const char *label, double v);
+
 
 /* Fills the object fields. body is stolen (may be NULL); name may be NULL (create: from the body). */
 void action_create(struct action *a, const char *what, const struct kube_resource *r, json_t *body);

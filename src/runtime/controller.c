@@ -21,8 +21,9 @@ struct controller {
 	struct workqueue *queue;
 	pthread_t *threads;
 	int nstarted;
-	atomic_uint_fast64_t reconciles, errors, duration_ns;
-	atomic_uint_fast64_t reactions, reaction_ns;
+	atomic_uint_fast64_t reconciles, errors;
+	atomic_uint_fast64_t by_result[RECONCILE_RESULTS];
+	struct duration_histogram duration, reaction;
 	struct mapping *mappings; /* the handlers' closures, freed with the controller */
 };
 
@@ -54,7 +55,15 @@ struct controller *controller_new(const struct controller_options *opts)
 	workqueue_options_init(&qo);
 	c->queue = workqueue_new(&qo);
 	c->threads = xcalloc((size_t)c->nworkers, sizeof(*c->threads));
+	duration_histogram_init(&c->duration);
+	duration_histogram_init(&c->reaction);
 	return c;
+}
+
+const char *reconcile_result_name(enum reconcile_result r)
+{
+	static const char *const names[RECONCILE_RESULTS] = {"success", "error", "requeue", "requeue_after"};
+	return r < RECONCILE_RESULTS ? names[r] : "unknown";
 }
 
 void controller_free(struct controller *c)
@@ -207,8 +216,12 @@ static void *worker(void *arg)
 		current.queued_ns = queued_ns;
 		int rc = c->reconcile(c->ctx, key, &requeue_after);
 		current.c = NULL;
-		atomic_fetch_add(&c->duration_ns, clock_mono_ns() - start);
+		duration_histogram_observe(&c->duration, clock_mono_ns() - start);
 		atomic_fetch_add(&c->reconciles, 1);
+		enum reconcile_result result = rc < 0 ? RECONCILE_RESULT_ERROR
+					       : requeue_after > 0 ? RECONCILE_RESULT_REQUEUE_AFTER
+								   : RECONCILE_RESULT_SUCCESS;
+		atomic_fetch_add(&c->by_result[result], 1);
 		if (rc < 0) {
 			atomic_fetch_add(&c->errors, 1);
 			log_debug(c->name, "reconcile %s failed; retry %u", key,
@@ -254,9 +267,11 @@ void controller_get_stats(struct controller *c, struct controller_stats *out)
 {
 	out->reconciles = atomic_load(&c->reconciles);
 	out->errors = atomic_load(&c->errors);
-	out->duration_ns_sum = atomic_load(&c->duration_ns);
-	out->reactions = atomic_load(&c->reactions);
-	out->reaction_ns_sum = atomic_load(&c->reaction_ns);
+	for (int r = 0; r < RECONCILE_RESULTS; r++)
+		out->by_result[r] = atomic_load(&c->by_result[r]);
+	duration_histogram_read(&c->duration, &out->duration);
+	duration_histogram_read(&c->reaction, &out->reaction);
+	out->reactions = out->reaction.count;
 }
 
 void controller_note_write(uint64_t sent_ns)
@@ -266,7 +281,7 @@ void controller_note_write(uint64_t sent_ns)
 		return;
 	current.c = NULL;
 	uint64_t ns = sent_ns > current.queued_ns ? sent_ns - current.queued_ns : 0;
-	atomic_fetch_add(&c->reactions, 1);
-	atomic_fetch_add(&c->reaction_ns, ns);
+	duration_histogram_observe(&c->reaction, ns);
+
 	log_debug(c->name, "%s: first write %.3f ms after it was queued", current.key, (double)ns / 1e6);
 }

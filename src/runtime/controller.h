@@ -13,6 +13,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "runtime/duration_histogram.h"
 #include "runtime/informer.h"
 #include "runtime/workqueue.h"
 
@@ -31,13 +32,26 @@ struct controller_options {
 	void (*free_ctx)(void *ctx); /* called by controller_free; may be NULL */
 };
 
+/* How a reconcile ended, as controller-runtime's reconcile_total{result} counts it. */
+enum reconcile_result {
+	RECONCILE_RESULT_SUCCESS,       /* done, nothing asked */
+	RECONCILE_RESULT_ERROR,         /* failed: retried with backoff */
+	RECONCILE_RESULT_REQUEUE,       /* asked again at once (never here: kept for the stock label set) */
+	RECONCILE_RESULT_REQUEUE_AFTER, /* asked again after a delay */
+	RECONCILE_RESULTS
+};
+/* "success", "error", "requeue", "requeue_after". Static. */
+const char *reconcile_result_name(enum reconcile_result r);
+
 struct controller_stats {
 	uint64_t reconciles;
 	uint64_t errors;
-	uint64_t duration_ns_sum;
-	uint64_t reactions;       /* reconciles that wrote to the API server */
-	uint64_t reaction_ns_sum; /* from their key being queued to their first write */
+	uint64_t by_result[RECONCILE_RESULTS];
+	struct duration_snapshot duration; /* each reconcile */
+	uint64_t reactions;                /* reconciles that wrote to the API server */
+	struct duration_snapshot reaction; /* from their key being queued to their first write */
 };
+
 
 struct controller;
 

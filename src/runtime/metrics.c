@@ -14,8 +14,13 @@
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
-const double metrics_histogram_bounds[METRICS_HISTOGRAM_BUCKETS] = {
-	0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+/* docs/monitoring.md, "Histograms", says where these come from. */
+const double metrics_latency_bounds[METRICS_LATENCY_BUCKETS] = {
+	0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
+};
+
+const double metrics_long_bounds[METRICS_LONG_BUCKETS] = {
+	1, 5, 15, 30, 60, 300, 900, 1800, 3600, 7200, 14400, 28800, 86400,
 };
 
 enum metric_type { METRIC_COUNTER, METRIC_GAUGE, METRIC_SUMMARY, METRIC_HISTOGRAM };
@@ -26,7 +31,7 @@ struct metric_series {
 	char *values[METRICS_MAX_LABELS]; /* valid UTF-8; family->nlabels of them */
 	double value;                     /* counter, gauge; the sum of a summary/histogram */
 	uint64_t count;                   /* summary, histogram */
-	uint64_t buckets[];               /* histogram: per bucket, not cumulative (no +Inf) */
+	uint64_t buckets[];               /* histogram: per bucket, not cumulative (no +Inf): family->nbounds */
 };
 
 struct metric_family {
@@ -36,6 +41,8 @@ struct metric_family {
 	char *help;
 	size_t nlabels;
 	char *label_names[METRICS_MAX_LABELS];
+	const double *bounds; /* histogram: nbounds upper bounds (static), +Inf implied */
+	size_t nbounds;
 	pthread_mutex_t mu;   /* guards series */
 	struct hashmap series; /* encoded label values -> struct metric_series */
 };
@@ -329,9 +336,10 @@ static bool families_collide(const struct metric_family *f, enum metric_type typ
 }
 
 static bool same_family(const struct metric_family *f, enum metric_type type, const char *help,
-			size_t nlabels, const char *const *label_names)
+			size_t nlabels, const char *const *label_names, const double *bounds, size_t nbounds)
 {
-	if (f->type != type || strcmp(f->help, help) != 0 || f->nlabels != nlabels)
+	if (f->type != type || strcmp(f->help, help) != 0 || f->nlabels != nlabels || f->nbounds != nbounds ||
+	    (nbounds && memcmp(f->bounds, bounds, nbounds * sizeof(*bounds)) != 0))
 		return false;
 	for (size_t i = 0; i < nlabels; i++)
 		if (strcmp(f->label_names[i], label_names[i]) != 0)
@@ -340,7 +348,8 @@ static bool same_family(const struct metric_family *f, enum metric_type type, co
 }
 
 static struct metric_family *metrics_register(struct metrics *m, enum metric_type type, const char *name,
-					       const char *help, const char *const *label_names)
+					       const char *help, const char *const *label_names,
+					       const double *bounds, size_t nbounds)
 {
 	size_t nlabels = 0;
 
@@ -350,6 +359,11 @@ static struct metric_family *metrics_register(struct metrics *m, enum metric_typ
 		die("counter %s: a counter's name must end in \"_total\"", name);
 	if (!help || !*help || !utf8_valid(help))
 		die("%s: help text must be non-empty UTF-8", name);
+	if (type == METRIC_HISTOGRAM && (!bounds || nbounds < 1 || nbounds > METRICS_MAX_BUCKETS))
+		die("%s: a histogram needs 1 to %d bucket bounds", name, METRICS_MAX_BUCKETS);
+	for (size_t i = 0; i < nbounds; i++)
+		if (!isfinite(bounds[i]) || (i && bounds[i] <= bounds[i - 1]))
+			die("%s: bucket bounds must be finite and ascending", name);
 	for (; label_names && label_names[nlabels]; nlabels++) {
 		const char *l = label_names[nlabels];
 		if (nlabels == METRICS_MAX_LABELS)
@@ -370,8 +384,8 @@ static struct metric_family *metrics_register(struct metrics *m, enum metric_typ
 	for (size_t i = 0; i < m->nfamilies; i++) {
 		struct metric_family *f = m->families[i];
 		if (strcmp(f->name, name) == 0) {
-			if (!same_family(f, type, help, nlabels, label_names))
-				die("%s registered twice with a different type, help or labels", name);
+			if (!same_family(f, type, help, nlabels, label_names, bounds, nbounds))
+				die("%s registered twice with a different type, help, labels or buckets", name);
 			unlock(&m->mu);
 			return f;
 		}
@@ -389,6 +403,8 @@ static struct metric_family *metrics_register(struct metrics *m, enum metric_typ
 	f->nlabels = nlabels;
 	for (size_t i = 0; i < nlabels; i++)
 		f->label_names[i] = xstrdup(label_names[i]);
+	f->bounds = bounds;
+	f->nbounds = nbounds;
 	if (pthread_mutex_init(&f->mu, NULL) != 0)
 		abort();
 	hashmap_init(&f->series);
@@ -409,25 +425,33 @@ static struct metric_family *metrics_register(struct metrics *m, enum metric_typ
 struct metric_family *metrics_counter(struct metrics *m, const char *name, const char *help,
 				      const char *const *label_names)
 {
-	return metrics_register(m, METRIC_COUNTER, name, help, label_names);
+	return metrics_register(m, METRIC_COUNTER, name, help, label_names, NULL, 0);
 }
 
 struct metric_family *metrics_gauge(struct metrics *m, const char *name, const char *help,
 				    const char *const *label_names)
 {
-	return metrics_register(m, METRIC_GAUGE, name, help, label_names);
+	return metrics_register(m, METRIC_GAUGE, name, help, label_names, NULL, 0);
 }
 
 struct metric_family *metrics_summary(struct metrics *m, const char *name, const char *help,
 				      const char *const *label_names)
 {
-	return metrics_register(m, METRIC_SUMMARY, name, help, label_names);
+	return metrics_register(m, METRIC_SUMMARY, name, help, label_names, NULL, 0);
 }
 
 struct metric_family *metrics_histogram(struct metrics *m, const char *name, const char *help,
 					const char *const *label_names)
 {
-	return metrics_register(m, METRIC_HISTOGRAM, name, help, label_names);
+	return metrics_register(m, METRIC_HISTOGRAM, name, help, label_names, metrics_latency_bounds,
+				METRICS_LATENCY_BUCKETS);
+}
+
+struct metric_family *metrics_histogram_bounds(struct metrics *m, const char *name, const char *help,
+					       const char *const *label_names, const double *bounds,
+					       size_t nbounds)
+{
+	return metrics_register(m, METRIC_HISTOGRAM, name, help, label_names, bounds, nbounds);
 }
 
 void metrics_add_collector(struct metrics *m, metrics_collect_fn collect, void *ctx)
@@ -500,7 +524,7 @@ static struct metric_series *series_lookup(struct metric_family *f, const struct
 		return s;
 	if (hashmap_len(&f->series) >= atomic_load(&f->m->max_series))
 		return NULL;
-	size_t nb = f->type == METRIC_HISTOGRAM ? METRICS_HISTOGRAM_BUCKETS : 0;
+	size_t nb = f->nbounds;
 	s = xcalloc(1, sizeof(*s) + nb * sizeof(s->buckets[0]));
 	for (size_t i = 0; i < f->nlabels; i++)
 		s->values[i] = xstrdup(k->values[i]);
@@ -508,10 +532,11 @@ static struct metric_series *series_lookup(struct metric_family *f, const struct
 	return s;
 }
 
-enum update_op { OP_ADD, OP_SET, OP_OBSERVE, OP_SUMMARY_SET };
+enum update_op { OP_ADD, OP_SET, OP_OBSERVE, OP_SUMMARY_SET, OP_HISTOGRAM_SET };
 
+/* counts: OP_HISTOGRAM_SET's, f->nbounds + 1 of them. */
 static void update(struct metric_family *f, enum update_op op, double v, uint64_t count,
-		   const char *const *label_values)
+		   const uint64_t *counts, const char *const *label_values)
 {
 	struct series_key k;
 	bool dropped;
@@ -532,8 +557,8 @@ static void update(struct metric_family *f, enum update_op op, double v, uint64_
 			s->value += v;
 			s->count++;
 			if (f->type == METRIC_HISTOGRAM) {
-				for (size_t i = 0; i < METRICS_HISTOGRAM_BUCKETS; i++) {
-					if (v <= metrics_histogram_bounds[i]) {
+				for (size_t i = 0; i < f->nbounds; i++) {
+					if (v <= f->bounds[i]) {
 						s->buckets[i]++;
 						break;
 					}
@@ -543,6 +568,14 @@ static void update(struct metric_family *f, enum update_op op, double v, uint64_
 		case OP_SUMMARY_SET:
 			s->value = v;
 			s->count = count;
+			break;
+		case OP_HISTOGRAM_SET:
+			s->value = v;
+			s->count = counts[f->nbounds];
+			for (size_t i = 0; i < f->nbounds; i++) {
+				s->buckets[i] = counts[i];
+				s->count += counts[i];
+			}
 			break;
 		}
 	}
@@ -563,7 +596,7 @@ void metric_add(struct metric_family *f, double v, const char *const *label_valu
 	check_type(f, "add", f->type == METRIC_COUNTER || f->type == METRIC_GAUGE);
 	if (isnan(v) || (f->type == METRIC_COUNTER && v < 0))
 		return;
-	update(f, OP_ADD, v, 0, label_values);
+	update(f, OP_ADD, v, 0, NULL, label_values);
 }
 
 void metric_set(struct metric_family *f, double v, const char *const *label_values)
@@ -571,7 +604,7 @@ void metric_set(struct metric_family *f, double v, const char *const *label_valu
 	check_type(f, "set", f->type == METRIC_COUNTER || f->type == METRIC_GAUGE);
 	if (f->type == METRIC_COUNTER && (isnan(v) || v < 0))
 		return;
-	update(f, OP_SET, v, 0, label_values);
+	update(f, OP_SET, v, 0, NULL, label_values);
 }
 
 void metric_observe(struct metric_family *f, double v, const char *const *label_values)
@@ -579,13 +612,22 @@ void metric_observe(struct metric_family *f, double v, const char *const *label_
 	check_type(f, "observe", f->type == METRIC_SUMMARY || f->type == METRIC_HISTOGRAM);
 	if (isnan(v))
 		return;
-	update(f, OP_OBSERVE, v, 0, label_values);
+	update(f, OP_OBSERVE, v, 0, NULL, label_values);
 }
 
 void metric_summary_set(struct metric_family *f, double sum, uint64_t count, const char *const *label_values)
 {
 	check_type(f, "summary_set", f->type == METRIC_SUMMARY);
-	update(f, OP_SUMMARY_SET, sum, count, label_values);
+	update(f, OP_SUMMARY_SET, sum, count, NULL, label_values);
+}
+
+void metric_histogram_set(struct metric_family *f, const uint64_t *counts, size_t n, double sum,
+			  const char *const *label_values)
+{
+	check_type(f, "histogram_set", f->type == METRIC_HISTOGRAM);
+	if (n != f->nbounds + 1)
+		die("%s: histogram_set with %zu buckets, the family has %zu and +Inf", f->name, n, f->nbounds);
+	update(f, OP_HISTOGRAM_SET, sum, 0, counts, label_values);
 }
 
 void metric_reset(struct metric_family *f)
@@ -683,10 +725,11 @@ static void render_series(struct strbuf *sb, const struct metric_family *f, cons
 		break;
 	case METRIC_HISTOGRAM: {
 		uint64_t cumulative = 0;
-		for (size_t i = 0; i < METRICS_HISTOGRAM_BUCKETS; i++) {
+		for (size_t i = 0; i < f->nbounds; i++) {
 			char le[40];
 			cumulative += s->buckets[i];
-			format_double(le, metrics_histogram_bounds[i]);
+			format_double(le, f->bounds[i]);
+
 			put_count(sb, f, "_bucket", s, "le", le, cumulative);
 		}
 		put_count(sb, f, "_bucket", s, "le", "+Inf", s->count);

@@ -1,7 +1,8 @@
 /*
  * A small Prometheus metrics registry (client_golang's registry, in C):
  * counters, gauges, summaries (only _sum and _count, no quantiles) and
- * histograms with fixed duration buckets, each a family with a fixed set of
+ * histograms (buckets chosen per family), each a family with a fixed set of
+
  * 0 to METRICS_MAX_LABELS label names, rendered in the Prometheus text
  * exposition format 0.0.4.
  *
@@ -48,11 +49,16 @@
 #define METRICS_DROPPED_SERIES_NAME "stateful_operator_metrics_dropped_series_total"
 
 /*
- * The histogram bucket upper bounds (seconds), without +Inf, which every
- * histogram has too: 5 ms to 10 s, Prometheus' DefBuckets.
+ * Histogram bucket upper bounds (seconds), without +Inf, which every
+ * histogram has too. METRICS_LATENCY_BOUNDS, the default: 0.5 ms to 60 s,
+ * for requests and reconciles (docs/monitoring.md says why these).
+ * METRICS_LONG_BOUNDS: 1 s to 1 day, for copy passes.
  */
-#define METRICS_HISTOGRAM_BUCKETS 11
-extern const double metrics_histogram_bounds[METRICS_HISTOGRAM_BUCKETS];
+#define METRICS_MAX_BUCKETS 20
+#define METRICS_LATENCY_BUCKETS 16
+extern const double metrics_latency_bounds[METRICS_LATENCY_BUCKETS];
+#define METRICS_LONG_BUCKETS 13
+extern const double metrics_long_bounds[METRICS_LONG_BUCKETS];
 
 /*
  * A label value list for the update functions: METRIC_LABELS("a", "b") is
@@ -94,9 +100,17 @@ struct metric_family *metrics_gauge(struct metrics *m, const char *name, const c
 				    const char *const *label_names);
 struct metric_family *metrics_summary(struct metrics *m, const char *name, const char *help,
 				      const char *const *label_names);
-/* Buckets: metrics_histogram_bounds and +Inf. */
+/* Buckets: metrics_latency_bounds and +Inf. */
 struct metric_family *metrics_histogram(struct metrics *m, const char *name, const char *help,
 					const char *const *label_names);
+/*
+ * Buckets: bounds (borrowed for the registry's life: a static table),
+ * nbounds of them (1 to METRICS_MAX_BUCKETS, ascending, finite), and
+ * +Inf. Registering the name again with other bounds aborts.
+ */
+struct metric_family *metrics_histogram_bounds(struct metrics *m, const char *name, const char *help,
+					       const char *const *label_names, const double *bounds,
+					       size_t nbounds);
 
 /*
  * In every update below, label_values is METRIC_LABELS(...) or, for a
@@ -127,6 +141,16 @@ void metric_observe(struct metric_family *f, double v, const char *const *label_
  */
 void metric_summary_set(struct metric_family *f, double sum, uint64_t count,
 			const char *const *label_values);
+
+/*
+ * Sets a histogram series, for collectors that mirror one kept elsewhere
+ * (struct duration_histogram): counts[i] observations in bucket i (not
+ * cumulative: those above bound i-1 and at most bound i), counts[nbounds]
+ * those above the last bound; n must be the family's nbounds + 1 (abort
+ * otherwise). The count is their total; sum the sum of the observations.
+ */
+void metric_histogram_set(struct metric_family *f, const uint64_t *counts, size_t n, double sum,
+			  const char *const *label_values);
 
 /*
  * Removes every series of the family, e.g. before a collector refills a

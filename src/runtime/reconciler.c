@@ -24,6 +24,9 @@ static void record(struct reconciler *rc, void *snapshot, const struct action *a
 	for (int i = 0; i < ACTION_MAX_COUNTS && rc->deps.count; i++)
 		if (a->counts[i].family && a->counts[i].by)
 			rc->deps.count(rc->deps.counter, a->counts[i].family, (double)a->counts[i].by);
+	if (a->observed.family && rc->deps.observe)
+		rc->deps.observe(rc->deps.counter, a->observed.family, a->observed.label, a->observed.v);
+
 }
 
 static long requeue_after(const struct action *a)

@@ -79,7 +79,10 @@ struct reconciler_deps {
 	struct event_recorder *events; /* borrowed */
 	/* Adds by to metric family; may be NULL (no metrics). */
 	void (*count)(void *counter, const char *family, double by);
+	/* Records v (label: the family's one label value) in histogram family; may be NULL. */
+	void (*observe)(void *counter, const char *family, const char *label, double v);
 	void *counter;
+
 	int workers;
 };
 

@@ -103,6 +103,7 @@ struct workqueue {
 	uint64_t latency_count;
 	uint64_t work_ns_sum;
 	uint64_t work_count;
+	struct duration_histogram latency, work; /* the same observations, by bucket */
 };
 
 /* pthread calls on valid objects only fail on programming errors. */
@@ -468,6 +469,7 @@ static char *take_locked(struct workqueue *q, uint64_t now, uint64_t *queued_ns)
 	q->n_processing++;
 	q->latency_ns_sum += sat_sub(now, e->added_at);
 	q->latency_count++;
+	duration_histogram_observe(&q->latency, sat_sub(now, e->added_at));
 	*queued_ns = e->added_at;
 	e->started_at = now;
 	proc_append(q, e);
@@ -506,6 +508,10 @@ struct workqueue *workqueue_new(const struct workqueue_options *opts)
 {
 	struct workqueue *q = xcalloc(1, sizeof(*q));
 	pthread_condattr_t attr;
+
+	duration_histogram_init(&q->latency);
+	duration_histogram_init(&q->work);
+
 
 	q->base_delay_ms = WORKQUEUE_DEFAULT_BASE_DELAY_MS;
 	q->max_delay_ms = WORKQUEUE_DEFAULT_MAX_DELAY_MS;
@@ -666,8 +672,10 @@ void workqueue_done(struct workqueue *q, const char *key)
 		e->processing = false;
 		q->n_processing--;
 		proc_remove(q, e);
-		q->work_ns_sum += sat_sub(now_ns(), e->started_at);
+		uint64_t took = sat_sub(now_ns(), e->started_at);
+		q->work_ns_sum += took;
 		q->work_count++;
+		duration_histogram_observe(&q->work, took);
 		if (e->dirty) {
 			/* Re-added while processing: its turn now. */
 			ring_push(&q->queue, e);
@@ -726,6 +734,8 @@ void workqueue_stats(struct workqueue *q, struct workqueue_stats *out)
 	out->queue_latency_count = q->latency_count;
 	out->work_duration_ns_sum = q->work_ns_sum;
 	out->work_duration_count = q->work_count;
+	duration_histogram_read(&q->latency, &out->queue_latency);
+	duration_histogram_read(&q->work, &out->work_duration);
 	if (q->proc_head)
 		out->longest_running_ns = sat_sub(now, q->proc_head->started_at);
 	/* The list is as long as the number of workers. */

@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runtime/duration_histogram.h"
+
 #define WORKQUEUE_DEFAULT_BASE_DELAY_MS 5
 #define WORKQUEUE_DEFAULT_MAX_DELAY_MS 300000 /* 300 s */
 
@@ -56,6 +58,9 @@ struct workqueue_stats {
 	/* From get() until done(). */
 	uint64_t work_duration_ns_sum;
 	uint64_t work_duration_count;
+	/* The same two, by bucket (the metrics' histograms). */
+	struct duration_snapshot queue_latency, work_duration;
+
 	/* Age of the oldest key being processed; 0 when none. */
 	uint64_t longest_running_ns;
 	/* Summed age of all keys being processed (client-go's unfinished work). */

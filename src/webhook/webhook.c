@@ -377,6 +377,19 @@ static void free_names(char **names)
 	free(names);
 }
 
+void webhook_register_metrics(struct metrics *metrics, struct metric_family **requests,
+			      struct metric_family **duration)
+{
+	*requests = metrics_counter(metrics, "stateful_operator_webhook_requests_total",
+				    "AdmissionReviews answered, by outcome (allowed, mutated, denied, invalid; unavailable: "
+				    "refused while the caches sync; over_budget: abandoned, not decided within "
+				    "the review's time budget; busy: a large review refused while others are "
+				    "decided).",
+				    METRIC_LABELS("outcome"));
+	*duration = metrics_histogram(metrics, "stateful_operator_webhook_request_duration_seconds",
+				      "Time to decide an AdmissionReview, from its body received to the answer.", NULL);
+}
+
 struct webhook *webhook_start(const struct webhook_options *o, struct kube_client *client, struct manager *m,
 			      struct metrics *metrics, char **err)
 {
@@ -419,15 +432,7 @@ struct webhook *webhook_start(const struct webhook_options *o, struct kube_clien
 	w->saved_copies = manager_informer_selected(m, &KUBE_CONFIGMAPS, LABEL_SAVED_STATEFULSET);
 	w->seal = o->seal;
 	learn_operator_user(w, client);
-	w->requests = metrics_counter(metrics, "stateful_operator_webhook_requests_total",
-				      "AdmissionReviews answered, by outcome (allowed, mutated, denied, invalid; unavailable: "
-				      "refused while the caches sync; over_budget: abandoned, not decided within "
-				      "the review's time budget; busy: a large review refused while others are "
-				      "decided).",
-				      METRIC_LABELS("outcome"));
-	w->duration = metrics_histogram(metrics, "stateful_operator_webhook_request_duration_seconds",
-					"Time to decide an AdmissionReview, from its body received to the answer.",
-					NULL);
+	webhook_register_metrics(metrics, &w->requests, &w->duration);
 	long long now_s = (long long)(clock_wall_ms() / 1000);
 	if (w->cert_dir) {
 		/*

@@ -113,6 +113,14 @@ struct webhook_options {
 struct webhook;
 
 /*
+ * Registers the webhook's metric families on metrics (a second call
+ * returns the same ones): webhook_start's, and the exposition test's.
+ */
+void webhook_register_metrics(struct metrics *metrics, struct metric_family **requests,
+			      struct metric_family **duration);
+
+
+/*
  * Registers the caches it reads with m, gets its certificate and starts
  * serving. client, m and metrics are borrowed and must outlive it. NULL
  * with *err (new string) when it cannot serve; NULL without *err when

@@ -66,12 +66,18 @@ jq -r '.. | objects | select(has("expr")) | .expr' "$DASHBOARD" >"$work/exprs"
 "$PROMTOOL" check rules "$work/dashboard.rules.yaml"
 echo "dashboard: $(wc -l <"$work/exprs") queries parse"
 
-# The metric names used exist in the operator's source.
-grep -rhoE '"stateful_operator_[a-z_]+"' src | tr -d '"' | sort -u >"$work/exported"
+# The metric names used exist in the operator's source: its own, and the
+# stock names it exports (controller-runtime's, client-go's work queue's,
+# the process collector's).
+names='(stateful_operator|controller_runtime|workqueue|process)_[a-z_]+'
+grep -rhoE "\"$names\"" src | tr -d '"' | sort -u >"$work/exported"
 {
-	grep -v '^ *#' "$RULES" | grep -oE 'stateful_operator_[a-z_]+' || true
-	grep -oE 'stateful_operator_[a-z_]+' "$work/exprs" || true
+	grep -v '^ *#' "$RULES" | grep -oE "$names" || true
+	grep -oE "$names" "$work/exprs" || true
 } | sed -E 's/_(bucket|sum|count)$//' | sort -u >"$work/used"
+# A latency is read from a histogram as a quantile (p99), never as a mean.
+grep -E '_seconds_(sum|count)' "$work/exprs" "$RULES" && fail "a mean of a duration above: use histogram_quantile over _bucket"
+
 unknown=$(comm -23 "$work/used" "$work/exported")
 [ -z "$unknown" ] || fail "metrics the operator does not export: $unknown"
 echo "alerts check: $(wc -l <"$work/used") metrics used, all exported"

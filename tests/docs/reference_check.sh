@@ -154,17 +154,17 @@ function labels_of(expr, text,    m, re, l, out, n, i, parts) {
 	gsub(/\/\*([^*]|\*+[^*\/])*\*+\//, " ", text)
 	gsub(/[\n\t]+/, " ", text); gsub(/  +/, " ", text)
 	rest = text
-	while (match(rest, /(^|[^A-Za-z0-9_])metrics_(counter|gauge|histogram|summary)\(/)) {
+	while (match(rest, /(^|[^A-Za-z0-9_])metrics_(counter|gauge|histogram|histogram_bounds|summary)\(/)) {
 		call = substr(rest, RSTART, RLENGTH); sub(/^[^m]*/, "", call)
-		type = call; sub(/^metrics_/, "", type); sub(/\($/, "", type)
+		type = call; sub(/^metrics_/, "", type); sub(/\($/, "", type); sub(/_bounds$/, "", type)
 		a = args_of(rest, RSTART + RLENGTH)
 		rest = substr(rest, RSTART + RLENGTH + length(a))
 		if (a ~ /^ *(struct|const) /) continue   # a declaration
 		n = split_top(a, arg)
-		if (n != 4) { print "UNREAD\t" FILENAME "\t" call a ")"; continue }
+		if (n != (call ~ /_bounds\($/ ? 6 : 4)) { print "UNREAD\t" FILENAME "\t" call a ")"; continue }
 		name = trim(arg[2]); labels = labels_of(arg[4], text)
 		if (labels == "") { print "UNREAD\t" FILENAME "\t" call a ")"; continue }
-		if (name ~ /^"stateful_operator_[a-z_]+"$/) {
+		if (name ~ /^"[a-z_]+"$/) {
 			print substr(name, 2, length(name) - 2) "\t" type "\t" labels
 		} else if (name ~ /^[A-Z][A-Z0-9_]+$/) {     # a macro of src/
 			MACROS[name] = type "\t" labels
@@ -203,7 +203,8 @@ fi
 grep -vE '^(UNREAD|MACRO)' "$work/metrics.raw" | sort -u >"$work/code.metrics"
 [ "$(wc -l <"$work/code.metrics")" -ge 20 ] || fail "only $(wc -l <"$work/code.metrics") metrics read from src/: the extraction broke"
 # Reference rows: | `name` | type | `label`, `label` (or none) | what |
-section "$REF" "Metrics" | awk -F'|' '/^\| *`stateful_operator_/ {
+section "$REF" "Metrics" | awk -F'|' '/^\| *`[a-z_]+` *\|/ {
+
 	name = $2; gsub(/[ `]/, "", name)
 	type = $3; gsub(/ /, "", type)
 	l = $4; labels = ""

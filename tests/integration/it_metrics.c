@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,14 +114,22 @@ static void test_metrics_parse_and_move(void **state)
 		"stateful_operator_copy_bytes_total", "stateful_operator_cleanups_started_total",
 		"stateful_operator_cleanups_succeeded_total", "stateful_operator_cleanups_failed_total",
 		"stateful_operator_cleanups_given_up_total", "stateful_operator_cluster_member_replacements_total",
-		"stateful_operator_api_request_duration_seconds"};
+		"stateful_operator_api_request_duration_seconds", "stateful_operator_copy_pass_duration_seconds",
+		"controller_runtime_reconcile_total", "workqueue_queue_duration_seconds", "stateful_operator_build_info",
+		"process_resident_memory_bytes", "process_start_time_seconds", "process_open_fds"};
+
 	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
 		char *type = xasprintf("# TYPE %s ", families[i]);
 		if (!strstr(before, type))
 			fail_msg("family %s missing", families[i]);
 		free(type);
 	}
+	/* The daemon's own build and process: build_info there, a start time of the last minutes. */
+	assert_non_null(strstr(before, "\nstateful_operator_build_info{version=\""));
+	assert_true(fabs(sample(before, "process_start_time_seconds") - (double)time(NULL)) < 600);
+
 	double gets = sample(before, "stateful_operator_api_requests_total{verb=\"GET\",code=\"200\"}");
+
 	double events = sample(before, "stateful_operator_informer_events_total{resource=\"statefulsets\"}");
 	double objects = sample(before, "stateful_operator_informer_objects{resource=\"statefulsets\"}");
 	assert_true(gets >= 3); /* at least one LIST per cache */

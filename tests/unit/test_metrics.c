@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "runtime/duration_histogram.h"
 #include "runtime/metrics.h"
 
 /* The dropped-series counter every registry has; one 0 line per labelled family. */
@@ -187,8 +188,9 @@ static void test_histogram_cumulative(void **state)
 {
 	(void)state;
 	struct metrics *m = metrics_new();
-	struct metric_family *h =
-		metrics_histogram(m, "op_duration_seconds", "Operation duration.", METRIC_LABELS("controller"));
+	static const double bounds[] = {0.005, 0.5, 10};
+	struct metric_family *h = metrics_histogram_bounds(m, "op_duration_seconds", "Operation duration.",
+							   METRIC_LABELS("controller"), bounds, 3);
 
 	/* Bounds are inclusive (le): 0.005 goes into le="0.005". */
 	const double obs[] = {0.001, 0.005, 0.0051, 0.3, 0.3, 7, 100, NAN /* ignored */};
@@ -200,29 +202,13 @@ static void test_histogram_cumulative(void **state)
 	assert_string_equal(out, "# HELP op_duration_seconds Operation duration.\n"
 				 "# TYPE op_duration_seconds histogram\n"
 				 "op_duration_seconds_bucket{controller=\"cluster\",le=\"0.005\"} 0\n"
-				 "op_duration_seconds_bucket{controller=\"cluster\",le=\"0.01\"} 0\n"
-				 "op_duration_seconds_bucket{controller=\"cluster\",le=\"0.025\"} 0\n"
-				 "op_duration_seconds_bucket{controller=\"cluster\",le=\"0.05\"} 0\n"
-				 "op_duration_seconds_bucket{controller=\"cluster\",le=\"0.1\"} 0\n"
-				 "op_duration_seconds_bucket{controller=\"cluster\",le=\"0.25\"} 0\n"
 				 "op_duration_seconds_bucket{controller=\"cluster\",le=\"0.5\"} 1\n"
-				 "op_duration_seconds_bucket{controller=\"cluster\",le=\"1\"} 1\n"
-				 "op_duration_seconds_bucket{controller=\"cluster\",le=\"2.5\"} 1\n"
-				 "op_duration_seconds_bucket{controller=\"cluster\",le=\"5\"} 1\n"
 				 "op_duration_seconds_bucket{controller=\"cluster\",le=\"10\"} 1\n"
 				 "op_duration_seconds_bucket{controller=\"cluster\",le=\"+Inf\"} 1\n"
 				 "op_duration_seconds_sum{controller=\"cluster\"} 0.5\n"
 				 "op_duration_seconds_count{controller=\"cluster\"} 1\n"
 				 "op_duration_seconds_bucket{controller=\"resize\",le=\"0.005\"} 2\n"
-				 "op_duration_seconds_bucket{controller=\"resize\",le=\"0.01\"} 3\n"
-				 "op_duration_seconds_bucket{controller=\"resize\",le=\"0.025\"} 3\n"
-				 "op_duration_seconds_bucket{controller=\"resize\",le=\"0.05\"} 3\n"
-				 "op_duration_seconds_bucket{controller=\"resize\",le=\"0.1\"} 3\n"
-				 "op_duration_seconds_bucket{controller=\"resize\",le=\"0.25\"} 3\n"
 				 "op_duration_seconds_bucket{controller=\"resize\",le=\"0.5\"} 5\n"
-				 "op_duration_seconds_bucket{controller=\"resize\",le=\"1\"} 5\n"
-				 "op_duration_seconds_bucket{controller=\"resize\",le=\"2.5\"} 5\n"
-				 "op_duration_seconds_bucket{controller=\"resize\",le=\"5\"} 5\n"
 				 "op_duration_seconds_bucket{controller=\"resize\",le=\"10\"} 6\n"
 				 "op_duration_seconds_bucket{controller=\"resize\",le=\"+Inf\"} 7\n"
 				 "op_duration_seconds_sum{controller=\"resize\"} 107.6111\n"
@@ -233,6 +219,79 @@ static void test_histogram_cumulative(void **state)
 	metrics_free(m);
 }
 
+/*
+ * A histogram mirrored from counts kept elsewhere (the controllers' and
+ * queues' struct duration_histogram): per-bucket counts in, cumulative
+ * buckets out, count = their total (+Inf included), and the same text as
+ * observations would give.
+ */
+static void test_histogram_set(void **state)
+{
+	(void)state;
+	struct metrics *m = metrics_new();
+	static const double bounds[] = {0.001, 0.1};
+	struct metric_family *h =
+		metrics_histogram_bounds(m, "w_seconds", "W.", METRIC_LABELS("name"), bounds, 2);
+	const uint64_t counts[] = {2, 0, 3};
+	metric_histogram_set(h, counts, 3, 12.5, METRIC_LABELS("resize"));
+	char *out = metrics_render(m);
+	assert_string_equal(out, DROPPED_HEAD DROPPED("w_seconds") "# HELP w_seconds W.\n"
+				 "# TYPE w_seconds histogram\n"
+				 "w_seconds_bucket{name=\"resize\",le=\"0.001\"} 2\n"
+				 "w_seconds_bucket{name=\"resize\",le=\"0.1\"} 2\n"
+				 "w_seconds_bucket{name=\"resize\",le=\"+Inf\"} 5\n"
+				 "w_seconds_sum{name=\"resize\"} 12.5\n"
+				 "w_seconds_count{name=\"resize\"} 5\n");
+
+	free(out);
+	assert_true(metric_value(h, METRIC_LABELS("resize")) == 5);
+	/* A second set replaces the first (a mirror, not an add). */
+	const uint64_t again[] = {1, 1, 1};
+	metric_histogram_set(h, again, 3, 1, METRIC_LABELS("resize"));
+	assert_true(metric_value(h, METRIC_LABELS("resize")) == 3);
+	metrics_free(m);
+}
+
+/*
+ * The lock-free duration histogram the controllers and queues keep:
+ * inclusive upper bounds in nanoseconds (exactly 1 ms lands in le="0.001",
+ * 1 ns more in the next), above 60 s in +Inf, 0 in the first bucket, and
+ * the sum in seconds.
+ */
+static void test_duration_histogram_buckets(void **state)
+{
+	(void)state;
+	struct duration_histogram h;
+	duration_histogram_init(&h);
+	duration_histogram_observe(&h, 0);
+	duration_histogram_observe(&h, 500000);      /* 0.5 ms: le 0.0005 */
+	duration_histogram_observe(&h, 1000000);     /* 1 ms: le 0.001 */
+	duration_histogram_observe(&h, 1000001);     /* le 0.0025 */
+	duration_histogram_observe(&h, 60000000000); /* 60 s: le 60 */
+	duration_histogram_observe(&h, 60000000001); /* +Inf */
+	struct duration_snapshot s;
+	duration_histogram_read(&h, &s);
+	assert_int_equal(s.count, 6);
+	assert_int_equal(s.counts[0], 2);
+	assert_int_equal(s.counts[1], 1);
+	assert_int_equal(s.counts[2], 1);
+	assert_int_equal(s.counts[METRICS_LATENCY_BUCKETS - 1], 1);
+	assert_int_equal(s.counts[METRICS_LATENCY_BUCKETS], 1);
+	uint64_t total = 0;
+	for (size_t i = 0; i < DURATION_HISTOGRAM_COUNTS; i++)
+		total += s.counts[i];
+	assert_int_equal(total, 6);
+	assert_true(fabs(s.sum_seconds - 120.0025000010) < 1e-6);
+	/* Its nanosecond bounds are the registry's default bounds, bucket for bucket. */
+	for (size_t i = 0; i < METRICS_LATENCY_BUCKETS; i++) {
+		struct duration_histogram one;
+		duration_histogram_init(&one);
+		duration_histogram_observe(&one, (uint64_t)llround(metrics_latency_bounds[i] * 1e9));
+		duration_histogram_read(&one, &s);
+		assert_int_equal(s.counts[i], 1);
+	}
+}
+
 static void test_histogram_without_labels(void **state)
 {
 	(void)state;
@@ -241,11 +300,17 @@ static void test_histogram_without_labels(void **state)
 
 	metric_observe(h, 0.02, NULL);
 	char *out = metrics_render(m);
+	/* The default buckets: metrics_latency_bounds. */
 	assert_non_null(strstr(out, "# TYPE x_seconds histogram\n"
+				    "x_seconds_bucket{le=\"0.0005\"} 0\n"
+				    "x_seconds_bucket{le=\"0.001\"} 0\n"
+				    "x_seconds_bucket{le=\"0.0025\"} 0\n"
 				    "x_seconds_bucket{le=\"0.005\"} 0\n"
 				    "x_seconds_bucket{le=\"0.01\"} 0\n"
 				    "x_seconds_bucket{le=\"0.025\"} 1\n"));
-	assert_non_null(strstr(out, "x_seconds_bucket{le=\"+Inf\"} 1\n"
+	assert_non_null(strstr(out, "x_seconds_bucket{le=\"30\"} 1\n"
+				    "x_seconds_bucket{le=\"60\"} 1\n"
+				    "x_seconds_bucket{le=\"+Inf\"} 1\n"
 				    "x_seconds_sum 0.02\n"
 				    "x_seconds_count 1\n"));
 	free(out);
@@ -535,6 +600,9 @@ enum misuse {
 	VALUES_ON_UNLABELLED,
 	OBSERVE_COUNTER,
 	SET_HISTOGRAM,
+	REREGISTER_OTHER_BOUNDS,
+	BOUNDS_NOT_ASCENDING,
+	HISTOGRAM_SET_WRONG_LENGTH,
 	MISUSE_COUNT
 };
 
@@ -605,9 +673,26 @@ static void misuse(enum misuse which)
 	case SET_HISTOGRAM:
 		metric_set(metrics_histogram(m, "h_seconds", "H.", NULL), 1, NULL);
 		break;
+	case REREGISTER_OTHER_BOUNDS: {
+		static const double other[] = {1, 2};
+		metrics_histogram_bounds(m, "h_seconds", "H.", NULL, other, 2);
+		break;
+	}
+	case BOUNDS_NOT_ASCENDING: {
+		static const double down[] = {2, 1};
+		metrics_histogram_bounds(m, "d_seconds", "D.", NULL, down, 2);
+		break;
+	}
+	case HISTOGRAM_SET_WRONG_LENGTH: {
+		const uint64_t counts[METRICS_LATENCY_BUCKETS] = {0}; /* one short: no +Inf */
+		metric_histogram_set(metrics_histogram(m, "h_seconds", "H.", NULL), counts,
+				     METRICS_LATENCY_BUCKETS, 0, NULL);
+		break;
+	}
 	case MISUSE_COUNT:
 		break;
 	}
+
 	metrics_free(m);
 }
 
@@ -722,6 +807,8 @@ int main(void)
 		cmocka_unit_test(test_invalid_utf8_is_repaired),
 		cmocka_unit_test(test_histogram_cumulative),
 		cmocka_unit_test(test_histogram_without_labels),
+		cmocka_unit_test(test_histogram_set),
+		cmocka_unit_test(test_duration_histogram_buckets),
 		cmocka_unit_test(test_summary),
 		cmocka_unit_test(test_stable_order),
 		cmocka_unit_test(test_series_cap),

@@ -179,6 +179,7 @@ struct world {
 	int recreates, template_changes, last_new_template;
 	int recreated_at; /* the step of the last re-create */
 	int copies;
+	int passes[3]; /* copy passes observed: precopy, full, delta */
 	int conflicts;
 	int empty_claims;
 	json_t *log;     /* "Name object[ -> volumeName]" of every step performed */
@@ -482,6 +483,12 @@ static void finish_jobs(struct world *w)
 			set_condition(job, "Failed", true, "BackoffLimitExceeded", "BackoffLimitExceeded");
 		else
 			set_condition(job, "Complete", true, "Completed", "");
+		/* 90 s of copying: what the pass histogram must see. */
+		json_object_set_new(json_object_get(job, "status"), "startTime", json_string("2026-11-28T10:00:00Z"));
+		if (!failed)
+			json_object_set_new(json_object_get(job, "status"), "completionTime",
+					    json_string("2026-11-28T10:01:30Z"));
+
 		size_t p;
 		json_t *pod;
 		json_array_foreach(w->pods, p, pod) {
@@ -953,6 +960,16 @@ static bool run(struct world *w, stop_fn stop, const void *arg)
 		json_array_append_new(w->log, json_sprintf("%s %s%s%s", action_name(&w->a), object_of(&w->a),
 							   vol ? " -> " : "", vol ? vol : ""));
 		w->copies += (int)counted(&w->a, "stateful_operator_copies_verified_total");
+		if (w->a.observed.family) {
+			const char *pass = w->a.observed.label;
+			int k = sim_streq(pass, "precopy") ? 0 : sim_streq(pass, "full") ? 1 : sim_streq(pass, "delta") ? 2 : -1;
+			if (k < 0 || w->a.observed.v != 90 ||
+			    !sim_streq(w->a.observed.family, "stateful_operator_copy_pass_duration_seconds"))
+				world_fail(w, "observed %s{pass=%s} %g, want a copy pass of 90 s", w->a.observed.family,
+					   sim_or_dash(pass), w->a.observed.v);
+			else
+				w->passes[k]++;
+		}
 		apply(w, &w->a);
 		if (w->double_apply && w->a.verb != ACTION_WAIT)
 			apply(w, &w->a);
@@ -1243,6 +1260,12 @@ static void check_cycle(struct world *w, const struct cycle_case *c)
 	int first = log_index(w, "CreatePrecopyJob web-1-precopy", 0);
 	if (precopy != (first >= 0) || (precopy && log_index(w, "StopPod web-1", 0) < first))
 		world_fail(w, "%s: precopy Job at step %d", c->label, first);
+	/* One pass observed per batch and pass: a batch per replica when rolling, one offline. */
+	int batches = c->offline ? 1 : (int)c->replicas;
+	assert_int_equal(w->passes[0], precopy ? batches : 0);
+	assert_int_equal(w->passes[1], precopy ? 0 : batches);
+	assert_int_equal(w->passes[2], precopy ? batches : 0);
+
 	/* Rolling: one replica down at a time, highest ordinal first; offline: all together. */
 	assert_int_equal(w->max_down, c->offline ? c->replicas : 1);
 	assert_int_equal(json_array_size(w->stopped), c->replicas);

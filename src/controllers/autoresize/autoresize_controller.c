@@ -145,24 +145,24 @@ static void free_ctx(void *ctx)
 	free(ac);
 }
 
-static void register_metrics(struct autoresize_ctx *ac)
+void autoresize_register_metrics(struct metrics *m, struct metric_family **usage_ratio,
+				 struct metric_family **autoresizes, struct metric_family **reads,
+				 struct metric_family **requests)
 {
-	if (!ac->deps.base.obs)
-		return;
-	struct metrics *m = observability_metrics(ac->deps.base.obs);
-	ac->usage_ratio = metrics_gauge(m, "stateful_operator_volume_usage_ratio",
-					"Used share of each volume under an autoresize policy, as df shows it (0-1).",
-					METRIC_LABELS("persistentvolumeclaim_namespace", "persistentvolumeclaim"));
-	ac->autoresizes = metrics_counter(m, "stateful_operator_autoresizes_total",
-					  "Usage-driven growths: done (mode=grow) or only recommended (mode=recommend).",
-					  METRIC_LABELS("mode"));
-	ac->reads = metrics_counter(m, "stateful_operator_usage_reads_total",
-				    "Polls of the usage source, by source and result (error: some node or the "
-				    "server did not answer).",
-				    METRIC_LABELS("source", "result"));
-	ac->requests = metrics_counter(m, "stateful_operator_usage_requests_total",
-				       "Requests sent to the usage source (one per node, or one query, per poll).",
-				       METRIC_LABELS("source"));
+	*usage_ratio = metrics_gauge(m, "stateful_operator_volume_usage_ratio",
+				     "Used share of each volume under an autoresize policy, as df shows it (0-1).",
+				     METRIC_LABELS("persistentvolumeclaim_namespace", "persistentvolumeclaim"));
+	*autoresizes = metrics_counter(m, "stateful_operator_autoresizes_total",
+				       "Usage-driven growths: done (mode=grow) or only recommended (mode=recommend).",
+				       METRIC_LABELS("mode"));
+	*reads = metrics_counter(m, "stateful_operator_usage_reads_total",
+				 "Polls of the usage source, by source and result (error: some node or the "
+				 "server did not answer).",
+				 METRIC_LABELS("source", "result"));
+	*requests = metrics_counter(m, "stateful_operator_usage_requests_total",
+				    "Requests sent to the usage source (one per node, or one query, per poll).",
+				    METRIC_LABELS("source"));
+
 }
 
 struct controller *autoresize_controller_new(const struct autoresize_deps *deps, char **err)
@@ -192,7 +192,9 @@ struct controller *autoresize_controller_new(const struct autoresize_deps *deps,
 		store_add_index(ac->clusters, POLICY_INDEX, index_policy);
 	set_index_ensure(ac->pods, set_index_pod);
 	set_index_ensure(ac->pvcs, set_index_claim);
-	register_metrics(ac);
+	if (ac->deps.base.obs)
+		autoresize_register_metrics(observability_metrics(ac->deps.base.obs), &ac->usage_ratio, &ac->autoresizes,
+					    &ac->reads, &ac->requests);
 	struct controller_options co = {.name = "autoresize", .workers = 1, .reconcile = reconcile, .ctx = ac,
 					.free_ctx = free_ctx};
 	struct controller *c = controller_new(&co);

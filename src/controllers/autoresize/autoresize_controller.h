@@ -27,6 +27,7 @@
 #include "controllers/autoresize/usage_source.h"
 #include "controllers/controller_deps.h"
 #include "runtime/controller.h"
+#include "runtime/metrics.h"
 
 struct autoresize_deps {
 	struct controller_deps base;
@@ -43,5 +44,14 @@ struct autoresize_deps {
  * cannot be set up. deps->source's strings are borrowed during the call only.
  */
 struct controller *autoresize_controller_new(const struct autoresize_deps *deps, char **err);
+
+/*
+ * Registers the controller's metric families on m (a second call returns
+ * the same ones): the controller's, and the exposition test's.
+ */
+void autoresize_register_metrics(struct metrics *m, struct metric_family **usage_ratio,
+				 struct metric_family **autoresizes, struct metric_family **reads,
+				 struct metric_family **requests);
+
 
 #endif

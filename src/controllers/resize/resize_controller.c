@@ -627,7 +627,9 @@ struct controller *resize_controller_new(const struct resize_deps *deps)
 	struct reconciler_deps rd = {.client = deps->base.client,
 				     .events = deps->base.events,
 				     .count = deps->base.obs ? observability_count : NULL,
+				     .observe = deps->base.obs ? observability_observe : NULL,
 				     .counter = deps->base.obs,
+
 				     .workers = deps->base.workers};
 	struct controller *c = rc->controller = reconciler_new(&ops, rc, free_ctx, &rd);
 	struct informer_handlers h;

@@ -347,6 +347,35 @@ static int run_job(struct ctx *c, long long ord, const char *pass)
 	return r;
 }
 
+/*
+ * Records the pass's duration with the step that follows it: from its
+ * first Job's start to its last one's completion (whole seconds, as the
+ * Jobs' status says). Nothing when no Job of the batch says both.
+ */
+static void observe_pass(struct ctx *c, const char *pass)
+{
+	bool precopy = streq(pass, "precopy");
+	int64_t first = -1, last = -1;
+	size_t i;
+	json_t *o;
+	json_array_foreach(json_object_get(batch_of(c->st), "ordinals"), i, o) {
+		char *name = resize_job_name(c->name, json_integer_value(o), precopy ? "precopy" : "copy");
+		const json_t *job = kube_list_find(c->in->jobs, c->ns, name);
+		free(name);
+		int64_t s = rfc3339_seconds(kube_obj_str(job, "status.startTime"));
+		int64_t e = rfc3339_seconds(kube_obj_str(job, "status.completionTime"));
+		if (s < 0 || e < s)
+			continue;
+		if (first < 0 || s < first)
+			first = s;
+		if (e > last)
+			last = e;
+	}
+	if (first >= 0)
+		action_observe(c->a, "stateful_operator_copy_pass_duration_seconds",
+			       precopy ? "precopy" : streq(pass, "delta") ? "delta" : "full", (double)(last - first));
+}
+
 /* Runs one Job per replica of the batch. Returns true when all succeeded; otherwise an action is set. */
 static bool run_jobs(struct ctx *c, const char *pass)
 {
@@ -370,6 +399,7 @@ static void step_precopy(struct ctx *c)
 {
 	if (!run_jobs(c, "precopy"))
 		return;
+	observe_pass(c, "precopy");
 	plan_set_state(c->in, c->a, next_stage(c, COPY_STAGE_STOP));
 	status_step(c, "stopping");
 }
@@ -462,6 +492,8 @@ static void step_copy(struct ctx *c)
 	}
 	if (!run_jobs(c, c->state->precopy ? "delta" : "full"))
 		return;
+	observe_pass(c, c->state->precopy ? "delta" : "full");
+
 	/* Verified: record each new PV, needed to restore if anything fails later. */
 	json_t *n = next_stage(c, COPY_STAGE_SWAP);
 	size_t i;
