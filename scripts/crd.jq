@@ -57,14 +57,15 @@ def field_description: if .description and .description != schemas[.["x-name"]].
 def structural($depth):
 	if $depth > 40 then error("schema nested deeper than 40 (a recursive type?)") else . end
 	| resolve
-	| short_description
 	| if .["x-name"] == "io.k8s.apimachinery.pkg.util.intstr.IntOrString" then
-		{"x-kubernetes-int-or-string": true, anyOf: [{type: "integer"}, {type: "string"}]} + field_description
+		({"x-kubernetes-int-or-string": true, anyOf: [{type: "integer"}, {type: "string"}]} + field_description)
+		| short_description
 	elif .["x-name"] == "io.k8s.apimachinery.pkg.api.resource.Quantity" then
 		# a string ("1Gi") or a number (0.5), as a pod takes it
-		{"x-kubernetes-int-or-string": true} + field_description
+		({"x-kubernetes-int-or-string": true} + field_description) | short_description
 	else
-		. as $raw
+		short_description
+		| . as $raw
 		| (keys - kept - dropped - ["x-name"]) as $unknown
 		| if $unknown != [] then error("keywords \($unknown) at \(.["x-name"] // "?") are not handled") else . end
 		| with_entries(select(.key as $k | kept | index([$k])))
