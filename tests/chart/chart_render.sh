@@ -142,6 +142,21 @@ for f in $crds; do
 done
 [ ! -e "$CHART/crds" ] || fail "the chart has a crds/ directory"
 
+step "the StatefulCluster CRD is what scripts/crd-gen makes; every field of ours described; small enough for kubectl apply"
+KUBECTL=$KUBECTL "$REPO/scripts/crd-gen" --check >"$TMP/crd-gen" 2>&1 || { cat "$TMP/crd-gen" >&2; fail "deploy/crds/statefulclusters.yaml"; }
+"$KUBECTL" label --local -f "$REPO/deploy/crds/statefulclusters.yaml" -o json x- >"$TMP/crd.json"
+# Every property has a description (kubectl explain prints it), ours and the
+# Kubernetes ones, but for the root's metadata (the API server's ObjectMeta).
+undescribed=$(jq -r '.spec.versions[].schema.openAPIV3Schema | del(.properties.metadata)
+	| [paths(objects and has("properties")) as $p | getpath($p).properties | to_entries[]
+	   | select((.value.description // "") == "") | .key] | unique | join(" ")' "$TMP/crd.json")
+[ -z "$undescribed" ] || fail "CRD properties without a description: $undescribed"
+# kubectl apply (client-side) keeps the object as JSON in an annotation of at
+# most 256 KiB: the CRD must fit, with room for growth.
+size=$(jq -c 'del(.metadata.annotations)' "$TMP/crd.json" | wc -c)
+[ "$size" -le 229376 ] || fail "the CRD is $size bytes of JSON: kubectl apply's annotation holds 262144 (keep 32 KiB spare)"
+echo "ok: the CRD is $size bytes of JSON"
+
 step "defaults = deploy/overlays/cluster"
 chart >"$TMP/c.json"
 overlay "$REPO/deploy/overlays/cluster" >"$TMP/o.json"

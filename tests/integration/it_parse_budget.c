@@ -10,9 +10,10 @@
  * with two of the worst reviews it accepts (as many "{}" as the budget
  * takes), both answered.
  *
- * The caches: a StatefulCluster whose spec.template.metadata (kept as
- * written: x-kubernetes-preserve-unknown-fields) holds 450,000 "{}" is left
- * out of the operator's cache: the operator does not die, its caches sync,
+ * The caches: a StatefulCluster whose
+ * spec.template.metadata.managedFields[0].fieldsV1 (free-form in the
+ * Kubernetes schema, so kept as written) holds 450,000 "{}" is left out of
+ * the operator's cache: the operator does not die, its caches sync,
  * one Warning Event ObjectTooLarge names the object, the refusal is
  * counted in /metrics, and a small StatefulCluster beside it is reconciled
  * as always.
@@ -280,7 +281,8 @@ static void test_two_worst_accepted_reviews_at_once(void **state)
 	assert_int_equal(http_get(p->probe_port, "/healthz", NULL), 200);
 }
 
-/* A StatefulCluster named name in ns, spec.template.metadata.junk holding n "{}". New object (text). */
+/* A StatefulCluster named name in ns, spec.template.metadata.managedFields[0].fieldsV1.junk holding n "{}"
+ * (the CRD keeps a free-form object as written). New object (text). */
 static char *cluster_text(const char *ns, const char *name, size_t n)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -288,12 +290,13 @@ static char *cluster_text(const char *ns, const char *name, size_t n)
 	snprintf(head, sizeof(head),
 		 "{\"apiVersion\":\"stateful-operator.io/v1alpha1\",\"kind\":\"StatefulCluster\",\"metadata\":"
 		 "{\"name\":\"%s\",\"namespace\":\"%s\"},\"spec\":{\"replicas\":0,\"selector\":{\"matchLabels\":"
-		 "{\"app\":\"%s\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"%s\"},\"junk\":[",
+		 "{\"app\":\"%s\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"%s\"},\"managedFields\":"
+		 "[{\"fieldsV1\":{\"junk\":[",
 		 name, ns, name, name);
 	if (strbuf_addstr(&sb, head) < 0)
 		abort();
 	braces(&sb, n);
-	if (strbuf_addstr(&sb, "]},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"pause\"}]}}}}") < 0)
+	if (strbuf_addstr(&sb, "]}}]},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"pause\"}]}}}}") < 0)
 		abort();
 	return strbuf_detach(&sb);
 }
