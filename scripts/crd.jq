@@ -6,7 +6,7 @@
 #
 # Structural form, as the CRD API wants it: no $ref (inlined), no oneOf
 # (IntOrString and Quantity are x-kubernetes-int-or-string), no defaults
-# except those of list-map keys (which must be required or defaulted), a
+# (a list-map whose keys are not all required is kept atomic instead), a
 # free-form object (no properties, no additionalProperties) keeps its
 # unknown fields, a format the API server does not know is left out, and any
 # other keyword is an error (so a new one is seen, not dropped unnoticed).
@@ -77,14 +77,12 @@ def structural($depth):
 		| if .type == "object" and (has("properties") | not) and (has("additionalProperties") | not)
 		  then .["x-kubernetes-preserve-unknown-fields"] = true else . end
 		| if has("format") and (format_ok | not) then del(.format) else . end
-		# list-map keys must be required or defaulted: upstream's default stays for those
-		| if .["x-kubernetes-list-type"] == "map" then
-			($raw.items | resolve) as $item
-			| reduce (.["x-kubernetes-list-map-keys"][]) as $k (.;
-				if (.items.required // []) | index([$k]) then .
-				else .items.properties[$k].default = ($item.properties[$k].default
-					// error("list-map key \($k) of \($item["x-name"]) is neither required nor defaulted"))
-				end)
+		# list-map keys must be required or defaulted; a default would change what a stored object reads as
+		# (a port without protocol read back with protocol: TCP, so its template hash, so a roll): such a
+		# list is kept atomic instead, as a whole (server-side apply then owns it whole).
+		| if .["x-kubernetes-list-type"] == "map"
+		     and ([.["x-kubernetes-list-map-keys"][] as $k | (.items.required // []) | index([$k])] | all | not)
+		  then .["x-kubernetes-list-type"] = "atomic" | del(.["x-kubernetes-list-map-keys"])
 		  else . end
 	end;
 
