@@ -132,6 +132,34 @@ static void test_wrong_types_in_the_pod_template_are_refused(void **state)
 	json_decref(stc);
 }
 
+/*
+ * The schema adds nothing to a template on the way in or out (no defaults):
+ * a port without protocol stays as written, so a StatefulCluster stored
+ * before this CRD reads back as it was, and its members do not roll.
+ */
+static void test_templates_read_back_as_written(void **state)
+{
+	struct cl_test *t = *state;
+	cl_namespace_new(t, "it-crd-asis");
+	json_t *stc = cl_manifest("asis", 1, NULL);
+	json_object_set_new(container(stc), "ports", it_json("[{\"containerPort\":80}]"));
+	json_object_set_new(at(stc, "spec.template.spec"), "imagePullSecrets", it_json("[{}]"));
+	struct kube_error err;
+	if (kube_create(t->admin, &KUBE_STATEFULCLUSTERS, t->ns, stc, NULL, &err) < 0)
+		fail_msg("create: %s", err.message);
+	json_t *got = cl_get(t, "asis");
+	json_t *want_ports = it_json("[{\"containerPort\":80}]"), *want_secrets = it_json("[{}]");
+	if (!json_equal(json_object_get(container(got), "ports"), want_ports) ||
+	    !json_equal(at(got, "spec.template.spec.imagePullSecrets"), want_secrets)) {
+		char *text = json_dumps(at(got, "spec.template.spec"), JSON_COMPACT);
+		fail_msg("the template read back changed: %s", text);
+	}
+	json_decref(want_ports);
+	json_decref(want_secrets);
+	json_decref(got);
+	json_decref(stc);
+}
+
 /* ---- what kubectl explain reads ---- */
 
 /*
@@ -249,6 +277,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cl_unit_test(test_typos_in_the_pod_and_claim_templates_are_refused),
 		cl_unit_test(test_wrong_types_in_the_pod_template_are_refused),
+		cl_unit_test(test_templates_read_back_as_written),
 		cl_unit_test(test_kubectl_explain_describes_every_field),
 		cl_unit_test(test_kubectl_get_all_and_wide_columns),
 	};
