@@ -495,7 +495,5 @@ int plugin_args_parse(int argc, char *const *argv, struct plugin_args *out, char
 		plugin_args_release(out);
 		return -1;
 	}
-	if (!out->operator_namespace)
-		out->operator_namespace = PLUGIN_OPERATOR_NAMESPACE;
 	return 0;
 }

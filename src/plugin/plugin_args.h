@@ -55,7 +55,7 @@ struct plugin_args {
 	int64_t request_timeout_ms; /* --request-timeout; -1: not given, 0: none */
 	const char *namespace;   /* NULL: the context's, else "default" */
 	bool all_namespaces;
-	const char *operator_namespace; /* where the operator's Lease and pods are */
+	const char *operator_namespace; /* --operator-namespace; NULL: see plugin_session.operator_ns */
 	enum plugin_output output;
 	enum plugin_kind kind;
 	const char *name;        /* the object's name; NULL with PLUGIN_KIND_NONE */

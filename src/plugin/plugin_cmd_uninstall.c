@@ -120,7 +120,7 @@ int plugin_cmd_uninstall(struct plugin_session *s)
 	if (seen == OPERATOR_RUNNING) {
 		plugin_error("the operator still runs (%s): it would put the finalizer back. Stop it first: kubectl -n %s "
 			     "scale deployment stateful-operator --replicas=0",
-			     why, a->operator_namespace);
+			     why, s->operator_ns);
 		code = PLUGIN_EXIT_FAILED;
 		if (!a->dry_run)
 			goto out;

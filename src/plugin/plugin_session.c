@@ -83,6 +83,10 @@ int plugin_session_open(const struct plugin_args *a, struct plugin_session *s)
 	}
 	const char *ns = a->namespace ? a->namespace : kube_client_namespace(s->client);
 	s->ns = xstrdup(ns && *ns ? ns : "default");
+	const char *env = getenv(PLUGIN_OPERATOR_NAMESPACE_ENV);
+	const char *op_ns = a->operator_namespace ? a->operator_namespace : env && *env ? env : NULL;
+	s->operator_ns_named = op_ns != NULL;
+	s->operator_ns = xstrdup(op_ns ? op_ns : PLUGIN_OPERATOR_NAMESPACE);
 	return 0;
 }
 
@@ -90,12 +94,32 @@ void plugin_session_close(struct plugin_session *s)
 {
 	kube_client_free(s->client);
 	free(s->ns);
+	free(s->operator_ns);
 	memset(s, 0, sizeof(*s));
 }
 
-enum operator_seen plugin_operator_seen(struct plugin_session *s, char **why)
+/*
+ * The namespace of the one Lease named stateful-operator in the cluster (a
+ * new string), or NULL when there is none, more than one, or the user may
+ * not list Leases everywhere.
+ */
+static char *lone_operator_lease_namespace(struct plugin_session *s)
 {
-	const char *ns = s->args->operator_namespace;
+	struct kube_list_options lo = {.field_selector = "metadata.name=" OPERATOR_LEASE_NAME, .limit = 2};
+	json_t *page = NULL;
+	struct kube_error err;
+	if (kube_list_page(s->client, &KUBE_LEASES, NULL, &lo, &page, &err) < 0)
+		return NULL;
+	const json_t *items = json_object_get(page, "items");
+	const char *ns = json_array_size(items) == 1 ? kube_obj_str(json_array_get(items, 0), "metadata.namespace")
+						      : NULL;
+	char *out = ns ? xstrdup(ns) : NULL;
+	json_decref(page);
+	return out;
+}
+
+static enum operator_seen judge_in(struct plugin_session *s, const char *ns, bool *nothing_there, char **why)
+{
 	struct kube_error err;
 	json_t *lease = NULL, *pods = NULL;
 	struct operator_evidence ev = {0};
@@ -105,9 +129,29 @@ enum operator_seen plugin_operator_seen(struct plugin_session *s, char **why)
 	rc = kube_list_all(s->client, &KUBE_PODS, ns, OPERATOR_POD_SELECTOR, 0, &pods, NULL, &err);
 	ev.pods_readable = rc == 0;
 	ev.pods = pods;
+	*nothing_there = !lease && ev.lease_readable && ev.pods_readable && json_array_size(pods) == 0;
 	enum operator_seen seen = operator_judge(&ev, ns, (long long)time(NULL), why);
 	json_decref(lease);
 	json_decref(pods);
+	return seen;
+}
+
+enum operator_seen plugin_operator_seen(struct plugin_session *s, char **why)
+{
+	bool nothing_there = false;
+	enum operator_seen seen = judge_in(s, s->operator_ns, &nothing_there, why);
+	if (!nothing_there || s->operator_ns_named)
+		return seen;
+	/* Installed elsewhere and not named: its Lease says where, if the user may list Leases. */
+	char *found = lone_operator_lease_namespace(s);
+	if (found && strcmp(found, s->operator_ns)) {
+		free(*why);
+		free(s->operator_ns);
+		s->operator_ns = found;
+		s->operator_ns_named = true;
+		return judge_in(s, s->operator_ns, &nothing_there, why);
+	}
+	free(found);
 	return seen;
 }
 

@@ -27,10 +27,20 @@
 struct plugin_session {
 	struct kube_client *client;
 	char *ns;                       /* owned: -n, else the context's namespace, else "default" */
+	/*
+	 * owned: where the operator runs: --operator-namespace, else
+	 * $KUBECTL_STATEFUL_OPERATOR_NAMESPACE, else PLUGIN_OPERATOR_NAMESPACE,
+	 * or where plugin_operator_seen() found its Lease when neither named one.
+	 */
+	char *operator_ns;
+	bool operator_ns_named;
 	const struct plugin_args *args; /* borrowed */
 	bool tty;                       /* standard output is a terminal */
 	int width;                      /* its columns (80 when unknown) */
 };
+
+/* The environment variable that names the operator's namespace when --operator-namespace does not. */
+#define PLUGIN_OPERATOR_NAMESPACE_ENV "KUBECTL_STATEFUL_OPERATOR_NAMESPACE"
 
 /* Loads the kubeconfig and makes the client. Returns 0, or an exit status after printing why. */
 int plugin_session_open(const struct plugin_args *a, struct plugin_session *s);

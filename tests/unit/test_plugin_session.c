@@ -97,6 +97,8 @@ static int setup(void **state)
 	memset(&session, 0, sizeof(session));
 	session.client = loopback_client(info->port, &o);
 	session.ns = xstrdup("db");
+	session.operator_ns = xstrdup("ops");
+	session.operator_ns_named = true;
 	session.args = &args;
 	session.width = 100;
 	return 0;
@@ -240,6 +242,41 @@ static void test_operator_check(void **state)
 		   json_pack("{s:{s:s, s:s, s:i}}", "spec", "holderIdentity", "op-1", "renewTime", now,
 			     "leaseDurationSeconds", 15));
 	assert_int_equal(plugin_require_operator(&session), 0);
+}
+
+/*
+ * The operator installed in a namespace nobody named: nothing in the
+ * default one, so its one Lease in the cluster says where it runs. A named
+ * namespace is never searched beyond.
+ */
+static void test_operator_found_where_it_runs(void **state)
+{
+	(void)state;
+	char now[32];
+	time_t t = time(NULL);
+	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%S.000000Z", gmtime(&t));
+	json_t *lease = json_pack("{s:{s:s, s:s}, s:{s:s, s:s, s:i}}", "metadata", "name", "stateful-operator",
+				  "namespace", "infra", "spec", "holderIdentity", "op-1", "renewTime", now,
+				  "leaseDurationSeconds", 15);
+	route_json("/api/v1/namespaces/stateful-operator-system/pods",
+		   json_pack("{s:s, s:{}, s:[]}", "kind", "PodList", "metadata", "items"));
+	route_json("/apis/coordination.k8s.io/v1/leases",
+		   json_pack("{s:s, s:{}, s:[O]}", "kind", "LeaseList", "metadata", "items", lease));
+	route_json("/apis/coordination.k8s.io/v1/namespaces/infra/leases/stateful-operator", lease);
+	route_json("/api/v1/namespaces/infra/pods", json_pack("{s:s, s:{}, s:[]}", "kind", "PodList", "metadata", "items"));
+
+	free(session.operator_ns);
+	session.operator_ns = xstrdup(PLUGIN_OPERATOR_NAMESPACE);
+	session.operator_ns_named = true; /* named: not searched beyond */
+	assert_int_equal(plugin_require_operator(&session), PLUGIN_EXIT_NO_OPERATOR);
+	assert_false(requested("/apis/coordination.k8s.io/v1/leases?"));
+	session.operator_ns_named = false;
+	assert_int_equal(plugin_require_operator(&session), 0);
+	assert_string_equal(session.operator_ns, "infra");
+	assert_true(requested("/apis/coordination.k8s.io/v1/leases?"));
+	free(session.operator_ns);
+	session.operator_ns = xstrdup("ops"); /* as setup() had it, for the tests after */
+	session.operator_ns_named = true;
 }
 
 static json_t *event(const char *type, const char *reason, const char *message, const char *when)
@@ -449,6 +486,7 @@ int main(void)
 		cmocka_unit_test(test_progress_from_the_copy_pods_log),
 		cmocka_unit_test(test_not_found),
 		cmocka_unit_test(test_operator_check),
+		cmocka_unit_test(test_operator_found_where_it_runs),
 		cmocka_unit_test(test_wait_ends),
 		cmocka_unit_test(test_cluster_text_never_reaches_the_terminal_raw),
 	};
