@@ -311,7 +311,7 @@ static void test_wait_ends(void **state)
 	events_are(json_pack("[o, o]", event("Normal", "CopyStarted", "x", "2025-11-24T16:00:05Z"),
 			     event("Warning", "CleanupFailed", "y", "2025-11-24T16:00:05Z")));
 	args.timeout_ms = 1500;
-	assert_int_equal(plugin_wait_resize(&session, "app", NULL, since, NULL), PLUGIN_EXIT_FAILED);
+	assert_int_equal(plugin_wait_resize(&session, "app", NULL, since, NULL), PLUGIN_EXIT_TIMEOUT);
 	args.timeout_ms = 0;
 }
 
