@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "plugin/plugin_args.h"
+#include "plugin/plugin_jsonpath.h"
 #include "util/duration.h"
 #include "util/xalloc.h"
 
@@ -28,11 +29,13 @@ static const struct {
 #define ANY_CLUSTER_CMD                                                                            \
 	(ONLY(PLUGIN_STATUS) | ONLY(PLUGIN_RESIZE) | ONLY(PLUGIN_ABORT) | ONLY(PLUGIN_EXPLAIN) |    \
 	 ONLY(PLUGIN_CLEANUP) | ONLY(PLUGIN_MEMBERS) | ONLY(PLUGIN_UNINSTALL))
+/* The commands that print a list (a table): -o and --no-headers. explain writes prose. */
+#define LISTS (ONLY(PLUGIN_STATUS) | ONLY(PLUGIN_MEMBERS) | ONLY(PLUGIN_CLEANUP))
 
 enum flag_id {
 	F_KUBECONFIG, F_CONTEXT, F_CLUSTER, F_USER, F_SERVER, F_TOKEN, F_CA, F_CLIENT_CERT, F_CLIENT_KEY,
 	F_INSECURE, F_TLS_SERVER_NAME, F_AS, F_AS_GROUP, F_AS_UID, F_REQUEST_TIMEOUT, F_NAMESPACE, F_ALL_NAMESPACES, F_OUTPUT, F_STRATEGY, F_CLASS, F_WAIT,
-	F_NO_WAIT, F_TIMEOUT, F_RETRY, F_DRY_RUN, F_FORCE, F_OPERATOR_NS, F_HELP, F_VERSION,
+	F_NO_WAIT, F_TIMEOUT, F_RETRY, F_DRY_RUN, F_FORCE, F_OPERATOR_NS, F_HELP, F_VERSION, F_NO_HEADERS,
 };
 
 static const struct flag {
@@ -59,14 +62,15 @@ static const struct flag {
 	{"request-timeout", 0, true, ANY_CLUSTER_CMD, F_REQUEST_TIMEOUT},
 	{"namespace", 'n', true, ANY_CLUSTER_CMD, F_NAMESPACE},
 	{"all-namespaces", 'A', false, ONLY(PLUGIN_STATUS), F_ALL_NAMESPACES},
-	{"output", 'o', true, ONLY(PLUGIN_STATUS) | ONLY(PLUGIN_MEMBERS), F_OUTPUT},
+	{"output", 'o', true, LISTS, F_OUTPUT},
+	{"no-headers", 0, false, LISTS, F_NO_HEADERS},
 	{"strategy", 0, true, ONLY(PLUGIN_RESIZE), F_STRATEGY},
 	{"class", 0, true, ONLY(PLUGIN_RESIZE), F_CLASS},
 	{"wait", 0, false, ONLY(PLUGIN_RESIZE), F_WAIT},
 	{"no-wait", 0, false, ONLY(PLUGIN_RESIZE), F_NO_WAIT},
 	{"timeout", 0, true, ONLY(PLUGIN_RESIZE), F_TIMEOUT},
 	{"retry", 0, false, ONLY(PLUGIN_CLEANUP), F_RETRY},
-	{"dry-run", 0, false, ONLY(PLUGIN_UNINSTALL), F_DRY_RUN},
+	{"dry-run", 0, false, ONLY(PLUGIN_RESIZE) | ONLY(PLUGIN_UNINSTALL), F_DRY_RUN},
 	{"force", 0, false, ONLY(PLUGIN_UNINSTALL), F_FORCE},
 	{"operator-namespace", 0, true, ANY_CLUSTER_CMD, F_OPERATOR_NS},
 	{"help", 'h', false, ~0u, F_HELP},
@@ -108,6 +112,43 @@ static int parse_request_timeout(const char *flag, const char *v, int64_t *ms, c
 	return 0;
 }
 
+
+/*
+ * -o's value: json, yaml, wide, name, jsonpath=TEMPLATE (also
+ * jsonpath='TEMPLATE', as a shell leaves it when quoted inside). The
+ * template is parsed here, so a mistake in it is shown before any request.
+ */
+static int parse_output(const char *flag, const char *v, struct plugin_args *out, char **err)
+{
+	static const struct {
+		const char *name;
+		enum plugin_output o;
+	} formats[] = {{"json", PLUGIN_OUT_JSON}, {"yaml", PLUGIN_OUT_YAML}, {"wide", PLUGIN_OUT_WIDE},
+		       {"name", PLUGIN_OUT_NAME},  {"table", PLUGIN_OUT_TABLE}};
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		if (!strcmp(v, formats[i].name)) {
+			out->output = formats[i].o;
+			return 0;
+		}
+	if (strncmp(v, "jsonpath=", 9))
+		return fail(err, xasprintf("%s: unknown output format \"%s\"; use json, yaml, wide, name or "
+					   "jsonpath=TEMPLATE",
+					   flag, v));
+	const char *t = v + 9;
+	if (!*t)
+		return fail(err, xasprintf("%s: jsonpath= needs a template, e.g. jsonpath='{.name}'", flag));
+	struct jsonpath *jp = NULL;
+	char *jerr = NULL;
+	if (jsonpath_parse(t, &jp, &jerr) < 0) {
+		char *m = xasprintf("%s: %s", flag, jerr);
+		free(jerr);
+		return fail(err, m);
+	}
+	jsonpath_free(jp);
+	out->output = PLUGIN_OUT_JSONPATH;
+	out->jsonpath = t;
+	return 0;
+}
 
 static const struct flag *find_long(const char *name, size_t len)
 {
@@ -171,15 +212,10 @@ static int apply_flag(const struct seen_flag *f, struct plugin_args *out, char *
 	case F_ALL_NAMESPACES: out->all_namespaces = true; break;
 	case F_OPERATOR_NS: out->operator_namespace = v; break;
 	case F_OUTPUT:
-		if (!strcmp(v, "json"))
-			out->output = PLUGIN_OUT_JSON;
-		else if (!strcmp(v, "yaml"))
-			out->output = PLUGIN_OUT_YAML;
-		else if (!strcmp(v, "table") || !strcmp(v, "wide"))
-			out->output = PLUGIN_OUT_TABLE;
-		else
-			return fail(err, xasprintf("%s: unknown output format \"%s\"; use json or yaml", f->as_typed, v));
+		if (parse_output(f->as_typed, v, out, err) < 0)
+			return -1;
 		break;
+	case F_NO_HEADERS: out->no_headers = true; break;
 	case F_STRATEGY:
 		if (strcmp(v, "auto") && strcmp(v, "expand") && strcmp(v, "copy"))
 			return fail(err, xasprintf("%s: unknown strategy \"%s\"; use auto, expand or copy", f->as_typed, v));
@@ -211,7 +247,16 @@ static int apply_flag(const struct seen_flag *f, struct plugin_args *out, char *
 		break;
 	}
 	case F_RETRY: out->retry = true; break;
-	case F_DRY_RUN: out->dry_run = true; break;
+	case F_DRY_RUN:
+		if (!v || !strcmp(v, "client"))
+			out->dry_run = PLUGIN_DRY_RUN_CLIENT;
+		else if (!strcmp(v, "server"))
+			out->dry_run = PLUGIN_DRY_RUN_SERVER;
+		else if (!strcmp(v, "none"))
+			out->dry_run = PLUGIN_DRY_RUN_NONE;
+		else
+			return fail(err, xasprintf("%s: use --dry-run=client, --dry-run=server or --dry-run=none", f->as_typed));
+		break;
 	case F_FORCE: out->force = true; break;
 	case F_HELP: out->help_topic_set = true; break;
 	case F_VERSION: out->cmd = PLUGIN_VERSION; break;
@@ -375,6 +420,19 @@ static int parse_positionals(const char **pos, int npos, struct plugin_args *out
 	return 0;
 }
 
+/* Flags that each make sense alone but not together. */
+static int check_combinations(const struct plugin_args *a, char **err)
+{
+	if (a->cmd == PLUGIN_UNINSTALL && a->dry_run == PLUGIN_DRY_RUN_SERVER)
+		return fail(err, xstrdup("uninstall: --dry-run=server is not supported (it deletes through several "
+					 "requests); use --dry-run (client)"));
+	if (a->cmd == PLUGIN_RESIZE && a->dry_run && a->wait == PLUGIN_WAIT_ON)
+		return fail(err, xstrdup("resize: --wait does not go with --dry-run: nothing is started to wait for"));
+	if (a->cmd == PLUGIN_CLEANUP && a->retry && (a->output != PLUGIN_OUT_TABLE || a->no_headers))
+		return fail(err, xstrdup("cleanup: -o and --no-headers list the cleanups; --retry lists nothing"));
+	return 0;
+}
+
 /* The flag at argv[*i]: its value taken from "=", the rest of "-nVALUE" or the next argument. */
 static int read_flag(int argc, char *const *argv, int *i, struct seen_flag *f, char **err)
 {
@@ -387,7 +445,7 @@ static int read_flag(int argc, char *const *argv, int *i, struct seen_flag *f, c
 		inline_value = eq ? eq + 1 : NULL;
 	} else {
 		f->flag = find_short(a[1]);
-		inline_value = a[2] ? a + 2 : NULL;
+		inline_value = a[2] ? a + 2 + (a[2] == '=') : NULL; /* -ojson, -o=json (pflag's) */
 		if (f->flag && !f->flag->takes_value && inline_value)
 			f->flag = NULL; /* -Ax: no grouped short flags */
 	}
@@ -396,7 +454,7 @@ static int read_flag(int argc, char *const *argv, int *i, struct seen_flag *f, c
 		return fail(err, xasprintf("unknown flag \"%s\" (see kubectl stateful --help)", a));
 	if (!f->flag->takes_value) {
 		/* Booleans take =true or =false, as in kubectl. */
-		if (inline_value && f->flag->id != F_WAIT && f->flag->id != F_INSECURE)
+		if (inline_value && f->flag->id != F_WAIT && f->flag->id != F_INSECURE && f->flag->id != F_DRY_RUN)
 			return fail(err, xasprintf("%s takes no value", a));
 		f->value = inline_value;
 		return 0;
@@ -491,7 +549,7 @@ int plugin_args_parse(int argc, char *const *argv, struct plugin_args *out, char
 		return fail(err, xstrdup("name a command: status, resize, abort, explain, cleanup, members, uninstall or "
 					"completion"));
 	}
-	if (parse_positionals(pos, npos, out, err) < 0) {
+	if (parse_positionals(pos, npos, out, err) < 0 || check_combinations(out, err) < 0) {
 		plugin_args_release(out);
 		return -1;
 	}

@@ -36,7 +36,18 @@ enum plugin_kind {
 	PLUGIN_KIND_STC,  /* stc/NAME */
 };
 
-enum plugin_output { PLUGIN_OUT_TABLE, PLUGIN_OUT_JSON, PLUGIN_OUT_YAML };
+/* -o: the table, a document (json, yaml), or kubectl's other printers. */
+enum plugin_output {
+	PLUGIN_OUT_TABLE,
+	PLUGIN_OUT_JSON,
+	PLUGIN_OUT_YAML,
+	PLUGIN_OUT_WIDE,     /* the table with more columns */
+	PLUGIN_OUT_NAME,     /* kind.group/name lines */
+	PLUGIN_OUT_JSONPATH, /* jsonpath=TEMPLATE over the -o json document */
+};
+
+/* --dry-run: kubectl's spelling; bare --dry-run is client. */
+enum plugin_dry_run { PLUGIN_DRY_RUN_NONE, PLUGIN_DRY_RUN_CLIENT, PLUGIN_DRY_RUN_SERVER };
 
 enum plugin_wait {
 	PLUGIN_WAIT_AUTO, /* follow when standard output is a terminal */
@@ -57,6 +68,8 @@ struct plugin_args {
 	bool all_namespaces;
 	const char *operator_namespace; /* --operator-namespace; NULL: see plugin_session.operator_ns */
 	enum plugin_output output;
+	const char *jsonpath;    /* -o jsonpath=TEMPLATE (checked to parse) */
+	bool no_headers;         /* --no-headers: tables without their header line */
 	enum plugin_kind kind;
 	const char *name;        /* the object's name; NULL with PLUGIN_KIND_NONE */
 	char *object;            /* owned: "TYPE/NAME" made of TYPE NAME; name points into it */
@@ -70,8 +83,9 @@ struct plugin_args {
 	int64_t timeout_ms;      /* --timeout for --wait; 0: none */
 	/* cleanup */
 	bool retry;
+	/* resize, uninstall: say what would be done, change nothing (uninstall: client only) */
+	enum plugin_dry_run dry_run;
 	/* uninstall */
-	bool dry_run;           /* say what would be done, change nothing */
 	bool force;             /* go on although work is in flight */
 	/* completion */
 	const char *shell;       /* bash or zsh */

@@ -4,6 +4,7 @@
 #include "client/kube_object.h"
 #include "controllers/contract.h"
 #include "plugin/plugin_cleanup.h"
+#include "plugin/plugin_output.h"
 #include "plugin/plugin_table.h"
 #include "util/xalloc.h"
 
@@ -88,10 +89,15 @@ json_t *cleanup_rows(const json_t *sts, const json_t *state, const json_t *pods,
 	return rows;
 }
 
-char *cleanup_table(const json_t *rows)
+/* The table; wide: the last message whole. */
+static char *table_text(const json_t *rows, const struct plugin_format *f, const void *ctx)
 {
+	(void)ctx;
+	bool wide = f->output == PLUGIN_OUT_WIDE;
 	static const char *const headers[] = {"ORDINAL", "ATTEMPTS FAILED", "STATE", "NEXT RETRY", "POD", "LAST MESSAGE"};
 	struct table *t = table_new(6, headers);
+	if (f->no_headers)
+		table_hide_headers(t);
 	size_t i;
 	const json_t *r;
 	json_array_foreach(rows, i, r) {
@@ -104,7 +110,8 @@ char *cleanup_table(const json_t *rows)
 				    : pod						? "Running"
 				    : kube_obj_str(r, "nextRetry")			? "RetryWaiting"
 											: "Recorded";
-		char *msg = table_ellipsize(kube_obj_str(r, "message"), 80);
+		const char *m = kube_obj_str(r, "message");
+		char *msg = wide ? xstrdup(m ? m : "-") : table_ellipsize(m, 80);
 		const char *cells[] = {ord, fails, state, kube_obj_str(r, "nextRetry"), podtext, msg};
 		table_add(t, cells);
 		free(msg);
@@ -115,6 +122,18 @@ char *cleanup_table(const json_t *rows)
 	char *out = table_render(t);
 	table_free(t);
 	return out;
+}
+
+char *cleanup_table(const json_t *rows)
+{
+	struct plugin_format f = {.output = PLUGIN_OUT_TABLE};
+	return table_text(rows, &f, NULL);
+}
+
+int cleanup_render(const json_t *rows, const struct plugin_format *f, char **out, char **err)
+{
+	static const struct plugin_listing listing = {.name_of = plugin_pod_of, .table = table_text};
+	return plugin_render(rows, f, &listing, out, err);
 }
 
 json_t *cleanup_state_rearmed(const json_t *state, int max)

@@ -9,6 +9,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "plugin/plugin_output.h"
+
 /* scaledown-max-attempts of sts, or its default (3). */
 int cleanup_max_attempts(const json_t *sts);
 
@@ -21,6 +23,14 @@ json_t *cleanup_rows(const json_t *sts, const json_t *state, const json_t *pods,
 
 /* The rows as a table. New string. */
 char *cleanup_table(const json_t *rows);
+
+/*
+ * The rows as f asks: the table (-o wide: the last message whole), the
+ * document, or -o name's pod/NAME of the cleanup pods. 0 with *out a new
+ * string, or -1 with *err a new message.
+ */
+int cleanup_render(const json_t *rows, const struct plugin_format *f, char **out, char **err)
+	__attribute__((warn_unused_result));
 
 /* state without the ordinals given up (failures >= max): a new reference. */
 json_t *cleanup_state_rearmed(const json_t *state, int max);

@@ -63,20 +63,24 @@ int plugin_cmd_cleanup(struct plugin_session *s)
 	size_t given_up = 0;
 	json_t *rows = cleanup_rows(sts, state, pods, &given_up);
 	char *status = text_sanitize(kube_obj_annotation(sts, ANNOTATION_SCALEDOWN_STATUS), 0);
+	struct plugin_format f = plugin_format_of(s->args);
+	bool table = f.output == PLUGIN_OUT_TABLE || f.output == PLUGIN_OUT_WIDE;
 	if (s->args->retry) {
 		code = retry(s, sts, state, given_up);
-	} else if (!json_array_size(rows)) {
+	} else if (table && !json_array_size(rows)) {
 		printf("sts/%s: no cleanup under way or recorded%s%s\n", name, status ? "; status: " : "",
 		       status ? status : "");
 	} else {
-		char *t = cleanup_table(rows);
-		fputs(t, stdout);
-		free(t);
+		char *out = NULL, *err_text = NULL;
+		int rc = cleanup_render(rows, &f, &out, &err_text);
+		code = plugin_print_rendered(rc, out, err_text);
+		/* json, yaml, jsonpath, name and --no-headers: stdout holds the listing alone, for a script. */
+		FILE *notes = table && !f.no_headers ? stdout : stderr;
 		if (status)
-			printf("\nstatus: %s\n", status);
+			fprintf(notes, "\nstatus: %s\n", status);
 		if (given_up)
-			printf("%zu claim set%s given up: kubectl stateful cleanup sts/%s --retry\n", given_up,
-			       given_up == 1 ? "" : "s", name);
+			fprintf(notes, "%zu claim set%s given up: kubectl stateful cleanup sts/%s --retry\n", given_up,
+				given_up == 1 ? "" : "s", name);
 	}
 	free(status);
 	json_decref(rows);

@@ -256,6 +256,80 @@ static int check_no_resize(struct plugin_session *s, const char *name, char **st
 	return code;
 }
 
+/* Sets the annotations (patch) on sts and, with --wait, follows the resize. */
+static int request(struct plugin_session *s, const json_t *sts, const json_t *patch, const char *size,
+		   const char *stale)
+{
+	const struct plugin_args *a = s->args;
+	int code = 0;
+	/* Events from this second on may be about this request (they have whole seconds), but those already there. */
+	json_t *before = plugin_resize_events_before(s, a->name);
+	long long since = (long long)time(NULL);
+	struct kube_error err;
+	if (kube_patch(s->client, &KUBE_STATEFULSETS, s->ns, a->name, NULL, KUBE_PATCH_MERGE, patch, NULL, &err) < 0) {
+		plugin_error("annotating sts/%s: %s", a->name, err.message);
+		code = PLUGIN_EXIT_FAILED;
+	} else {
+		printf("sts/%s: resize of template %s to %s requested%s%s\n", a->name, a->template_name, size,
+		       a->storage_class ? ", class " : "", a->storage_class ? a->storage_class : "");
+		fflush(stdout);
+		bool wait = a->wait == PLUGIN_WAIT_ON || (a->wait == PLUGIN_WAIT_AUTO && s->tty);
+		if (wait && already_there(sts, a)) {
+			/* The operator starts nothing for a template that already asks for this. */
+			printf("sts/%s: template %s already asks for %s%s%s; nothing to wait for\n", a->name, a->template_name,
+			       size, a->storage_class ? " in class " : "", a->storage_class ? a->storage_class : "");
+		} else if (wait)
+			code = plugin_wait_resize(s, a->name, stale, since, before);
+	}
+	json_decref(before);
+	return code;
+}
+
+/*
+ * The annotations of patch (borrowed) as `kubectl annotate` spells them,
+ * one per line: key=value, or key- for one removed. With obj (the object
+ * the API server returned) each value is what it holds now.
+ */
+static void print_annotations(const json_t *patch, const json_t *obj)
+{
+	const char *key;
+	const json_t *v;
+	json_object_foreach(json_object_get(json_object_get((json_t *)patch, "metadata"), "annotations"), key, v) {
+		const char *now = obj ? kube_obj_annotation(obj, key) : json_string_value(v);
+		/* The server's copy is anyone's to have written meanwhile: shown clean. */
+		char *shown = text_sanitize(now, 0);
+		if (shown)
+			printf("  %s=%s\n", key, shown);
+		else
+			printf("  %s-\n", key);
+		free(shown);
+	}
+}
+
+/* --dry-run: says what the patch would set; server: sends it with dryRun=All (the client's option). */
+static int dry_run(struct plugin_session *s, const json_t *patch, const char *size)
+{
+	const struct plugin_args *a = s->args;
+	if (a->dry_run == PLUGIN_DRY_RUN_CLIENT) {
+		printf("sts/%s: resize of template %s to %s (dry run: nothing sent); annotations it would set:\n", a->name,
+		       a->template_name, size);
+		print_annotations(patch, NULL);
+		return 0;
+	}
+	json_t *obj = NULL;
+	struct kube_error err;
+	if (kube_patch(s->client, &KUBE_STATEFULSETS, s->ns, a->name, NULL, KUBE_PATCH_MERGE, patch, &obj, &err) < 0) {
+		plugin_error("annotating sts/%s (dry run, server): %s", a->name, err.message);
+		return PLUGIN_EXIT_FAILED;
+	}
+	printf("sts/%s: resize of template %s to %s accepted by the API server and admission (dry run: nothing "
+	       "stored); the set would have:\n",
+	       a->name, a->template_name, size);
+	print_annotations(patch, obj);
+	json_decref(obj);
+	return 0;
+}
+
 int plugin_cmd_resize(struct plugin_session *s)
 {
 	const struct plugin_args *a = s->args;
@@ -296,26 +370,10 @@ int plugin_cmd_resize(struct plugin_session *s)
 		json_object_set_new(ann, ANNOTATION_ABORT, json_null());
 	/* The UID: the set that was checked is the one annotated. */
 	json_t *patch = json_pack("{s:{s:o, s:s}}", "metadata", "annotations", ann, "uid", kube_obj_str(sts, "metadata.uid"));
-	/* Events from this second on may be about this request (they have whole seconds), but those already there. */
-	json_t *before = plugin_resize_events_before(s, a->name);
-	long long since = (long long)time(NULL);
-	struct kube_error err;
-	if (kube_patch(s->client, &KUBE_STATEFULSETS, s->ns, a->name, NULL, KUBE_PATCH_MERGE, patch, NULL, &err) < 0) {
-		plugin_error("annotating sts/%s: %s", a->name, err.message);
-		code = PLUGIN_EXIT_FAILED;
-	} else {
-		printf("sts/%s: resize of template %s to %s requested%s%s\n", a->name, a->template_name, size,
-		       a->storage_class ? ", class " : "", a->storage_class ? a->storage_class : "");
-		fflush(stdout);
-		bool wait = a->wait == PLUGIN_WAIT_ON || (a->wait == PLUGIN_WAIT_AUTO && s->tty);
-		if (wait && already_there(sts, a)) {
-			/* The operator starts nothing for a template that already asks for this. */
-			printf("sts/%s: template %s already asks for %s%s%s; nothing to wait for\n", a->name, a->template_name,
-			       size, a->storage_class ? " in class " : "", a->storage_class ? a->storage_class : "");
-		} else if (wait)
-			code = plugin_wait_resize(s, a->name, stale, since, before);
-	}
-	json_decref(before);
+	if (a->dry_run)
+		code = dry_run(s, patch, size);
+	else
+		code = request(s, sts, patch, size, stale);
 	json_decref(patch);
 	free(size);
 	free(class_key);

@@ -234,9 +234,9 @@ int plugin_cmd_status(struct plugin_session *s)
 	if (!rc && a->kind == PLUGIN_KIND_NONE)
 		rc = stc_rows(s, ns, events, &ar, rows);
 	autoresize_reads_release(&ar);
-	if (!rc && a->output != PLUGIN_OUT_TABLE) {
-		plugin_print_doc(stdout, rows, a->output);
-	} else if (!rc) {
+	struct plugin_format f = plugin_format_of(a);
+	bool table = f.output == PLUGIN_OUT_TABLE || f.output == PLUGIN_OUT_WIDE;
+	if (!rc && table) {
 		/* Who leads, beside the table (stderr: the table stays what scripts read). */
 		plugin_show_operator(s);
 		if (!json_array_size(rows)) {
@@ -244,11 +244,12 @@ int plugin_cmd_status(struct plugin_session *s)
 				fprintf(stderr, "Nothing under way in namespace %s.\n", ns);
 			else
 				fprintf(stderr, "Nothing under way in any namespace.\n");
-		} else {
-			char *t = status_table(rows, a->all_namespaces);
-			fputs(t, stdout);
-			free(t);
 		}
+	}
+	if (!rc && (!table || json_array_size(rows))) {
+		char *text = NULL, *err = NULL;
+		int r = status_render(rows, &f, a->all_namespaces, &text, &err);
+		rc = plugin_print_rendered(r, text, err);
 	}
 	json_decref(events);
 	json_decref(rows);

@@ -9,9 +9,10 @@ static const char *const flag_words[] = {
 	"--kubeconfig", "--context", "--cluster", "--user", "--server", "--token", "--certificate-authority",
 	"--client-certificate", "--client-key", "--insecure-skip-tls-verify", "--tls-server-name", "--as", "--as-group",
 	"--as-uid", "--request-timeout", "--namespace", "--all-namespaces", "--output", "--strategy", "--class",
-	"--wait", "--no-wait", "--timeout", "--retry", "--dry-run", "--force", "--operator-namespace", "--help", NULL};
+	"--no-headers", "--wait", "--no-wait", "--timeout", "--retry", "--dry-run", "--force", "--operator-namespace",
+	"--help", NULL};
 static const char *const shells[] = {"bash", "zsh", NULL};
-static const char *const outputs[] = {"json", "yaml", NULL};
+static const char *const outputs[] = {"json", "yaml", "wide", "name", "jsonpath=", NULL};
 static const char *const strategies[] = {"auto", "expand", "copy", NULL};
 
 /* Flags followed by a value (a separate word unless written --flag=value). */

@@ -21,11 +21,12 @@ const char *plugin_usage(void)
 	       "\n"
 	       "Commands:\n"
 	       "  status [sts/NAME|stc/NAME]       what the operator is doing or has to say: resizes,\n"
-	       "                                   cleanups, StatefulClusters (-o json|yaml); which\n"
+	       "                                   cleanups, StatefulClusters; which\n"
 	       "                                   replica leads (on stderr)\n"
 	       "  resize sts/NAME TEMPLATE=SIZE    resize the volumes of a volumeClaimTemplate\n"
 	       "      [--strategy auto|expand|copy] [--class STORAGECLASS]\n"
 	       "      [--wait|--no-wait] [--timeout DURATION]   follow it (default on a terminal)\n"
+	       "      [--dry-run[=client|server]]  say what would be set; server: admission judges it\n"
 	       "  abort sts/NAME                   stop the resize in flight\n"
 	       "  explain sts/NAME                 why a resize or cleanup was refused or is waiting\n"
 	       "  cleanup sts/NAME [--retry]       scale-down cleanups: claim sets, attempts, next retry;\n"
@@ -44,6 +45,7 @@ const char *plugin_usage(void)
 	       "  --request-timeout DURATION       per request (0: none; default 30s)\n"
 	       "  -n/--namespace NS, -A/--all-namespaces (status)\n"
 	       "  --operator-namespace NS          where the operator runs (default " PLUGIN_OPERATOR_NAMESPACE ")\n"
+	       "  -o/--output json|yaml|wide|name|jsonpath=TEMPLATE, --no-headers (status, members, cleanup)\n"
 	       "  -h/--help, --version\n"
 	       "\n"
 	       "Run 'kubectl stateful help COMMAND' (or COMMAND --help) for a command's flags and examples.\n"
@@ -55,16 +57,24 @@ static const char status_help[] =
 	"Show what the operator is doing or has to say: resizes, cleanups, autoresize policies,\n"
 	"StatefulClusters (phase, progress, age, last Event); which replica leads (on stderr).\n"
 	"\n"
-	"Usage: kubectl stateful status [sts/NAME|stc/NAME] [-A] [-o json|yaml]\n"
+	"Usage: kubectl stateful status [sts/NAME|stc/NAME] [-A] [-o FORMAT] [--no-headers]\n"
 	"\n"
 	"Examples:\n"
 	"  kubectl stateful status                   # this namespace\n"
 	"  kubectl stateful status -A                # every namespace\n"
 	"  kubectl stateful status sts/web -o json   # one StatefulSet, for scripts\n"
+	"  kubectl stateful status -o wide           # with strategy, start time, the whole last Event\n"
+	"  kubectl stateful status -o name           # statefulset.apps/web, statefulcluster...\n"
+	"  kubectl stateful status -o jsonpath='{range [*]}{.name}{\"\\t\"}{.phase}{\"\\n\"}{end}'\n"
+	"\n"
+	"The document (-o json, yaml, jsonpath) is a list of rows: namespace, kind, name,\n"
+	"operation, phase, progress, age, lastEvent, message, strategy, started, replicas.\n"
 	"\n"
 	"Flags:\n"
 	"  -A, --all-namespaces   every namespace\n"
-	"  -o, --output FORMAT    json or yaml\n" GLOBAL_FLAGS;
+	"  -o, --output FORMAT    json, yaml, wide, name or jsonpath=TEMPLATE ({.a.b}, ['k'], [N], [*],\n"
+	"                         {range ...}{end}, {\"\\n\"}: kubectl's, without .., filters, slices)\n"
+	"  --no-headers           the table without its header line\n" GLOBAL_FLAGS;
 
 static const char resize_help[] =
 	"Resize the volumes of a StatefulSet's volumeClaimTemplate: in place where the StorageClass\n"
@@ -77,12 +87,16 @@ static const char resize_help[] =
 	"  kubectl stateful resize sts/web data=20Gi              # follow it on a terminal\n"
 	"  kubectl stateful resize web data=20Gi --no-wait        # set it and return\n"
 	"  kubectl stateful resize sts/db data=50Gi --strategy copy --class fast-ssd --wait --timeout 2h\n"
+	"  kubectl stateful resize sts/web data=20Gi --dry-run=server   # would admission accept it?\n"
 	"\n"
 	"Flags:\n"
 	"  --strategy auto|expand|copy   how (default: the annotation's, else auto)\n"
 	"  --class STORAGECLASS          move the volumes to this StorageClass (a copy)\n"
 	"  --wait, --no-wait             follow it with a progress bar (default on a terminal)\n"
-	"  --timeout DURATION            stop following after this (exit 4; the resize goes on)\n" GLOBAL_FLAGS;
+	"  --timeout DURATION            stop following after this (exit 4; the resize goes on)\n"
+	"  --dry-run[=client|server]     client (bare --dry-run): print the annotations it would set,\n"
+	"                                send nothing; server: send them with dryRun=All, so the API\n"
+	"                                server and the admission webhooks judge them; nothing stored\n" GLOBAL_FLAGS;
 
 static const char abort_help[] =
 	"Stop the resize in flight: volumes already grown keep their size; a copy returns the\n"
@@ -104,25 +118,33 @@ static const char explain_help[] =
 static const char cleanup_help[] =
 	"The scale-down cleanups of a StatefulSet: claim sets, failed attempts, next retry.\n"
 	"\n"
-	"Usage: kubectl stateful cleanup sts/NAME [--retry]\n"
+	"Usage: kubectl stateful cleanup sts/NAME [--retry | -o FORMAT] [--no-headers]\n"
 	"\n"
 	"Examples:\n"
 	"  kubectl stateful cleanup sts/kafka           # what is pending or given up\n"
 	"  kubectl stateful cleanup sts/kafka --retry   # re-arm the claim sets given up\n"
+	"  kubectl stateful cleanup sts/kafka -o name   # the cleanup pods (pod/NAME)\n"
 	"\n"
 	"Flags:\n"
-	"  --retry   re-arm the claim sets given up (needs an operator running)\n" GLOBAL_FLAGS;
+	"  --retry                re-arm the claim sets given up (needs an operator running)\n"
+	"  -o, --output FORMAT    json, yaml, wide, name or jsonpath=TEMPLATE ({.a.b}, ['k'], [N], [*],\n"
+	"                         {range ...}{end}, {\"\\n\"}: kubectl's, without .., filters, slices)\n"
+	"  --no-headers           the table without its header line\n" GLOBAL_FLAGS;
 
 static const char members_help[] =
-	"A StatefulCluster's members: identities, pods, nodes, readiness, revisions.\n"
+	"A StatefulCluster's members: identities, pods, readiness, phases (-o wide: nodes, revisions).\n"
 	"\n"
-	"Usage: kubectl stateful members stc/NAME [-o json|yaml]\n"
+	"Usage: kubectl stateful members stc/NAME [-o FORMAT] [--no-headers]\n"
 	"\n"
-	"Example:\n"
+	"Examples:\n"
 	"  kubectl stateful members stc/coder\n"
+	"  kubectl stateful members stc/coder -o name   # pod/coder-0 ...\n"
+	"  kubectl stateful members coder -o jsonpath='{[*].node}'\n"
 	"\n"
 	"Flags:\n"
-	"  -o, --output FORMAT   json or yaml\n" GLOBAL_FLAGS;
+	"  -o, --output FORMAT    json, yaml, wide, name or jsonpath=TEMPLATE ({.a.b}, ['k'], [N], [*],\n"
+	"                         {range ...}{end}, {\"\\n\"}: kubectl's, without .., filters, slices)\n"
+	"  --no-headers           the table without its header line\n" GLOBAL_FLAGS;
 
 static const char uninstall_help[] =
 	"Before uninstalling the operator (stop it first): take its finalizers off StatefulSets, so\n"

@@ -8,8 +8,8 @@
 #include "client/kube_object.h"
 #include "controllers/contract.h"
 #include "plugin/plugin_operator.h"
+#include "plugin/plugin_output.h"
 #include "plugin/plugin_session.h"
-#include "util/strbuf.h"
 #include "util/text_sanitize.h"
 #include "util/xalloc.h"
 
@@ -72,8 +72,9 @@ int plugin_session_open(const struct plugin_args *a, struct plugin_session *s)
 	/* A user waits at the terminal: a few retries, a short timeout (--request-timeout; 0: none). */
 	long timeout_ms = a->request_timeout_ms < 0 ? 30000 : a->request_timeout_ms == 0 ? KUBE_NO_REQUEST_TIMEOUT_MS
 								 : (long)a->request_timeout_ms;
+	/* resize --dry-run=server: the patch goes with dryRun=All, so admission judges it and nothing is stored. */
 	struct kube_client_options opts = {.max_retries = 2, .request_timeout_ms = timeout_ms,
-					   .user_agent = "kubectl-stateful"};
+					   .dry_run = a->dry_run == PLUGIN_DRY_RUN_SERVER, .user_agent = "kubectl-stateful"};
 	s->client = kube_client_new(&cfg, &opts, &err);
 	kube_config_release(&cfg);
 	if (!s->client) {
@@ -322,105 +323,23 @@ void plugin_read_copy_progress(struct plugin_session *s, const char *ns, const c
 	}
 }
 
-/* ---- JSON and YAML ---- */
-
-static void yaml_scalar(struct strbuf *sb, const json_t *v)
-{
-	if (json_is_string(v)) {
-		char *s = json_dumps(v, JSON_ENCODE_ANY);
-		strbuf_appendf(sb, "%s", s);
-		free(s);
-	} else if (json_is_null(v)) {
-		strbuf_appendf(sb, "null");
-	} else {
-		char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-		strbuf_appendf(sb, "%s", s);
-		free(s);
-	}
-}
-
-static bool is_block(const json_t *v)
-{
-	return (json_is_object(v) && json_object_size(v)) || (json_is_array(v) && json_array_size(v));
-}
-
-static void yaml_node(struct strbuf *sb, const json_t *v, int indent);
-
-/* A value after "key:" or "- ": scalars inline, blocks on the next lines (a list item's map inline). */
-static void yaml_value(struct strbuf *sb, const json_t *v, int indent, bool in_list)
-{
-	if (!is_block(v)) {
-		strbuf_appendf(sb, " ");
-		if (json_is_object(v))
-			strbuf_appendf(sb, "{}");
-		else if (json_is_array(v))
-			strbuf_appendf(sb, "[]");
-		else
-			yaml_scalar(sb, v);
-		strbuf_appendf(sb, "\n");
-	} else if (in_list && json_is_object(v)) {
-		strbuf_appendf(sb, " ");
-		yaml_node(sb, v, -(indent + 2)); /* negative: the first line's indent is already written */
-	} else {
-		strbuf_appendf(sb, "\n");
-		yaml_node(sb, v, indent + 2);
-	}
-}
-
-static void yaml_node(struct strbuf *sb, const json_t *v, int indent)
-{
-	bool first_inline = indent < 0;
-	if (indent < 0)
-		indent = -indent;
-	if (json_is_object(v)) {
-		const char *key;
-		const json_t *x;
-		json_object_foreach((json_t *)v, key, x) {
-			json_t *k = json_string(key);
-			strbuf_appendf(sb, "%*s", first_inline ? 0 : indent, "");
-			first_inline = false;
-			yaml_scalar(sb, k);
-			json_decref(k);
-			strbuf_appendf(sb, ":");
-			yaml_value(sb, x, indent, false);
-		}
-	} else if (json_is_array(v)) {
-		size_t i;
-		const json_t *x;
-		json_array_foreach(v, i, x) {
-			strbuf_appendf(sb, "%*s-", first_inline ? 0 : indent, "");
-			first_inline = false;
-			yaml_value(sb, x, indent, true);
-		}
-	} else {
-		strbuf_appendf(sb, "%*s", first_inline ? 0 : indent, "");
-		yaml_scalar(sb, v);
-		strbuf_appendf(sb, "\n");
-	}
-}
-
-char *plugin_yaml(const json_t *v)
-{
-	struct strbuf sb = STRBUF_INIT;
-	if (is_block(v))
-		yaml_node(&sb, v, 0);
-	else
-		yaml_value(&sb, v, 0, false);
-	/* A lone scalar or empty collection: without the space that follows a key. */
-	char *text = strbuf_detach(&sb);
-	if (text[0] == ' ')
-		memmove(text, text + 1, strlen(text));
-	return text;
-}
-
 void plugin_print_doc(FILE *f, const json_t *v, enum plugin_output o)
 {
-	char *text = o == PLUGIN_OUT_YAML ? plugin_yaml(v) : json_dumps(v, JSON_INDENT(2) | JSON_ENCODE_ANY);
-	/* Lossless: a program reads the same values, a terminal is shown no control. */
-	char *shown = text_escape_json(text ? text : "");
-	fputs(shown, f);
-	if (o != PLUGIN_OUT_YAML)
-		fputc('\n', f);
-	free(shown);
+	struct plugin_format fmt = {.output = o == PLUGIN_OUT_YAML ? PLUGIN_OUT_YAML : PLUGIN_OUT_JSON};
+	char *text = NULL, *err = NULL;
+	if (plugin_format_doc(v, &fmt, &text, &err) == 0)
+		fputs(text, f);
 	free(text);
+	free(err);
+}
+
+int plugin_print_rendered(int rc, char *text, char *err)
+{
+	if (rc < 0)
+		plugin_error("%s", err ? err : "cannot print the output");
+	else
+		fputs(text ? text : "", stdout);
+	free(text);
+	free(err);
+	return rc < 0 ? PLUGIN_EXIT_FAILED : PLUGIN_EXIT_OK;
 }

@@ -105,10 +105,13 @@ void plugin_read_resize(struct plugin_session *s, const char *name, struct resiz
 int plugin_open_resize(struct plugin_session *s, const char *name, struct resize_view *v, json_t **holder)
 	__attribute__((warn_unused_result));
 
-/* Prints v as JSON or YAML on f, controls in strings as \u escapes (text_escape_json). */
+/* Prints v (borrowed) as JSON or YAML on f, controls in strings as \u escapes (plugin_format_doc). */
 void plugin_print_doc(FILE *f, const json_t *v, enum plugin_output o);
 
-/* v as YAML (a block document; strings double-quoted, as JSON writes them). New string. */
-char *plugin_yaml(const json_t *v);
+/*
+ * What a *_render gave (rc, and text or err, both taken and freed): text
+ * on stdout and 0, or the error and PLUGIN_EXIT_FAILED.
+ */
+int plugin_print_rendered(int rc, char *text, char *err);
 
 #endif

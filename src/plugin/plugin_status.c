@@ -11,6 +11,7 @@
 
 #include "client/kube_object.h"
 #include "controllers/contract.h"
+#include "plugin/plugin_output.h"
 #include "plugin/plugin_status.h"
 #include "plugin/plugin_table.h"
 #include "util/text_sanitize.h"
@@ -264,6 +265,10 @@ void status_sts_rows(json_t *rows, const char *ns, const char *name, const json_
 			json_object_set_new(row, "message", json_string(v->message));
 		if (copy && v->nreplicas)
 			json_object_set_new(row, "replicas", replicas_json(v));
+		if (v->strategy)
+			json_object_set_new(row, "strategy", json_string(v->strategy));
+		if (v->started)
+			json_object_set_new(row, "started", json_string(v->started));
 		json_array_append_new(rows, row);
 		free(progress);
 		any = true;
@@ -331,19 +336,28 @@ json_t *status_wait_frame(const char *name, const struct resize_view *v, int wid
 	return lines;
 }
 
-char *status_table(const json_t *rows, bool with_namespace)
+/* The table; wide: STRATEGY and STARTED, and the last Event whole. */
+static char *table_text(const json_t *rows, bool with_namespace, const struct plugin_format *f)
 {
-	static const char *const headers[] = {"NAMESPACE", "NAME", "OPERATION", "PHASE", "PROGRESS", "AGE", "LAST EVENT"};
-	const char *const *h = with_namespace ? headers : headers + 1;
-	size_t ncols = with_namespace ? 7 : 6;
-	struct table *t = table_new(ncols, h);
+	bool wide = f->output == PLUGIN_OUT_WIDE;
+	static const char *const headers[] = {"NAMESPACE", "NAME",     "OPERATION", "PHASE",     "PROGRESS",
+					      "AGE",       "STRATEGY", "STARTED",   "LAST EVENT"};
+	static const char *const narrow_headers[] = {"NAMESPACE", "NAME", "OPERATION", "PHASE",
+						     "PROGRESS",  "AGE",  "LAST EVENT"};
+	const char *const *h = wide ? headers : narrow_headers;
+	size_t ncols = wide ? 9 : 7;
+	struct table *t = table_new(ncols - !with_namespace, with_namespace ? h : h + 1);
+	if (f->no_headers)
+		table_hide_headers(t);
 	size_t i;
 	const json_t *row;
 	json_array_foreach(rows, i, row) {
 		char *kn = xasprintf("%s/%s", kube_obj_str(row, "kind"), kube_obj_str(row, "name"));
-		char *ev = table_ellipsize(kube_obj_str(row, "lastEvent"), 80);
+		char *ev = wide ? xstrdup(kube_obj_str(row, "lastEvent") ? kube_obj_str(row, "lastEvent") : "-")
+				: table_ellipsize(kube_obj_str(row, "lastEvent"), 80);
 		const char *cells[] = {kube_obj_str(row, "namespace"), kn, kube_obj_str(row, "operation"),
-				       kube_obj_str(row, "phase"), kube_obj_str(row, "progress"), kube_obj_str(row, "age"), ev};
+				       kube_obj_str(row, "phase"), kube_obj_str(row, "progress"), kube_obj_str(row, "age"),
+				       wide ? kube_obj_str(row, "strategy") : ev, kube_obj_str(row, "started"), ev};
 		table_add(t, with_namespace ? cells : cells + 1);
 		free(ev);
 		free(kn);
@@ -351,4 +365,26 @@ char *status_table(const json_t *rows, bool with_namespace)
 	char *out = table_render(t);
 	table_free(t);
 	return out;
+}
+
+char *status_table(const json_t *rows, bool with_namespace)
+{
+	struct plugin_format f = {.output = PLUGIN_OUT_TABLE};
+	return table_text(rows, with_namespace, &f);
+}
+
+static char *object_of(const json_t *row)
+{
+	return xasprintf("%s/%s", plugin_kind_resource(kube_obj_str(row, "kind")), kube_obj_str(row, "name"));
+}
+
+static char *listing_table(const json_t *rows, const struct plugin_format *f, const void *with_namespace)
+{
+	return table_text(rows, *(const bool *)with_namespace, f);
+}
+
+int status_render(const json_t *rows, const struct plugin_format *f, bool with_namespace, char **out, char **err)
+{
+	const struct plugin_listing listing = {.name_of = object_of, .table = listing_table, .ctx = &with_namespace};
+	return plugin_render(rows, f, &listing, out, err);
 }

@@ -7,7 +7,7 @@
  * thing the table shows:
  *
  *   {"namespace", "kind", "name", "operation", "phase", "progress", "age",
- *    "lastEvent", "message"?, "replicas"?: [{"ordinal", "stage", "bytes",
+ *    "lastEvent", "message"?, "strategy"?, "started"?, "replicas"?: [{"ordinal", "stage", "bytes",
  *    "totalBytes", "files", "totalFiles", "percent", "bytesPerSecond"}]}
  *
  * Pure: no I/O; the time comes in. Thread-safe on objects nobody modifies.
@@ -18,6 +18,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "plugin/plugin_output.h"
 #include "plugin/plugin_progress.h"
 
 /*
@@ -91,5 +92,15 @@ json_t *status_wait_frame(const char *name, const struct resize_view *v, int wid
 
 /* The rows as a table (with a NAMESPACE column when with_namespace). New string. */
 char *status_table(const json_t *rows, bool with_namespace);
+
+/*
+ * The rows as f asks: the table (with a NAMESPACE column when
+ * with_namespace; -o wide adds STRATEGY and STARTED and shows the last
+ * Event whole), the document, or -o name's lines (statefulset.apps/NAME,
+ * statefulcluster.stateful-operator.io/NAME; an object once). 0 with *out
+ * a new string, or -1 with *err a new message (a jsonpath evaluation).
+ */
+int status_render(const json_t *rows, const struct plugin_format *f, bool with_namespace, char **out, char **err)
+	__attribute__((warn_unused_result));
 
 #endif

@@ -1,3 +1,4 @@
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +9,7 @@
 
 struct table {
 	size_t ncols, nrows, cap;
+	bool no_headers;
 	char **cells; /* (nrows + 1) * ncols; row 0 the headers */
 };
 
@@ -46,6 +48,11 @@ void table_add(struct table *t, const char *const *cells)
 		t->nrows++;
 }
 
+void table_hide_headers(struct table *t)
+{
+	t->no_headers = true;
+}
+
 size_t table_rows(const struct table *t)
 {
 	return t->nrows;
@@ -64,14 +71,14 @@ static size_t display_width(const char *s)
 char *table_render(const struct table *t)
 {
 	size_t *width = xcalloc(t->ncols, sizeof(size_t));
-	for (size_t r = 0; r <= t->nrows; r++)
+	for (size_t r = t->no_headers ? 1 : 0; r <= t->nrows; r++)
 		for (size_t c = 0; c < t->ncols; c++) {
 			size_t w = display_width(t->cells[r * t->ncols + c]);
 			if (w > width[c])
 				width[c] = w;
 		}
 	struct strbuf sb = STRBUF_INIT;
-	for (size_t r = 0; r <= t->nrows; r++) {
+	for (size_t r = t->no_headers ? 1 : 0; r <= t->nrows; r++) {
 		for (size_t c = 0; c < t->ncols; c++) {
 			const char *cell = t->cells[r * t->ncols + c];
 			if (c + 1 == t->ncols) {

@@ -18,6 +18,8 @@ void table_free(struct table *t);
 /* Adds a row of ncols cells (copied; NULL prints as "-"). */
 void table_add(struct table *t, const char *const *cells);
 size_t table_rows(const struct table *t);
+/* --no-headers: table_render leaves the header line out. */
+void table_hide_headers(struct table *t);
 /* The whole table, one line per row, each ending in "\n". New string. */
 char *table_render(const struct table *t);
 

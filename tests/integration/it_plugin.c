@@ -4,7 +4,8 @@
  * admin's identity; standard output not a terminal): every bad input with
  * its message and exit status, "no operator running" before the operator
  * starts, resize --wait through a copy (kwok plays the copy Jobs) to exit
- * 0, status (table with who leads, -A, -o json/yaml) during a copy, abort, explain of an
+ * 0, status (table with who leads, -A, -o json/yaml/name/wide/jsonpath, --no-headers) during a
+ * copy, abort, resize --dry-run (client and server: nothing stored), explain of an
  * abort and of a refusal, a refused and a failed resize --wait exiting 1
  * with the operator's message, cleanup and cleanup --retry of a claim set
  * given up, and members of a StatefulCluster; shell completion's object
@@ -411,9 +412,26 @@ static void test_status_during_a_copy_then_abort(void **state)
 	json_decref(rows);
 	free(out);
 	assert_int_equal(plugin(&out, "status sts/" SET " -o yaml"), 0);
-	assert_non_null(strstr(out, "- \"namespace\": "));
-	assert_non_null(strstr(out, "\"operation\": \"resize/copy\""));
+	assert_non_null(strstr(out, "- namespace: "));
+	assert_non_null(strstr(out, "\n  operation: resize/copy\n"));
 	free(out);
+	/* kubectl's other printers (issue 30): names, a JSONPath, the table without its header. */
+	assert_int_equal(plugin(&out, "status -o name"), 0);
+	if (!strstr(out, "statefulset.apps/" SET "\n") || strstr(out, "NAME") || strstr(out, "operator: "))
+		fail_msg("status -o name:\n%s", out);
+	free(out);
+	assert_int_equal(plugin(&out, "status sts/" SET " -o 'jsonpath={[0].phase}/{[0].replicas[*].ordinal}'"), 0);
+	assert_string_equal(out, "Copying/1 0");
+	free(out);
+	assert_int_equal(plugin(&out, "status sts/" SET " -o 'jsonpath={range [*]}{.kind}/{.name}{\"\\n\"}{end}'"), 0);
+	assert_string_equal(out, "sts/" SET "\n");
+	free(out);
+	EXPECT(0, "status sts/" SET " -o wide", "STRATEGY", "STARTED", "copy", "Copying");
+	assert_int_equal(plugin(&out, "status sts/" SET " --no-headers"), 0);
+	if (!strstr(out, "sts/" SET) || strstr(out, "OPERATION"))
+		fail_msg("status --no-headers:\n%s", out);
+	free(out);
+	EXPECT(2, "status -o 'jsonpath={..name}'", "recursive descent \"..\" is not supported");
 
 	/* One resize at a time. */
 	EXPECT(1, "resize sts/" SET " data=5Mi --no-wait", "error: sts/" SET " has a resize under way (");
@@ -426,6 +444,30 @@ static void test_status_during_a_copy_then_abort(void **state)
 	json_decref(sts);
 	EXPECT(0, "explain sts/" SET, "Warnings (oldest first):", "ResizeAborted");
 	EXPECT(1, "abort sts/" SET, "error: sts/" SET " has no resize under way; nothing to abort");
+}
+
+/*
+ * resize --dry-run: client prints the annotations and sends nothing;
+ * server sends them with dryRun=All, the API server answers what it would
+ * store, and the set is left as it was (same annotations, same
+ * resourceVersion).
+ */
+static void test_resize_dry_run(void **state)
+{
+	(void)state;
+	json_t *before = it_get(g.admin, &KUBE_STATEFULSETS, g.ns, SET);
+	EXPECT(0, "resize sts/" SET " data=6Mi --dry-run", "(dry run: nothing sent)", RESIZE_ANNOTATION_PREFIX "data=6Mi");
+	EXPECT(0, "resize " SET " data=6Mi --strategy copy --dry-run=server",
+	       "accepted by the API server and admission (dry run: nothing stored)",
+	       RESIZE_ANNOTATION_PREFIX "data=6Mi", ANNOTATION_STRATEGY "=copy");
+	EXPECT(2, "resize sts/" SET " data=6Mi --dry-run=sometimes", "use --dry-run=client, --dry-run=server");
+	json_t *after = it_get(g.admin, &KUBE_STATEFULSETS, g.ns, SET);
+	assert_string_equal(kube_obj_str(after, "metadata.resourceVersion"), kube_obj_str(before, "metadata.resourceVersion"));
+	if (!json_equal(json_object_get(json_object_get(before, "metadata"), "annotations"),
+			json_object_get(json_object_get(after, "metadata"), "annotations")))
+		fail_msg("resize --dry-run=server changed the annotations");
+	json_decref(after);
+	json_decref(before);
 }
 
 static void test_refused_and_failed_resize_exit_1(void **state)
@@ -519,6 +561,24 @@ static void test_members(void **state)
 	}
 	assert_non_null(strstr(out, "true"));
 	free(out);
+	assert_int_equal(plugin(&out, "members coder -o name"), 0);
+	json_array_foreach(members, i, m) {
+		char *line = xasprintf("pod/%s\n", kube_obj_str(m, "pod"));
+		if (!strstr(out, line))
+			fail_msg("members -o name: %s missing:\n%s", line, out);
+		free(line);
+	}
+	free(out);
+	assert_int_equal(plugin(&out, "members stc/coder --no-headers -o wide"), 0);
+	if (strstr(out, "IDENTITY") || !strstr(out, kube_obj_str(json_array_get(members, 0), "node")))
+		fail_msg("members --no-headers -o wide:\n%s", out);
+	free(out);
+	assert_int_equal(plugin(&out, "members stc/coder -o 'jsonpath={[*].identity}'"), 0);
+	char *want = xasprintf("%s %s", kube_obj_str(json_array_get(members, 0), "identity"),
+			       kube_obj_str(json_array_get(members, 1), "identity"));
+	assert_string_equal(out, want);
+	free(want);
+	free(out);
 	assert_int_equal(plugin(&out, "members stc/coder -o json"), 0);
 	json_t *got = json_loads(out, 0, NULL);
 	if (!json_equal(got, members))
@@ -537,6 +597,7 @@ int main(void)
 		cmocka_unit_test(test_resize_wait_through_a_copy),
 		cmocka_unit_test(test_resize_class),
 		cmocka_unit_test(test_status_during_a_copy_then_abort),
+		cmocka_unit_test(test_resize_dry_run),
 		cmocka_unit_test(test_refused_and_failed_resize_exit_1),
 		cmocka_unit_test(test_cleanup_given_up_and_retry),
 		cmocka_unit_test(test_members),

@@ -65,8 +65,41 @@ static void test_good(void **state)
 	plugin_args_release(&a);
 	assert_int_equal(parse("uninstall", &a, &err), 0);
 	assert_false(a.dry_run || a.force);
+	assert_int_equal(a.dry_run, PLUGIN_DRY_RUN_NONE);
 	assert_null(a.namespace); /* every namespace */
 	plugin_args_release(&a);
+
+	/* kubectl's printers and --dry-run spellings (issue 30). */
+	static const struct {
+		const char *line;
+		enum plugin_output output;
+		const char *jsonpath;
+		bool no_headers;
+		enum plugin_dry_run dry_run;
+	} printers[] = {
+		{"status -o wide", PLUGIN_OUT_WIDE, NULL, false, PLUGIN_DRY_RUN_NONE},
+		{"status -oname", PLUGIN_OUT_NAME, NULL, false, PLUGIN_DRY_RUN_NONE},
+		{"status --no-headers", PLUGIN_OUT_TABLE, NULL, true, PLUGIN_DRY_RUN_NONE},
+		{"members coder -o=jsonpath={.x}", PLUGIN_OUT_JSONPATH, "{.x}", false, PLUGIN_DRY_RUN_NONE},
+		{"cleanup web --output jsonpath={range[*]}{.pod}{end}", PLUGIN_OUT_JSONPATH, "{range[*]}{.pod}{end}", false,
+		 PLUGIN_DRY_RUN_NONE},
+		{"cleanup web -o wide --no-headers", PLUGIN_OUT_WIDE, NULL, true, PLUGIN_DRY_RUN_NONE},
+		{"resize web data=1Gi --dry-run", PLUGIN_OUT_TABLE, NULL, false, PLUGIN_DRY_RUN_CLIENT},
+		{"resize web data=1Gi --dry-run=client", PLUGIN_OUT_TABLE, NULL, false, PLUGIN_DRY_RUN_CLIENT},
+		{"resize web data=1Gi --dry-run=server --no-wait", PLUGIN_OUT_TABLE, NULL, false, PLUGIN_DRY_RUN_SERVER},
+		{"resize web data=1Gi --dry-run=none", PLUGIN_OUT_TABLE, NULL, false, PLUGIN_DRY_RUN_NONE},
+		{"uninstall --dry-run=client", PLUGIN_OUT_TABLE, NULL, false, PLUGIN_DRY_RUN_CLIENT},
+	};
+	for (size_t i = 0; i < sizeof(printers) / sizeof(printers[0]); i++) {
+		if (parse(printers[i].line, &a, &err) < 0)
+			fail_msg("%s: %s", printers[i].line, err);
+		assert_int_equal(a.output, printers[i].output);
+		if (printers[i].jsonpath)
+			assert_string_equal(a.jsonpath, printers[i].jsonpath);
+		assert_int_equal(a.no_headers, printers[i].no_headers);
+		assert_int_equal(a.dry_run, printers[i].dry_run);
+		plugin_args_release(&a);
+	}
 
 	assert_int_equal(parse("status stc/coder -ojson --namespace=db", &a, &err), 0);
 	assert_int_equal(a.kind, PLUGIN_KIND_STC);
@@ -184,7 +217,17 @@ static const struct {
 	{"status -Ax", "unknown flag \"-Ax\""},
 	{"-n x", "name a command"},
 	{"uninstall sts/web", "uninstall takes no object"},
-	{"resize sts/web data=1Gi --dry-run", "--dry-run does not apply to resize"},
+	{"resize sts/web data=1Gi --dry-run=maybe", "use --dry-run=client, --dry-run=server"},
+	{"resize sts/web data=1Gi --dry-run --wait", "--wait does not go with --dry-run"},
+	{"uninstall --dry-run=server", "--dry-run=server is not supported"},
+	{"status -o jsonpath=", "jsonpath= needs a template"},
+	{"status -o jsonpath={..name}", "recursive descent"},
+	{"status -o jsonpath={.items[?(@.a)]}", "filters [?(...)] are not supported"},
+	{"status -o jsonpath={.a", "'{' not closed"},
+	{"status -o custom-columns=NAME:.name", "use json, yaml, wide, name or jsonpath=TEMPLATE"},
+	{"explain sts/web -o json", "-o does not apply to explain"},
+	{"resize sts/web data=1Gi --no-headers", "--no-headers does not apply to resize"},
+	{"cleanup sts/web --retry -o json", "--retry lists nothing"},
 	{"cleanup sts/web --force", "--force does not apply to cleanup"},
 	{"status --request-timeout soon", "--request-timeout"},
 	{"status --request-timeout=-1s", "--request-timeout"},

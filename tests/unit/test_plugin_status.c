@@ -247,28 +247,6 @@ static void test_table(void **state)
 	free(e);
 }
 
-static void test_yaml(void **state)
-{
-	(void)state;
-	json_t *doc = sim_json("[{\"name\":\"web\",\"n\":3,\"ok\":true,\"none\":null,\"tricky\":\"a: b\\n- c #d\","
-			    "\"list\":[1,{\"x\":\"y\",\"z\":[]}],\"empty\":{}}, \"plain\"]");
-	char *y = plugin_yaml(doc);
-	/* What we print reads back as the same document. */
-	json_t *back = NULL;
-	char *msg = NULL;
-	assert_int_equal(yaml_to_json(y, strlen(y), &back, &msg), 0);
-	if (!json_equal(doc, back))
-		fail_msg("YAML does not read back the same:\n%s", y);
-	json_decref(back);
-	free(y);
-	json_decref(doc);
-	json_t *empty = json_array();
-	y = plugin_yaml(empty);
-	assert_string_equal(y, "[]\n");
-	free(y);
-	json_decref(empty);
-}
-
 static void test_cleanup_rows(void **state)
 {
 	(void)state;
@@ -500,7 +478,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_view_of_a_copy), cmocka_unit_test(test_rows),	    cmocka_unit_test(test_stc_row),
-		cmocka_unit_test(test_age_and_time),   cmocka_unit_test(test_table),	    cmocka_unit_test(test_yaml),
+		cmocka_unit_test(test_age_and_time),   cmocka_unit_test(test_table),
 		cmocka_unit_test(test_cleanup_rows),   cmocka_unit_test(test_operator_judge),
 		cmocka_unit_test(test_cluster_text_shown_inert),
 	};
