@@ -970,6 +970,7 @@ static void set_str(char **field, const char *value)
 	*field = value ? xstrdup(value) : NULL;
 }
 
+/* Frees the user's credentials (key and token wiped first) and leaves their fields empty. */
 static void drop_credentials(struct kube_config *cfg)
 {
 	set_str(&cfg->cert_file, NULL);
@@ -1345,19 +1346,7 @@ void kube_config_release(struct kube_config *cfg)
 	free(cfg->tls_server_name);
 	free(cfg->ca_file);
 	free(cfg->ca_data.data);
-	free(cfg->cert_file);
-	free(cfg->cert_data.data);
-	free(cfg->key_file);
-	if (cfg->key_data.data) {
-		explicit_bzero(cfg->key_data.data, cfg->key_data.len);
-		free(cfg->key_data.data);
-	}
-	if (cfg->token) {
-		explicit_bzero(cfg->token, strlen(cfg->token));
-		free(cfg->token);
-	}
-	free(cfg->token_file);
-	kube_exec_config_free(cfg->exec);
+	drop_credentials(cfg); /* the user's: keys and tokens wiped */
 	free(cfg->namespace);
 	free(cfg->context);
 	free(cfg->impersonate_user);
