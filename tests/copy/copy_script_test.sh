@@ -292,6 +292,16 @@ expect_rc full 0
 expect_last full '^SOP-RESULT ok$'
 same_tree full "$src" "$work/dst-full"
 check "full: progress adds up" progress_adds_up full
+check "full: the first copy went by cp -a" grep -q '^copy: pair 1: first copy by cp -a; rsync makes it exact$' "$work/full.out"
+
+# The same with rsync alone (a target that is not empty, busybox's cp, or
+# SOP_COPY_CP=0): the same tree.
+mkdir "$work/dst-rsync"
+run rsync-only SOP_COPY_CP=0 -- full 0 "$src" "$work/dst-rsync"
+expect_rc rsync-only 0
+same_tree rsync-only "$src" "$work/dst-rsync"
+check "rsync-only: no cp" bash -c "! grep -q 'by cp' '$work/rsync-only.out'"
+rm -rf "$work/dst-rsync"
 check "full: at most one progress line per 2 s (+2)" \
 	test "$(grep -c '^SOP-PROGRESS ' "$work/full.out")" -le $((elapsed / 2 + 2))
 kib=$(du -sk "$work/dst-full/sparse-big" | cut -f1)
@@ -330,6 +340,9 @@ run precopy -- precopy 0 "$src" "$work/dst-delta"
 expect_rc precopy 0
 expect_last precopy '^SOP-RESULT ok$'
 check "precopy: does not verify" bash -c "! grep -q 'verified' '$work/precopy.out'"
+check "precopy: checked, it leaves its mark in the target" \
+	grep -qE "^stateful-operator precopy since=[0-9]+ inode=$(stat -c %i "$work/dst-delta/.stateful-operator-precopy")\$" \
+	"$work/dst-delta/.stateful-operator-precopy"
 (
 	set -e
 	cd "$src"
@@ -355,6 +368,46 @@ same_tree delta "$src" "$work/dst-delta"
 check "delta: the deleted -rf is gone from the target" test ! -e "$work/dst-delta/-rf"
 check "delta: the deleted hard link b/h3 is gone" test ! -e "$work/dst-delta/b/h3"
 check "delta: progress adds up" progress_adds_up delta
+check "delta: verified by checksum only what changed since the precopy" \
+	grep -q '^copy: pair 1: checked every entry.s metadata, and by checksum the content of the [0-9]* file(s) changed' "$work/delta.out"
+
+# After a precopy, a rewrite that keeps the file's size and mtime (within one
+# timestamp tick of the precopy's read, or a program that sets the mtime
+# back): its ctime still moved, so the delta pass checksums the file, finds
+# the difference and copies it again.
+tick=$work/tick
+mkdir -p "$tick/src/old" "$tick/dst"
+head -c 3000000 /dev/urandom >"$tick/src/old/f"
+head -c 3000000 /dev/urandom >"$tick/src/g"
+touch -d '2001-01-01' "$tick/src/old/f" "$tick/src/g" "$tick/src/old"
+sleep 11 # past the precopy's 10 s of slack: these ctimes are older than it
+run tick-precopy -- precopy 0 "$tick/src" "$tick/dst"
+expect_rc tick-precopy 0
+corrupt "$tick/src/old/f" "$tick/dst/old/f"
+run tick-delta -- delta 0 "$tick/src" "$tick/dst"
+expect_rc tick-delta 0
+check "tick-delta: the rewrite was found by checksum and copied again" \
+	grep -q '^copy: copied again: >fc.* old/f$' "$work/tick-delta.out"
+check "tick-delta: checksummed only the changed file" \
+	grep -q 'by checksum the content of the 1 file(s) changed since the precopy started' "$work/tick-delta.out"
+same_tree tick-delta "$tick/src" "$tick/dst"
+
+# A mark that is not the precopy's own (a file of that name with another
+# inode: copied from a source, say) is ignored: the delta pass then checksums
+# everything, and finds a difference in a file that did not change.
+rm -rf "$tick/dst"
+mkdir "$tick/dst"
+run forged-precopy -- precopy 0 "$tick/src" "$tick/dst"
+expect_rc forged-precopy 0
+cp "$tick/dst/.stateful-operator-precopy" "$tick/mark"
+mv "$tick/mark" "$tick/dst/.stateful-operator-precopy"
+corrupt "$tick/dst/g" "$tick/src/g"
+run forged-delta -- delta 0 "$tick/src" "$tick/dst"
+expect_rc forged-delta 0
+check "forged-delta: checksummed everything and copied the file again" \
+	grep -q '^copy: copied again: >fc.* g$' "$work/forged-delta.out"
+check "forged-delta: did not take the mark" bash -c "! grep -q 'changed since the precopy' '$work/forged-delta.out'"
+same_tree forged-delta "$tick/src" "$tick/dst"
 
 # A difference the delta's quick check cannot see (same size and mtime, as
 # when the precopy read a file within one timestamp tick of a write) is
@@ -423,7 +476,7 @@ printf '#!/bin/sh\nexec %s --bwlimit=40000 "$@"\n' "$(command -v rsync)" >"$slow
 chmod +x "$slow/rsync"
 mkdir -p "$work/one-large" "$work/dst-slow"
 cp "$src/large" "$work/one-large/large"
-PATH=$slow:$PATH dash "$script" full 0 "$work/one-large" "$work/dst-slow" 2>&1 |
+PATH=$slow:$PATH SOP_COPY_CP=0 dash "$script" full 0 "$work/one-large" "$work/dst-slow" 2>&1 |
 	while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line"; done >"$work/slow.times"
 cut -d' ' -f2- "$work/slow.times" >"$work/slow.out"
 expect_last slow '^SOP-RESULT ok$'
@@ -438,7 +491,7 @@ check "slow: progress lines at least 1.5 s apart (but the last)" awk '
 
 rm -rf "$work/dst-slow"
 mkdir "$work/dst-slow"
-PATH=$slow:$PATH dash "$script" full 0 "$work/one-large" "$work/dst-slow" >"$work/term.out" 2>&1 &
+PATH=$slow:$PATH SOP_COPY_CP=0 dash "$script" full 0 "$work/one-large" "$work/dst-slow" >"$work/term.out" 2>&1 &
 job=$!
 sleep 2
 kill -TERM "$job"
@@ -449,6 +502,24 @@ expect_last term '^SOP-RESULT fail interrupted'
 sleep 0.5
 check "term: no rsync left copying into the target" \
 	bash -c "! pgrep -f -- '--bwlimit=4000[0]' >/dev/null"
+
+# SIGTERM during the first copy by cp stops cp too (a cp that takes long).
+slowcp=$work/slowcp-bin
+mkdir "$slowcp"
+printf '#!/bin/sh\n[ "$1" != --version ] || exec %s --version\nexec sleep 4242\n' "$(command -v cp)" >"$slowcp/cp"
+chmod +x "$slowcp/cp"
+rm -rf "$work/dst-slow"
+mkdir "$work/dst-slow"
+PATH=$slowcp:$PATH dash "$script" full 0 "$work/one-large" "$work/dst-slow" >"$work/term-cp.out" 2>&1 &
+job=$!
+sleep 2
+kill -TERM "$job"
+wait "$job"
+rc=$?
+expect_rc term-cp 5
+expect_last term-cp '^SOP-RESULT fail interrupted'
+sleep 0.5
+check "term-cp: no cp left" bash -c "! pgrep -f -- 'sleep 424[2]' >/dev/null"
 
 # ---- block devices ----
 
