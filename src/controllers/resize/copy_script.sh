@@ -377,7 +377,7 @@ ticks=0
 cp_pair() {
 	pair "$1"
 	eval "pb=\$bytes_$1; pf=\$files_$1"
-	base=$(df -Pk "$d" | awk 'NR == 2 { print $3 }')
+	base=$(used_kib "$d")
 	case $base in '' | *[!0-9]*) return 0 ;; esac
 	rm -f "$tmp/cp.rc" "$tmp/cp.err"
 	{
@@ -392,7 +392,7 @@ cp_pair() {
 		ticks=$((ticks + 1))
 		[ $ticks -ge $ticks_per_report ] || continue
 		ticks=0
-		used=$(df -Pk "$d" | awk 'NR == 2 { print $3 }')
+		used=$(used_kib "$d")
 		case $used in '' | *[!0-9]*) continue ;; esac
 		b=$(((used - base) * 1024))
 		[ $b -le "$pb" ] || b=$pb
@@ -411,6 +411,11 @@ cp_pair() {
 	else
 		say "pair $1: cp stopped (exit $cprc: $(head -n 1 "$tmp/cp.err" | tr -d '\r' | cut -c1-200)); rsync copies the rest"
 	fi
+}
+
+# used_kib DIR: KiB in use on DIR's file system (GNU stat, as cp_pair is).
+used_kib() {
+	stat -f -c '%b %f %S' -- "$1" 2>/dev/null | awk '{ printf "%.0f\n", ($1 - $2) * $3 / 1024 }'
 }
 
 # Whether cp_pair may run: GNU cp (busybox cp keeps no ACLs or holes).
