@@ -44,7 +44,10 @@ static void test_script_rsync_flags(void **state)
 		/* The copy: hard links, ACLs, xattrs, sparse, one filesystem, numeric ids, deletions, whole files. */
 		"rsync -aHAXSx --numeric-ids --modify-window=-1 --delete --whole-file --no-h --info=progress2,name2",
 		/* The verify: a checksum dry-run that must list nothing. */
-		"rsync -aHAXSx --numeric-ids --modify-window=-1 --delete --dry-run --checksum --itemize-changes",
+		"rsync -aHAXSx --numeric-ids --modify-window=-1 --delete --dry-run --checksum --out-format='%i %n'",
+		/* After a checked precopy: what changed since it started, by ctime, by checksum. */
+		"find . -xdev ! -type d -newerct \"@$t\" -print0",
+		"--dry-run --checksum --out-format='%i %n' --no-h \\\n\t\t\t--from0 --files-from=\"$tmp/changed\"",
 		/* The fit check: allocated sizes, free space. */
 		"du -skx \"$s\"",
 		"df -Pk \"$d\"",
