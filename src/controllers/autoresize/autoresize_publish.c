@@ -18,7 +18,8 @@
 static void publish_one(struct autoresize_ctx *ac, const char *key, const struct volume_usage *u, int64_t now_s)
 {
 	json_t *pvc = store_get(ac->pvcs, key);
-	if (!pvc || kube_obj_terminating(pvc)) {
+	const char *uid = kube_obj_str(pvc, "metadata.uid");
+	if (!pvc || !uid || !*uid || kube_obj_terminating(pvc)) {
 		json_decref(pvc);
 		return;
 	}
@@ -30,8 +31,7 @@ static void publish_one(struct autoresize_ctx *ac, const char *key, const struct
 	}
 	char *text = usage_published_text(u, now_s);
 	/* Guarded by the uid: a claim deleted and made again under the name gets no figures of the old one. */
-	json_t *body = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "uid", kube_obj_str(pvc, "metadata.uid") ?
-				 kube_obj_str(pvc, "metadata.uid") : "", "annotations", ANNOTATION_USAGE, text);
+	json_t *body = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "uid", uid, "annotations", ANNOTATION_USAGE, text);
 	struct kube_error err;
 	const char *ns = kube_obj_str(pvc, "metadata.namespace"), *name = kube_obj_str(pvc, "metadata.name");
 	if (kube_patch(ac->deps.base.client, &KUBE_PVCS, ns, name, NULL, KUBE_PATCH_MERGE, body, NULL, &err) < 0)
