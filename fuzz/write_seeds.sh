@@ -309,6 +309,14 @@ for pol in "max=500Gi" "used=80%, free=5Gi, step=20%, max=500Gi, cooldown=6h" \
 	"max=1Ti,cooldown=6\\xc2\\xb5" "max=1Ti\\x01"; do
 	seed autoresize_policy "p_$(printf '%s' "$pol" | tr -c 'A-Za-z0-9.%=+-' '_' | cut -c1-60)" "$pol"
 done
+# ---- published usage: the annotation stateful-operator.io/usage on a claim ----
+for u in "used=209715200,available=104857600,capacity=335544320,inodesUsed=12,inodes=163840,observed=2025-11-24T16:00:00Z" \
+	"used=1,available=2,capacity=3,observed=2025-11-24T16:00:00.5Z,next=1" "used=4,available=2,capacity=3,observed=2025-11-24T16:00:00Z" \
+	"used=1,used=1,available=2,capacity=3,observed=2025-11-24T16:00:00Z" "used=-1,available=0,capacity=1,observed=2025-11-24T16:00:00Z" \
+	"used=0,available=0,capacity=1152921504606846977,observed=2025-11-24T16:00:00Z" "used=1Gi" "" ",,," "observed=" \
+	"used=1,available=2,capacity=3,inodesUsed=5,inodes=4,observed=2025-11-24T16:00:00Z"; do
+	seed usage_published "u_$(printf '%s' "$u" | tr -c 'A-Za-z0-9.=+-' '_' | cut -c1-60)" "$u"
+done
 # ---- usage sources: "0" + a kubelet stats summary, "1" + a Prometheus answer ----
 vol='"time":"2026-11-25T14:00:00Z","availableBytes":858993459,"capacityBytes":1073741824,"usedBytes":214748365'
 seed usage_source summary "0{\"node\":{\"nodeName\":\"n1\"},\"pods\":[{\"podRef\":{\"name\":\"db-0\",\"namespace\":\"shop\"},\"volume\":[{$vol,\"inodesFree\":65000,\"inodes\":65536,\"inodesUsed\":536,\"name\":\"data\",\"pvcRef\":{\"name\":\"data-db-0\",\"namespace\":\"shop\"}},{$vol,\"name\":\"kube-api-access-x\"}]},{\"podRef\":{\"name\":\"b-0\",\"namespace\":\"shop\"},\"volume\":[{$vol,\"name\":\"src\",\"pvcRef\":{\"name\":\"data-db-0\",\"namespace\":\"shop\"}}]}]}"

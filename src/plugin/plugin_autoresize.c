@@ -8,7 +8,7 @@
 #include "client/kube_object.h"
 #include "client/quantity.h"
 #include "controllers/autoresize/autoresize_policy.h"
-#include "controllers/autoresize/usage_source.h"
+#include "controllers/autoresize/usage_published.h"
 #include "plugin/plugin_status.h"
 #include "util/duration.h"
 #include "util/text_sanitize.h"
@@ -37,9 +37,12 @@ static int64_t granularity_of(const json_t *classes, const char *name)
 	return g > 0 ? g : AUTORESIZE_DEFAULT_GRANULARITY;
 }
 
-/* The claims of template tpl of w in claims (<tpl>-<name>-<n>), with their usage, fullest first in *fullest. */
-static json_t *claims_usage(const json_t *w, const char *tpl, const json_t *claims,
-			    const struct autoresize_usage_view *u, const json_t **fullest_pvc, struct volume_usage *fullest)
+/*
+ * The claims of template tpl of w in claims (<tpl>-<name>-<n>), with the
+ * usage the operator published on them; the fullest in *fullest.
+ */
+static json_t *claims_usage(const json_t *w, const char *tpl, const json_t *claims, long long now_s,
+			    const json_t **fullest_pvc, struct usage_published *fullest)
 {
 	const char *ns = kube_obj_str(w, "metadata.namespace");
 	char *prefix = xasprintf("%s-%s-", tpl, or_empty(kube_obj_str(w, "metadata.name")));
@@ -52,22 +55,23 @@ static json_t *claims_usage(const json_t *w, const char *tpl, const json_t *clai
 		if (!name || strcmp(or_empty(kube_obj_str(pvc, "metadata.namespace")), or_empty(ns)) ||
 		    kube_name_number(name, prefix, 9) < 0)
 			continue;
-		char *key = xasprintf("%s/%s", ns, name);
-		struct volume_usage v;
-		bool known = usage_from_json(json_object_get(u->table, key), &v);
-		free(key);
-		if (!known) {
+		struct usage_published pu;
+		if (usage_published_parse(kube_obj_annotation(pvc, ANNOTATION_USAGE), &pu) < 0) {
 			json_array_append_new(out, json_pack("{s:s, s:n}", "claim", name, "usedRatio"));
 			continue;
 		}
-		double total = (double)v.used_bytes + (double)v.available_bytes;
-		double ratio = total > 0 ? (double)v.used_bytes / total : 0;
-		json_array_append_new(out, json_pack("{s:s, s:f, s:I, s:I}", "claim", name, "usedRatio", ratio,
-						     "usedBytes", (json_int_t)v.used_bytes, "capacityBytes",
-						     (json_int_t)v.capacity_bytes));
+		const struct volume_usage *v = &pu.usage;
+		double total = (double)v->used_bytes + (double)v->available_bytes;
+		double ratio = total > 0 ? (double)v->used_bytes / total : 0;
+		char observed[32];
+		rfc3339_format(pu.observed_s, observed);
+		json_array_append_new(out, json_pack("{s:s, s:f, s:I, s:I, s:s, s:b}", "claim", name, "usedRatio", ratio,
+						     "usedBytes", (json_int_t)v->used_bytes, "capacityBytes",
+						     (json_int_t)v->capacity_bytes, "observed", observed, "stale",
+						     now_s - pu.observed_s > USAGE_STALE_S));
 		if (ratio > best) {
 			best = ratio;
-			*fullest = v;
+			*fullest = pu;
 			*fullest_pvc = pvc;
 		}
 	}
@@ -76,8 +80,8 @@ static json_t *claims_usage(const json_t *w, const char *tpl, const json_t *clai
 }
 
 static void template_row(json_t *rows, const char *kind, const json_t *w, const char *tpl, const char *policy_text,
-			 const json_t *vct, const json_t *claims, const json_t *classes,
-			 const struct autoresize_usage_view *u, const json_t *event, long long now_ms)
+			 const json_t *vct, const json_t *claims, const json_t *classes, const json_t *event,
+			 long long now_ms)
 {
 	const char *ns = kube_obj_str(w, "metadata.namespace");
 	const char *name = kube_obj_str(w, "metadata.name");
@@ -94,8 +98,8 @@ static void template_row(json_t *rows, const char *kind, const json_t *w, const 
 		return;
 	}
 	const json_t *pvc = NULL;
-	struct volume_usage fullest;
-	json_t *list = claims_usage(w, tpl, claims, u, &pvc, &fullest);
+	struct usage_published fullest;
+	json_t *list = claims_usage(w, tpl, claims, now_ms / 1000, &pvc, &fullest);
 	int64_t size = autoresize_quantity_bytes(kube_obj_str(vct, "spec.resources.requests.storage"));
 	char *max = autoresize_bytes_text(p.max_bytes);
 	char *progress;
@@ -103,16 +107,22 @@ static void template_row(json_t *rows, const char *kind, const json_t *w, const 
 	json_t *next = json_null(), *next_size = json_null();
 	if (!pvc) {
 		phase = "Unknown";
-		progress = xasprintf("usage not readable%s%s; max %s", u->error ? ": " : "", or_empty(u->error), max);
+		/* Not an error: the operator publishes usage only when it reads it (a source, a poll done). */
+		progress = xasprintf("usage unknown: not published on the claims (the operator publishes it at each poll "
+				     "unless --autoresize-source=none); max %s",
+				     max);
 	} else {
 		int64_t base = p.per_claim ? autoresize_quantity_bytes(kube_obj_str(pvc, "spec.resources.requests.storage")) : size;
 		int64_t last = p.per_claim ? rfc3339_seconds(or_empty(kube_obj_annotation(pvc, ANNOTATION_AUTORESIZE_LAST))) * 1000
 					   : autoresize_last_growth_ms(w, tpl);
 		struct autoresize_decision d;
-		autoresize_decide(&p, &fullest, base, last > 0 ? last : 0, now_ms,
+		autoresize_decide(&p, &fullest.usage, base, last > 0 ? last : 0, now_ms,
 				  granularity_of(classes, kube_obj_str(pvc, "spec.storageClassName")), &d);
 		char *cap = autoresize_bytes_text(base);
-		char *used = autoresize_bytes_text(fullest.used_bytes);
+		char *used = autoresize_bytes_text(fullest.usage.used_bytes);
+		long long age_s = now_ms / 1000 - fullest.observed_s;
+		char age[32];
+		status_age(age_s < 0 ? 0 : age_s, age, sizeof(age));
 		char when[32] = "";
 		const char *verdict = "";
 		switch (d.verdict) {
@@ -141,8 +151,9 @@ static void template_row(json_t *rows, const char *kind, const json_t *w, const 
 			verdict = "over a threshold, at the maximum: no growth";
 			break;
 		}
-		progress = xasprintf("%s used %.0f%% (%s of %s), %s%s; max %s", kube_obj_str(pvc, "metadata.name"),
-				     d.used_ratio * 100, used, cap, verdict, when, max);
+		progress = xasprintf("%s used %.0f%% (%s of %s, %s ago%s), %s%s; max %s", kube_obj_str(pvc, "metadata.name"),
+				     d.used_ratio * 100, used, cap, age, age_s > USAGE_STALE_S ? ": stale" : "", verdict,
+				     when, max);
 		free(cap);
 		free(used);
 	}
@@ -157,8 +168,7 @@ static void template_row(json_t *rows, const char *kind, const json_t *w, const 
 }
 
 void status_autoresize_rows(json_t *rows, const char *kind, const json_t *w, const json_t *claims,
-			    const json_t *classes, const struct autoresize_usage_view *u, const json_t *events,
-			    long long now_ms)
+			    const json_t *classes, const json_t *events, long long now_ms)
 {
 	const json_t *ev = status_last_event(events, strcmp(kind, "stc") ? "StatefulSet" : "StatefulCluster",
 					     kube_obj_str(w, "metadata.name"));
@@ -176,6 +186,6 @@ void status_autoresize_rows(json_t *rows, const char *kind, const json_t *w, con
 		json_array_foreach(vcts, i, c)
 			if (!strcmp(or_empty(kube_obj_str(c, "metadata.name")), tpl))
 				vct = c;
-		template_row(rows, kind, w, tpl, or_empty(json_string_value(v)), vct, claims, classes, u, ev, now_ms);
+		template_row(rows, kind, w, tpl, or_empty(json_string_value(v)), vct, claims, classes, ev, now_ms);
 	}
 }

@@ -1,21 +1,18 @@
 /*
  * The autoresize part of `kubectl stateful status`: one row per template
  * with a policy (autoresize_policy.h) on a StatefulSet or StatefulCluster:
- * the policy, the fullest claim's usage as its kubelet reports it (when
- * the user may read it), and the next growth: when, and to what size.
+ * the policy, the fullest claim's usage as the operator published it on
+ * the claim (usage_published.h: no right beyond reading claims), with its
+ * age, and the next growth: when, and to what size.
  * Extra row fields: "policy", "claims": [{"claim", "usedRatio",
- * "usedBytes", "capacityBytes"}], "nextGrowth" (RFC 3339, "now", or null),
+ * "usedBytes", "capacityBytes", "observed", "stale"}] (usedRatio null when
+ * nothing is published), "nextGrowth" (RFC 3339, "now", or null),
  * "nextSize". Pure.
  */
 #ifndef SOP_PLUGIN_AUTORESIZE_H
 #define SOP_PLUGIN_AUTORESIZE_H
 
 #include <jansson.h>
-
-struct autoresize_usage_view {
-	const json_t *table; /* "ns/claim" -> usage object (usage_source.h), or NULL */
-	const char *error;   /* why some usage could not be read, or NULL */
-};
 
 /*
  * Appends the rows of w (kind "sts" or "stc"). claims: the PVCs of w's
@@ -24,7 +21,6 @@ struct autoresize_usage_view {
  * NULL; now_ms: wall clock.
  */
 void status_autoresize_rows(json_t *rows, const char *kind, const json_t *w, const json_t *claims,
-			    const json_t *classes, const struct autoresize_usage_view *u, const json_t *events,
-			    long long now_ms);
+			    const json_t *classes, const json_t *events, long long now_ms);
 
 #endif

@@ -10,7 +10,6 @@
 #include "client/kube_object.h"
 #include "controllers/contract.h"
 #include "controllers/autoresize/autoresize_policy.h"
-#include "controllers/autoresize/usage_source.h"
 #include "plugin/plugin_autoresize.h"
 #include "plugin/plugin_commands.h"
 #include "plugin/plugin_session.h"
@@ -18,22 +17,13 @@
 #include "util/xalloc.h"
 
 /*
- * What the autoresize rows need, read once per command: the claims and
- * pods of each namespace, the StorageClasses, and the usage from the
- * kubelets of the nodes that run the pods of workloads with a policy,
- * through the API server with the user's own rights (nodes/proxy). A
- * node's figures of a claim count only when a pod on it mounts the claim
- * (usage_mounts_add_pod), as in the operator.
+ * What the autoresize rows need, read once per command: the claims of
+ * each namespace (their usage is what the operator published on them:
+ * no nodes/proxy, no kubelet) and the StorageClasses.
  */
 struct autoresize_reads {
 	json_t *claims;  /* ns -> PVC list */
-	json_t *pods;    /* ns -> pod list */
-	json_t *classes; /* list, or NULL when the user cannot read them */
-	json_t *table;   /* "ns/claim" -> usage */
-	json_t *asked;   /* node -> its summary's text, or null when it could not be read */
-	json_t *taken;   /* "ns": the pods of ns are in mounts; "ns/node": node's summary read for ns */
-	json_t *mounts;  /* who may report which claim, from the pods of the namespaces seen */
-	char *error;     /* the first node that could not be read, and why */
+	json_t *classes; /* list, or NULL until read (empty when the user cannot read them) */
 };
 
 /* The list of r in ns, read once (cache: ns -> list). Borrowed. */
@@ -49,88 +39,27 @@ static const json_t *list_once(struct plugin_session *s, json_t *cache, const st
 	return list;
 }
 
-/* Notes why (new; taken) when it is the first failure. */
-static void note_error(struct autoresize_reads *r, char *why)
-{
-	if (why && !r->error)
-		r->error = why;
-	else
-		free(why);
-}
-
-/* Node's summary (asked once), of which the claims pods of ns mount there (taken once per namespace). */
-static void read_node_usage(struct plugin_session *s, struct autoresize_reads *r, const char *ns, const char *node)
-{
-	char *taken = xasprintf("%s/%s", ns, node);
-	bool done = json_object_get(r->taken, taken) != NULL;
-	json_object_set_new(r->taken, taken, json_true());
-	free(taken);
-	if (done)
-		return;
-	json_t *text = json_object_get(r->asked, node);
-	if (!text) {
-		char *path = xasprintf("/api/v1/nodes/%s/proxy/stats/summary", node);
-		char *body = NULL;
-		struct kube_error err;
-		if (kube_get_text(s->client, path, &body, &err) < 0)
-			note_error(r, xasprintf("node %s: %s", node, err.message));
-		text = body ? json_stringn_nocheck(body, strlen(body)) : json_null();
-		json_object_set_new(r->asked, node, text);
-		free(body);
-		free(path);
-	}
-	char *why = NULL;
-	if (json_is_string(text) &&
-	    usage_parse_summary(json_string_value(text), json_string_length(text), node, r->mounts, r->table, &why) < 0) {
-		note_error(r, xasprintf("node %s: %s", node, why));
-		free(why);
-	}
-}
-
 static void autoresize_rows(struct plugin_session *s, struct autoresize_reads *r, const char *kind, const json_t *w,
 			    const json_t *events, json_t *rows)
 {
 	if (!autoresize_has_policy(w))
 		return;
 	const char *ns = kube_obj_str(w, "metadata.namespace");
-	const char *name = kube_obj_str(w, "metadata.name");
-	if (!ns || !name)
+	if (!ns || !kube_obj_str(w, "metadata.name"))
 		return;
 	if (!r->classes) {
 		struct kube_error err;
 		if (kube_list_all(s->client, &KUBE_STORAGECLASSES, NULL, NULL, 0, &r->classes, NULL, &err) < 0)
 			r->classes = json_array();
 	}
-	char *prefix = xasprintf("%s-", name);
-	size_t i;
-	const json_t *pod;
-	const json_t *pods = list_once(s, r->pods, &KUBE_PODS, ns);
-	if (!json_object_get(r->taken, ns)) {
-		json_object_set_new(r->taken, ns, json_true());
-		json_array_foreach(pods, i, pod)
-			usage_mounts_add_pod(r->mounts, pod);
-	}
-	json_array_foreach(pods, i, pod) {
-		const char *node = kube_obj_str(pod, "spec.nodeName");
-		if (node && kube_name_number(kube_obj_str(pod, "metadata.name"), prefix, 9) >= 0)
-			read_node_usage(s, r, ns, node);
-	}
-	free(prefix);
-	struct autoresize_usage_view u = {r->table, r->error};
-	status_autoresize_rows(rows, kind, w, list_once(s, r->claims, &KUBE_PVCS, ns), r->classes, &u, events,
+	status_autoresize_rows(rows, kind, w, list_once(s, r->claims, &KUBE_PVCS, ns), r->classes, events,
 			       clock_wall_ms());
 }
 
 static void autoresize_reads_release(struct autoresize_reads *r)
 {
 	json_decref(r->claims);
-	json_decref(r->pods);
 	json_decref(r->classes);
-	json_decref(r->table);
-	json_decref(r->asked);
-	json_decref(r->taken);
-	json_decref(r->mounts);
-	free(r->error);
 }
 
 /* Rows of every StatefulSet (and of backups whose set is gone mid-resize) of ns (NULL: all). */
@@ -228,8 +157,7 @@ int plugin_cmd_status(struct plugin_session *s)
 	const char *ns = a->all_namespaces ? NULL : s->ns;
 	json_t *rows = json_array();
 	json_t *events = plugin_events(s, ns);
-	struct autoresize_reads ar = {.claims = json_object(), .pods = json_object(), .table = json_object(),
-				      .asked = json_object(), .taken = json_object(), .mounts = json_object()};
+	struct autoresize_reads ar = {.claims = json_object()};
 	int rc = a->kind != PLUGIN_KIND_NONE ? one_object(s, events, &ar, rows) : sts_rows(s, ns, events, &ar, rows);
 	if (!rc && a->kind == PLUGIN_KIND_NONE)
 		rc = stc_rows(s, ns, events, &ar, rows);

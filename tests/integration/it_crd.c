@@ -4,7 +4,8 @@
  * kubectl apply (its default --validate=strict: fieldValidation=Strict)
  * refuses a typo in a container or claim field, naming it, and stores
  * nothing; without strict validation the unknown field is pruned, never
- * stored; a value of the wrong type is refused whatever the client asks.
+ * stored; a value of the wrong type, or one outside an enum of Kubernetes
+ * (imagePullPolicy: Alwayss), is refused whatever the client asks.
  * What kubectl explain reads (the API server's OpenAPI v3) describes every
  * field of ours; kubectl get all and get stateful list StatefulClusters;
  * -o wide adds the available members, the first container, its image and
@@ -129,6 +130,24 @@ static void test_wrong_types_in_the_pod_template_are_refused(void **state)
 	if (err.code != 422 || !strstr(err.message, "spec.template.spec.containers[0].ports[0].containerPort"))
 		fail_msg("containerPort \"eighty\": HTTP %ld, message does not name the field: %s", err.code, err.message);
 	printf("# refused: %s\n", err.message);
+	json_decref(stc);
+
+	/* An enum of the Kubernetes API (scripts/crd-gen's enums.json): a typo is refused, naming the field. */
+	stc = cl_manifest("enum", 1, NULL);
+	json_object_set_new(container(stc), "imagePullPolicy", json_string("Alwayss"));
+	if (kube_create(t->admin, &KUBE_STATEFULCLUSTERS, t->ns, stc, NULL, &err) == 0)
+		fail_msg("a StatefulCluster with imagePullPolicy \"Alwayss\" was accepted");
+	if (err.code != 422 || !strstr(err.message, "spec.template.spec.containers[0].imagePullPolicy") ||
+	    !strstr(err.message, "IfNotPresent"))
+		fail_msg("imagePullPolicy \"Alwayss\": HTTP %ld, message does not name the field and its values: %s",
+			 err.code, err.message);
+	printf("# refused: %s\n", err.message);
+	/* The empty string, which Kubernetes reads as unset (a toleration's effect "": every effect), is taken. */
+	json_object_set_new(container(stc), "imagePullPolicy", json_string("IfNotPresent"));
+	json_object_set_new(json_object_get(json_object_get(json_object_get(stc, "spec"), "template"), "spec"),
+			    "tolerations", it_json("[{\"operator\":\"Exists\",\"effect\":\"\"}]"));
+	if (kube_create(t->admin, &KUBE_STATEFULCLUSTERS, t->ns, stc, NULL, &err) < 0)
+		fail_msg("a StatefulCluster with a toleration of effect \"\" was refused: %s", err.message);
 	json_decref(stc);
 }
 

@@ -25,14 +25,25 @@ static json_t *set_with(const char *policy, const char *size, const char *last)
 	return sts;
 }
 
-static json_t *claims(void)
+/* db-0 at 200Mi used of 300Mi (66 %), read 2 minutes ago; db-1 at 10 %. */
+#define USAGE_DB0 "used=209715200,available=104857600,capacity=335544320,inodesUsed=0,inodes=0,observed=2025-11-24T15:58:00Z"
+#define USAGE_DB1 "used=31457280,available=283115520,capacity=335544320,inodesUsed=0,inodes=0,observed=2025-11-24T15:58:00Z"
+
+/* The claims, db-0 and db-1 with usage0 and usage1 as the operator published them (NULL: nothing). */
+static json_t *claims(const char *usage0, const char *usage1)
 {
-	return json_loads("[{\"metadata\":{\"name\":\"data-db-0\",\"namespace\":\"ns\"},\"spec\":{\"storageClassName\":\"c1\","
-			  "\"resources\":{\"requests\":{\"storage\":\"320Mi\"}}}},"
-			  "{\"metadata\":{\"name\":\"data-db-1\",\"namespace\":\"ns\"},\"spec\":{\"storageClassName\":\"c1\","
-			  "\"resources\":{\"requests\":{\"storage\":\"320Mi\"}}}},"
-			  "{\"metadata\":{\"name\":\"data-other-0\",\"namespace\":\"ns\"}}]",
-			  0, NULL);
+	json_t *c = json_loads("[{\"metadata\":{\"name\":\"data-db-0\",\"namespace\":\"ns\",\"annotations\":{}},"
+			       "\"spec\":{\"storageClassName\":\"c1\",\"resources\":{\"requests\":{\"storage\":\"320Mi\"}}}},"
+			       "{\"metadata\":{\"name\":\"data-db-1\",\"namespace\":\"ns\",\"annotations\":{}},"
+			       "\"spec\":{\"storageClassName\":\"c1\",\"resources\":{\"requests\":{\"storage\":\"320Mi\"}}}},"
+			       "{\"metadata\":{\"name\":\"data-other-0\",\"namespace\":\"ns\"}}]",
+			       0, NULL);
+	const char *usage[] = {usage0, usage1};
+	for (size_t i = 0; i < 2; i++)
+		if (usage[i])
+			json_object_set_new(json_object_get(json_object_get(json_array_get(c, i), "metadata"), "annotations"),
+					    "stateful-operator.io/usage", json_string(usage[i]));
+	return c;
 }
 
 static json_t *classes(void)
@@ -42,20 +53,10 @@ static json_t *classes(void)
 			  0, NULL);
 }
 
-/* db-0 at 200Mi used of 300Mi (66 %), db-1 at 10 %. */
-static json_t *usage(void)
+static json_t *row_for(const json_t *sts, const char *usage0, const char *usage1)
 {
-	return json_loads("{\"ns/data-db-0\":{\"capacity\":335544320,\"used\":209715200,\"available\":104857600,"
-			  "\"inodes\":0,\"inodesUsed\":0},"
-			  "\"ns/data-db-1\":{\"capacity\":335544320,\"used\":31457280,\"available\":283115520,"
-			  "\"inodes\":0,\"inodesUsed\":0}}",
-			  0, NULL);
-}
-
-static json_t *row_for(const json_t *sts, const struct autoresize_usage_view *u)
-{
-	json_t *rows = json_array(), *c = claims(), *k = classes();
-	status_autoresize_rows(rows, "sts", sts, c, k, u, NULL, NOW_MS);
+	json_t *rows = json_array(), *c = claims(usage0, usage1), *k = classes();
+	status_autoresize_rows(rows, "sts", sts, c, k, NULL, NOW_MS);
 	json_decref(c);
 	json_decref(k);
 	assert_int_equal(json_array_size(rows), 1);
@@ -74,81 +75,100 @@ static const char *field(const json_t *row, const char *name)
 static void test_due_names_the_fullest_claim_and_the_next_size(void **state)
 {
 	(void)state;
-	json_t *table = usage();
-	struct autoresize_usage_view u = {table, NULL};
 	json_t *sts = set_with("used=60%, step=20%, max=448Mi, cooldown=1h", "320Mi", NULL);
-	json_t *row = row_for(sts, &u);
+	json_t *row = row_for(sts, USAGE_DB0, USAGE_DB1);
 	assert_string_equal(field(row, "phase"), "Due");
 	assert_string_equal(field(row, "nextGrowth"), "now");
 	/* 320Mi + 20 % = 384Mi, a multiple of the class's 64Mi. */
 	assert_string_equal(field(row, "nextSize"), "384Mi");
-	assert_non_null(strstr(field(row, "progress"), "data-db-0 used 67% (200Mi of 320Mi)"));
+	assert_non_null(strstr(field(row, "progress"), "data-db-0 used 67% (200Mi of 320Mi, 2m ago)"));
 	assert_int_equal(json_array_size(json_object_get(row, "claims")), 2); /* data-other-0 is not db's */
 	json_decref(row);
 	json_decref(sts);
-	json_decref(table);
 }
 
 static void test_cooldown_says_when(void **state)
 {
 	(void)state;
-	json_t *table = usage();
-	struct autoresize_usage_view u = {table, NULL};
 	/* Grown 10 minutes ago, cooldown 1h: next at 16:50. */
 	json_t *sts = set_with("used=60%, max=448Mi, cooldown=1h", "320Mi", "{\"data\":\"2025-11-24T15:50:00Z\"}");
-	json_t *row = row_for(sts, &u);
+	json_t *row = row_for(sts, USAGE_DB0, USAGE_DB1);
 	assert_string_equal(field(row, "phase"), "Cooldown");
 	assert_string_equal(field(row, "nextGrowth"), "2025-11-24T16:50:00Z");
 	json_decref(row);
 	json_decref(sts);
-	json_decref(table);
 }
 
 static void test_at_maximum_and_below(void **state)
 {
 	(void)state;
-	json_t *table = usage();
-	struct autoresize_usage_view u = {table, NULL};
 	json_t *sts = set_with("used=60%, max=448Mi", "448Mi", NULL);
-	json_t *row = row_for(sts, &u);
+	json_t *row = row_for(sts, USAGE_DB0, USAGE_DB1);
 	assert_string_equal(field(row, "phase"), "AtMaximum");
 	assert_true(json_is_null(json_object_get(row, "nextGrowth")));
 	json_decref(row);
 	json_decref(sts);
 	sts = set_with("used=90%, max=1Gi", "320Mi", NULL);
-	row = row_for(sts, &u);
+	row = row_for(sts, USAGE_DB0, USAGE_DB1);
 	assert_string_equal(field(row, "phase"), "Watching");
 	json_decref(row);
 	json_decref(sts);
-	json_decref(table);
 }
 
-static void test_unknown_usage_says_why(void **state)
+/* The operator reads no usage (--autoresize-source=none) or has not polled yet: unknown, with a hint, not an error. */
+static void test_unpublished_usage_is_unknown(void **state)
 {
 	(void)state;
-	json_t *table = json_object();
-	struct autoresize_usage_view u = {table, "node n1: nodes \"n1\" is forbidden: cannot get resource \"nodes/proxy\""};
 	json_t *sts = set_with("used=60%, max=1Gi", "320Mi", NULL);
-	json_t *row = row_for(sts, &u);
+	json_t *row = row_for(sts, NULL, NULL);
 	assert_string_equal(field(row, "phase"), "Unknown");
-	assert_non_null(strstr(field(row, "progress"), "nodes/proxy"));
+	assert_non_null(strstr(field(row, "progress"), "usage unknown"));
+	assert_non_null(strstr(field(row, "progress"), "--autoresize-source=none"));
+	assert_null(strstr(field(row, "progress"), "nodes/proxy"));
+	assert_true(json_is_null(json_object_get(json_array_get(json_object_get(row, "claims"), 0), "usedRatio")));
 	json_decref(row);
 	json_decref(sts);
-	json_decref(table);
+}
+
+/* Anyone who may write a claim may write the annotation: junk is unknown usage, never shown or decided on. */
+static void test_junk_usage_is_not_shown(void **state)
+{
+	(void)state;
+	json_t *sts = set_with("used=60%, max=1Gi", "320Mi", NULL);
+	/* db-0 claims more used than its capacity; db-1's figures are fine. */
+	json_t *row = row_for(sts, "used=999999999999,available=0,capacity=335544320,observed=2025-11-24T15:58:00Z",
+			      USAGE_DB1);
+	assert_string_equal(field(row, "phase"), "Watching");
+	assert_non_null(strstr(field(row, "progress"), "data-db-1 used 10%"));
+	assert_true(json_is_null(json_object_get(json_array_get(json_object_get(row, "claims"), 0), "usedRatio")));
+	json_decref(row);
+	json_decref(sts);
+}
+
+/* Figures 30 minutes old: shown with their age, marked stale (the operator refreshes them every 10 minutes). */
+static void test_old_usage_is_marked_stale(void **state)
+{
+	(void)state;
+	json_t *sts = set_with("used=90%, max=1Gi", "320Mi", NULL);
+	json_t *row = row_for(sts, "used=209715200,available=104857600,capacity=335544320,observed=2025-11-24T15:30:00Z",
+			      NULL);
+	assert_non_null(strstr(field(row, "progress"), "data-db-0 used 67% (200Mi of 320Mi, 30m ago: stale)"));
+	const json_t *c0 = json_array_get(json_object_get(row, "claims"), 0);
+	assert_true(json_is_true(json_object_get(c0, "stale")));
+	assert_string_equal(json_string_value(json_object_get(c0, "observed")), "2025-11-24T15:30:00Z");
+	json_decref(row);
+	json_decref(sts);
 }
 
 static void test_invalid_policy_says_what_to_fix(void **state)
 {
 	(void)state;
-	json_t *table = usage();
-	struct autoresize_usage_view u = {table, NULL};
 	json_t *sts = set_with("used=60%", "320Mi", NULL); /* no max */
-	json_t *row = row_for(sts, &u);
+	json_t *row = row_for(sts, USAGE_DB0, USAGE_DB1);
 	assert_string_equal(field(row, "phase"), "Invalid");
 	assert_int_equal(strncmp(field(row, "progress"), "max:", 4), 0);
 	json_decref(row);
 	json_decref(sts);
-	json_decref(table);
 }
 
 int main(void)
@@ -157,7 +177,9 @@ int main(void)
 		cmocka_unit_test(test_due_names_the_fullest_claim_and_the_next_size),
 		cmocka_unit_test(test_cooldown_says_when),
 		cmocka_unit_test(test_at_maximum_and_below),
-		cmocka_unit_test(test_unknown_usage_says_why),
+		cmocka_unit_test(test_unpublished_usage_is_unknown),
+		cmocka_unit_test(test_junk_usage_is_not_shown),
+		cmocka_unit_test(test_old_usage_is_marked_stale),
 		cmocka_unit_test(test_invalid_policy_says_what_to_fix),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -37,4 +37,10 @@ struct poll {
 /* Decides for every template with a policy of w (a StatefulSet, or a StatefulCluster), and acts. */
 void autoresize_consider(struct autoresize_ctx *ac, struct poll *p, const json_t *w, bool cluster);
 
+/*
+ * Writes the usage p read of each claim in p->mounts onto the claim
+ * (usage_published.h), where it moved enough or aged (autoresize_publish.c).
+ */
+void autoresize_publish_usage(struct autoresize_ctx *ac, const struct poll *p);
+
 #endif

@@ -131,6 +131,8 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 		autoresize_consider(ac, &p, w, false);
 	json_array_foreach(clusters, i, w)
 		autoresize_consider(ac, &p, w, true);
+	/* After the decisions: a growth is not delayed by the writes of figures. */
+	autoresize_publish_usage(ac, &p);
 	poll_release(&p);
 	json_decref(sets);
 	json_decref(clusters);

@@ -14,6 +14,8 @@
  * AutoResizeRecommended (recommend-only), AutoResizeAtMaximum,
  * AutoResizeNotPossible, AutoResizePolicyInvalid, UsageUnavailable,
  * UsageAvailable. Each Warning is said once per change, not every poll.
+ * The usage read is published on each claim the poll covers
+ * (usage_published.h), for `kubectl stateful status`.
  * Metrics: stateful_operator_volume_usage_ratio{persistentvolumeclaim_namespace,persistentvolumeclaim},
  * stateful_operator_autoresizes_total{mode}, stateful_operator_usage_reads_total{source,result},
  * stateful_operator_usage_requests_total{source}.
