@@ -295,6 +295,21 @@ static void performed(void *ctx, const struct reconcile_key *k, void *snapshot, 
 			     err->message);
 }
 
+/*
+ * Members' claims, and their pods, go together: none needs another of its
+ * kind. The next plan sees the object asked for (its body) as made.
+ */
+static bool batch(void *ctx, void *snapshot, const struct action *a)
+{
+	struct snapshot *s = snapshot;
+	(void)ctx;
+	json_t *into = a->resource == &KUBE_PODS ? s->reads.pods : a->resource == &KUBE_PVCS ? s->reads.pvcs : NULL;
+	if (a->verb != ACTION_CREATE || !into || !a->body)
+		return false;
+	json_array_append(into, a->body);
+	return true;
+}
+
 static void free_ctx(void *ctx)
 {
 	struct cluster_ctx *cc = ctx;
@@ -309,7 +324,7 @@ struct controller *cluster_controller_new(const struct cluster_deps *deps)
 {
 	static const struct reconciler_ops ops = {.name = "cluster", .read = read_snapshot, .release = release_snapshot,
 						  .plan = plan, .about = about, .prepare = prepare,
-						  .performed = performed};
+						  .performed = performed, .batch = batch};
 	struct cluster_ctx *cc = xcalloc(1, sizeof(*cc));
 	cc->deps = *deps;
 	pthread_mutex_init(&cc->lock, NULL);
