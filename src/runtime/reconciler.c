@@ -124,19 +124,24 @@ static void plan_step(struct reconciler *rc, const struct reconcile_key *k, void
 }
 
 /*
- * Steps[0] planned; while the controller takes each step as done in the
- * snapshot (ops.batch), plans the next ones of the same name, up to
- * RECONCILE_BATCH_MAX. Returns how many steps to send.
+ * (*steps)[0] planned; while the controller takes each step as done in the
+ * snapshot (ops.batch), plans the next ones of the same name into *steps
+ * (grown), up to RECONCILE_BATCH_MAX. Returns how many steps to send.
  */
-static size_t gather(struct reconciler *rc, const struct reconcile_key *k, void *snapshot, struct step *steps)
+static size_t gather(struct reconciler *rc, const struct reconcile_key *k, void *snapshot, struct step **steps)
 {
-	size_t n = 1;
-	if (!rc->ops.batch || !changes_something(&steps[0].a))
+	size_t n = 1, cap = 1;
+	if (!rc->ops.batch || !changes_something(&(*steps)[0].a))
 		return n;
-	while (n < RECONCILE_BATCH_MAX && rc->ops.batch(rc->ctx, snapshot, &steps[n - 1].a)) {
-		plan_step(rc, k, snapshot, &steps[n]);
-		if (strcmp(action_name(&steps[n].a), action_name(&steps[0].a))) {
-			action_release(&steps[n].a); /* another kind of step: planned again on the cache */
+	while (n < RECONCILE_BATCH_MAX && rc->ops.batch(rc->ctx, snapshot, &(*steps)[n - 1].a)) {
+		if (n == cap) {
+			cap *= 2;
+			*steps = xrealloc(*steps, cap * sizeof(**steps));
+		}
+		struct step *next = &(*steps)[n];
+		plan_step(rc, k, snapshot, next);
+		if (strcmp(action_name(&next->a), action_name(&(*steps)[0].a))) {
+			action_release(&next->a); /* another kind of step: planned again on the cache */
 			break;
 		}
 		n++;
@@ -177,9 +182,9 @@ static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 		free(ns);
 		return 0;
 	}
-	struct step *steps = xcalloc(rc->ops.batch ? RECONCILE_BATCH_MAX : 1, sizeof(*steps));
+	struct step *steps = xmalloc(sizeof(*steps));
 	plan_step(rc, &k, snapshot, &steps[0]);
-	size_t n = gather(rc, &k, snapshot, steps);
+	size_t n = gather(rc, &k, snapshot, &steps);
 	/*
 	 * Waves of 1, 2, 4... steps sent at once, as a StatefulSet's pods are
 	 * made (slow start): a refusal (a quota, a webhook) stops them after a
