@@ -3,12 +3,14 @@
  * workloads. main() wires the parts together: flags, logging, the API
  * client, the shared caches and the controllers, and signal handling.
  */
+#include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "client/kube_client.h"
@@ -26,6 +28,7 @@
 #include "controllers/state_seal.h"
 #include "controllers/state_seal_upgrade.h"
 #include "runtime/events.h"
+#include "runtime/heap_trim.h"
 #include "runtime/leader.h"
 #include "runtime/manager.h"
 #include "util/log.h"
@@ -36,13 +39,24 @@ struct signal_thread {
 	struct manager *manager;
 };
 
-/* The first SIGTERM/SIGINT stops gracefully; a second one exits at once. */
+/*
+ * The first SIGTERM/SIGINT stops gracefully; a second one exits at once.
+ * Between signals, every HEAP_TRIM_INTERVAL_MS, the heap trim a drained
+ * queue put off (heap_trim.h).
+ */
 static void *wait_signals(void *arg)
 {
 	struct signal_thread *st = arg;
-	int sig;
+	const struct timespec tick = {HEAP_TRIM_INTERVAL_MS / 1000, (HEAP_TRIM_INTERVAL_MS % 1000) * 1000000L};
 	bool stopping = false;
-	while (sigwait(&st->set, &sig) == 0) {
+	for (;;) {
+		int sig = sigtimedwait(&st->set, NULL, &tick);
+		if (sig < 0) {
+			if (errno != EAGAIN && errno != EINTR)
+				return NULL;
+			heap_trim_owed();
+			continue;
+		}
 		if (sig == SIGUSR1)
 			return NULL; /* main is done: end this thread */
 		if (stopping) {
@@ -53,7 +67,6 @@ static void *wait_signals(void *arg)
 		stopping = true;
 		manager_request_stop(st->manager);
 	}
-	return NULL;
 }
 
 /*

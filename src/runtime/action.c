@@ -21,6 +21,7 @@ void action_release(struct action *a)
 {
 	json_decref(a->body);
 	json_decref(a->state);
+	json_decref(a->created);
 	free(a->event_message);
 	free(a->status);
 	action_init(a);
@@ -154,7 +155,7 @@ static bool write_took_effect(struct kube_client *client, const char *ns, const 
 	return done;
 }
 
-int action_perform(struct kube_client *client, const char *ns, const struct action *a, bool *stale,
+int action_perform(struct kube_client *client, const char *ns, struct action *a, bool *stale,
 		   struct kube_error *err)
 {
 	const char *in_ns = a->resource && a->resource->namespaced ? ns : NULL;
@@ -166,7 +167,9 @@ int action_perform(struct kube_client *client, const char *ns, const struct acti
 	case ACTION_OWN:
 		return 0;
 	case ACTION_CREATE:
-		r = kube_create(client, a->resource, in_ns, a->body, NULL, err);
+		json_decref(a->created);
+		a->created = NULL;
+		r = kube_create(client, a->resource, in_ns, a->body, &a->created, err);
 		break;
 	case ACTION_PATCH:
 		r = kube_patch(client, a->resource, in_ns, a->name, a->subresource, a->patch_type, a->body, NULL, err);

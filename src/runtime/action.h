@@ -76,6 +76,7 @@ struct action {
 	char *status;              /* the controller's status line for this step (new string, clean: text_sanitize), or NULL */
 	json_t *state;             /* the controller's state this step writes (new reference), or NULL */
 	long requeue_ms;           /* WAIT: look again then; otherwise at the latest then (0: the default) */
+	json_t *created;           /* a CREATE performed: the object as the API server answered (new reference), or NULL */
 };
 
 void action_init(struct action *a);
@@ -112,9 +113,10 @@ void action_patch_precondition(struct action *a, const char *resource_version, c
 /*
  * Performs a CREATE, PATCH or DELETE (other verbs do nothing) in namespace
  * ns. Returns 0 when done (or an OK answer), -1 with *err filled on
- * failure; *stale is set on a STALE answer (then 0).
+ * failure; *stale is set on a STALE answer (then 0). A create the server
+ * answered with its object leaves that in a->created.
  */
-int action_perform(struct kube_client *client, const char *ns, const struct action *a, bool *stale,
+int action_perform(struct kube_client *client, const char *ns, struct action *a, bool *stale,
 		   struct kube_error *err) __attribute__((warn_unused_result));
 
 #endif

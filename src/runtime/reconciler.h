@@ -14,8 +14,14 @@
  *            come first; this is the safety net); nothing or a refusal
  *            only when the planner named a deadline.
  *
+ * A controller may let steps independent of each other go together
+ * (reconciler_ops.batch: a StatefulCluster's claims, then its pods, as a
+ * StatefulSet with podManagementPolicy Parallel makes them); each is told
+ * and recorded as above.
+ *
  * Threads: the ops are called from the controller's workers, one key at a
- * time per key; they must be safe for different keys at once.
+ * time per key (the steps of a batch are sent from threads of their own);
+ * they must be safe for different keys at once.
  */
 #ifndef SOP_RUNTIME_RECONCILER_H
 #define SOP_RUNTIME_RECONCILER_H
@@ -30,6 +36,9 @@
 
 #define RECONCILE_AFTER_STEP_MS 2000L
 #define RECONCILE_STALE_MS 200L
+/* Steps of one batch (reconciler_ops.batch), and of them sent at once. */
+#define RECONCILE_BATCH_MAX 64
+#define RECONCILE_WAVE_MAX 16
 
 /* What a live check found (reconciler_ops.check). */
 #define RECONCILE_GO 0
@@ -72,6 +81,16 @@ struct reconciler_ops {
 	/* Optional: told how the step went (r < 0: err says why), e.g. to remember it or warn. */
 	void (*performed)(void *ctx, const struct reconcile_key *k, void *snapshot, const struct action *a, int r,
 			  const struct kube_error *err);
+	/*
+	 * Optional: steps that need not wait for each other (creates of
+	 * objects independent of each other). Returns true when the snapshot
+	 * now shows step a as done (the controller added what it makes): the
+	 * planner is asked again, and the steps of a's name it asks for so
+	 * are sent together, in waves of 1, 2, 4... up to RECONCILE_WAVE_MAX
+	 * at once, stopping at the first that fails or finds the cluster moved
+	 * on. check and perform_own must then be safe for steps of one key at once.
+	 */
+	bool (*batch)(void *ctx, void *snapshot, const struct action *a);
 };
 
 struct reconciler_deps {

@@ -16,6 +16,12 @@
 
 /* A deletion the cache has not shown after this long is no longer waited for. */
 #define DELETED_MEMORY_MS 30000LL
+/*
+ * A creation the cache has not shown after this long is no longer added to
+ * it: past that a lagging watch costs a create answered 409 (the planner
+ * looks again), never a pod deleted meanwhile shown for longer.
+ */
+#define CREATED_MEMORY_MS 5000LL
 
 struct cluster_ctx {
 	struct cluster_deps deps;
@@ -23,6 +29,7 @@ struct cluster_ctx {
 	struct cluster_caches caches;
 	pthread_mutex_t lock;
 	struct hashmap deleted;      /* key -> json array of {"uid", "at"}: pods this controller deleted */
+	struct hashmap created;      /* key -> json array of {"object", "at"}: pods and claims it created */
 	struct hashmap create_error; /* key -> string: the last refused creation */
 };
 
@@ -84,6 +91,54 @@ static void remember_deleted(struct cluster_ctx *cc, const char *key, const char
 	json_t *fresh = deleted_lately(cc, key, false);
 	json_array_append_new(fresh, json_pack("{s:s, s:I}", "uid", uid, "at", (json_int_t)clock_wall_ms()));
 	json_decref(hashmap_put(&cc->deleted, key, fresh));
+	pthread_mutex_unlock(&cc->lock);
+}
+
+/*
+ * Remembers obj (borrowed: the API server's answer to a create) until the
+ * cache shows it: the next plan, at once, sees the member's claim or pod
+ * there, so the members start one request after another instead of one
+ * watch event after another (bench/cluster-start), and the object is not
+ * created twice.
+ */
+static void remember_created(struct cluster_ctx *cc, const char *key, const json_t *obj)
+{
+	pthread_mutex_lock(&cc->lock);
+	json_t *list = hashmap_get(&cc->created, key);
+	if (!list) {
+		list = json_array();
+		hashmap_put(&cc->created, key, list);
+	}
+	json_array_append_new(list, json_pack("{s:O, s:I}", "object", obj, "at", (json_int_t)clock_wall_ms()));
+	pthread_mutex_unlock(&cc->lock);
+}
+
+/*
+ * Adds to pods and claims (the cache's) what this controller created for
+ * key that the cache does not show yet; forgets what it shows now (by
+ * name: the cache is then the truth), or what it has not shown for
+ * CREATED_MEMORY_MS.
+ */
+static void add_created(struct cluster_ctx *cc, const char *key, json_t *pods, json_t *claims)
+{
+	long long now = clock_wall_ms();
+	pthread_mutex_lock(&cc->lock);
+	json_t *list = hashmap_get(&cc->created, key);
+	for (size_t i = 0; i < json_array_size(list);) {
+		json_t *e = json_array_get(list, i);
+		json_t *obj = json_object_get(e, "object");
+		const char *kind = kube_obj_str(obj, "kind");
+		json_t *into = kind && !strcmp(kind, "Pod") ? pods : claims;
+		if (kube_list_find(into, NULL, kube_obj_str(obj, "metadata.name")) ||
+		    json_integer_value(json_object_get(e, "at")) + CREATED_MEMORY_MS <= now) {
+			json_array_remove(list, i);
+			continue;
+		}
+		json_array_append(into, obj);
+		i++;
+	}
+	if (list && !json_array_size(list))
+		json_decref(hashmap_remove(&cc->created, key));
 	pthread_mutex_unlock(&cc->lock);
 }
 
@@ -154,9 +209,13 @@ static void *read_snapshot(void *ctx, const struct reconcile_key *k)
 	cluster_read(&cc->caches, k->key, &s->reads);
 	if (!s->reads.cluster) {
 		/* Gone: the garbage collector takes its pods, revisions and the claims it owns. */
+		pthread_mutex_lock(&cc->lock);
+		json_decref(hashmap_remove(&cc->created, k->key));
+		pthread_mutex_unlock(&cc->lock);
 		release_snapshot(cc, s);
 		return NULL;
 	}
+	add_created(cc, k->key, s->reads.pods, s->reads.pvcs);
 	bool dropped = false;
 	/* A state not sealed by us reads as lost: the planner rebuilds it from pods and claims. */
 	s->cluster = state_seal_drop_unsealed(cc->deps.base.seal, s->reads.cluster, ANNOTATION_CLUSTER_STATE, &dropped);
@@ -195,6 +254,8 @@ static const json_t *about(void *ctx, void *snapshot)
  * Seals the state a SetState step writes, for the StatefulCluster the
  * planner saw (its UID): the next read trusts only that. Written to a newer
  * object of the same name, it does not hold there and reads as lost.
+ * After a member's claim or pod is created, the next step is planned at
+ * once: the created object is remembered (remember_created).
  */
 static void prepare(void *ctx, const struct reconcile_key *k, void *snapshot, struct action *a)
 {
@@ -205,6 +266,8 @@ static void prepare(void *ctx, const struct reconcile_key *k, void *snapshot, st
 	if (a->state)
 		state_seal_annotate(cc->deps.base.seal, json_object_get(json_object_get(a->body, "metadata"), "annotations"),
 				    &scope, ANNOTATION_CLUSTER_STATE);
+	if (a->verb == ACTION_CREATE && (a->resource == &KUBE_PODS || a->resource == &KUBE_PVCS))
+		a->requeue_ms = 1;
 }
 
 /* Remembers what the next plans need: the pods deleted, the last creation refused (ReplicaFailure). */
@@ -217,6 +280,8 @@ static void performed(void *ctx, const struct reconcile_key *k, void *snapshot, 
 	bool done = r == 0 && err->code != 404 && err->code != 409;
 	if (done && a->verb == ACTION_DELETE && a->resource == &KUBE_PODS)
 		remember_deleted(cc, k->key, a->uid);
+	if (done && a->created && (a->resource == &KUBE_PODS || a->resource == &KUBE_PVCS))
+		remember_created(cc, k->key, a->created);
 	if (a->verb != ACTION_CREATE || a->resource == &KUBE_CONTROLLERREVISIONS)
 		return;
 	pthread_mutex_lock(&cc->lock);
@@ -230,10 +295,26 @@ static void performed(void *ctx, const struct reconcile_key *k, void *snapshot, 
 			     err->message);
 }
 
+/*
+ * Members' claims, and their pods, go together: none needs another of its
+ * kind. The next plan sees the object asked for (its body) as made.
+ */
+static bool batch(void *ctx, void *snapshot, const struct action *a)
+{
+	struct snapshot *s = snapshot;
+	(void)ctx;
+	json_t *into = a->resource == &KUBE_PODS ? s->reads.pods : a->resource == &KUBE_PVCS ? s->reads.pvcs : NULL;
+	if (a->verb != ACTION_CREATE || !into || !a->body)
+		return false;
+	json_array_append(into, a->body);
+	return true;
+}
+
 static void free_ctx(void *ctx)
 {
 	struct cluster_ctx *cc = ctx;
 	hashmap_release(&cc->deleted, (void (*)(void *))json_decref);
+	hashmap_release(&cc->created, (void (*)(void *))json_decref);
 	hashmap_release(&cc->create_error, free);
 	pthread_mutex_destroy(&cc->lock);
 	free(cc);
@@ -243,11 +324,12 @@ struct controller *cluster_controller_new(const struct cluster_deps *deps)
 {
 	static const struct reconciler_ops ops = {.name = "cluster", .read = read_snapshot, .release = release_snapshot,
 						  .plan = plan, .about = about, .prepare = prepare,
-						  .performed = performed};
+						  .performed = performed, .batch = batch};
 	struct cluster_ctx *cc = xcalloc(1, sizeof(*cc));
 	cc->deps = *deps;
 	pthread_mutex_init(&cc->lock, NULL);
 	hashmap_init(&cc->deleted);
+	hashmap_init(&cc->created);
 	hashmap_init(&cc->create_error);
 	struct reconciler_deps rd = {.client = deps->base.client, .events = deps->base.events,
 				     .count = deps->base.obs ? observability_count : NULL, .counter = deps->base.obs,

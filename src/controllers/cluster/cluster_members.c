@@ -118,33 +118,50 @@ bool cluster_release(struct plan *p, struct action *a)
 	return false;
 }
 
+/* Member id's claim of template vct (borrowed from the inputs), or NULL. */
+static const json_t *member_claim(const struct plan *p, const struct identity *id, const json_t *vct)
+{
+	char *claim = set_claim_name(kube_obj_str(vct, "metadata.name"), p->name, id->n);
+	const json_t *found = NULL;
+	for (int c = 0; c < id->nclaims; c++)
+		if (!strcmp(kube_obj_str(id->claims[c], "metadata.name"), claim))
+			found = id->claims[c];
+	free(claim);
+	return found;
+}
+
+/*
+ * Every member's missing claims first, then the pods: the claims are being
+ * bound while the pods are made (a pod made before its claim is bound
+ * waits out the scheduler's backoff), and the creates of one kind go out
+ * together (reconciler_ops.batch).
+ */
 bool cluster_start_members(struct plan *p, struct action *a)
 {
+	size_t t;
+	const json_t *vct;
 	for (size_t i = 0; i < p->nids; i++) {
 		struct identity *id = &p->ids[i];
 		if (!id->member)
 			continue;
-		size_t t;
-		const json_t *vct;
-		bool claims_ready = true;
 		json_array_foreach(p->s.vcts, t, vct) {
-			const char *tname = kube_obj_str(vct, "metadata.name");
-			char *claim = set_claim_name(tname, p->name, id->n);
-			const json_t *found = NULL;
-			for (int c = 0; c < id->nclaims; c++)
-				if (!strcmp(kube_obj_str(id->claims[c], "metadata.name"), claim))
-					found = id->claims[c];
-			free(claim);
-			if (!found) {
+			if (!member_claim(p, id, vct)) {
 				bool owned = !strcmp(p->s.when_deleted, "Delete");
-				json_t *body = cluster_member_claim(p->c, vct, id->n, owned);
-				action_create(a, "CreateClaim", &KUBE_PVCS, body);
+				action_create(a, "CreateClaim", &KUBE_PVCS, cluster_member_claim(p->c, vct, id->n, owned));
 				return true;
 			}
-			if (kube_obj_terminating(found))
+		}
+	}
+	for (size_t i = 0; i < p->nids; i++) {
+		struct identity *id = &p->ids[i];
+		if (!id->member || id->pod || id->foreign)
+			continue;
+		bool claims_ready = true;
+		json_array_foreach(p->s.vcts, t, vct) {
+			if (kube_obj_terminating(member_claim(p, id, vct)))
 				claims_ready = false; /* someone deletes it: the pod waits for a new one */
 		}
-		if (id->pod || id->foreign || !claims_ready)
+		if (!claims_ready)
 			continue;
 		const char *rev = cluster_target_revision(p, id);
 		const json_t *robj = cluster_find_revision(p, rev);
