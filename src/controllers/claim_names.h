@@ -22,4 +22,10 @@ char *set_name_prefix(const char *tmpl, const char *set);
  */
 void claim_statefulset_candidates(const char *claim, void (*fn)(void *ctx, const char *sts), void *ctx);
 
+/*
+ * The set a pod "<set>-<n>" is named after, or NULL when pod does not end
+ * in -<digits>. New string.
+ */
+char *pod_set_name(const char *pod);
+
 #endif

@@ -76,6 +76,23 @@ static void map_volume(void *ctx, struct controller *c, const json_t *pv)
 		claim_statefulset_candidates(name, enqueue_candidate, &ce);
 }
 
+/*
+ * A pod the owner handlers cannot place: a copy Job's (by its label), or a
+ * replica the orphan delete left without a controller (by its name). The
+ * copy waits for both to go; without this it would notice at its next poll.
+ */
+static void map_pod(void *ctx, struct controller *c, const json_t *pod)
+{
+	struct claim_event ce = {ctx, kube_obj_str(pod, "metadata.namespace")};
+	controller_enqueue_name(c, ce.ns, kube_obj_label(pod, LABEL_COPY_OF));
+	if (!ce.ns || kube_obj_has_controller(pod))
+		return;
+	char *set = pod_set_name(kube_obj_str(pod, "metadata.name"));
+	if (set)
+		enqueue_candidate(&ce, set);
+	free(set);
+}
+
 /* ---- the snapshot ---- */
 
 /*
@@ -661,6 +678,8 @@ struct controller *resize_controller_new(const struct resize_deps *deps)
 	h = controller_mapped_handlers(c, map_claim, rc);
 	informer_add_handlers(pvcs, &h);
 	h = controller_owner_handlers(c, "StatefulSet");
+	informer_add_handlers(pods, &h);
+	h = controller_mapped_handlers(c, map_pod, rc);
 	informer_add_handlers(pods, &h);
 	h = controller_label_handlers(c, LABEL_SAVED_STATEFULSET);
 	informer_add_handlers(backups, &h);
