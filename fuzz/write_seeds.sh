@@ -314,7 +314,8 @@ for u in "used=209715200,available=104857600,capacity=335544320,inodesUsed=12,in
 	"used=1,available=2,capacity=3,observed=2025-11-24T16:00:00.5Z,next=1" "used=4,available=2,capacity=3,observed=2025-11-24T16:00:00Z" \
 	"used=1,used=1,available=2,capacity=3,observed=2025-11-24T16:00:00Z" "used=-1,available=0,capacity=1,observed=2025-11-24T16:00:00Z" \
 	"used=0,available=0,capacity=1152921504606846977,observed=2025-11-24T16:00:00Z" "used=1Gi" "" ",,," "observed=" \
-	"used=1,available=2,capacity=3,inodesUsed=5,inodes=4,observed=2025-11-24T16:00:00Z"; do
+	"used=1,available=2,capacity=3,inodesUsed=5,inodes=4,observed=2025-11-24T16:00:00Z" \
+	"used=0,available=0,capacity=9525111204606846977,observed=2025-11-24T16:00:00Z"; do
 	seed usage_published "u_$(printf '%s' "$u" | tr -c 'A-Za-z0-9.=+-' '_' | cut -c1-60)" "$u"
 done
 # ---- usage sources: "0" + a kubelet stats summary, "1" + a Prometheus answer ----

@@ -50,6 +50,7 @@ static void test_junk_is_refused(void **state)
 		"used=0,available=0,capacity=0,observed=2025-11-24T16:00:00Z", /* no file system */
 		"used=1,available=2,capacity=2305843009213693952,observed=2025-11-24T16:00:00Z", /* 2^61 */
 		"used=1,available=2,capacity=99999999999999999999999,observed=2025-11-24T16:00:00Z",
+		"used=1,available=2,capacity=9525111204606846977,observed=2025-11-24T16:00:00Z", /* 19 digits, past int64 once times ten */
 		"used=1,available=2,capacity=3,inodesUsed=5,inodes=4,observed=2025-11-24T16:00:00Z",
 		"used=1,available=2,capacity=3,observed=yesterday",
 		"used=1,available=2,capacity=3,observed=2025-11-24T16:00:00Z,",

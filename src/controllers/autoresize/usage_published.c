@@ -36,9 +36,10 @@ static bool read_count(const char *s, size_t len, int64_t *out)
 	for (size_t i = 0; i < len; i++) {
 		if (s[i] < '0' || s[i] > '9')
 			return false;
-		v = v * 10 + (s[i] - '0');
-		if (v > USAGE_BOUND)
+		int d = s[i] - '0';
+		if (v > (USAGE_BOUND - d) / 10) /* checked before it is computed: 19 digits overflow */
 			return false;
+		v = v * 10 + d;
 	}
 	*out = v;
 	return true;
