@@ -45,7 +45,7 @@ struct tpl {
 	int64_t size;        /* the template's */
 	struct autoresize_policy pol;
 	bool recommend;
-	/* Where the policy is written, for messages: "autoresize.stateful-operator.io/data", "... on Namespace shop" */
+	/* Where the policy is written, for messages: the annotation <prefix><template>, or "<prefix>policy on Namespace shop" */
 	char where[400];
 	/* After a growth's message: "" for the workload's own policy, else " (policy: <where>)" */
 	char by[420];
