@@ -344,20 +344,25 @@ static void test_class_and_namespace_policies(void **state)
 	const char *args[] = {"--kubeconfig", getenv("SOP_OPERATOR_KUBECONFIG"),
 			      "--metrics-bind-address", "0", "--health-probe-bind-address", "0",
 			      "--autoresize-source", "prometheus", "--prometheus-url", url,
-			      "--autoresize-interval", "2s", NULL};
+			      "--autoresize-interval", "5s", NULL};
 	daemon_start(&t->d, args, NULL);
 	t->running = true;
 	if (!daemon_wait_log(&t->d, "all caches synced", 20000))
 		fail_msg("operator did not start:\n%s", daemon_log(&t->d));
 
 	expect_asks(t, t->ns, "a", "3Gi");
+	/* Events are sent after the write, by the recorder's own thread. */
+	assert_true(it_wait_event(t->admin, t->ns, "AutoResizeTriggered", "a", 20000));
 	char *msg = it_event_message(t->admin, t->ns, "AutoResizeTriggered", "a");
 	assert_non_null(msg);
+	printf("[ event ] AutoResizeTriggered: %s\n", msg);
 	assert_non_null(strstr(msg, "(policy: autoresize.stateful-operator.io/policy on StorageClass"));
 	free(msg);
 	expect_asks(t, t->ns2, "d", "4Gi");
+	assert_true(it_wait_event(t->admin, t->ns2, "AutoResizeTriggered", "d", 20000));
 	msg = it_event_message(t->admin, t->ns2, "AutoResizeTriggered", "d");
 	assert_non_null(msg);
+	printf("[ event ] AutoResizeTriggered: %s\n", msg);
 	assert_non_null(strstr(msg, "(policy: autoresize.stateful-operator.io/policy on Namespace"));
 	free(msg);
 	struct class_event ce = {t, "autoresize.stateful-operator.io/policy: used: \"80\" is not a whole percentage"};
@@ -366,7 +371,7 @@ static void test_class_and_namespace_policies(void **state)
 	printf("[ time  ] grown and warned %.1f s after the operator started\n", (it_now_ms() - started) / 1000);
 
 	/* A few polls more: b (mode=off) and c (its class's policy refused) are as they were, and said once. */
-	it_sleep_ms(5000);
+	it_sleep_ms(11000);
 	char *b = asked(t, t->ns, "b"), *c = asked(t, t->ns, "c");
 	assert_string_equal(b, "");
 	assert_string_equal(c, "");
