@@ -54,7 +54,8 @@ const char *plugin_usage(void)
 }
 
 static const char status_help[] =
-	"Show what the operator is doing or has to say: resizes, cleanups, autoresize policies,\n"
+	"Show what the operator is doing or has to say: resizes, cleanups, autoresize policies\n"
+	"(the workload's own, its namespace's or its StorageClass's: the row says which),\n"
 	"StatefulClusters (phase, progress, age, last Event); which replica leads (on stderr).\n"
 	"\n"
 	"Usage: kubectl stateful status [sts/NAME|stc/NAME] [-A] [-o FORMAT] [--no-headers]\n"
@@ -68,7 +69,9 @@ static const char status_help[] =
 	"  kubectl stateful status -o jsonpath='{range [*]}{.name}{\"\\t\"}{.phase}{\"\\n\"}{end}'\n"
 	"\n"
 	"The document (-o json, yaml, jsonpath) is a list of rows: namespace, kind, name,\n"
-	"operation, phase, progress, age, lastEvent, message, strategy, started, replicas.\n"
+	"operation, phase, progress, age, lastEvent, message, strategy, started, replicas; an\n"
+	"autoresize row also policy, policySource {kind, name, annotation}, claims, nextGrowth,\n"
+	"nextSize.\n"
 	"\n"
 	"Flags:\n"
 	"  -A, --all-namespaces   every namespace\n"
