@@ -16,9 +16,10 @@
  *     them (scaledown_plan_orphaning); job-name and resize-copy-of (resize:
  *     copy Job pods), cleanup-for (scale-down), controller-revision-hash and
  *     cluster (cluster), resize-copy-of also indexes pods (set_index_pod)
- *   - annotations stateful-operator.io/...: cleanup-attempt and
- *     cleanup-claims (scale-down's cleanup pods); others are never read
- *     and are dropped (a service mesh's status annotations are large)
+ *   - annotations: only the cleanup pods' (scale-down reads
+ *     cleanup-attempt and cleanup-claims; cleanup-ordinal is kept with
+ *     them); no other annotation of a pod is read, and a service mesh's
+ *     or a tool's can be large
  *   - ownerReferences: adoption (resize plan_pods_adopted), the owner
  *     handlers, cluster and scale-down (controlled_by, has_controller)
  *   - deletionTimestamp, deletionGracePeriodSeconds: kube_pod_ready and
@@ -64,6 +65,8 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "controllers/contract.h"
+
 /* Whether key is in the NULL-terminated list. */
 static bool listed(const char *const *list, const char *key)
 {
@@ -73,29 +76,16 @@ static bool listed(const char *const *list, const char *key)
 	return false;
 }
 
-/* Drops every key of obj (if an object) that keep(list, key) refuses. */
-static void keep_only(json_t *obj, bool (*keep)(const char *const *list, const char *key), const char *const *list)
+/* Drops every key of obj (if an object) not in keep (NULL-terminated). */
+static void keep_only(json_t *obj, const char *const *keep)
 {
 	const char *key;
 	json_t *v;
 	void *tmp;
 	json_object_foreach_safe(obj, tmp, key, v) {
-		if (!keep(list, key))
+		if (!listed(keep, key))
 			json_object_del(obj, key);
 	}
-}
-
-/* An annotation of ours: its prefix is stateful-operator.io or a subdomain of it (list unused). */
-static bool our_annotation(const char *const *list, const char *key)
-{
-	(void)list;
-	static const char domain[] = "stateful-operator.io/";
-	const char *slash = strchr(key, '/');
-	if (!slash)
-		return false;
-	size_t prefix = (size_t)(slash - key) + 1, n = sizeof(domain) - 1;
-	return prefix == n ? !strncmp(key, domain, n)
-			   : prefix > n && key[prefix - n - 1] == '.' && !strncmp(key + prefix - n, domain, n);
 }
 
 /* Of a pod's conditions (an array), only Ready: no other type is read. */
@@ -113,24 +103,26 @@ static void keep_ready(json_t *conditions)
 void pod_fields_keep(json_t *pod)
 {
 	static const char *const top[] = {"apiVersion", "kind", "metadata", "spec", "status", NULL};
+	static const char *const annotations[] = {ANNOTATION_CLEANUP_ATTEMPT, ANNOTATION_CLEANUP_CLAIMS,
+						  ANNOTATION_CLEANUP_ORDINAL, NULL};
 	static const char *const spec[] = {"nodeName", "volumes", NULL};
 	static const char *const volume[] = {"name", "persistentVolumeClaim", NULL};
-	static const char *const status[] = {"phase",	  "reason",	 "message",	      "conditions",
-					     "startTime", "hostIP", "containerStatuses", NULL};
+	static const char *const status[] = {"phase", "reason", "message", "conditions", "startTime", "hostIP",
+					     "containerStatuses", NULL};
 	static const char *const container[] = {"name", "state", "ready", "restartCount", NULL};
 	if (!json_is_object(pod))
 		return;
-	keep_only(pod, listed, top);
-	keep_only(json_object_get(json_object_get(pod, "metadata"), "annotations"), our_annotation, NULL);
+	keep_only(pod, top);
+	keep_only(json_object_get(json_object_get(pod, "metadata"), "annotations"), annotations);
 	json_t *s = json_object_get(pod, "spec");
-	keep_only(s, listed, spec);
+	keep_only(s, spec);
 	size_t i;
 	json_t *item;
 	json_array_foreach(json_object_get(s, "volumes"), i, item)
-		keep_only(item, listed, volume);
+		keep_only(item, volume);
 	s = json_object_get(pod, "status");
-	keep_only(s, listed, status);
+	keep_only(s, status);
 	keep_ready(json_object_get(s, "conditions"));
 	json_array_foreach(json_object_get(s, "containerStatuses"), i, item)
-		keep_only(item, listed, container);
+		keep_only(item, container);
 }

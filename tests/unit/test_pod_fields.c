@@ -15,6 +15,7 @@
 
 #include "client/kube_object.h"
 #include "controllers/autoresize/usage_source.h"
+#include "controllers/contract.h"
 #include "controllers/pod_fields.h"
 #include "controllers/set_index.h"
 #include "runtime/manager.h"
@@ -63,8 +64,6 @@ static const struct path kept[] = {
 	{{"metadata", "creationTimestamp"}},
 	{{"metadata", "labels"}},
 	{{"metadata", "ownerReferences"}},
-	{{"metadata", "annotations", "stateful-operator.io/cleanup-attempt"}},
-	{{"metadata", "annotations", "storage-class.stateful-operator.io/data"}},
 	{{"spec", "nodeName"}},
 	{{"spec", "volumes", "[0]"}}, /* the claim's: name and persistentVolumeClaim */
 	{{"spec", "volumes", "[0]", "persistentVolumeClaim", "claimName"}},
@@ -128,12 +127,9 @@ static void test_kept_fields_keep_their_values(void **state)
 	const json_t *conditions = at(trimmed, &(struct path){{"status", "conditions"}});
 	assert_int_equal(json_array_size(conditions), 1);
 	assert_true(json_equal(json_array_get(conditions, 0), ready));
-	/* metadata whole but for the annotations of others. */
+	/* metadata whole but for the annotations (none read on a replica). */
 	json_t *meta = json_deep_copy(json_object_get(pod, "metadata"));
-	json_t *ann = json_object_get(meta, "annotations");
-	json_object_del(ann, "kubectl.kubernetes.io/default-container");
-	json_object_del(ann, "prometheus.io/port");
-	json_object_del(ann, "prometheus.io/scrape");
+	json_object_set_new(meta, "annotations", json_object());
 	assert_true(json_equal(meta, json_object_get(trimmed, "metadata")));
 	json_decref(meta);
 	json_decref(trimmed);
@@ -232,19 +228,19 @@ static void test_failure_kept(void **state)
 	json_decref(pod);
 }
 
-/* Ours: stateful-operator.io/ and its subdomains; not names that only look alike. */
-static void test_annotations_of_ours(void **state)
+/* A cleanup pod's annotations (scale-down reads them) stay; others go, ours that are not read too. */
+static void test_cleanup_annotations_kept(void **state)
 {
 	(void)state;
-	json_t *pod = json_pack("{s:{s:{s:s, s:s, s:s, s:s, s:s, s:s}}}", "metadata", "annotations",
-				"stateful-operator.io/cleanup-claims", "{}", "resize.stateful-operator.io/data", "1Gi",
-				"evilstateful-operator.io/x", "a", "stateful-operator.io.evil/x", "b", "stateful-operator.io",
-				"c", "example.com/stateful-operator.io/x", "d");
+	json_t *pod = json_pack("{s:{s:{s:s, s:s, s:s, s:s, s:s}}}", "metadata", "annotations",
+				ANNOTATION_CLEANUP_CLAIMS, "{\"data-db-3\":\"0b8e4f52\"}", ANNOTATION_CLEANUP_ATTEMPT, "2",
+				ANNOTATION_CLEANUP_ORDINAL, "3", ANNOTATION_IGNORE, "true", "sidecar.istio.io/status", "{}");
 	pod_fields_keep(pod);
 	const json_t *ann = kube_obj_annotations(pod);
-	assert_int_equal(json_object_size(ann), 2);
-	assert_non_null(json_object_get(ann, "stateful-operator.io/cleanup-claims"));
-	assert_non_null(json_object_get(ann, "resize.stateful-operator.io/data"));
+	assert_int_equal(json_object_size(ann), 3);
+	assert_string_equal(kube_obj_annotation(pod, ANNOTATION_CLEANUP_CLAIMS), "{\"data-db-3\":\"0b8e4f52\"}");
+	assert_string_equal(kube_obj_annotation(pod, ANNOTATION_CLEANUP_ATTEMPT), "2");
+	assert_string_equal(kube_obj_annotation(pod, ANNOTATION_CLEANUP_ORDINAL), "3");
 	json_decref(pod);
 }
 
@@ -318,7 +314,7 @@ int main(void)
 		cmocka_unit_test(test_readers_see_the_same),
 		cmocka_unit_test(test_at_least_four_times_smaller),
 		cmocka_unit_test(test_failure_kept),
-		cmocka_unit_test(test_annotations_of_ours),
+		cmocka_unit_test(test_cleanup_annotations_kept),
 		cmocka_unit_test(test_odd_shapes),
 		cmocka_unit_test(test_manager_pod_cache_is_trimmed),
 	};
