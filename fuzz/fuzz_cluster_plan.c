@@ -5,12 +5,15 @@
  * [...], "pvcs": [...], "revisions": [...], "nodes": [...]} to give it
  * members. Every shape yields one well-formed next step: a create or patch
  * with a body, a delete or patch of a named object, a refusal that says
- * why.
+ * why. And the same step from the pods as the Pod cache keeps them
+ * (pod_fields.h): the planner reads nothing the cache drops.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "controllers/cluster/cluster_plan.h"
+#include "controllers/pod_fields.h"
 #include "fuzz_input.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -34,6 +37,26 @@ static void check_action(const struct action *a)
 		FUZZ_CHECK(a->event_message != NULL, "a refusal says why");
 }
 
+static bool streq_or_null(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static bool json_same(const json_t *a, const json_t *b)
+{
+	return a == b || (a && b && json_equal(a, b));
+}
+
+/* a and b are the same step. */
+static bool same_action(const struct action *a, const struct action *b)
+{
+	return a->verb == b->verb && streq_or_null(a->what, b->what) && a->resource == b->resource &&
+	       !strcmp(a->name, b->name) && !strcmp(a->uid, b->uid) && json_same(a->body, b->body) &&
+	       json_same(a->state, b->state) && streq_or_null(a->event_reason, b->event_reason) &&
+	       streq_or_null(a->event_message, b->event_message) && streq_or_null(a->status, b->status) &&
+	       a->requeue_ms == b->requeue_ms;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	json_t *doc = fuzz_json_object(data, size);
@@ -49,10 +72,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.nodes = json_is_array(json_object_get(doc, "nodes")) ? json_object_get(doc, "nodes") : NULL,
 		.now_ms = 1767225600000LL, /* 2026-01-01T00:00:00Z */
 	};
-	struct action a;
+	struct action a, b;
 	cluster_plan(&in, &a);
 	check_action(&a);
+	/* The pods as the Pod cache keeps them. */
+	json_t *trimmed = json_deep_copy(in.pods), *pod;
+	size_t i;
+	json_array_foreach(trimmed, i, pod)
+		pod_fields_keep(pod);
+	in.pods = trimmed;
+	cluster_plan(&in, &b);
+	FUZZ_CHECK(same_action(&a, &b), "the same step from the pods the cache keeps");
 	action_release(&a);
+	action_release(&b);
+	json_decref(trimmed);
 	json_decref(empty);
 	json_decref(doc);
 	return 0;

@@ -23,6 +23,7 @@
 #include "controllers/resize/copy_script.h"
 #include "controllers/autoresize/autoresize_controller.h"
 #include "controllers/cluster/cluster_controller.h"
+#include "controllers/pod_fields.h"
 #include "controllers/resize/resize_controller.h"
 #include "controllers/scaledown/scaledown_controller.h"
 #include "controllers/state_seal.h"
@@ -221,6 +222,8 @@ static void upgrade_seals(void *ctx)
 static int add_controllers(struct manager *m, const struct operator_options *o, struct kube_client *c,
 			    struct event_recorder *events, struct observability *obs, const struct state_seal *seal)
 {
+	/* Before any controller makes the Pod cache: it keeps only what they read. */
+	manager_set_transform(m, &KUBE_PODS, pod_fields_keep);
 	struct controller_deps base = {
 		.client = c, .manager = m, .events = events, .obs = obs, .seal = seal, .workers = o->workers};
 	if (o->controllers & CONTROLLER_RESIZE) {

@@ -14,6 +14,7 @@
 #define MAX_INFORMERS 16
 #define MAX_CONTROLLERS 8
 #define MAX_READY_CHECKS 4
+#define MAX_TRANSFORMS 4
 
 /* Refusals reported at once beyond this are logged only (the informer logs each). */
 #define MAX_REFUSED_PENDING 32
@@ -29,6 +30,11 @@ struct manager {
 	int ncontrollers;
 	struct leader_elector *leader;
 	struct event_recorder *events; /* for objects left out of a cache, or NULL */
+	struct {
+		const struct kube_resource *resource;
+		void (*fn)(json_t *obj); /* informer_options.transform */
+	} transforms[MAX_TRANSFORMS];
+	int ntransforms;
 	/*
 	 * Events about objects left out, waiting for the manager's thread: an
 	 * informer finds them inside its own transfer, where its thread's
@@ -137,6 +143,28 @@ void manager_report_refused(struct manager *m, struct event_recorder *events)
 	m->events = events;
 }
 
+void manager_set_transform(struct manager *m, const struct kube_resource *r, void (*transform)(json_t *obj))
+{
+	if (m->ntransforms == MAX_TRANSFORMS)
+		abort(); /* a programming error */
+	for (int i = 0; i < m->ninformers; i++)
+		if (informer_resource(m->informers[i]) == r)
+			abort(); /* a programming error: that cache would keep whole objects */
+	m->transforms[m->ntransforms].resource = r;
+	m->transforms[m->ntransforms++].fn = transform;
+}
+
+typedef void (*transform_fn)(json_t *obj);
+
+/* The transform set for r, or NULL. */
+static transform_fn transform_of(const struct manager *m, const struct kube_resource *r)
+{
+	for (int i = 0; i < m->ntransforms; i++)
+		if (m->transforms[i].resource == r)
+			return m->transforms[i].fn;
+	return NULL;
+}
+
 struct informer *manager_informer_selected(struct manager *m, const struct kube_resource *r,
 					   const char *label_selector)
 {
@@ -151,6 +179,7 @@ struct informer *manager_informer_selected(struct manager *m, const struct kube_
 	struct informer_options o = {.resource = r,
 				     .namespace = r->namespaced ? m->namespace : NULL,
 				     .label_selector = label_selector,
+				     .transform = transform_of(m, r),
 				     .on_refused = m->events ? refused_event : NULL,
 				     .refused_ctx = m};
 	m->selectors[m->ninformers] = label_selector ? xstrdup(label_selector) : NULL;

@@ -41,6 +41,13 @@ struct informer *manager_informer_selected(struct manager *m, const struct kube_
  */
 void manager_report_refused(struct manager *m, struct event_recorder *events);
 
+/*
+ * Objects of r are trimmed by transform (informer_options.transform) before
+ * they are cached, in every cache of r the manager makes. Before the first
+ * informer of r is made; at most 4 resources.
+ */
+void manager_set_transform(struct manager *m, const struct kube_resource *r, void (*transform)(json_t *obj));
+
 /* Takes ownership of c. */
 void manager_add_controller(struct manager *m, struct controller *c);
 

@@ -1688,9 +1688,10 @@ static void prune_deleted_uids(struct world *w)
 
 static void plan_into(const struct world *w, struct action *a)
 {
+	json_t *pods = sim_cached_pods(pods_seen(w));
 	struct cluster_inputs in = {
 		.cluster = w->cluster,
-		.pods = pods_seen(w),
+		.pods = pods,
 		.pvcs = w->pvcs,
 		.revisions = w->revisions,
 		.nodes = w->nodes,
@@ -1699,6 +1700,7 @@ static void plan_into(const struct world *w, struct action *a)
 		.deleted_uids = w->deleted_uids,
 	};
 	cluster_plan(&in, a);
+	json_decref(pods);
 }
 
 /* Plans into w->a; the same inputs must give the same step. */

@@ -319,8 +319,10 @@ static void expect_no_failures(struct fixture *f, const char *title)
 
 static void plan_into(const struct world *w, struct action *a)
 {
-	struct resize_inputs in = {w->sts, w->backup, w->pvcs, w->pods, w->classes, w->pvs, w->jobs, IMAGE, NULL};
+	json_t *pods = sim_cached_pods(w->pods);
+	struct resize_inputs in = {w->sts, w->backup, w->pvcs, pods, w->classes, w->pvs, w->jobs, IMAGE, NULL};
 	resize_plan(&in, (long long)w->clock * 1000, a);
+	json_decref(pods);
 }
 
 static void plan(struct world *w)

@@ -109,8 +109,10 @@ static void world_release(struct world *w)
 static void plan(struct world *w)
 {
 	action_release(&w->a);
-	struct resize_inputs in = {w->sts, w->backup, w->pvcs, w->pods, w->classes, w->pvs, NULL, NULL, NULL};
+	json_t *pods = sim_cached_pods(w->pods);
+	struct resize_inputs in = {w->sts, w->backup, w->pvcs, pods, w->classes, w->pvs, NULL, NULL, NULL};
 	resize_plan(&in, NOW_MS, &w->a);
+	json_decref(pods);
 }
 
 static void desire(json_t *sts, const char *text)

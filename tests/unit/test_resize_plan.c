@@ -112,8 +112,10 @@ static void world_init(struct world *w)
 static void plan(struct world *w)
 {
 	action_release(&w->a);
-	struct resize_inputs in = {w->sts, w->backup, w->pvcs, w->pods, w->classes, NULL, NULL, NULL, w->lower_refusals};
+	json_t *pods = sim_cached_pods(w->pods);
+	struct resize_inputs in = {w->sts, w->backup, w->pvcs, pods, w->classes, NULL, NULL, NULL, w->lower_refusals};
 	resize_plan(&in, NOW_MS, &w->a);
+	json_decref(pods);
 }
 
 static void world_release(struct world *w)

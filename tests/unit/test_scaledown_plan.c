@@ -1387,8 +1387,10 @@ static char *fingerprint(const struct action *a)
 
 static void plan_into(const struct world *w, struct action *a)
 {
-	struct scaledown_inputs in = {w->sts, w->pvcs, w->pods, w->now_ms};
+	json_t *pods = sim_cached_pods(w->pods);
+	struct scaledown_inputs in = {w->sts, w->pvcs, pods, w->now_ms};
 	scaledown_plan(&in, a);
+	json_decref(pods);
 }
 
 /* Plans into w->a; the same inputs must give the same step. */

@@ -21,6 +21,7 @@
 #include "controllers/autoresize/usage_source.h"
 #include "client/kube_config.h"
 #include "controllers/autoresize/usage_source_internal.h"
+#include "controllers/pod_fields.h"
 #include "loopback.h"
 #include "terminal_scan.h"
 #include "scratch_dir.h"
@@ -100,7 +101,10 @@ static const char SUMMARY[] =
 	"{\"podRef\":{\"name\":\"sidecar\",\"namespace\":\"other\",\"uid\":\"b1b1\"},\"containers\":[]}"
 	"]}";
 
-/* A pod named name in ns on node, mounting claims (NULL-terminated) and a volume without a claim. New reference. */
+/*
+ * A pod named name in ns on node, mounting claims (NULL-terminated) and a
+ * volume without a claim, as the Pod cache keeps it (pod_fields.h). New reference.
+ */
 static json_t *pod_mounting(const char *ns, const char *name, const char *node, const char *const *claims)
 {
 	json_t *volumes = json_pack("[{s:s, s:{}}]", "name", "kube-api-access", "projected");
@@ -111,6 +115,7 @@ static json_t *pod_mounting(const char *ns, const char *name, const char *node, 
 				"volumes", volumes);
 	if (node)
 		json_object_set_new(json_object_get(pod, "spec"), "nodeName", json_string(node));
+	pod_fields_keep(pod);
 	return pod;
 }
 

@@ -10,6 +10,7 @@
 #include "util/duration.h"
 #include "util/xalloc.h"
 #include "client/kube_object.h"
+#include "controllers/pod_fields.h"
 
 /* ---- strings ---- */
 
@@ -113,6 +114,19 @@ bool sim_owned_by(const json_t *obj, const char *uid, bool controller_only)
 			return true;
 	}
 	return false;
+}
+
+json_t *sim_cached_pods(const json_t *pods)
+{
+	json_t *out = json_array();
+	size_t i;
+	const json_t *pod;
+	json_array_foreach(pods, i, pod) {
+		json_t *copy = json_deep_copy(pod);
+		pod_fields_keep(copy);
+		json_array_append_new(out, copy);
+	}
+	return out;
 }
 
 bool sim_mounts(const json_t *pod, const char *claim)

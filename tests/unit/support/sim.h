@@ -107,6 +107,12 @@ json_t *sim_find_uid(const json_t *list, const char *uid);
 void sim_remove(json_t *list, const json_t *obj);
 /* An element of the array arr is the string s. */
 bool sim_in_array(const json_t *arr, const char *s);
+/*
+ * pods as the operator's Pod cache holds them (controllers/pod_fields.h):
+ * a new array of trimmed copies. The planners are given these, so a
+ * simulation fails when a planner reads a field the cache drops.
+ */
+json_t *sim_cached_pods(const json_t *pods);
 
 /* ---- names ---- */
 
