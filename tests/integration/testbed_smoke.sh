@@ -9,6 +9,12 @@
 #     and labelled; a pod there runs a real container on a real file system of the
 #     claim's size (local-fixed), reports through its termination message, and
 #     its volume's backing file is gone once the claim is deleted.
+#   - the second real node (unless LOCAL_CLUSTER_REAL_NODES=1): local-node-1 is Ready,
+#     tainted, labelled real-1, at 10.250.0.129; a claim of local-wffc used by a pod
+#     there gets its volume on local-node-1 (PV node affinity, backing file under
+#     node-1/volumes), the pod an IP of that node's range, and a pod on local-node-0
+#     fetches a file from it over the pod network (rsync daemon); deleting the claim
+#     deletes the volume there.
 # Everything it creates lives in one namespace, deleted on exit.
 set -euo pipefail
 
@@ -178,3 +184,80 @@ for _ in $(seq 1 100); do
 done
 [ ! -f "$LOCAL_CLUSTER_DIR/node/volumes/$pv.img" ] || fail "the backing file of $pv is still there"
 ! kubectl get pv "$pv" >/dev/null 2>&1 || fail "PV $pv is still there"
+
+# The second real node (unless LOCAL_CLUSTER_REAL_NODES=1).
+[ "${LOCAL_CLUSTER_REAL_NODES:-2}" -ge 2 ] || exit 0
+
+step "the second real node: Ready, tainted, labelled real-1, its own address"
+[ "$(kubectl get node local-node-1 -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ] ||
+	fail "local-node-1 is not Ready"
+[ "$(kubectl get node local-node-1 -o jsonpath='{.metadata.labels.stateful-operator\.io/testbed-node}/{.spec.taints[0].key}')" = \
+	real-1/stateful-operator.io/testbed-node ] || fail "local-node-1 lacks its label or taint"
+[ "$(kubectl get node local-node-1 -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}')" = 10.250.0.129 ] ||
+	fail "local-node-1's InternalIP is not 10.250.0.129"
+
+step "a pod on local-node-1 on a volume made there (local-wffc), reached from a pod on local-node-0"
+# The server: an rsync daemon on its volume; the client on the other node
+# fetches a file from it over the pod network and reports it.
+kubectl apply -n "$NS" -f - >/dev/null <<'EOF2'
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: far}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: local-wffc
+  resources: {requests: {storage: 300Mi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: far}
+spec:
+  nodeSelector: {stateful-operator.io/testbed-node: real-1}
+  tolerations: [{key: stateful-operator.io/testbed-node, operator: Exists, effect: NoSchedule}]
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: main
+    image: localhost/testbed-tools:dev
+    imagePullPolicy: Never
+    command: [sh, -c, 'echo from-local-node-1 >/data/f && printf "[data]\npath = /data\nread only = true\nuse chroot = false\nuid = 0\ngid = 0\n" >/tmp/r.conf && exec rsync --daemon --no-detach --port=8730 --config=/tmp/r.conf']
+    readinessProbe: {tcpSocket: {port: 8730}, periodSeconds: 1}
+    volumeMounts: [{name: data, mountPath: /data}]
+  volumes: [{name: data, persistentVolumeClaim: {claimName: far}}]
+EOF2
+kubectl wait -n "$NS" --for=condition=Ready pod/far --timeout="$WAIT" >/dev/null ||
+	fail "the pod on local-node-1 did not become Ready"
+[ "$(kubectl get -n "$NS" pod far -o jsonpath='{.spec.nodeName}')" = local-node-1 ] || fail "pod far is not on local-node-1"
+ip=$(kubectl get -n "$NS" pod far -o jsonpath='{.status.podIP}')
+[[ $ip =~ ^10\.250\.0\.([0-9]+)$ ]] && ((BASH_REMATCH[1] >= 130 && BASH_REMATCH[1] <= 254)) ||
+	fail "pod far's IP '$ip' is not in local-node-1's range 10.250.0.130-254"
+pv=$(kubectl get -n "$NS" pvc far -o jsonpath='{.spec.volumeName}')
+[ "$(kubectl get pv "$pv" -o jsonpath='{.spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values[0]}')" = \
+	local-node-1 ] || fail "PV $pv is not bound to local-node-1"
+[ -f "$LOCAL_CLUSTER_DIR/node-1/volumes/$pv.img" ] || fail "no backing file for $pv under node-1/volumes"
+kubectl apply -n "$NS" -f - >/dev/null <<EOF2
+apiVersion: v1
+kind: Pod
+metadata: {name: near}
+spec:
+  restartPolicy: Never
+  nodeSelector: {stateful-operator.io/testbed-node: real}
+  tolerations: [{key: stateful-operator.io/testbed-node, operator: Exists, effect: NoSchedule}]
+  containers:
+  - name: main
+    image: localhost/testbed-tools:dev
+    imagePullPolicy: Never
+    command: [sh, -c, 'rsync rsync://$ip:8730/data/f /tmp/f && cat /tmp/f >/dev/termination-log']
+EOF2
+kubectl wait -n "$NS" --for=jsonpath='{.status.phase}'=Succeeded pod/near --timeout="$WAIT" >/dev/null ||
+	fail "the pod on local-node-0 could not fetch from $ip (pod network between the nodes)"
+[ "$(kubectl get -n "$NS" pod near -o jsonpath='{.spec.nodeName}')" = local-node-0 ] || fail "pod near is not on local-node-0"
+got=$(kubectl get -n "$NS" pod near -o jsonpath='{.status.containerStatuses[0].state.terminated.message}')
+[ "$got" = from-local-node-1 ] || fail "the pod on local-node-0 read '$got' from local-node-1, not from-local-node-1"
+
+step "deleting the claim on local-node-1 deletes its volume there"
+kubectl delete -n "$NS" pod/far pod/near pvc/far --wait=true --timeout="$WAIT" >/dev/null || fail "delete failed"
+for _ in $(seq 1 100); do
+	[ -f "$LOCAL_CLUSTER_DIR/node-1/volumes/$pv.img" ] || break
+	sleep 0.3
+done
+[ ! -f "$LOCAL_CLUSTER_DIR/node-1/volumes/$pv.img" ] || fail "the backing file of $pv is still there"
