@@ -186,6 +186,10 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   address = "$CONTAINERD_SOCK"
 [ttrpc]
   address = "$NODE_RUN/containerd.sock.ttrpc"
+# containerd 2.x's NRI socket, by default /var/run/nri/nri.sock for every
+# instance (1.6 has no such plugin and ignores this).
+[plugins."io.containerd.nri.v1.nri"]
+  socket_path = "$NODE_RUN/nri.sock"
 [plugins."io.containerd.internal.v1.opt"]
   path = "$NODE_DIR/containerd/opt"
 [plugins."io.containerd.grpc.v1.cri"]
