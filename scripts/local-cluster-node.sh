@@ -264,14 +264,15 @@ node_bridge_up() {
 	fi
 }
 
-# The node's cgroups in every hierarchy the kubelet checks: each cgroup v1
-# hierarchy, or the cgroup2 one when it is the only one (mounted at
-# /sys/fs/cgroup). local-node-0's are its /kubepods subtree (cgroupRoot /);
+# The node's cgroups in every hierarchy: each cgroup v1 one (the kubelet checks
+# cpu, cpuacct, cpuset, memory, pids, systemd) and the cgroup2 one (on this
+# hybrid machine /sys/fs/cgroup/unified, where runc and the kubelet make
+# the same tree). local-node-0's are its /kubepods subtree (cgroupRoot /);
 # another node's are its whole root.
 node_cgroup_dirs() {
 	local sub=$NODE_CGROUP_ROOT
 	[ "$sub" != / ] || sub=/kubepods
-	awk -v sub_="$sub" '$3 == "cgroup" || ($3 == "cgroup2" && $2 == "/sys/fs/cgroup") { print $2 sub_ }' \
+	awk -v sub_="$sub" '$3 == "cgroup" || $3 == "cgroup2" { print $2 sub_ }' \
 		/proc/self/mounts
 }
 
