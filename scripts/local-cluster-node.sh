@@ -335,24 +335,37 @@ start_apiserver_forward() {
 }
 
 # The images the nodes run (scripts/testbed-images), imported into the current
-# node's containerd. Built (or found in the cache) once per run.
+# node's containerd; NODE_ARCHIVES, their archives, built (or found in the
+# cache) once per run.
 NODE_ARCHIVES=
+node_archives() {
+	[ -z "$NODE_ARCHIVES" ] || return 0
+	NODE_ARCHIVES=$("$REPO/scripts/testbed-images") || die "building the test bed's images failed (output above)"
+}
 import_images() {
 	local archive
-	if [ -z "$NODE_ARCHIVES" ]; then
-		NODE_ARCHIVES=$("$REPO/scripts/testbed-images") || die "building the test bed's images failed (output above)"
-	fi
+	node_archives
 	for archive in $NODE_ARCHIVES; do
 		ctr_ images import "$archive" >/dev/null || die "importing $archive into containerd$NODE_SUFFIX failed"
 	done
 }
 
-# Every running node's containerd gets the images (the operator image follows the sources).
+# Every running node's containerd gets the images (the operator image follows
+# the sources), side by side: an import is ~20 s of hashing and unpacking
+# (~400 MB), and there are two cores.
 import_images_all() {
-	local n
+	local n pid pids=()
+	node_wanted || return 0
+	node_archives # once, before the imports fork
 	for n in $(nodes_up); do
-		node_select "$n"
-		import_images
+		(
+			node_select "$n"
+			import_images
+		) &
+		pids+=("$!")
+	done
+	for pid in "${pids[@]}"; do
+		wait "$pid" || die "importing the test bed's images failed (output above)"
 	done
 	node_select 0
 }
@@ -391,7 +404,10 @@ node_up() {
 	for n in $(nodes_up); do
 		node_select "$n"
 		wait_healthy "containerd$NODE_SUFFIX"
-		import_images
+	done
+	import_images_all
+	for n in $(nodes_up); do
+		node_select "$n"
 		start_kubelet
 	done
 	for n in $(nodes_up); do
