@@ -306,7 +306,7 @@ for pol in "max=500Gi" "used=80%, free=5Gi, step=20%, max=500Gi, cooldown=6h" \
 	"=5Gi" "step=20,max=1Ti" "used=100%,max=1Ti" "used=80,max=1Ti" "max=20Gb" "max=1500m" "max=0" "max=10E" \
 	"free=5Gi,max=5Gi" "max=1Ti,max=2Ti" "colour=red,max=1Ti" "max=1Ti,mode=shrink" "max=1Ti,cooldown=6d" \
 	"used=99999999999999999999%,max=1Ti" ",,,max=1Gi,,," 4Gi 64Mi "caf\\xc3\\xa9=1,max=1Ti" \
-	"max=1Ti,cooldown=6\\xc2\\xb5" "max=1Ti\\x01"; do
+	"max=1Ti,cooldown=6\\xc2\\xb5" "max=1Ti\\x01" "mode=off" "mode=off, used=80"; do
 	seed autoresize_policy "p_$(printf '%s' "$pol" | tr -c 'A-Za-z0-9.%=+-' '_' | cut -c1-60)" "$pol"
 done
 # ---- published usage: the annotation stateful-operator.io/usage on a claim ----

@@ -84,6 +84,13 @@
 #define ANNOTATION_CLUSTER_STATE "stateful-operator.io/cluster-state"
 #define LABEL_CLUSTER "stateful-operator.io/cluster"               /* on pods, claims, revisions */
 #define LABEL_CLUSTER_MEMBER "stateful-operator.io/cluster-member" /* on pods and claims: <name>-<n> */
+/*
+ * On the StatefulCluster, written by `kubectl stateful members replace` (or by
+ * hand): the members to rebuild, "<name>-<n>[,<name>-<n>...]". The controller
+ * takes each name out once that member left; a value naming no member is
+ * refused (Warning Event ReplaceRefused) and removed.
+ */
+#define ANNOTATION_CLUSTER_REPLACE "stateful-operator.io/replace-members"
 #define LABEL_REVISION_HASH "controller-revision-hash"
 
 #endif

@@ -35,6 +35,21 @@ static void complete_names(struct plugin_session *s, const struct kube_resource 
 	json_decref(items);
 }
 
+/* Prints the members (status.members) of StatefulCluster object (stc/NAME or NAME) that start with cur. */
+static void complete_members(struct plugin_session *s, const char *object, const char *cur)
+{
+	const char *slash = object ? strchr(object, '/') : NULL;
+	json_t *stc = object ? plugin_get_optional(s, &KUBE_STATEFULCLUSTERS, slash ? slash + 1 : object) : NULL;
+	size_t i;
+	const json_t *m;
+	json_array_foreach(json_object_get(json_object_get(stc, "status"), "members"), i, m) {
+		const char *id = kube_obj_str(m, "identity");
+		if (id && !strncmp(id, cur, strlen(cur)))
+			printf("%s\n", id);
+	}
+	json_decref(stc);
+}
+
 /* `kubectl-stateful __complete WORDS...` (see plugin_complete.h). */
 static int complete(int n, char *const *words)
 {
@@ -45,7 +60,8 @@ static int complete(int n, char *const *words)
 	for (const char *const *w = fixed; w && *w; w++)
 		if (!strncmp(*w, cur, strlen(cur)))
 			printf("%s\n", *w);
-	if (kind == COMPLETE_STS || kind == COMPLETE_STC || kind == COMPLETE_STS_STC) {
+	if (kind == COMPLETE_STS || kind == COMPLETE_STC || kind == COMPLETE_STS_STC || kind == COMPLETE_STC_OR_MEMBER_OPS ||
+	    kind == COMPLETE_MEMBERS) {
 		struct plugin_args a = {.kubeconfig = where.kubeconfig,
 					.connection = KUBE_OVERRIDES_INIT,
 					.request_timeout_ms = -1,
@@ -55,9 +71,11 @@ static int complete(int n, char *const *words)
 		FILE *quiet = freopen("/dev/null", "w", stderr); /* no error text among the candidates */
 		(void)quiet;
 		if (plugin_session_open(&a, &s) == 0) {
-			if (kind != COMPLETE_STC)
+			if (kind == COMPLETE_MEMBERS)
+				complete_members(&s, where.object, cur);
+			if (kind == COMPLETE_STS || kind == COMPLETE_STS_STC)
 				complete_names(&s, &KUBE_STATEFULSETS, "sts", cur);
-			if (kind != COMPLETE_STS)
+			if (kind == COMPLETE_STC || kind == COMPLETE_STS_STC || kind == COMPLETE_STC_OR_MEMBER_OPS)
 				complete_names(&s, &KUBE_STATEFULCLUSTERS, "stc", cur);
 			plugin_session_close(&s);
 		}
@@ -100,7 +118,9 @@ int main(int argc, char **argv)
 		case PLUGIN_ABORT: code = plugin_cmd_abort(&s); break;
 		case PLUGIN_EXPLAIN: code = plugin_cmd_explain(&s); break;
 		case PLUGIN_CLEANUP: code = plugin_cmd_cleanup(&s); break;
-		case PLUGIN_MEMBERS: code = plugin_cmd_members(&s); break;
+		case PLUGIN_MEMBERS:
+			code = a.members_op == PLUGIN_MEMBERS_LIST ? plugin_cmd_members(&s) : plugin_cmd_members_edit(&s);
+			break;
 		case PLUGIN_UNINSTALL: code = plugin_cmd_uninstall(&s); break;
 		default: break;
 		}

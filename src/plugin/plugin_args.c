@@ -12,7 +12,8 @@
 #include "util/duration.h"
 #include "util/xalloc.h"
 
-#define NPOSITIONAL 4
+/* members replace stc NAME MEMBER...: the verb, the object (two words) and the members. */
+#define NPOSITIONAL (PLUGIN_MAX_MEMBERS + 3)
 
 static const struct {
 	const char *name;
@@ -364,10 +365,58 @@ static const char *cmd_name(enum plugin_cmd c)
 	return "?";
 }
 
+/* "remove" or "replace" first after members: the operation (taken off pos). */
+static void take_members_op(const char **pos, int *npos, struct plugin_args *out)
+{
+	if (out->cmd != PLUGIN_MEMBERS || *npos == 0 || (strcmp(pos[0], "remove") && strcmp(pos[0], "replace")))
+		return;
+	out->members_op = !strcmp(pos[0], "remove") ? PLUGIN_MEMBERS_REMOVE : PLUGIN_MEMBERS_REPLACE;
+	for (int i = 0; i + 1 < *npos; i++)
+		pos[i] = pos[i + 1];
+	--*npos;
+}
+
+/*
+ * members remove|replace: the StatefulCluster, then its members by name
+ * (<name>-<n>, n in canonical decimal, each once), checked before any
+ * request so a typo never names another member.
+ */
+static int parse_member_names(const char **pos, int npos, struct plugin_args *out, char **err)
+{
+	const char *verb = out->members_op == PLUGIN_MEMBERS_REMOVE ? "remove" : "replace";
+	if (npos < 2)
+		return fail(err, xasprintf("members %s takes a StatefulCluster and its members: members %s stc/NAME "
+					   "MEMBER...",
+					   verb, verb));
+	if (npos - 1 > PLUGIN_MAX_MEMBERS)
+		return fail(err, xasprintf("members %s: at most %d members at once", verb, PLUGIN_MAX_MEMBERS));
+	if (parse_object(pos[0], out, err) < 0)
+		return -1;
+	if (out->kind != PLUGIN_KIND_STC)
+		return fail(err, xasprintf("members %s: \"%s\" is not a StatefulCluster; use stc/NAME", verb, pos[0]));
+	size_t len = strlen(out->name);
+	for (int i = 1; i < npos; i++) {
+		const char *m = pos[i];
+		bool prefixed = !strncmp(m, out->name, len) && m[len] == '-';
+		const char *n = prefixed ? m + len + 1 : "";
+		size_t digits = strspn(n, "0123456789");
+		if (!prefixed || !digits || n[digits] || (n[0] == '0' && digits > 1) || digits > 18)
+			return fail(err, xasprintf("members %s: \"%s\" is not a member name of stc/%s: members are %s-<n> "
+						   "(kubectl stateful members stc/%s lists them)",
+						   verb, m, out->name, out->name, out->name));
+		for (int k = 0; k < out->nmember_names; k++)
+			if (!strcmp(out->member_names[k], m))
+				return fail(err, xasprintf("members %s: %s is named twice", verb, m));
+		out->member_names[out->nmember_names++] = m;
+	}
+	return 0;
+}
+
 /* The positional arguments of the subcommand: what each takes. */
 static int parse_positionals(const char **pos, int npos, struct plugin_args *out, char **err)
 {
 	const char *cmd = cmd_name(out->cmd);
+	take_members_op(pos, &npos, out);
 	join_object(pos, &npos, out);
 	switch (out->cmd) {
 	case PLUGIN_HELP:
@@ -393,8 +442,11 @@ static int parse_positionals(const char **pos, int npos, struct plugin_args *out
 			return -1;
 		break;
 	case PLUGIN_MEMBERS:
+		if (out->members_op != PLUGIN_MEMBERS_LIST)
+			return parse_member_names(pos, npos, out, err);
 		if (npos != 1)
-			return fail(err, xstrdup("members takes one StatefulCluster: members stc/NAME"));
+			return fail(err, xstrdup("members takes one StatefulCluster: members stc/NAME (or members "
+						 "remove|replace stc/NAME MEMBER...)"));
 		if (parse_object(pos[0], out, err) < 0)
 			return -1;
 		if (out->kind != PLUGIN_KIND_STC)
@@ -428,6 +480,10 @@ static int check_combinations(const struct plugin_args *a, char **err)
 					 "requests); use --dry-run (client)"));
 	if (a->cmd == PLUGIN_RESIZE && a->dry_run && a->wait == PLUGIN_WAIT_ON)
 		return fail(err, xstrdup("resize: --wait does not go with --dry-run: nothing is started to wait for"));
+	if (a->cmd == PLUGIN_MEMBERS && a->members_op != PLUGIN_MEMBERS_LIST &&
+	    (a->output == PLUGIN_OUT_WIDE || a->no_headers))
+		return fail(err, xstrdup("members remove|replace: -o wide and --no-headers are for lists; use -o json, "
+					 "yaml, name or jsonpath=TEMPLATE"));
 	if (a->cmd == PLUGIN_CLEANUP && a->retry && (a->output != PLUGIN_OUT_TABLE || a->no_headers))
 		return fail(err, xstrdup("cleanup: -o and --no-headers list the cleanups; --retry lists nothing"));
 	return 0;

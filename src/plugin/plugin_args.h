@@ -55,6 +55,16 @@ enum plugin_wait {
 	PLUGIN_WAIT_OFF,
 };
 
+/* members: list them, or remove or replace the members named. */
+enum plugin_members_op {
+	PLUGIN_MEMBERS_LIST,
+	PLUGIN_MEMBERS_REMOVE,  /* members remove stc/NAME MEMBER... */
+	PLUGIN_MEMBERS_REPLACE, /* members replace stc/NAME MEMBER... */
+};
+
+/* The most members one `members remove|replace` names. */
+#define PLUGIN_MAX_MEMBERS 8
+
 /* The operator's namespace when --operator-namespace is not given (deploy/base). */
 #define PLUGIN_OPERATOR_NAMESPACE "stateful-operator-system"
 
@@ -83,6 +93,10 @@ struct plugin_args {
 	int64_t timeout_ms;      /* --timeout for --wait; 0: none */
 	/* cleanup */
 	bool retry;
+	/* members: each name is <name>-<n> of the StatefulCluster named, and named once */
+	enum plugin_members_op members_op;
+	const char *member_names[PLUGIN_MAX_MEMBERS];
+	int nmember_names;
 	/* resize, uninstall: say what would be done, change nothing (uninstall: client only) */
 	enum plugin_dry_run dry_run;
 	/* uninstall */

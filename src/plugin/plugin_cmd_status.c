@@ -10,6 +10,7 @@
 #include "client/kube_object.h"
 #include "controllers/contract.h"
 #include "controllers/autoresize/autoresize_policy.h"
+#include "controllers/autoresize/autoresize_rule.h"
 #include "plugin/plugin_autoresize.h"
 #include "plugin/plugin_commands.h"
 #include "plugin/plugin_session.h"
@@ -22,8 +23,9 @@
  * no nodes/proxy, no kubelet) and the StorageClasses.
  */
 struct autoresize_reads {
-	json_t *claims;  /* ns -> PVC list */
-	json_t *classes; /* list, or NULL until read (empty when the user cannot read them) */
+	json_t *claims;     /* ns -> PVC list */
+	json_t *classes;    /* list, or NULL until read (empty when the user cannot read them) */
+	json_t *namespaces; /* ns -> Namespace, or null when the user cannot read it */
 };
 
 /* The list of r in ns, read once (cache: ns -> list). Borrowed. */
@@ -39,11 +41,37 @@ static const json_t *list_once(struct plugin_session *s, json_t *cache, const st
 	return list;
 }
 
+/* Namespace ns, read once (a GET; null when the user may not read it: its policy is then not shown). Borrowed. */
+static const json_t *namespace_once(struct plugin_session *s, json_t *cache, const char *ns)
+{
+	json_t *obj = json_object_get(cache, ns);
+	if (!obj) {
+		struct kube_error err;
+		json_t *got = NULL;
+		if (kube_get(s->client, &KUBE_NAMESPACES, NULL, ns, &got, &err) < 0)
+			got = json_null();
+		json_object_set_new(cache, ns, got);
+		obj = got;
+	}
+	return json_is_object(obj) ? obj : NULL;
+}
+
+/* Some StorageClass in r's list, or namespace ns, carries a policy (autoresize_rule.h). */
+static bool sources_policy(struct plugin_session *s, struct autoresize_reads *r, const char *ns)
+{
+	if (autoresize_rule_text(namespace_once(s, r->namespaces, ns)))
+		return true;
+	size_t i;
+	const json_t *sc;
+	json_array_foreach(r->classes, i, sc)
+		if (autoresize_rule_text(sc))
+			return true;
+	return false;
+}
+
 static void autoresize_rows(struct plugin_session *s, struct autoresize_reads *r, const char *kind, const json_t *w,
 			    const json_t *events, json_t *rows)
 {
-	if (!autoresize_has_policy(w))
-		return;
 	const char *ns = kube_obj_str(w, "metadata.namespace");
 	if (!ns || !kube_obj_str(w, "metadata.name"))
 		return;
@@ -52,14 +80,18 @@ static void autoresize_rows(struct plugin_session *s, struct autoresize_reads *r
 		if (kube_list_all(s->client, &KUBE_STORAGECLASSES, NULL, NULL, 0, &r->classes, NULL, &err) < 0)
 			r->classes = json_array();
 	}
-	status_autoresize_rows(rows, kind, w, list_once(s, r->claims, &KUBE_PVCS, ns), r->classes, events,
-			       clock_wall_ms());
+	/* A workload under no policy costs no claim list. */
+	if (!autoresize_has_policy(w) && !sources_policy(s, r, ns))
+		return;
+	status_autoresize_rows(rows, kind, w, list_once(s, r->claims, &KUBE_PVCS, ns), r->classes,
+			       namespace_once(s, r->namespaces, ns), events, clock_wall_ms());
 }
 
 static void autoresize_reads_release(struct autoresize_reads *r)
 {
 	json_decref(r->claims);
 	json_decref(r->classes);
+	json_decref(r->namespaces);
 }
 
 /* Rows of every StatefulSet (and of backups whose set is gone mid-resize) of ns (NULL: all). */
@@ -143,10 +175,14 @@ static int one_object(struct plugin_session *s, const json_t *events, struct aut
 	plugin_read_copy_progress(s, s->ns, a->name, &v, NULL, 0);
 	const char *kind = kube_obj_str(holder, "kind");
 	const json_t *sts = kind && !strcmp(kind, "StatefulSet") ? holder : NULL;
-	status_sts_rows(rows, s->ns, a->name, sts, &v, events, (long long)time(NULL), !sts || !autoresize_has_policy(sts));
-	resize_view_release(&v);
+	/* Idle is said only when no policy rules any template either (its own, its namespace's, its class's). */
+	json_t *auto_rows = json_array();
 	if (sts)
-		autoresize_rows(s, ar, "sts", sts, events, rows);
+		autoresize_rows(s, ar, "sts", sts, events, auto_rows);
+	status_sts_rows(rows, s->ns, a->name, sts, &v, events, (long long)time(NULL), !json_array_size(auto_rows));
+	resize_view_release(&v);
+	json_array_extend(rows, auto_rows);
+	json_decref(auto_rows);
 	json_decref(holder);
 	return 0;
 }
@@ -157,7 +193,7 @@ int plugin_cmd_status(struct plugin_session *s)
 	const char *ns = a->all_namespaces ? NULL : s->ns;
 	json_t *rows = json_array();
 	json_t *events = plugin_events(s, ns);
-	struct autoresize_reads ar = {.claims = json_object()};
+	struct autoresize_reads ar = {.claims = json_object(), .namespaces = json_object()};
 	int rc = a->kind != PLUGIN_KIND_NONE ? one_object(s, events, &ar, rows) : sts_rows(s, ns, events, &ar, rows);
 	if (!rc && a->kind == PLUGIN_KIND_NONE)
 		rc = stc_rows(s, ns, events, &ar, rows);

@@ -24,6 +24,8 @@ int plugin_cmd_abort(struct plugin_session *s);
 int plugin_cmd_explain(struct plugin_session *s);
 int plugin_cmd_cleanup(struct plugin_session *s);
 int plugin_cmd_members(struct plugin_session *s);
+/* members remove|replace stc/NAME MEMBER... (args->members_op). */
+int plugin_cmd_members_edit(struct plugin_session *s);
 int plugin_cmd_uninstall(struct plugin_session *s);
 
 /* The completion script for shell ("bash" or "zsh"; static text), or NULL. */

@@ -14,6 +14,7 @@ static const char *const flag_words[] = {
 static const char *const shells[] = {"bash", "zsh", NULL};
 static const char *const outputs[] = {"json", "yaml", "wide", "name", "jsonpath=", NULL};
 static const char *const strategies[] = {"auto", "expand", "copy", NULL};
+static const char *const member_ops[] = {"remove", "replace", NULL};
 
 /* Flags followed by a value (a separate word unless written --flag=value). */
 static const char *const value_flags[] = {
@@ -38,6 +39,7 @@ const char *const *complete_words(enum complete_kind kind)
 	case COMPLETE_SHELLS: return shells;
 	case COMPLETE_OUTPUTS: return outputs;
 	case COMPLETE_STRATEGIES: return strategies;
+	case COMPLETE_STC_OR_MEMBER_OPS: return member_ops;
 	default: return NULL;
 	}
 }
@@ -45,7 +47,7 @@ const char *const *complete_words(enum complete_kind kind)
 enum complete_kind complete_what(int n, char *const *words, struct complete_where *where)
 {
 	memset(where, 0, sizeof(*where));
-	const char *cmd = NULL;
+	const char *cmd = NULL, *first = NULL, *second = NULL;
 	int npos = 0;
 	for (int i = 0; i + 1 < n; i++) {
 		const char *w = words[i];
@@ -73,6 +75,10 @@ enum complete_kind complete_what(int n, char *const *words, struct complete_wher
 		} else if (!cmd) {
 			cmd = w;
 		} else {
+			if (npos == 0)
+				first = w;
+			else if (npos == 1)
+				second = w;
 			npos++;
 		}
 	}
@@ -81,6 +87,10 @@ enum complete_kind complete_what(int n, char *const *words, struct complete_wher
 		return COMPLETE_FLAGS;
 	if (!cmd)
 		return COMPLETE_COMMANDS;
+	if (!strcmp(cmd, "members") && first && (!strcmp(first, "remove") || !strcmp(first, "replace"))) {
+		where->object = second;
+		return npos == 1 ? COMPLETE_STC : COMPLETE_MEMBERS;
+	}
 	if (npos > 0)
 		return COMPLETE_NOTHING; /* resize's TEMPLATE=SIZE, or nothing more */
 	if (!strcmp(cmd, "completion"))
@@ -88,7 +98,7 @@ enum complete_kind complete_what(int n, char *const *words, struct complete_wher
 	if (!strcmp(cmd, "status"))
 		return COMPLETE_STS_STC;
 	if (!strcmp(cmd, "members"))
-		return COMPLETE_STC;
+		return COMPLETE_STC_OR_MEMBER_OPS;
 	if (!strcmp(cmd, "resize") || !strcmp(cmd, "abort") || !strcmp(cmd, "explain") || !strcmp(cmd, "cleanup"))
 		return COMPLETE_STS;
 	return COMPLETE_NOTHING;

@@ -19,11 +19,14 @@ enum complete_kind {
 	COMPLETE_STS,      /* sts/NAME */
 	COMPLETE_STC,      /* stc/NAME */
 	COMPLETE_STS_STC,
+	COMPLETE_STC_OR_MEMBER_OPS, /* after members: remove, replace, or stc/NAME */
+	COMPLETE_MEMBERS,           /* members remove|replace stc/NAME: its members (where->object) */
 };
 
 /* The connection flags found among the words (borrowed; NULL when absent). */
 struct complete_where {
 	const char *kubeconfig, *context, *namespace;
+	const char *object; /* COMPLETE_MEMBERS: the StatefulCluster typed (stc/NAME or NAME) */
 };
 
 /*

@@ -32,6 +32,8 @@ const char *plugin_usage(void)
 	       "  cleanup sts/NAME [--retry]       scale-down cleanups: claim sets, attempts, next retry;\n"
 	       "                                   --retry re-arms the claim sets given up\n"
 	       "  members stc/NAME                 a StatefulCluster's identities, pods, nodes, readiness\n"
+	       "  members remove stc/NAME MEMBER...   remove exactly these members (replicas lowered)\n"
+	       "  members replace stc/NAME MEMBER...  rebuild them: new identities with new claims\n"
 	       "  uninstall [--dry-run] [--force]  before uninstalling the operator (stop it first): take its\n"
 	       "                                   finalizers off StatefulSets (every namespace, or -n);\n"
 	       "                                   refused while a cleanup or resize is in flight\n"
@@ -54,7 +56,8 @@ const char *plugin_usage(void)
 }
 
 static const char status_help[] =
-	"Show what the operator is doing or has to say: resizes, cleanups, autoresize policies,\n"
+	"Show what the operator is doing or has to say: resizes, cleanups, autoresize policies\n"
+	"(the workload's own, its namespace's or its StorageClass's: the row says which),\n"
 	"StatefulClusters (phase, progress, age, last Event); which replica leads (on stderr).\n"
 	"\n"
 	"Usage: kubectl stateful status [sts/NAME|stc/NAME] [-A] [-o FORMAT] [--no-headers]\n"
@@ -68,7 +71,9 @@ static const char status_help[] =
 	"  kubectl stateful status -o jsonpath='{range [*]}{.name}{\"\\t\"}{.phase}{\"\\n\"}{end}'\n"
 	"\n"
 	"The document (-o json, yaml, jsonpath) is a list of rows: namespace, kind, name,\n"
-	"operation, phase, progress, age, lastEvent, message, strategy, started, replicas.\n"
+	"operation, phase, progress, age, lastEvent, message, strategy, started, replicas; an\n"
+	"autoresize row also policy, policySource {kind, name, annotation}, claims, nextGrowth,\n"
+	"nextSize.\n"
 	"\n"
 	"Flags:\n"
 	"  -A, --all-namespaces   every namespace\n"
@@ -133,17 +138,28 @@ static const char cleanup_help[] =
 
 static const char members_help[] =
 	"A StatefulCluster's members: identities, pods, readiness, phases (-o wide: nodes, revisions).\n"
+	"remove: exactly the members named go (added to spec.removeMembers, spec.replicas lowered by\n"
+	"as many, in one patch); their claims follow whenScaled and their identities are never used\n"
+	"again. replace: each member named is rebuilt as a new identity with new claims (annotation\n"
+	"stateful-operator.io/replace-members), its own claims following whenReplaced, at most\n"
+	"maxUnavailable members down at a time. Both check that each name is a member and that an\n"
+	"operator runs.\n"
 	"\n"
 	"Usage: kubectl stateful members stc/NAME [-o FORMAT] [--no-headers]\n"
+	"       kubectl stateful members remove stc/NAME MEMBER... [-o json|yaml|name|jsonpath=TEMPLATE]\n"
+	"       kubectl stateful members replace stc/NAME MEMBER... [-o json|yaml|name|jsonpath=TEMPLATE]\n"
 	"\n"
 	"Examples:\n"
 	"  kubectl stateful members stc/coder\n"
 	"  kubectl stateful members stc/coder -o name   # pod/coder-0 ...\n"
 	"  kubectl stateful members coder -o jsonpath='{[*].node}'\n"
+	"  kubectl stateful members remove stc/coder coder-2    # coder-2 goes, replicas 3 -> 2\n"
+	"  kubectl stateful members replace stc/coder coder-1   # coder-1 is rebuilt as a new member\n"
 	"\n"
 	"Flags:\n"
 	"  -o, --output FORMAT    json, yaml, wide, name or jsonpath=TEMPLATE ({.a.b}, ['k'], [N], [*],\n"
-	"                         {range ...}{end}, {\"\\n\"}: kubectl's, without .., filters, slices)\n"
+	"                         {range ...}{end}, {\"\\n\"}: kubectl's, without .., filters, slices);\n"
+	"                         remove and replace print the StatefulCluster as patched (not wide)\n"
 	"  --no-headers           the table without its header line\n" GLOBAL_FLAGS;
 
 static const char uninstall_help[] =

@@ -216,7 +216,7 @@ grep -qF '"--namespace=$(POD_NAMESPACE)"' <<<"$(field namespace Deployment 5)" |
 	fail 'the namespace overlay does not pass --namespace=$(POD_NAMESPACE)'
 grep -qF "Role/stateful-operator [{\"kind\":\"ServiceAccount\",\"name\":\"stateful-operator\",\"namespace\":\"$OPNS\"}]" \
 	<<<"$(field namespace RoleBinding 9)" || fail "RoleBinding does not bind the ServiceAccount"
-for r in persistentvolumes storageclasses nodes; do
+for r in persistentvolumes storageclasses nodes namespaces; do
 	if grep -qF "\"$r\"" <<<"$(field namespace Role 8)"; then
 		fail "the Role names the cluster-scoped $r"
 	fi
@@ -293,6 +293,10 @@ expect yes "$SA" delete jobs.batch -n default
 expect yes "$SA" watch jobs.batch --all-namespaces
 expect yes "$SA" patch configmaps -n default
 expect yes "$SA" list storageclasses.storage.k8s.io
+# autoresize: the policies of namespaces and classes (annotations), read, never written.
+expect yes "$SA" watch namespaces
+expect no "$SA" patch namespaces
+expect no "$SA" patch storageclasses.storage.k8s.io
 expect no "$SA" update statefulsets.apps -n default
 # StatefulCluster: the CR (state annotation by patch), its status, its
 # ControllerRevisions, members' pods and claims, and nodes (lost members).
@@ -362,6 +366,7 @@ expect no "$NSA" list statefulsets.apps -n default
 expect no "$NSA" list statefulsets.apps --all-namespaces
 expect no "$NSA" list persistentvolumes
 expect no "$NSA" list storageclasses.storage.k8s.io
+expect no "$NSA" list namespaces
 expect yes "$NSA" delete persistentvolumeclaims -n "$NS"
 expect yes "$NSA" create pods -n "$NS"
 expect yes "$NSA" create persistentvolumeclaims -n "$NS"

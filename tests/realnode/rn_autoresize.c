@@ -11,6 +11,9 @@
  *
  * The usage source refusing (kubelet-proxy without nodes/proxy): a Warning,
  * nothing changes; once the permission is granted, growth resumes.
+ *
+ * A policy on the StorageClass grows a set that has none of its own, while
+ * the sets with their own keep theirs (scope=claim, recommend-only).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -309,9 +312,26 @@ static const char *template_size(struct rn_test *t, const char *set, json_t **ho
 			    "spec.resources.requests.storage");
 }
 
+/* The class's policy, set only while the test that needs it runs: the class is the whole bed's. */
+static void class_policy(const char *policy)
+{
+	if (it_sh("kubectl annotate --overwrite storageclass " CLASS " 'autoresize.stateful-operator.io/policy%s%s' "
+		  ">/dev/null",
+		  policy ? "=" : "-", policy ? policy : ""))
+		fail_msg("cannot annotate StorageClass " CLASS);
+}
+
+static int class_policy_teardown(void **state)
+{
+	it_sh("kubectl annotate storageclass " CLASS " autoresize.stateful-operator.io/policy- >/dev/null 2>&1");
+	return rn_teardown(state);
+}
+
 /*
  * scope=claim grows only the claim that crossed, in place, and leaves the
- * template; mode=recommend says what it would do and changes nothing.
+ * template; mode=recommend says what it would do and changes nothing. Set c
+ * has no policy of its own: the StorageClass's grows it, template and claim,
+ * and df in its running pod shows it.
  */
 static void test_claim_scope_and_recommend_only(void **state)
 {
@@ -324,9 +344,16 @@ static void test_claim_scope_and_recommend_only(void **state)
 	it_set_annotation(b, "autoresize.stateful-operator.io/data", "used=60%, step=64Mi, max=448Mi, mode=recommend");
 	rn_create_workload(t, b, 1);
 	json_decref(b);
+	json_t *cs = rn_workload_set(t, "c", 1, CLASS, "320Mi", 8);
+	rn_create_workload(t, cs, 1);
+	json_decref(cs);
+	class_policy("used=60%, step=64Mi, max=384Mi");
+	char *c_uid = rn_pod_uid(t, "c-0");
+	int64_t c_df_before = df_in_pod(t, "c-0");
 	start_operator(t, "kubelet");
 	fill(t, "a-0", "fill-1", 200);
 	fill(t, "b-0", "fill-1", 200);
+	fill(t, "c-0", "fill-1", 200);
 
 	struct claim_at c = {t, "data-a-0", "384Mi"};
 	if (!it_wait(claim_capacity_is, &c, 120000)) {
@@ -363,6 +390,30 @@ static void test_claim_scope_and_recommend_only(void **state)
 	c = (struct claim_at){t, "data-b-0", "320Mi"};
 	assert_true(claim_capacity_is(&c));
 	assert_int_equal(it_event_count(t->admin, t->ns, "AutoResizeTriggered", "b"), 0);
+
+	/* c, under the class's policy: its claim and its template at 384Mi, the same pod, df grown. */
+	c = (struct claim_at){t, "data-c-0", "384Mi"};
+	if (!it_wait(claim_capacity_is, &c, 60000)) {
+		rn_dump_state(t);
+		fail_msg("claim data-c-0 did not grow to 384Mi by its StorageClass's policy");
+	}
+	assert_string_equal(template_size(t, "c", &holder), "384Mi");
+	json_decref(holder);
+	msg = it_event_message(t->admin, t->ns, "AutoResizeTriggered", "c");
+	assert_non_null(msg);
+	printf("[ event ] AutoResizeTriggered: %s\n", msg);
+	assert_non_null(strstr(msg, "(policy: autoresize.stateful-operator.io/policy on StorageClass " CLASS ")"));
+	free(msg);
+	char *c_now = rn_pod_uid(t, "c-0");
+	assert_string_equal(c_now, c_uid);
+	free(c_now);
+	free(c_uid);
+	int64_t c_df = df_when_above(t, "c-0", c_df_before);
+	if (c_df - c_df_before < 56LL << 20)
+		fail_msg("df in c-0 shows %lld bytes, %lld before: not grown by 64Mi", (long long)c_df,
+			 (long long)c_df_before);
+	printf("[ figures ] class policy: df in c-0 %lld -> %lld bytes\n", (long long)c_df_before, (long long)c_df);
+	class_policy(NULL);
 }
 
 int main(void)
@@ -371,7 +422,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_volumes_grow_before_they_fill_up, rn_setup, rn_teardown),
 		cmocka_unit_test_setup_teardown(test_usage_source_refusing_then_back, rn_setup, rn_teardown),
 		cmocka_unit_test_setup_teardown(test_cluster_grows_in_place, rn_setup, rn_teardown),
-		cmocka_unit_test_setup_teardown(test_claim_scope_and_recommend_only, rn_setup, rn_teardown),
+		cmocka_unit_test_setup_teardown(test_claim_scope_and_recommend_only, rn_setup, class_policy_teardown),
 	};
+	if (getenv("IT_FILTER")) /* run one test by hand: IT_FILTER=test_name */
+		cmocka_set_test_filter(getenv("IT_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

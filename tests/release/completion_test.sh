@@ -34,6 +34,9 @@ offer() { # words...: what the registered function offers for the last word (non
 [ "$(offer re)" = "resize" ] || fail "bash: kubectl-stateful re<TAB> offers: $(offer re)"
 [ "$(offer resize --cl)" = "--class" ] || fail "bash: resize --cl<TAB> offers: $(offer resize --cl)"
 [ "$(offer completion '')" = "bash zsh" ] || fail "bash: completion <TAB> offers: $(offer completion '')"
+# (no cluster: the StatefulClusters' names it would add are none)
+got=$(export KUBECONFIG=/dev/null; offer members re)
+[ "$got" = "remove replace" ] || fail "bash: members re<TAB> offers: $got"
 
 # zsh: the script parses.
 command -v zsh >/dev/null || fail "zsh is not installed (scripts/install-deps installs it)"
@@ -53,4 +56,7 @@ got=$(PATH="$work/bin:$PATH" "$src/plugins/kubectl_complete-stateful" completion
 got=$(PATH="$work/bin:$PATH" "$src/plugins/kubectl_complete-stateful" resize --str) ||
 	fail "plugins/kubectl_complete-stateful resize --str failed"
 [ "$got" = $'--strategy\n:4' ] || fail "kubectl_complete-stateful resize --str printed: $got"
+got=$(KUBECONFIG=/dev/null PATH="$work/bin:$PATH" "$src/plugins/kubectl_complete-stateful" members rem) ||
+	fail "plugins/kubectl_complete-stateful members rem failed"
+[ "$got" = $'remove\n:4' ] || fail "kubectl_complete-stateful members rem printed: $got"
 echo "completion_test: bash registers and offers, zsh -n accepts, kubectl_complete-stateful answers"

@@ -146,7 +146,7 @@ static void test_refusal_messages(void **state)
 	expect_refusal("max", "max: no \"=\" after the key; use a quantity of whole bytes above zero, e.g. max=500Gi");
 	expect_refusal("max=", "max: empty value; use a quantity of whole bytes above zero, e.g. max=500Gi");
 	expect_refusal("free=5Gi,max=5Gi", "free: 5Gi is not below max (5Gi); use a quantity below max");
-	expect_refusal("max=1Ti,mode=shrink", "mode: \"shrink\" is not a mode; use grow or recommend");
+	expect_refusal("max=1Ti,mode=shrink", "mode: \"shrink\" is not a mode; use grow, recommend or off");
 	expect_refusal("max=1Ti,allow-copy=yes", "allow-copy: \"yes\" is not a boolean; use true or false");
 	expect_refusal("max=1Ti,scope=pod", "scope: \"pod\" is not a scope; use template or claim");
 

@@ -74,7 +74,7 @@ static int bed_teardown(void **state)
 /* One poll as the controller runs it: forget what is gone, then consider each live workload. */
 static void poll_once(struct bed *b, const json_t *sets)
 {
-	autoresize_said_prune(&b->ac.said, sets, NULL);
+	autoresize_said_prune(&b->ac.said, sets, NULL, NULL);
 	size_t i;
 	const json_t *w;
 	json_array_foreach(sets, i, w)
@@ -189,7 +189,7 @@ static void test_cap_holds(void **state)
 						      "max=1Ti"));
 		free(name);
 	}
-	autoresize_said_prune(&m, sets, NULL);
+	autoresize_said_prune(&m, sets, NULL, NULL);
 	assert_int_equal(autoresize_said_size(&m), 10);
 	assert_false(m.full_logged);
 	char *fresh = cap_key(3, "usage");
@@ -273,6 +273,33 @@ static void test_memory_bound(void **state)
 	free(news);
 }
 
+/*
+ * What a Namespace's or StorageClass's policy covers (the workload has no
+ * annotation of its own) and those objects' own refusals stay remembered
+ * while they are live, and go when they are not: else their Warnings would
+ * come again at every poll.
+ */
+static void test_covered_subjects_kept(void **state)
+{
+	(void)state;
+	struct autoresize_said m;
+	autoresize_said_init(&m);
+	assert_true(autoresize_said_news(&m, "ns/db/data/usage", "unavailable"));
+	assert_true(autoresize_said_news(&m, "!StorageClass/fast/policy/invalid", "used: ..."));
+	assert_true(autoresize_said_news(&m, "ns/db/logs/usage", "unavailable"));
+	json_t *sets = json_pack("[{s:{s:s, s:s}}]", "metadata", "name", "db", "namespace", "ns");
+	json_t *also = json_pack("{s:b, s:b}", "ns/db/data", 1, "!StorageClass/fast/policy", 1);
+	autoresize_said_prune(&m, sets, NULL, also);
+	assert_int_equal(autoresize_said_size(&m), 2);
+	assert_false(autoresize_said_news(&m, "ns/db/data/usage", "unavailable"));
+	assert_false(autoresize_said_news(&m, "!StorageClass/fast/policy/invalid", "used: ..."));
+	autoresize_said_prune(&m, sets, NULL, NULL);
+	assert_int_equal(autoresize_said_size(&m), 0);
+	json_decref(also);
+	json_decref(sets);
+	autoresize_said_release(&m);
+}
+
 int main(void)
 {
 	/* A Warning per junk policy would fill the test's output (and its failed Event another line). */
@@ -283,6 +310,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_one_workload_junk_keys, bed_setup, bed_teardown),
 		cmocka_unit_test(test_cap_holds),
 		cmocka_unit_test(test_memory_bound),
+		cmocka_unit_test(test_covered_subjects_kept),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -551,6 +551,43 @@ static bool member_failed(const struct world *w, long n)
 	return from + spec_int(w, "replacement.unhealthyAfterSeconds", CLUSTER_DEFAULT_UNHEALTHY_S) * 1000 <= w->now_ms;
 }
 
+/* s is one of the strings of arr. */
+static bool str_in_array(const json_t *arr, const char *s)
+{
+	size_t i;
+	const json_t *v;
+	json_array_foreach(arr, i, v) {
+		if (sim_streq(json_string_value(v), s))
+			return true;
+	}
+	return false;
+}
+
+/* The pod name is in spec.removeMembers. */
+static bool removal_named(const struct world *w, const char *pod)
+{
+	return str_in_array(json_object_get(spec(w), "removeMembers"), pod);
+}
+
+/* The pod name is one of the names of the replace-members annotation (comma-separated, spaces around). */
+static bool replace_requested(const struct world *w, const char *pod)
+{
+	const char *text = sim_annotation(w->cluster, ANNOTATION_CLUSTER_REPLACE);
+	if (!text)
+		return false;
+	char *copy = xstrdup(text), *save = NULL;
+	bool found = false;
+	for (char *t = strtok_r(copy, ",", &save); t && !found; t = strtok_r(NULL, ",", &save)) {
+		t += strspn(t, " \t");
+		size_t len = strlen(t);
+		while (len && (t[len - 1] == ' ' || t[len - 1] == '\t'))
+			t[--len] = '\0';
+		found = sim_streq(t, pod);
+	}
+	free(copy);
+	return found;
+}
+
 /* The controlled revision holding tmpl, or NULL. */
 static const json_t *revision_of_template(const struct world *w, const json_t *tmpl)
 {
@@ -790,6 +827,14 @@ static void node_set(struct world *w, const char *name, bool ready)
 	json_t *node = sim_find(w->nodes, name);
 	set_condition(node, "Ready", ready, w->now_ms);
 	trace(w, "    (node %s %s)\n", name, ready ? "Ready" : "NotReady");
+}
+
+/* The user asks for members to be rebuilt (kubectl stateful members replace, or kubectl annotate). */
+static void request_replace(struct world *w, const char *names)
+{
+	sim_annotate(w->cluster, ANNOTATION_CLUSTER_REPLACE, names);
+	bump(w, w->cluster);
+	trace(w, "    (annotated %s=%s)\n", ANNOTATION_CLUSTER_REPLACE, names);
 }
 
 /* The user deletes a pod (kubectl delete pod). */
@@ -1424,14 +1469,33 @@ static void check_state_change(struct world *w, const json_t *before, const stru
 		char pod[64];
 		snprintf(pod, sizeof(pod), "%s-%ld", NAME, n);
 		if (sim_streq(a->what, "ReplaceMember")) {
-			if (!member_failed(w, n))
-				world_fail(w, "member %s replaced, but it has not failed", pod);
+			bool failed = member_failed(w, n), asked = replace_requested(w, pod);
+			if (!failed && !asked)
+				world_fail(w, "member %s replaced, but it has not failed and no one asked for it", pod);
+			/* Asked for: as an update, never more than maxUnavailable members down (the real world). */
+			int down = down_now(w) - !pod_available(w, pod_of(w, n)) + 1;
+			if (!failed && down > max_unavailable(w))
+				world_fail(w, "member %s replaced on request with %d members down after, maxUnavailable %d", pod,
+					   down, max_unavailable(w));
 			if (json_array_size(now) != json_array_size(was))
 				world_fail(w, "ReplaceMember %s: %zu members before, %zu after", pod, json_array_size(was),
 					   json_array_size(now));
 			if (!sim_contains(a->event_message, pod))
 				world_fail(w, "ReplaceMember %s: the event does not name it", pod);
+		} else if (sim_streq(a->what, "RemoveMember") && removal_named(w, pod)) {
+			/* Named in spec.removeMembers: it goes whatever the order and replicas say. */
+			if (!sim_contains(a->event_message, pod))
+				world_fail(w, "RemoveMember %s: the event does not name it", pod);
 		} else if (sim_streq(a->what, "RemoveMember")) {
+			size_t j;
+			json_t *named;
+			json_array_foreach(was, j, named) {
+				char other[64];
+				snprintf(other, sizeof(other), "%s-%lld", NAME, (long long)json_integer_value(named));
+				if (removal_named(w, other))
+					world_fail(w, "scale-down took %s while %s, named in spec.removeMembers, is a member", pod,
+						   other);
+			}
 			if ((long)json_array_size(now) < replicas(w))
 				world_fail(w, "RemoveMember %s: %zu members left, replicas %d", pod, json_array_size(now),
 					   replicas(w));
@@ -1507,6 +1571,19 @@ static void set_state(struct world *w, const struct action *a)
 	if (!sim_streq(sim_annotation(w->cluster, ANNOTATION_CLUSTER_STATE), text)) {
 		sim_annotate(w->cluster, ANNOTATION_CLUSTER_STATE, text);
 		bump(w, w->cluster);
+	}
+	/* The same patch may take names out of the replace-members annotation (null: removes it). */
+	const json_t *req = json_object_get(json_object_get(json_object_get(a->body, "metadata"), "annotations"),
+					    ANNOTATION_CLUSTER_REPLACE);
+	if (json_is_null(req) && sim_annotation(w->cluster, ANNOTATION_CLUSTER_REPLACE)) {
+		json_object_del(json_object_get(sim_meta(w->cluster), "annotations"), ANNOTATION_CLUSTER_REPLACE);
+		bump(w, w->cluster);
+	} else if (json_is_string(req) && !sim_streq(sim_annotation(w->cluster, ANNOTATION_CLUSTER_REPLACE),
+						      json_string_value(req))) {
+		sim_annotate(w->cluster, ANNOTATION_CLUSTER_REPLACE, json_string_value(req));
+		bump(w, w->cluster);
+	} else if (req && !json_is_null(req)) {
+		world_fail(w, "SET_STATE writes %s as neither a string nor null", ANNOTATION_CLUSTER_REPLACE);
 	}
 	json_decref(before);
 	check_identities(w, sim_streq(a->what, "ReplaceMember") ? "Replaced" :
@@ -2489,6 +2566,217 @@ static void test_scale_down_delete_then_up(void **state)
 	scale_down_and_up(*state, "Delete");
 }
 
+/* ---- 3b. the members the user names (issue 32) ---- */
+
+/*
+ * spec.removeMembers with replicas lowered as much: exactly the members
+ * named go (not the newest), their claims as whenScaled says; the entry
+ * may stay in the list; identities are never handed out again.
+ */
+static void remove_named(struct world *w, const char *when)
+{
+	char extra[256];
+	snprintf(extra, sizeof(extra),
+		 "{\"replicas\": 4, \"persistentVolumeClaimRetentionPolicy\": {\"whenScaled\": \"%s\"}}", when);
+	start_world(w, USUAL, extra);
+	/* coder-1 is Ready and not the newest: a plain scale-down would take coder-3. */
+	spec_patch(w, "{\"replicas\": 3, \"removeMembers\": [\"coder-1\"]}");
+	settle(w);
+	expect_members(w, "[0,2,3]");
+	static const long three[] = {0, 2, 3, -1};
+	expect_ready_pods(w, three);
+	assert_int_equal(sim_events(w->history, "Normal", "MemberRemoved", NULL), 1);
+	assert_int_equal(sim_events(w->history, "Normal", "MemberRemoved", "coder-1"), 1);
+	assert_int_equal(sim_counted(w->counts, REPLACEMENTS_TOTAL), 0);
+	assert_int_equal(state_next(w), 4);
+	if (sim_streq(when, "Delete"))
+		expect_claim_gone(w, "data-coder-1");
+	else
+		expect_claim_kept(w, "data-coder-1");
+	expect_claim_kept(w, "data-coder-3");
+	expect_status_counts(w, 3, 3, 3, 3);
+
+	/* The entry stays (a GitOps tool re-applies it): accepted; scaling up takes a new identity. */
+	scale_to(w, 4);
+	settle(w);
+	expect_members(w, "[0,2,3,4]");
+	assert_int_equal(sim_events(w->history, "Warning", "InvalidSpec", NULL), 0);
+	/* Two more at once, replicas lowered by two: exactly those. */
+	spec_patch(w, "{\"replicas\": 2, \"removeMembers\": [\"coder-1\", \"coder-4\", \"coder-0\"]}");
+	settle(w);
+	expect_members(w, "[2,3]");
+	static const long two[] = {2, 3, -1};
+	expect_ready_pods(w, two);
+	assert_int_equal(sim_events(w->history, "Normal", "MemberRemoved", NULL), 3);
+	expect_decoys(w);
+}
+
+static void test_remove_named_retain(void **state)
+{
+	remove_named(*state, "Retain");
+}
+
+static void test_remove_named_delete(void **state)
+{
+	remove_named(*state, "Delete");
+}
+
+/* Named without lowering replicas: the member goes and a new identity keeps the count (KubeBlocks' offlineInstances). */
+static void test_remove_named_keeps_replicas(void **state)
+{
+	struct world *w = *state;
+	start_world(w, USUAL, NULL);
+	spec_patch(w, "{\"removeMembers\": [\"coder-0\"]}");
+	settle(w);
+	expect_members(w, "[1,2,3]");
+	static const long ids[] = {1, 2, 3, -1};
+	expect_ready_pods(w, ids);
+	assert_int_equal(sim_events(w->history, "Normal", "MemberRemoved", "coder-0"), 1);
+	assert_int_equal(sim_events(w->history, "Normal", "MembersAdded", "coder-3"), 1);
+	expect_claim_kept(w, "data-coder-0");
+}
+
+/*
+ * A name this cluster never handed out (a typo, another cluster's, not an
+ * identity): refused with a Warning naming it, and nothing changes, not
+ * even the scale-down applied with it (it would take the wrong member).
+ */
+static void test_remove_unknown_member_refused(void **state)
+{
+	struct world *w = *state;
+	start_world(w, USUAL, NULL);
+	static const char *const bad[] = {"coder-3", "coder-9", "other-1", "coder-01", "coder", "coder-1x"};
+	for (size_t k = 0; k < NITEMS(bad); k++) {
+		char patch[128];
+		snprintf(patch, sizeof(patch), "{\"replicas\": 2, \"removeMembers\": [\"coder-1\", \"%s\"]}", bad[k]);
+		spec_patch(w, patch);
+		settle(w);
+		if (step_of(&w->a) != STEP_REFUSE)
+			world_fail(w, "removeMembers naming %s: %s, want a refusal", bad[k], w->steps.seen);
+		char quoted[64];
+		snprintf(quoted, sizeof(quoted), "\"%s\"", bad[k]);
+		if (!sim_events(w->history, "Warning", "InvalidSpec", quoted) ||
+		    !sim_contains(w->a.event_message, "spec.removeMembers") || !sim_contains(w->a.event_message, quoted))
+			world_fail(w, "removeMembers naming %s: no Warning naming it", bad[k]);
+		expect_members(w, "[0,1,2]");
+		static const long ids[] = {0, 1, 2, -1};
+		expect_ready_pods(w, ids);
+	}
+	assert_int_equal(sim_events(w->history, "Normal", "MemberRemoved", NULL), 0);
+	/* Fixed: exactly the member named goes. */
+	spec_patch(w, "{\"removeMembers\": [\"coder-1\"]}");
+	settle(w);
+	expect_members(w, "[0,2]");
+	expect_decoys(w);
+}
+
+/* The replace-members annotation: the member gets a new identity and new claims, counted and told as a replacement. */
+static void replace_requested_member(struct world *w, const char *when)
+{
+	char extra[128];
+	snprintf(extra, sizeof(extra), "{\"persistentVolumeClaimRetentionPolicy\": {\"whenReplaced\": \"%s\"}}", when);
+	start_world(w, USUAL, extra);
+	request_replace(w, "coder-1");
+	settle(w);
+	expect_members(w, "[0,2,3]");
+	static const long ids[] = {0, 2, 3, -1};
+	expect_ready_pods(w, ids);
+	check_member_pod(w, 3, "coder");
+	assert_int_equal(sim_events(w->history, "Normal", "MemberReplaced", "coder-1"), 1);
+	assert_int_equal(sim_events(w->history, "Normal", "MemberReplaced", "coder-3"), 1);
+	assert_int_equal(sim_counted(w->counts, REPLACEMENTS_TOTAL), 1);
+	assert_null(sim_annotation(w->cluster, ANNOTATION_CLUSTER_REPLACE));
+	assert_int_equal(state_next(w), 4);
+	if (sim_streq(when, "Delete"))
+		expect_claim_gone(w, "data-coder-1");
+	else
+		expect_claim_kept(w, "data-coder-1");
+	expect_status_counts(w, 3, 3, 3, 3);
+	expect_conditions(w, "True", "False", "False");
+	expect_decoys(w);
+}
+
+static void test_replace_requested_retain(void **state)
+{
+	replace_requested_member(*state, "Retain");
+}
+
+static void test_replace_requested_delete(void **state)
+{
+	replace_requested_member(*state, "Delete");
+}
+
+/*
+ * Two asked for at once with maxUnavailable 1: the second waits (an Event
+ * says why) until the first one's successor is available.
+ */
+static void test_replace_requested_max_unavailable(void **state)
+{
+	struct world *w = *state;
+	start_world(w, USUAL, NULL);
+	w->ready_delay_ms = 20000;
+	w->track_down = true;
+	w->max_down = 0;
+	request_replace(w, "coder-0, coder-2");
+	settle(w);
+	expect_members(w, "[1,3,4]");
+	static const long ids[] = {1, 3, 4, -1};
+	expect_ready_pods(w, ids);
+	assert_int_equal(sim_counted(w->counts, REPLACEMENTS_TOTAL), 2);
+	assert_int_equal(w->max_down, 1);
+	if (sim_events(w->history, "Normal", "ReplaceWaiting", "coder-2") < 1)
+		world_fail(w, "no ReplaceWaiting Event while coder-2 waited");
+	int first = sim_seen_at(w->history, "ReplaceMember", NULL, 0);
+	int second = sim_seen_at(w->history, "ReplaceMember", NULL, first + 1);
+	assert_true(first >= 0 && second > first);
+	if (seen_time(w, second) - seen_time(w, first) < 20000)
+		world_fail(w, "the second replacement did not wait for the first one's successor");
+	assert_null(sim_annotation(w->cluster, ANNOTATION_CLUSTER_REPLACE));
+}
+
+/* A request naming anything but members: refused with a Warning that names it, removed, nothing replaced. */
+static void test_replace_request_refused(void **state)
+{
+	struct world *w = *state;
+	start_world(w, USUAL, NULL);
+	static const struct {
+		const char *value, *named;
+	} bad[] = {{"coder-9", "\"coder-9\""},       {"coder-1,coder-7", "\"coder-7\""},
+		   {"coder-1,,coder-2", "an empty name"}, {"", "an empty name"},
+		   {"bogus", "\"bogus\""},               {"coder-01", "\"coder-01\""}};
+	for (size_t k = 0; k < NITEMS(bad); k++) {
+		request_replace(w, bad[k].value);
+		settle(w);
+		if (sim_events(w->history, "Warning", "ReplaceRefused", NULL) != (int)k + 1 ||
+		    sim_events(w->history, "Warning", "ReplaceRefused", bad[k].named) < 1)
+			world_fail(w, "replace-members \"%s\": no Warning naming %s", bad[k].value, bad[k].named);
+		if (sim_annotation(w->cluster, ANNOTATION_CLUSTER_REPLACE))
+			world_fail(w, "replace-members \"%s\": the annotation was not removed", bad[k].value);
+		expect_members(w, "[0,1,2]");
+		static const long ids[] = {0, 1, 2, -1};
+		expect_ready_pods(w, ids);
+	}
+	assert_int_equal(sim_counted(w->counts, REPLACEMENTS_TOTAL), 0);
+	request_replace(w, "coder-2");
+	settle(w);
+	expect_members(w, "[0,1,3]");
+	expect_decoys(w);
+}
+
+/* Asked for while it fails: replaced once, as failed; the request goes with it (no refusal follows). */
+static void test_replace_request_of_a_failed_member(void **state)
+{
+	struct world *w = *state;
+	start_world(w, USUAL, NULL);
+	request_replace(w, "coder-1");
+	pod_fail(w, "coder-1", NULL, "exit code 1");
+	settle(w);
+	expect_members(w, "[0,2,3]");
+	assert_int_equal(sim_counted(w->counts, REPLACEMENTS_TOTAL), 1);
+	assert_int_equal(sim_events(w->history, "Warning", "ReplaceRefused", NULL), 0);
+	assert_null(sim_annotation(w->cluster, ANNOTATION_CLUSTER_REPLACE));
+}
+
 /* ---- 4. updates ---- */
 
 /* Members 0..n-1 all at revision rev, with their first claims. */
@@ -3273,6 +3561,13 @@ static void script_wipe(struct world *w)
 	scale_to(w, 4);
 }
 
+static void script_named(struct world *w)
+{
+	spec_patch(w, "{\"replicas\": 2, \"removeMembers\": [\"coder-1\"]}");
+	settle(w);
+	request_replace(w, "coder-0");
+}
+
 static const struct scenario scenarios[] = {
 	{"start 3", NULL, script_nothing},
 	{"replace failed and evicted, whenReplaced Delete",
@@ -3287,6 +3582,9 @@ static const struct scenario scenarios[] = {
 	{"node lost", "{\"replacement\": {\"nodeLostAfterSeconds\": 60}}", script_node_lost},
 	{"claim owners", "{\"persistentVolumeClaimRetentionPolicy\": {\"whenDeleted\": \"Delete\"}}", script_owners},
 	{"state wiped", NULL, script_wipe},
+	{"remove and replace named members, whenScaled and whenReplaced Delete",
+	 "{\"persistentVolumeClaimRetentionPolicy\": {\"whenScaled\": \"Delete\", \"whenReplaced\": \"Delete\"}}",
+	 script_named},
 };
 
 /* Plays scenario i: the world at the end and what was counted. */
@@ -3402,6 +3700,15 @@ int main(void)
 		TEST(test_user_deleted_pod_ending_failed_is_restarted),
 		TEST(test_scale_down_retain_then_up),
 		TEST(test_scale_down_delete_then_up),
+		TEST(test_remove_named_retain),
+		TEST(test_remove_named_delete),
+		TEST(test_remove_named_keeps_replicas),
+		TEST(test_remove_unknown_member_refused),
+		TEST(test_replace_requested_retain),
+		TEST(test_replace_requested_delete),
+		TEST(test_replace_requested_max_unavailable),
+		TEST(test_replace_request_refused),
+		TEST(test_replace_request_of_a_failed_member),
 		TEST(test_rolling_update),
 		TEST(test_rolling_update_max_unavailable_2),
 		TEST(test_rolling_update_max_unavailable_percent),

@@ -174,6 +174,34 @@ static void test_good(void **state)
 	assert_int_equal(a.kind, PLUGIN_KIND_STC);
 	assert_string_equal(a.name, "coder");
 	plugin_args_release(&a);
+	/* members remove|replace: the StatefulCluster in any of kubectl's spellings, then its members. */
+	assert_int_equal(parse("members remove stc/coder coder-2", &a, &err), 0);
+	assert_int_equal(a.cmd, PLUGIN_MEMBERS);
+	assert_int_equal(a.members_op, PLUGIN_MEMBERS_REMOVE);
+	assert_string_equal(a.name, "coder");
+	assert_int_equal(a.nmember_names, 1);
+	assert_string_equal(a.member_names[0], "coder-2");
+	plugin_args_release(&a);
+	assert_int_equal(parse("members replace coder coder-1 coder-10 -o name", &a, &err), 0);
+	assert_int_equal(a.members_op, PLUGIN_MEMBERS_REPLACE);
+	assert_string_equal(a.name, "coder");
+	assert_int_equal(a.nmember_names, 2);
+	assert_string_equal(a.member_names[1], "coder-10");
+	assert_int_equal(a.output, PLUGIN_OUT_NAME);
+	plugin_args_release(&a);
+	assert_int_equal(parse("members replace stc coder coder-0 -o json", &a, &err), 0);
+	assert_string_equal(a.name, "coder");
+	assert_string_equal(a.member_names[0], "coder-0");
+	plugin_args_release(&a);
+	assert_int_equal(parse("members coder", &a, &err), 0);
+	assert_int_equal(a.members_op, PLUGIN_MEMBERS_LIST);
+	assert_int_equal(a.nmember_names, 0);
+	plugin_args_release(&a);
+	/* A StatefulCluster named like a verb: as stc/NAME. */
+	assert_int_equal(parse("members stc/remove", &a, &err), 0);
+	assert_int_equal(a.members_op, PLUGIN_MEMBERS_LIST);
+	assert_string_equal(a.name, "remove");
+	plugin_args_release(&a);
 	/* "--" ends the flags: a name may then start with a dash. */
 	assert_int_equal(parse("explain -- sts/-odd", &a, &err), 0);
 	assert_string_equal(a.name, "-odd");
@@ -235,6 +263,20 @@ static const struct {
 	{"status --as", "needs a value"},
 	{"completion bash --token x", "does not apply to completion"},
 	{"members sts web", "is not a StatefulCluster"},
+	{"members remove stc/coder", "members remove stc/NAME MEMBER..."},
+	{"members replace", "members replace stc/NAME MEMBER..."},
+	{"members remove sts/web web-1", "is not a StatefulCluster"},
+	{"members remove stc/coder other-1", "\"other-1\" is not a member name of stc/coder"},
+	{"members remove stc/coder coder-01", "\"coder-01\" is not a member name"},
+	{"members replace stc/coder coder-", "\"coder-\" is not a member name"},
+	{"members replace stc/coder coder", "\"coder\" is not a member name"},
+	{"members replace stc/coder 2", "\"2\" is not a member name"},
+	{"members replace stc/coder coder-2x", "\"coder-2x\" is not a member name"},
+	{"members replace stc/coder coder-1 coder-1", "coder-1 is named twice"},
+	{"members remove stc/c c-1 c-2 c-3 c-4 c-5 c-6 c-7 c-8 c-9", "at most 8 members"},
+	{"members remove stc/coder coder-1 -o wide", "-o wide and --no-headers are for lists"},
+	{"members replace stc/coder coder-1 --no-headers", "-o wide and --no-headers are for lists"},
+	{"members stc/coder coder-1", "members takes one StatefulCluster"},
 	{"--as-group g", "name a command"},
 	{"help nope", "help: unknown command \"nope\""},
 };
@@ -331,7 +373,13 @@ static void test_complete(void **state)
 		{"-n shop re", COMPLETE_COMMANDS},
 		{"status ", COMPLETE_STS_STC},
 		{"status -A ", COMPLETE_STS_STC},
-		{"members ", COMPLETE_STC},
+		{"members ", COMPLETE_STC_OR_MEMBER_OPS},
+		{"members re", COMPLETE_STC_OR_MEMBER_OPS},
+		{"members remove ", COMPLETE_STC},
+		{"members replace st", COMPLETE_STC},
+		{"members remove stc/coder ", COMPLETE_MEMBERS},
+		{"members replace stc/coder coder-1 c", COMPLETE_MEMBERS},
+		{"members stc/coder ", COMPLETE_NOTHING},
 		{"resize ", COMPLETE_STS},
 		{"resize sts/web ", COMPLETE_NOTHING},
 		{"abort s", COMPLETE_STS},
@@ -369,6 +417,11 @@ static void test_complete(void **state)
 	assert_string_equal(where.namespace, "shop");
 	assert_string_equal(where.kubeconfig, "/k");
 	assert_string_equal(complete_words(COMPLETE_SHELLS)[1], "zsh");
+	char *m[] = {(char *)"members", (char *)"replace", (char *)"stc/coder", (char *)"co"};
+	assert_int_equal(complete_what(4, m, &where), COMPLETE_MEMBERS);
+	assert_string_equal(where.object, "stc/coder");
+	assert_string_equal(complete_words(COMPLETE_STC_OR_MEMBER_OPS)[0], "remove");
+	assert_string_equal(complete_words(COMPLETE_STC_OR_MEMBER_OPS)[1], "replace");
 	assert_null(complete_words(COMPLETE_STS));
 }
 

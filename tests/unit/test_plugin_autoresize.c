@@ -56,7 +56,7 @@ static json_t *classes(void)
 static json_t *row_for(const json_t *sts, const char *usage0, const char *usage1)
 {
 	json_t *rows = json_array(), *c = claims(usage0, usage1), *k = classes();
-	status_autoresize_rows(rows, "sts", sts, c, k, NULL, NOW_MS);
+	status_autoresize_rows(rows, "sts", sts, c, k, NULL, NULL, NOW_MS);
 	json_decref(c);
 	json_decref(k);
 	assert_int_equal(json_array_size(rows), 1);
@@ -171,6 +171,95 @@ static void test_invalid_policy_says_what_to_fix(void **state)
 	json_decref(sts);
 }
 
+/* A set without a policy of its own, its template of class c1; the class's and the namespace's policies (NULL: none). */
+static json_t *rows_under(const char *own, const char *class_policy, const char *ns_policy)
+{
+	json_t *sts = set_with(own ? own : "x", "320Mi", NULL);
+	json_t *ann = json_object_get(json_object_get(sts, "metadata"), "annotations");
+	if (!own)
+		json_object_del(ann, "autoresize.stateful-operator.io/data");
+	json_t *vct = json_array_get(json_object_get(json_object_get(sts, "spec"), "volumeClaimTemplates"), 0);
+	json_object_set_new(json_object_get(vct, "spec"), "storageClassName", json_string("c1"));
+	json_t *k = classes();
+	if (class_policy)
+		json_object_set_new(json_object_get(json_object_get(json_array_get(k, 0), "metadata"), "annotations"),
+				    "autoresize.stateful-operator.io/policy", json_string(class_policy));
+	json_t *ns = ns_policy ? json_pack("{s:{s:s, s:{s:s}}}", "metadata", "name", "ns", "annotations",
+					   "autoresize.stateful-operator.io/policy", ns_policy)
+			       : NULL;
+	json_t *rows = json_array(), *c = claims(USAGE_DB0, USAGE_DB1);
+	status_autoresize_rows(rows, "sts", sts, c, k, ns, NULL, NOW_MS);
+	json_decref(c);
+	json_decref(k);
+	json_decref(ns);
+	json_decref(sts);
+	return rows;
+}
+
+static const char *source_of(const json_t *row, const char *key)
+{
+	const char *v = json_string_value(json_object_get(json_object_get(row, "policySource"), key));
+	return v ? v : "(null)";
+}
+
+static void test_class_policy_covers_a_set_without_its_own(void **state)
+{
+	(void)state;
+	json_t *rows = rows_under(NULL, "used=60%, max=1Gi", NULL);
+	assert_int_equal(json_array_size(rows), 1);
+	const json_t *row = json_array_get(rows, 0);
+	assert_string_equal(field(row, "phase"), "Due");
+	assert_string_equal(field(row, "policy"), "used=60%, max=1Gi");
+	assert_non_null(strstr(field(row, "progress"), "; max 1Gi; policy of StorageClass c1"));
+	assert_string_equal(source_of(row, "kind"), "storageclass");
+	assert_string_equal(source_of(row, "name"), "c1");
+	assert_string_equal(source_of(row, "annotation"), "autoresize.stateful-operator.io/policy");
+	json_decref(rows);
+	/* No policy anywhere: no row. */
+	rows = rows_under(NULL, NULL, NULL);
+	assert_int_equal(json_array_size(rows), 0);
+	json_decref(rows);
+}
+
+static void test_namespace_beats_class_and_workload_beats_both(void **state)
+{
+	(void)state;
+	json_t *rows = rows_under(NULL, "used=60%, max=1Gi", "used=90%, max=2Gi");
+	const json_t *row = json_array_get(rows, 0);
+	assert_string_equal(field(row, "phase"), "Watching");
+	assert_string_equal(field(row, "policy"), "used=90%, max=2Gi");
+	assert_non_null(strstr(field(row, "progress"), "; policy of Namespace ns"));
+	assert_string_equal(source_of(row, "kind"), "namespace");
+	assert_string_equal(source_of(row, "name"), "ns");
+	json_decref(rows);
+	rows = rows_under("used=95%, max=3Gi", "used=60%, max=1Gi", "used=90%, max=2Gi");
+	row = json_array_get(rows, 0);
+	assert_string_equal(field(row, "policy"), "used=95%, max=3Gi");
+	assert_null(strstr(field(row, "progress"), "policy of"));
+	assert_string_equal(source_of(row, "kind"), "workload");
+	assert_string_equal(source_of(row, "name"), "db");
+	assert_string_equal(source_of(row, "annotation"), "autoresize.stateful-operator.io/data");
+	json_decref(rows);
+}
+
+static void test_opt_out_and_refused_class_policy(void **state)
+{
+	(void)state;
+	json_t *rows = rows_under("mode=off", "used=60%, max=1Gi", NULL);
+	const json_t *row = json_array_get(rows, 0);
+	assert_string_equal(field(row, "phase"), "Off");
+	assert_string_equal(field(row, "progress"), "mode=off in autoresize.stateful-operator.io/data: no autoresize");
+	json_decref(rows);
+	rows = rows_under(NULL, "used=60, max=1Gi", NULL);
+	row = json_array_get(rows, 0);
+	assert_string_equal(field(row, "phase"), "Invalid");
+	assert_string_equal(field(row, "progress"), "autoresize.stateful-operator.io/policy on StorageClass c1: used: "
+						    "\"60\" is not a whole percentage; use a whole percentage from 1% to "
+						    "99%, e.g. used=80%");
+	assert_string_equal(source_of(row, "kind"), "storageclass");
+	json_decref(rows);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -181,6 +270,9 @@ int main(void)
 		cmocka_unit_test(test_junk_usage_is_not_shown),
 		cmocka_unit_test(test_old_usage_is_marked_stale),
 		cmocka_unit_test(test_invalid_policy_says_what_to_fix),
+		cmocka_unit_test(test_class_policy_covers_a_set_without_its_own),
+		cmocka_unit_test(test_namespace_beats_class_and_workload_beats_both),
+		cmocka_unit_test(test_opt_out_and_refused_class_policy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -146,6 +146,9 @@ deploy/rbac/cluster/clusterrole.yaml.
 - apiGroups: ["storage.k8s.io"]
   resources: ["storageclasses"]
   verbs: ["list", "watch"]
+- apiGroups: [""]
+  resources: ["namespaces"]
+  verbs: ["list", "watch"]
 {{- end }}
 - apiGroups: [""]
   resources: ["events"]

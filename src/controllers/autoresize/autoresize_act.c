@@ -8,6 +8,7 @@
 
 #include "client/kube_object.h"
 #include "client/quantity.h"
+#include "controllers/autoresize/autoresize_rule.h"
 #include "controllers/contract.h"
 #include "controllers/set_index.h"
 #include "runtime/events.h"
@@ -44,6 +45,10 @@ struct tpl {
 	int64_t size;        /* the template's */
 	struct autoresize_policy pol;
 	bool recommend;
+	/* Where the policy is written, for messages: the annotation <prefix><template>, or "<prefix>policy on Namespace shop" */
+	char where[400];
+	/* After a growth's message: "" for the workload's own policy, else " (policy: <where>)" */
+	char by[420];
 };
 
 /* ---- saying things once ---- */
@@ -97,22 +102,10 @@ struct class_facts {
 	int64_t granularity;
 };
 
-static json_t *class_of(struct autoresize_ctx *ac, const char *name)
-{
-	if (!ac->classes)
-		return NULL;
-	if (name && *name)
-		return store_get(ac->classes, name);
-	json_t *all = store_list(ac->classes);
-	json_t *sc = json_incref((json_t *)class_default(all));
-	json_decref(all);
-	return sc;
-}
-
 /* Facts of class name (NULL: the default class); sc receives the class (new reference, may be NULL). */
 static void class_facts(struct autoresize_ctx *ac, const char *name, struct class_facts *f, json_t **sc)
 {
-	*sc = class_of(ac, name);
+	*sc = autoresize_class_of(ac, name);
 	const char *known = *sc ? kube_obj_str(*sc, "metadata.name") : name;
 	snprintf(f->name, sizeof(f->name), "%s", known && *known ? known : "(default)");
 	f->known = *sc != NULL;
@@ -296,9 +289,8 @@ static void act_on_claim(struct autoresize_ctx *ac, const struct tpl *t, const j
 		unsay(ac, t, at_max);
 	if (d->verdict == AUTORESIZE_AT_MAX) {
 		say(ac, t, at_max, from, "Warning", "AutoResizeAtMaximum",
-		    "claim %s: %s, but it is at the policy's maximum %s; it does not grow. Raise max= in "
-		    ANNOTATION_AUTORESIZE_PREFIX "%s, or free space",
-		    claim, d->trigger, from, t->tpl);
+		    "claim %s: %s, but it is at the policy's maximum %s; it does not grow. Raise max= in %s, or free space",
+		    claim, d->trigger, from, t->where);
 	} else if (d->verdict == AUTORESIZE_GROW && !f->expandable) {
 		say(ac, t, possible, "not expandable", "Warning", "AutoResizeNotPossible",
 		    "claim %s: %s, but StorageClass %s does not allow expansion, and scope=claim grows in place only; "
@@ -310,8 +302,8 @@ static void act_on_claim(struct autoresize_ctx *ac, const struct tpl *t, const j
 		bool growing = capacity < autoresize_quantity_bytes(storage_request(pvc)); /* from the last time */
 		if (!growing && t->recommend) {
 			if (say(ac, t, recommend, to, "Normal", "AutoResizeRecommended",
-				"claim %s: %s: it would grow from %s to %s (recommend-only: nothing changed)", claim,
-				d->trigger, from, to))
+				"claim %s: %s: it would grow from %s to %s (recommend-only: nothing changed)%s", claim,
+				d->trigger, from, to, t->by))
 				count(ac, "recommend");
 		} else if (!growing) {
 			char now[32];
@@ -319,8 +311,8 @@ static void act_on_claim(struct autoresize_ctx *ac, const struct tpl *t, const j
 			if (grow_claim(ac, pvc, to, now) == 0) {
 				event_record(ac->deps.base.events, t->w, "Normal", "AutoResizeTriggered",
 					     "claim %s: %s: growing it from %s to %s in place (scope=claim: the template "
-					     "stays as it is)",
-					     claim, d->trigger, from, to);
+					     "stays as it is)%s",
+					     claim, d->trigger, from, to, t->by);
 				count(ac, "grow");
 			}
 		}
@@ -343,9 +335,9 @@ static void act_on_template(struct autoresize_ctx *ac, const struct tpl *t, cons
 	char *from = autoresize_bytes_text(t->size);
 	if (d->verdict == AUTORESIZE_AT_MAX) {
 		say(ac, t, "max", from, "Warning", "AutoResizeAtMaximum",
-		    "%s: %s, but template %s is at the policy's maximum %s; it does not grow. Raise max= in "
-		    ANNOTATION_AUTORESIZE_PREFIX "%s, or free space",
-		    claim, d->trigger, t->tpl, from, t->tpl);
+		    "%s: %s, but template %s is at the policy's maximum %s; it does not grow. Raise max= in %s, or free "
+		    "space",
+		    claim, d->trigger, t->tpl, from, t->where);
 	}
 	if (d->verdict != AUTORESIZE_GROW) {
 		free(from);
@@ -375,17 +367,18 @@ static void act_on_template(struct autoresize_ctx *ac, const struct tpl *t, cons
 	if (t->recommend) {
 		if (say(ac, t, "recommend", to, "Normal", "AutoResizeRecommended",
 		    "%s: %s: template %s and its %zu claim%s would grow from %s to %s %s (recommend-only: nothing "
-		    "changed)",
+		    "changed)%s",
 		    claim, d->trigger, t->tpl, json_array_size(claims), json_array_size(claims) == 1 ? "" : "s", from, to,
-		    how))
+		    how, t->by))
 			count(ac, "recommend");
 	} else {
 		char now[32];
 		rfc3339_format(clock_wall_ms() / 1000, now);
 		if (grow_template(ac, t, to, now) == 0) {
 			event_record(ac->deps.base.events, t->w, "Normal", "AutoResizeTriggered",
-				     "%s: %s: growing template %s and its %zu claim%s from %s to %s %s", claim, d->trigger,
-				     t->tpl, json_array_size(claims), json_array_size(claims) == 1 ? "" : "s", from, to, how);
+				     "%s: %s: growing template %s and its %zu claim%s from %s to %s %s%s", claim, d->trigger,
+				     t->tpl, json_array_size(claims), json_array_size(claims) == 1 ? "" : "s", from, to, how,
+				     t->by);
 			count(ac, "grow");
 		}
 	}
@@ -421,8 +414,7 @@ static void consider_template(struct autoresize_ctx *ac, struct poll *p, struct 
 	t->size = autoresize_quantity_bytes(storage_request(vct));
 	if (t->size <= 0) {
 		say(ac, t, "policy", NULL, "Warning", "AutoResizePolicyInvalid",
-		    ANNOTATION_AUTORESIZE_PREFIX "%s: template %s asks for no storage size the policy could grow",
-		    t->tpl, t->tpl);
+		    "%s: template %s asks for no storage size the policy could grow", t->where, t->tpl);
 		return;
 	}
 	json_t *claims = claims_of(ac, t);
@@ -482,6 +474,40 @@ static void consider_template(struct autoresize_ctx *ac, struct poll *p, struct 
 	json_decref(claims);
 }
 
+/*
+ * The workload's own policies (the first AUTORESIZE_POLICIES_MAX by name)
+ * of its templates: "<template>" -> text (new object). Those that name no
+ * template are refused here; *count: how many there are in all.
+ */
+static json_t *own_policies(struct autoresize_ctx *ac, struct tpl *t, const json_t *vcts, size_t *count)
+{
+	json_t *own = json_object();
+	size_t plen = strlen(ANNOTATION_AUTORESIZE_PREFIX);
+	const char *key;
+	const json_t *v;
+	*count = 0;
+	json_object_foreach((json_t *)kube_obj_annotations(t->w), key, v) {
+		if (strncmp(key, ANNOTATION_AUTORESIZE_PREFIX, plen) || !strcmp(key, ANNOTATION_AUTORESIZE_GRANULARITY))
+			continue;
+		if (++*count > AUTORESIZE_POLICIES_MAX)
+			continue;
+		t->tpl = key + plen;
+		if (kube_list_find(vcts, NULL, t->tpl)) {
+			json_object_set_new(own, t->tpl, json_string(or_empty(json_string_value(v))));
+			continue;
+		}
+		char *why = NULL;
+		if (autoresize_policy_parse(or_empty(json_string_value(v)), &t->pol, &why) < 0)
+			say(ac, t, "policy", NULL, "Warning", "AutoResizePolicyInvalid",
+			    "%s: %s; no autoresize until it is fixed", key, why);
+		else
+			say(ac, t, "policy", NULL, "Warning", "AutoResizePolicyInvalid",
+			    "%s: there is no volumeClaimTemplate named %s; no autoresize until it is fixed", key, t->tpl);
+		free(why);
+	}
+	return own;
+}
+
 void autoresize_consider(struct autoresize_ctx *ac, struct poll *p, const json_t *w, bool cluster)
 {
 	if (kube_obj_annotation_true(w, ANNOTATION_IGNORE))
@@ -491,41 +517,41 @@ void autoresize_consider(struct autoresize_ctx *ac, struct poll *p, const json_t
 	if (!t.ns || !t.name)
 		return;
 	const json_t *vcts = json_object_get(json_object_get(w, "spec"), "volumeClaimTemplates");
-	const char *key;
-	const json_t *v;
-	size_t policies = 0;
-	json_object_foreach((json_t *)kube_obj_annotations(w), key, v) {
-		size_t plen = strlen(ANNOTATION_AUTORESIZE_PREFIX);
-		if (strncmp(key, ANNOTATION_AUTORESIZE_PREFIX, plen) || !strcmp(key, ANNOTATION_AUTORESIZE_GRANULARITY))
+	size_t policies;
+	json_t *own = own_policies(ac, &t, vcts, &policies);
+	json_t *ns_obj = autoresize_namespace_of(ac, t.ns);
+	size_t i;
+	const json_t *vct;
+	json_array_foreach(vcts, i, vct) {
+		t.tpl = kube_obj_str(vct, "metadata.name");
+		if (!t.tpl)
 			continue;
-		if (++policies > AUTORESIZE_POLICIES_MAX)
-			continue;
-		t.tpl = key + plen;
-		char *why = NULL;
-		if (autoresize_policy_parse(or_empty(json_string_value(v)), &t.pol, &why) < 0) {
-			say(ac, &t, "policy", NULL, "Warning", "AutoResizePolicyInvalid", "%s: %s; no autoresize until it is fixed",
-			    key, why);
-			free(why);
-			continue;
-		}
-		const json_t *vct = NULL;
-		size_t i;
-		const json_t *c;
-		json_array_foreach(vcts, i, c) {
-			if (!strcmp(or_empty(kube_obj_str(c, "metadata.name")), t.tpl)) {
-				vct = c;
-				t.index = i;
-			}
-		}
-		if (!vct) {
+		t.index = i;
+		json_t *sc = autoresize_template_class(ac, vct);
+		struct autoresize_rule r;
+		autoresize_rule_resolve(json_string_value(json_object_get(own, t.tpl)), autoresize_rule_text(ns_obj),
+					autoresize_rule_text(sc), &r);
+		autoresize_rule_where(&r, t.tpl, t.ns, kube_obj_str(sc, "metadata.name"), t.where, sizeof(t.where));
+		if (r.origin == AUTORESIZE_FROM_WORKLOAD)
+			t.by[0] = '\0';
+		else
+			snprintf(t.by, sizeof(t.by), " (policy: %s)", t.where);
+		json_decref(sc);
+		if (r.origin == AUTORESIZE_FROM_WORKLOAD && r.why)
 			say(ac, &t, "policy", NULL, "Warning", "AutoResizePolicyInvalid",
-			    "%s: there is no volumeClaimTemplate named %s; no autoresize until it is fixed", key, t.tpl);
-			continue;
+			    "%s: %s; no autoresize until it is fixed", t.where, r.why);
+		else if (r.origin != AUTORESIZE_FROM_NONE)
+			/* A namespace's or class's refusal is said on that object (autoresize_check_sources). */
+			unsay(ac, &t, "policy");
+		if (autoresize_rule_active(&r)) {
+			t.pol = r.pol;
+			t.recommend = ac->deps.recommend_only || t.pol.recommend_only;
+			consider_template(ac, p, &t, vct);
 		}
-		unsay(ac, &t, "policy");
-		t.recommend = ac->deps.recommend_only || t.pol.recommend_only;
-		consider_template(ac, p, &t, vct);
+		autoresize_rule_release(&r);
 	}
+	json_decref(ns_obj);
+	json_decref(own);
 	/* Of the workload as a whole: template "*" (no annotation name is). */
 	t.tpl = "*";
 	if (policies <= AUTORESIZE_POLICIES_MAX)
@@ -535,4 +561,41 @@ void autoresize_consider(struct autoresize_ctx *ac, struct poll *p, const json_t
 		    "%zu " ANNOTATION_AUTORESIZE_PREFIX " annotations: only the first %d by name are read; remove those "
 		    "that name no volumeClaimTemplate",
 		    policies, AUTORESIZE_POLICIES_MAX);
+}
+
+/* The refusals of the policies of one kind of source (Namespaces or StorageClasses) in s. */
+static void check_sources_of(struct autoresize_ctx *ac, struct store *s, const char *kind, const char *covers,
+			     json_t *live)
+{
+	json_t *objs = autoresize_sources(s);
+	size_t i;
+	const json_t *obj;
+	json_array_foreach(objs, i, obj) {
+		/* The subject "!<Kind>/<name>/policy": no namespace starts with "!", so no workload's is the same. */
+		char ns[32];
+		snprintf(ns, sizeof(ns), "!%s", kind);
+		struct tpl t = {.w = obj, .ns = ns, .name = kube_obj_str(obj, "metadata.name"), .tpl = "policy"};
+		if (!t.name)
+			continue;
+		char *subject = xasprintf("%s/%s/%s", t.ns, t.name, t.tpl);
+		json_object_set_new(live, subject, json_true());
+		free(subject);
+		struct autoresize_policy pol;
+		char *why = NULL;
+		if (autoresize_policy_parse(autoresize_rule_text(obj), &pol, &why) < 0)
+			say(ac, &t, "invalid", NULL, "Warning", "AutoResizePolicyInvalid",
+			    ANNOTATION_AUTORESIZE_POLICY ": %s; %s until it is fixed (nothing else changes)", why, covers);
+		else
+			unsay(ac, &t, "invalid");
+		free(why);
+	}
+	json_decref(objs);
+}
+
+void autoresize_check_sources(struct autoresize_ctx *ac, json_t *live)
+{
+	check_sources_of(ac, ac->namespaces, "Namespace", "no template in this namespace without a policy of its own "
+							   "grows by it, nor by its StorageClass's",
+			 live);
+	check_sources_of(ac, ac->classes, "StorageClass", "no claim of this class grows by it", live);
 }

@@ -18,7 +18,6 @@
 #include "util/xalloc.h"
 
 #define POLL_KEY "autoresize/poll"
-#define POLICY_INDEX "autoresize-policy"
 
 /* Index of the workloads that carry a policy: a poll reads only those. */
 static size_t index_policy(const json_t *obj, char ***values)
@@ -93,21 +92,19 @@ static void poll_release(struct poll *p)
 	json_decref(p->errors);
 }
 
-static json_t *targets_of(struct store *s)
-{
-	return s ? store_by_index(s, POLICY_INDEX, "1") : json_array();
-}
-
 static int reconcile(void *ctx, const char *key, long *requeue_after_ms)
 {
 	struct autoresize_ctx *ac = ctx;
 	(void)key;
 	*requeue_after_ms = (long)ac->deps.interval_ms;
-	json_t *sets = targets_of(ac->sets), *clusters = targets_of(ac->clusters);
+	json_t *live = json_object();
+	json_t *sets = autoresize_targets(ac, ac->sets, live), *clusters = autoresize_targets(ac, ac->clusters, live);
 	if (ac->usage_ratio)
 		metric_reset(ac->usage_ratio);
+	autoresize_check_sources(ac, live);
 	/* What was said of workloads and policies gone is forgotten: the memory stays what the live ones need. */
-	autoresize_said_prune(&ac->said, sets, clusters);
+	autoresize_said_prune(&ac->said, sets, clusters, live);
+	json_decref(live);
 	if (!json_array_size(sets) && !json_array_size(clusters)) {
 		json_decref(sets);
 		json_decref(clusters);
@@ -188,10 +185,16 @@ struct controller *autoresize_controller_new(const struct autoresize_deps *deps,
 	if (deps->cluster_scope) {
 		ac->classes = informer_store(manager_informer(m, &KUBE_STORAGECLASSES));
 		ac->nodes = informer_store(manager_informer(m, &KUBE_NODES));
+		/* Their policies cover workloads without one (autoresize_rule.h); no Role could grant them. */
+		ac->namespaces = informer_store(manager_informer(m, &KUBE_NAMESPACES));
+		if (!store_has_index(ac->classes, AUTORESIZE_SOURCE_INDEX))
+			store_add_index(ac->classes, AUTORESIZE_SOURCE_INDEX, autoresize_index_source);
+		if (!store_has_index(ac->namespaces, AUTORESIZE_SOURCE_INDEX))
+			store_add_index(ac->namespaces, AUTORESIZE_SOURCE_INDEX, autoresize_index_source);
 	}
-	store_add_index(ac->sets, POLICY_INDEX, index_policy);
+	store_add_index(ac->sets, AUTORESIZE_POLICY_INDEX, index_policy);
 	if (ac->clusters)
-		store_add_index(ac->clusters, POLICY_INDEX, index_policy);
+		store_add_index(ac->clusters, AUTORESIZE_POLICY_INDEX, index_policy);
 	set_index_ensure(ac->pods, set_index_pod);
 	set_index_ensure(ac->pvcs, set_index_claim);
 	if (ac->deps.base.obs)

@@ -1,7 +1,8 @@
 /*
  * The autoresize controller: grows volumes before they fill up. Every
  * interval, one poll: from the caches, the StatefulSets (and
- * StatefulClusters) that carry a policy (autoresize_policy.h), the nodes
+ * StatefulClusters) that a policy covers (autoresize_rule.h: their own,
+ * or, in cluster scope, their Namespace's or StorageClass's), the nodes
  * their pods run on; one usage read per node (or one Prometheus query);
  * then per template a decision. A growth of a StatefulSet's template is
  * the resize annotation, written with the time of the growth in one
@@ -12,7 +13,8 @@
  *
  * Events: AutoResizeTriggered (with the usage that triggered it),
  * AutoResizeRecommended (recommend-only), AutoResizeAtMaximum,
- * AutoResizeNotPossible, AutoResizePolicyInvalid, UsageUnavailable,
+ * AutoResizeNotPossible, AutoResizePolicyInvalid (on the Namespace or
+ * StorageClass when its policy is the one refused), UsageUnavailable,
  * UsageAvailable. Each Warning is said once per change, not every poll.
  * The usage read is published on each claim the poll covers
  * (usage_published.h), for `kubectl stateful status`.
@@ -36,7 +38,7 @@ struct autoresize_deps {
 	struct usage_source_options source;
 	int64_t interval_ms;
 	bool recommend_only;   /* --autoresize-recommend-only: Events and metrics only */
-	bool cluster_scope;    /* Nodes and StorageClasses can be read (not in namespace scope) */
+	bool cluster_scope;    /* Nodes, StorageClasses and Namespaces can be read (not in namespace scope) */
 	bool with_clusters;    /* the StatefulCluster API is installed and its controller runs */
 	int kubelet_port;      /* where no Node says it (namespace scope) */
 };

@@ -133,7 +133,17 @@ static char *read_cooldown(const struct key_spec *k, const char *value, struct a
 	return duration_parse(value, &p->cooldown_ms, &err) < 0 ? err : NULL;
 }
 
-/* mode, allow-copy, scope: one of two words, the second sets a flag of the policy. */
+/* mode: grow, recommend (Events only) or off (no autoresize: opts out of a namespace's or class's policy). */
+static char *read_mode(const struct key_spec *k, const char *value, struct autoresize_policy *p)
+{
+	if (strcmp(value, "grow") && strcmp(value, "recommend") && strcmp(value, "off"))
+		return xasprintf("\"%s\" is not a mode; use %s", value, k->accepts);
+	p->recommend_only = !strcmp(value, "recommend");
+	p->off = !strcmp(value, "off");
+	return NULL;
+}
+
+/* allow-copy, scope: one of two words, the second sets a flag of the policy. */
 static char *read_choice(const struct key_spec *k, const char *value, struct autoresize_policy *p)
 {
 	bool second = !strcmp(value, k->words[1]);
@@ -159,12 +169,7 @@ static const struct key_spec keys[KEYS] = {
 	[KEY_COOLDOWN] = {.name = "cooldown",
 			  .accepts = "a duration, e.g. cooldown=6h, cooldown=30m or cooldown=0s",
 			  .read = read_cooldown},
-	[KEY_MODE] = {.name = "mode",
-		      .accepts = "grow or recommend",
-		      .read = read_choice,
-		      .words = {"grow", "recommend"},
-		      .noun = "a mode",
-		      .flag = offsetof(struct autoresize_policy, recommend_only)},
+	[KEY_MODE] = {.name = "mode", .accepts = "grow, recommend or off", .read = read_mode},
 	[KEY_ALLOW_COPY] = {.name = "allow-copy",
 			    .accepts = "true or false",
 			    .read = read_choice,
@@ -262,6 +267,8 @@ static char *read_item(char *item, bool seen[KEYS], struct autoresize_policy *p)
 /* Checks that need the whole policy. NULL, or the refusal (new string). */
 static char *check_policy(const bool seen[KEYS], const struct autoresize_policy *p)
 {
+	if (p->off) /* an opt-out grows nothing: no max to give */
+		return NULL;
 	if (!seen[KEY_MAX])
 		return xstrdup("max: required (the size autoresize never grows past, e.g. max=500Gi)");
 	if (p->free_below_bytes >= p->max_bytes) {
@@ -282,8 +289,16 @@ int autoresize_policy_parse(const char *text, struct autoresize_policy *p, char 
 		.cooldown_ms = AUTORESIZE_DEFAULT_COOLDOWN_MS,
 	};
 	bool seen[KEYS] = {false};
-	char *copy = xstrdup(text ? text : ""), *next = NULL;
 	*why = NULL;
+	if (text && strlen(text) > AUTORESIZE_POLICY_TEXT_MAX) {
+		/* Read no further: the text is anyone's who may annotate, and every refusal goes into an Event. */
+		*why = xasprintf("the policy is %zu bytes long (at most %d); give each key once, e.g. "
+				 "used=80%%, step=20%%, max=500Gi",
+				 strlen(text), AUTORESIZE_POLICY_TEXT_MAX);
+		memset(p, 0, sizeof(*p));
+		return -1;
+	}
+	char *copy = xstrdup(text ? text : ""), *next = NULL;
 	for (char *item = copy; item && !*why; item = next) {
 		next = strchr(item, ',');
 		if (next)
@@ -300,7 +315,7 @@ int autoresize_policy_parse(const char *text, struct autoresize_policy *p, char 
 		memset(p, 0, sizeof(*p));
 		return -1;
 	}
-	if (!seen[KEY_USED] && !seen[KEY_FREE] && !seen[KEY_INODES])
+	if (!seen[KEY_USED] && !seen[KEY_FREE] && !seen[KEY_INODES] && !pol.off)
 		pol.used_percent = AUTORESIZE_DEFAULT_USED_PERCENT;
 	*p = pol;
 	return 0;

@@ -14,7 +14,9 @@
  *   step=10Gi         or by this quantity (default 20%)
  *   max=500Gi         never past this size (required)
  *   cooldown=6h       not again within this (default 6h; 0s allowed)
- *   mode=grow         or recommend: Events and metrics only
+ *   mode=grow         or recommend: Events and metrics only; or off: no
+ *                     autoresize (a workload's or namespace's opt-out of
+ *                     the policy below it; max not required)
  *   allow-copy=false  true: a class that cannot expand grows by copy
  *   scope=template    or claim: grow only the claim that crossed
  *
@@ -34,6 +36,9 @@
 /* On a StatefulSet/StatefulCluster: {"<template>": "<RFC 3339 time>"} of the last growth; on a claim (scope=claim): the time. */
 #define ANNOTATION_AUTORESIZE_LAST "stateful-operator.io/autoresize-last"
 
+/* A policy's text is read up to this many bytes; longer is refused whole. */
+#define AUTORESIZE_POLICY_TEXT_MAX 1024
+
 #define AUTORESIZE_DEFAULT_USED_PERCENT 80
 #define AUTORESIZE_DEFAULT_STEP_PERCENT 20
 #define AUTORESIZE_DEFAULT_COOLDOWN_MS (6LL * 3600 * 1000)
@@ -48,6 +53,7 @@ struct autoresize_policy {
 	int64_t max_bytes;
 	int64_t cooldown_ms;
 	bool recommend_only;
+	bool off;                 /* mode=off: nothing grows; the other fields mean nothing */
 	bool allow_copy;
 	bool per_claim;
 };
@@ -63,7 +69,8 @@ struct autoresize_policy {
  * value over 64 characters, percentages without "%" or out of range,
  * quantities quantity_parse refuses, zero or negative sizes, step and max
  * not whole bytes (free is rounded up to a byte), a bare number as step,
- * free not below max, no max. text NULL reads as "". Messages are
+ * free not below max, no max (but with mode=off), a text over
+ * AUTORESIZE_POLICY_TEXT_MAX bytes (not read further). text NULL reads as "". Messages are
  * printable ASCII (other bytes written \xNN) and under 1 kB, for Events.
  */
 int autoresize_policy_parse(const char *text, struct autoresize_policy *p, char **why)

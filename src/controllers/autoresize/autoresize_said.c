@@ -67,9 +67,12 @@ static void add_live(json_t *live, const json_t *ws)
 	}
 }
 
-void autoresize_said_prune(struct autoresize_said *m, const json_t *sets, const json_t *clusters)
+void autoresize_said_prune(struct autoresize_said *m, const json_t *sets, const json_t *clusters,
+			   const json_t *also)
 {
 	json_t *live = json_object();
+	if (also)
+		json_object_update(live, (json_t *)also);
 	add_live(live, sets);
 	add_live(live, clusters);
 	const char *key;

@@ -46,10 +46,13 @@ bool autoresize_said_forget(struct autoresize_said *m, const char *key);
 /*
  * Forgets every entry but those of a (workload, template) that sets or
  * clusters (arrays of StatefulSets, StatefulClusters; borrowed; either may
- * be NULL) carry a policy annotation for, and of workload-wide news
- * (template "*") of those workloads.
+ * be NULL) carry a policy annotation for, of workload-wide news
+ * (template "*") of those workloads, and of the subjects "<a>/<b>/<c>"
+ * that are keys of also (borrowed, may be NULL: the templates a
+ * Namespace's or StorageClass's policy covers, and those objects).
  */
-void autoresize_said_prune(struct autoresize_said *m, const json_t *sets, const json_t *clusters);
+void autoresize_said_prune(struct autoresize_said *m, const json_t *sets, const json_t *clusters,
+			   const json_t *also);
 size_t autoresize_said_size(const struct autoresize_said *m);
 
 #endif

@@ -5,11 +5,35 @@
 
 #include "client/kube_object.h"
 #include "controllers/cluster/cluster_plan_internal.h"
+#include "util/xalloc.h"
 
 /* What a retention policy does to a leaving member's claims, for the Events. */
-static const char *claims_fate(const char *policy)
+const char *cluster_claims_fate(const char *policy)
 {
 	return !strcmp(policy, "Delete") ? "deleted" : "kept";
+}
+
+void cluster_replace_member(struct plan *p, struct action *a, const struct identity *id, const char *type,
+			    const char *cause)
+{
+	long long members = (long long)json_array_size(json_object_get(p->state, "members"));
+	if (members > p->s.replicas) {
+		/* Scaling down anyway: this member is the one that goes, without a successor. */
+		cluster_set_state(p, a, "RemoveMember", cluster_state_change(p, id->n, "Replaced", 0, NULL, 0));
+		action_event(a, type, "MemberRemoved",
+			     "member %s %s while scaling to %lld: removed, not replaced; "
+			     "its claims are %s (whenReplaced: %s)",
+			     id->name, cause, p->s.replicas, cluster_claims_fate(p->s.when_replaced), p->s.when_replaced);
+	} else {
+		char added[300];
+		cluster_set_state(p, a, "ReplaceMember", cluster_state_change(p, id->n, "Replaced", 1, added, sizeof(added)));
+		action_event(a, type, "MemberReplaced",
+			     "member %s %s; replaced by %s with new claims; "
+			     "its claims are %s (whenReplaced: %s)",
+			     id->name, cause, added, cluster_claims_fate(p->s.when_replaced), p->s.when_replaced);
+		action_count(a, "stateful_operator_cluster_member_replacements_total", 1);
+	}
+	cluster_forget_request(p, a, id);
 }
 
 bool cluster_replace_failed(struct plan *p, struct action *a)
@@ -18,24 +42,9 @@ bool cluster_replace_failed(struct plan *p, struct action *a)
 		struct identity *id = &p->ids[i];
 		if (!id->member || !id->failure)
 			continue;
-		long long members = (long long)json_array_size(json_object_get(p->state, "members"));
-		if (members > p->s.replicas) {
-			/* Scaling down anyway: the failed member is the one that goes, without a successor. */
-			cluster_set_state(p, a, "RemoveMember", cluster_state_change(p, id->n, "Replaced", 0, NULL, 0));
-			action_event(a, "Warning", "MemberRemoved",
-				     "member %s failed (%s) while scaling to %lld: removed, not replaced; "
-				     "its claims are %s (whenReplaced: %s)",
-				     id->name, id->failure, p->s.replicas, claims_fate(p->s.when_replaced),
-				     p->s.when_replaced);
-			return true;
-		}
-		char added[300];
-		cluster_set_state(p, a, "ReplaceMember", cluster_state_change(p, id->n, "Replaced", 1, added, sizeof(added)));
-		action_event(a, "Warning", "MemberReplaced",
-			     "member %s failed (%s); replaced by %s with new claims; "
-			     "its claims are %s (whenReplaced: %s)",
-			     id->name, id->failure, added, claims_fate(p->s.when_replaced), p->s.when_replaced);
-		action_count(a, "stateful_operator_cluster_member_replacements_total", 1);
+		char *cause = xasprintf("failed (%s)", id->failure);
+		cluster_replace_member(p, a, id, "Warning", cause);
+		free(cause);
 		return true;
 	}
 	return false;
@@ -59,8 +68,9 @@ bool cluster_scale(struct plan *p, struct action *a)
 		cluster_set_state(p, a, "RemoveMember", cluster_state_change(p, victim->n, "Scaled", 0, NULL, 0));
 		action_event(a, "Normal", "MemberRemoved",
 			     "scaling to %lld: member %s (%s) goes; its claims are %s (whenScaled: %s)", p->s.replicas,
-			     victim->name, victim->ready ? "Ready" : "not Ready", claims_fate(p->s.when_scaled),
+			     victim->name, victim->ready ? "Ready" : "not Ready", cluster_claims_fate(p->s.when_scaled),
 			     p->s.when_scaled);
+		cluster_forget_request(p, a, victim);
 		return true;
 	}
 	return false;

@@ -63,6 +63,7 @@ static void read_spec(const json_t *cluster, struct spec *s)
 	s->unhealthy_ms = kube_obj_int(replace, "unhealthyAfterSeconds", NULL, CLUSTER_DEFAULT_UNHEALTHY_S) * 1000;
 	s->node_lost_ms = kube_obj_int(replace, "nodeLostAfterSeconds", NULL, CLUSTER_DEFAULT_NODE_LOST_S) * 1000;
 	s->grace_ms = kube_obj_int(replace, "startupGraceSeconds", NULL, CLUSTER_DEFAULT_STARTUP_GRACE_S) * 1000;
+	s->remove = json_object_get(spec, "removeMembers");
 }
 
 /* ---- the members as the cluster shows them ---- */
@@ -357,9 +358,11 @@ void cluster_plan(const struct cluster_inputs *in, struct action *a)
 			action_event(a, "Normal", "StateRebuilt",
 				     "identity state rebuilt from the pods and claims: next identity %s-%lld", p.name,
 				     (long long)json_integer_value(json_object_get(p.state, "next")));
-	} else if (!(cluster_ensure_revision(&p, a) || cluster_record_current_revision(&p, a) || cluster_replace_failed(&p, a) ||
-		     cluster_release(&p, a) || cluster_scale(&p, a) || cluster_start_members(&p, a) || cluster_roll(&p, a) ||
-		     cluster_fix_claim_owners(&p, a) || cluster_prune_revisions(&p, a))) {
+	} else if (!(cluster_refuse_removals(&p, a) || cluster_ensure_revision(&p, a) ||
+		     cluster_record_current_revision(&p, a) || cluster_remove_named(&p, a) || cluster_replace_failed(&p, a) ||
+		     cluster_release(&p, a) || cluster_replace_requested(&p, a) || cluster_scale(&p, a) ||
+		     cluster_start_members(&p, a) || cluster_roll(&p, a) || cluster_fix_claim_owners(&p, a) ||
+		     cluster_prune_revisions(&p, a))) {
 		json_t *st = cluster_desired_status(&p);
 		if (cluster_status_differs(json_object_get(in->cluster, "status"), st)) {
 			cluster_patch(&p, a, "UpdateStatus", json_pack("{s:o}", "status", st));
@@ -368,6 +371,8 @@ void cluster_plan(const struct cluster_inputs *in, struct action *a)
 			json_decref(st);
 			if (p.due_ms != LLONG_MAX)
 				a->verb = ACTION_WAIT;
+			if (p.replace_held)
+				cluster_replace_waiting(&p, a);
 		}
 	}
 	/* Conflict, already there, already gone: the cluster moved on; look again. */

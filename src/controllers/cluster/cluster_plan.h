@@ -25,7 +25,13 @@
  *             startupGraceSeconds after it started) is replaced by a new
  *             identity with new claims; its old claims follow whenReplaced.
  *   scaling   up: new identities; down: members not Ready first, then the
- *             newest; their claims follow whenScaled.
+ *             newest; their claims follow whenScaled. Members named in
+ *             spec.removeMembers go whatever replicas says (their claims
+ *             follow whenScaled); a name never handed out refuses the spec.
+ *   requests  annotation stateful-operator.io/replace-members names members
+ *             to rebuild: each is replaced as a failed one is, at most
+ *             maxUnavailable members down; a value naming anything but
+ *             members is refused and removed.
  *   updates   ControllerRevisions <name>-<hash> of spec.template, pruned to
  *             revisionHistoryLimit (revisions in use are kept). RollingUpdate:
  *             members ranked by identity; those ranked below partition keep
@@ -40,7 +46,8 @@
  *
  * Where: cluster_plan.c reads the spec, the members and the state and
  * picks the step in order; cluster_members.c replaces failed members,
- * scales, releases former members and starts members; cluster_update.c
+ * scales, releases former members and starts members; cluster_requests.c
+ * removes and replaces the members the user names; cluster_update.c
  * keeps the revisions and rolls the update; cluster_status.c computes the
  * status; cluster_state.c is what every step writes with (patches, the
  * state changed, who goes first); cluster_objects.c builds the pods,

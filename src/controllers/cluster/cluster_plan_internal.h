@@ -26,6 +26,7 @@ struct spec {
 	long long history;
 	const char *when_deleted, *when_scaled, *when_replaced;
 	long long unhealthy_ms, node_lost_ms, grace_ms;
+	const json_t *remove; /* spec.removeMembers: identities that must not be members (array of strings, or NULL) */
 };
 
 /* An identity n: its pod, its claims, whether it is a member and how it fares. */
@@ -63,6 +64,9 @@ struct plan {
 	char *update_rev;        /* <name>-<hash> */
 	const json_t *update_obj; /* its ControllerRevision, or NULL */
 	const char *current_rev;  /* status.currentRevision when that revision still exists, else update_rev */
+	/* A replacement asked for (ANNOTATION_CLUSTER_REPLACE) that maxUnavailable holds back, or NULL. */
+	const struct identity *replace_held;
+	int down; /* with replace_held: members unavailable now */
 };
 
 /* ---- cluster_state.c: what every step shares (a leaf) ---- */
@@ -86,6 +90,27 @@ bool cluster_in_array(const json_t *array, const char *s);
 bool cluster_goes_before(const struct identity *id, const struct identity *than);
 /* True when the member's pod runs revision rev (its controller-revision-hash label). */
 bool cluster_at_revision(const struct identity *id, const char *rev);
+/* A member unavailable now: no pod, going, not available, or on a lost node. */
+bool cluster_member_down(const struct identity *id);
+/* How many members are so. */
+int cluster_members_down(const struct plan *p);
+
+/* The most names one replace-members annotation may hold. */
+#define CLUSTER_MAX_REQUESTED 64
+/*
+ * The names of the replace-members annotation (ANNOTATION_CLUSTER_REPLACE),
+ * trimmed, empty ones kept as "", at most CLUSTER_MAX_REQUESTED + 1: a new
+ * array, or NULL when there is no annotation.
+ */
+json_t *cluster_requested_names(const struct plan *p);
+/* Sets the replace-members annotation in a's patch (a SetState step) to value, or removes it (NULL). */
+void cluster_set_request(struct action *a, const char *value);
+/*
+ * After a SetState step (a) in which member id leaves: its name is taken
+ * out of the replace-members annotation in the same patch, so a request
+ * never outlives its member.
+ */
+void cluster_forget_request(const struct plan *p, struct action *a, const struct identity *id);
 
 /*
  * ---- the steps: each returns true when it chose a, false when it has
@@ -94,6 +119,16 @@ bool cluster_at_revision(const struct identity *id, const char *rev);
 
 /* cluster_members.c: a failed member gets a new identity (or, scaling down, none). */
 bool cluster_replace_failed(struct plan *p, struct action *a);
+/*
+ * Member id leaves for a new identity with new claims (scaling down: for
+ * none), its claims following whenReplaced: the SetState step, an Event of
+ * type saying "member <id> <cause>; ...", counted as a replacement.
+ */
+void cluster_replace_member(struct plan *p, struct action *a, const struct identity *id, const char *type,
+			    const char *cause);
+/* What a retention policy does to a leaving member's claims, for the Events: "deleted" or "kept". */
+const char *cluster_claims_fate(const char *policy);
+
 bool cluster_scale(struct plan *p, struct action *a);
 /* Identities no longer members: their pods go, then their claims as the policy says. */
 bool cluster_release(struct plan *p, struct action *a);
@@ -101,6 +136,19 @@ bool cluster_release(struct plan *p, struct action *a);
 bool cluster_start_members(struct plan *p, struct action *a);
 /* Claims carry an owner reference to the cluster exactly when whenDeleted is Delete. */
 bool cluster_fix_claim_owners(struct plan *p, struct action *a);
+
+/*
+ * cluster_requests.c: the members the user names. spec.removeMembers (an
+ * unknown name refuses the spec; the named members go, claims following
+ * whenScaled) and the replace-members annotation (a malformed one is
+ * refused and removed; the named members are replaced, maxUnavailable at a
+ * time).
+ */
+bool cluster_refuse_removals(struct plan *p, struct action *a);
+bool cluster_remove_named(struct plan *p, struct action *a);
+bool cluster_replace_requested(struct plan *p, struct action *a);
+/* Nothing else to do while p->replace_held waits for maxUnavailable: an Event on a (resting) saying so. */
+void cluster_replace_waiting(const struct plan *p, struct action *a);
 
 /* cluster_update.c */
 bool cluster_ensure_revision(struct plan *p, struct action *a);

@@ -20,10 +20,9 @@ bool cluster_roll(struct plan *p, struct action *a)
 	if (p->s.on_delete)
 		return false;
 	const struct identity *pick = NULL;
-	int down = 0; /* members unavailable now */
+	int down = cluster_members_down(p);
 	for (size_t i = 0; i < p->nids; i++) {
 		const struct identity *id = &p->ids[i];
-		down += id->member && (!id->pod || id->going || !id->available || id->node_lost);
 		if (!id->member || !id->pod || id->going || cluster_at_revision(id, cluster_target_revision(p, id)))
 			continue;
 		if (cluster_goes_before(id, pick))
