@@ -9,6 +9,12 @@
 #     and labelled; a pod there runs a real container on a real file system of the
 #     claim's size (local-fixed), reports through its termination message, and
 #     its volume's backing file is gone once the claim is deleted.
+#   - the second real node (unless LOCAL_CLUSTER_REAL_NODES=1): local-node-1 is Ready,
+#     tainted, labelled real-1, at 10.250.0.129; a claim of local-wffc used by a pod
+#     there gets its volume on local-node-1 (PV node affinity, backing file under
+#     node-1/volumes), the pod an IP of that node's range, and a pod on local-node-0
+#     fetches a file from it over the pod network (rsync daemon); deleting the claim
+#     deletes the volume there.
 # Everything it creates lives in one namespace, deleted on exit.
 set -euo pipefail
 
@@ -32,6 +38,38 @@ cleanup() {
 	verdict "testbed smoke" $rc
 }
 trap cleanup EXIT
+
+# A pod of the tools image on the real node labelled label (real: local-node-0,
+# real-1: local-node-1) running command (the text of a single-quoted YAML
+# string), with claim (if given) mounted at /data: YAML on stdout.
+tools_pod() { # name label restartPolicy command [claim]
+	cat <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: $1}
+spec:
+  restartPolicy: $3
+  nodeSelector: {stateful-operator.io/testbed-node: $2}
+  tolerations: [{key: stateful-operator.io/testbed-node, operator: Exists, effect: NoSchedule}]
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: main
+    image: localhost/testbed-tools:dev
+    imagePullPolicy: Never
+    command: [sh, -c, '$4']
+EOF
+	[ -z "${5:-}" ] || printf '    volumeMounts: [{name: data, mountPath: /data}]\n  volumes: [{name: data, persistentVolumeClaim: {claimName: %s}}]\n' "$5"
+}
+
+# Waits for the backing file of PV pv under <state>/<node dir>/volumes to go.
+wait_backing_file_gone() { # node-dir pv
+	local _
+	for _ in $(seq 1 100); do
+		[ -f "$LOCAL_CLUSTER_DIR/$1/volumes/$2.img" ] || return 0
+		sleep 0.3
+	done
+	fail "the backing file of $2 is still there ($1/volumes)"
+}
 
 kubectl create namespace "$NS" >/dev/null
 kubectl wait -n "$NS" --for=create serviceaccount/default --timeout="$WAIT" >/dev/null ||
@@ -147,22 +185,9 @@ spec:
   accessModes: [ReadWriteOnce]
   storageClassName: local-fixed
   resources: {requests: {storage: 32Mi}}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: real}
-spec:
-  restartPolicy: Never
-  nodeSelector: {stateful-operator.io/testbed-node: real}
-  tolerations: [{key: stateful-operator.io/testbed-node, operator: Exists, effect: NoSchedule}]
-  containers:
-  - name: main
-    image: localhost/testbed-tools:dev
-    imagePullPolicy: Never
-    command: [sh, -c, 'echo hello >/data/f && df -B1 /data | awk "NR == 2 { print \$2 }" >/dev/termination-log']
-    volumeMounts: [{name: data, mountPath: /data}]
-  volumes: [{name: data, persistentVolumeClaim: {claimName: real}}]
 EOF
+tools_pod real real Never 'echo hello >/data/f && df -B1 /data | awk "NR == 2 { print \$2 }" >/dev/termination-log' real |
+	kubectl apply -n "$NS" -f - >/dev/null
 kubectl wait -n "$NS" --for=jsonpath='{.status.phase}'=Succeeded pod/real --timeout="$WAIT" ||
 	fail "the pod on the real node did not Succeed"
 size=$(kubectl get -n "$NS" pod real -o jsonpath='{.status.containerStatuses[0].state.terminated.message}')
@@ -172,9 +197,53 @@ pv=$(kubectl get -n "$NS" pvc real -o jsonpath='{.spec.volumeName}')
 
 step "deleting the claim deletes the volume and its backing file"
 kubectl delete -n "$NS" pod/real pvc/real --wait=true --timeout="$WAIT" >/dev/null || fail "delete failed"
-for _ in $(seq 1 100); do
-	[ -f "$LOCAL_CLUSTER_DIR/node/volumes/$pv.img" ] || break
-	sleep 0.3
-done
-[ ! -f "$LOCAL_CLUSTER_DIR/node/volumes/$pv.img" ] || fail "the backing file of $pv is still there"
+wait_backing_file_gone node "$pv"
 ! kubectl get pv "$pv" >/dev/null 2>&1 || fail "PV $pv is still there"
+
+# The second real node (unless LOCAL_CLUSTER_REAL_NODES=1).
+[ "${LOCAL_CLUSTER_REAL_NODES:-2}" -ge 2 ] || exit 0
+
+step "the second real node: Ready, tainted, labelled real-1, its own address"
+[ "$(kubectl get node local-node-1 -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ] ||
+	fail "local-node-1 is not Ready"
+[ "$(kubectl get node local-node-1 -o jsonpath='{.metadata.labels.stateful-operator\.io/testbed-node}/{.spec.taints[0].key}')" = \
+	real-1/stateful-operator.io/testbed-node ] || fail "local-node-1 lacks its label or taint"
+[ "$(kubectl get node local-node-1 -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}')" = 10.250.0.129 ] ||
+	fail "local-node-1's InternalIP is not 10.250.0.129"
+
+step "a pod on local-node-1 on a volume made there (local-wffc), reached from a pod on local-node-0"
+# The server: an rsync daemon on its volume; the client on the other node
+# fetches a file from it over the pod network and reports it.
+kubectl apply -n "$NS" -f - >/dev/null <<'EOF2'
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: far}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: local-wffc
+  resources: {requests: {storage: 300Mi}}
+EOF2
+tools_pod far real-1 Always 'echo from-local-node-1 >/data/f && printf "[data]\npath = /data\nread only = true\nuse chroot = false\nuid = 0\ngid = 0\n" >/tmp/r.conf && exec rsync --daemon --no-detach --port=8730 --config=/tmp/r.conf' far |
+	kubectl apply -n "$NS" -f - >/dev/null
+kubectl wait -n "$NS" --for=jsonpath='{.status.phase}'=Running pod/far --timeout="$WAIT" >/dev/null ||
+	fail "the pod on local-node-1 did not start"
+[ "$(kubectl get -n "$NS" pod far -o jsonpath='{.spec.nodeName}')" = local-node-1 ] || fail "pod far is not on local-node-1"
+ip=$(kubectl get -n "$NS" pod far -o jsonpath='{.status.podIP}')
+[[ $ip =~ ^10\.250\.0\.([0-9]+)$ ]] && ((BASH_REMATCH[1] >= 130 && BASH_REMATCH[1] <= 254)) ||
+	fail "pod far's IP '$ip' is not in local-node-1's range 10.250.0.130-254"
+pv=$(kubectl get -n "$NS" pvc far -o jsonpath='{.spec.volumeName}')
+[ "$(kubectl get pv "$pv" -o jsonpath='{.spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values[0]}')" = \
+	local-node-1 ] || fail "PV $pv is not bound to local-node-1"
+[ -f "$LOCAL_CLUSTER_DIR/node-1/volumes/$pv.img" ] || fail "no backing file for $pv under node-1/volumes"
+# The daemon may take a moment to listen after its pod runs: a few tries.
+tools_pod near real Never "for i in \$(seq 20); do rsync rsync://$ip:8730/data/f /tmp/f && break; sleep 0.5; done; cat /tmp/f >/dev/termination-log" |
+	kubectl apply -n "$NS" -f - >/dev/null
+kubectl wait -n "$NS" --for=jsonpath='{.status.phase}'=Succeeded pod/near --timeout="$WAIT" >/dev/null ||
+	fail "the pod on local-node-0 could not fetch from $ip (pod network between the nodes)"
+[ "$(kubectl get -n "$NS" pod near -o jsonpath='{.spec.nodeName}')" = local-node-0 ] || fail "pod near is not on local-node-0"
+got=$(kubectl get -n "$NS" pod near -o jsonpath='{.status.containerStatuses[0].state.terminated.message}')
+[ "$got" = from-local-node-1 ] || fail "the pod on local-node-0 read '$got' from local-node-1, not from-local-node-1"
+
+step "deleting the claim on local-node-1 deletes its volume there"
+kubectl delete -n "$NS" pod/far pod/near pvc/far --wait=true --timeout="$WAIT" >/dev/null || fail "delete failed"
+wait_backing_file_gone node-1 "$pv"

@@ -57,8 +57,8 @@ static int64_t size_bytes(const char *s)
 	return whole_mib(v);
 }
 
-/* The PV of claim pvc: at path, a file system of fstype, or (fstype NULL) a device in volumeMode Block. */
-static json_t *persistent_volume(const struct local_provisioner *p, const json_t *pvc, const json_t *sc,
+/* The PV of claim pvc on node: at path, a file system of fstype, or (fstype NULL) a device in volumeMode Block. */
+static json_t *persistent_volume(const struct local_node *node, const json_t *pvc, const json_t *sc,
 				 const char *pv_name, const char *path, const char *fstype)
 {
 	const char *reclaim = kube_obj_str(sc, "reclaimPolicy");
@@ -74,7 +74,7 @@ static json_t *persistent_volume(const struct local_provisioner *p, const json_t
 		"kind", "PersistentVolumeClaim", "namespace", kube_obj_str(pvc, "metadata.namespace"), "name",
 		kube_obj_str(pvc, "metadata.name"), "uid", kube_obj_str(pvc, "metadata.uid"), "local", "path", path,
 		"fsType", fstype, "nodeAffinity", "required", "nodeSelectorTerms", "matchExpressions", "key",
-		"kubernetes.io/hostname", "operator", "In", "values", p->node);
+		"kubernetes.io/hostname", "operator", "In", "values", node->name);
 	return pv;
 }
 
@@ -92,6 +92,13 @@ int local_provision(struct local_provisioner *p, const char *ns, const char *nam
 		goto out;
 	}
 	if (!local_claim_needs_volume(pvc)) {
+		rc = 0;
+		goto out;
+	}
+	/* A node not ours: nothing to do until the claim changes (it is looked at again then). */
+	const struct local_node *node = local_nodes_for_claim(&p->nodes, pvc, &fail);
+	if (!node) {
+		log_warn(COMPONENT, "%s/%s: %s", ns, name, fail);
 		rc = 0;
 		goto out;
 	}
@@ -119,20 +126,20 @@ int local_provision(struct local_provisioner *p, const char *ns, const char *nam
 	}
 	/* A claim in volumeMode Block gets the loop device itself, as a CSI driver hands a raw volume. */
 	bool block = is(kube_obj_str(pvc, "spec.volumeMode"), "Block");
-	if (block ? local_volume_create_block(p->dir, pv_name, bytes, &path, &fail) < 0
-		  : local_volume_create(p->dir, pv_name, bytes, fstype, &fail) < 0) {
+	if (block ? local_volume_create_block(node->dir, pv_name, bytes, &path, &fail) < 0
+		  : local_volume_create(node->dir, pv_name, bytes, fstype, &fail) < 0) {
 		log_warn(COMPONENT, "%s/%s: making the volume: %s", ns, name, fail);
 		goto out;
 	}
 	if (!block)
-		path = local_volume_path(p->dir, pv_name);
-	pv = persistent_volume(p, pvc, sc, pv_name, path, block ? NULL : fstype);
+		path = local_volume_path(node->dir, pv_name);
+	pv = persistent_volume(node, pvc, sc, pv_name, path, block ? NULL : fstype);
 	if (kube_create(p->client, &KUBE_PVS, NULL, pv, NULL, &err) < 0 && err.code != 409) {
 		log_warn(COMPONENT, "%s/%s: create pv %s: %s", ns, name, pv_name, err.message);
 		goto out;
 	}
 	log_info(COMPONENT, "%s/%s: pv %s: %s %lld bytes on %s (%s)", ns, name, pv_name, block ? "Block" : fstype,
-		 (long long)bytes, p->node, path);
+		 (long long)bytes, node->name, path);
 	rc = 0;
 out:
 	free(path);
@@ -160,7 +167,13 @@ int local_release(struct local_provisioner *p, const char *pv_name, long *requeu
 		rc = 0;
 		goto out;
 	}
-	int gone = local_volume_delete(p->dir, pv_name, &fail);
+	const struct local_node *node = local_nodes_of_volume(&p->nodes, pv);
+	if (!node) {
+		log_warn(COMPONENT, "pv %s: bound to no node this resizer serves (--local-node); left alone", pv_name);
+		rc = 0;
+		goto out;
+	}
+	int gone = local_volume_delete(node->dir, pv_name, &fail);
 	if (gone < 0) {
 		log_warn(COMPONENT, "pv %s: deleting the volume: %s", pv_name, fail);
 		goto out;
@@ -190,13 +203,18 @@ bool local_provisioner_owns(const json_t *pv)
 
 int local_provisioner_grow(struct local_provisioner *p, const json_t *pv, int64_t bytes)
 {
-	if (!p->dir || !local_provisioner_owns(pv))
+	if (!p->nodes.n || !local_provisioner_owns(pv))
 		return 0;
 	const char *name = kube_obj_str(pv, "metadata.name");
+	const struct local_node *node = local_nodes_of_volume(&p->nodes, pv);
+	if (!node) {
+		log_warn(COMPONENT, "pv %s: bound to no node this resizer serves (--local-node)", name);
+		return -1;
+	}
 	char *fail = NULL;
 	bool block = is(kube_obj_str(pv, "spec.volumeMode"), "Block");
-	if ((block ? local_volume_grow_block(p->dir, name, whole_mib(bytes), &fail)
-		   : local_volume_grow(p->dir, name, whole_mib(bytes), &fail)) < 0) {
+	if ((block ? local_volume_grow_block(node->dir, name, whole_mib(bytes), &fail)
+		   : local_volume_grow(node->dir, name, whole_mib(bytes), &fail)) < 0) {
 		log_warn(COMPONENT, "pv %s: growing to %lld bytes: %s", name, (long long)bytes, fail);
 		free(fail);
 		return -1;

@@ -1,7 +1,8 @@
 /*
- * The test bed's provisioner for the real node's StorageClasses
+ * The test bed's provisioner for the real nodes' StorageClasses
  * (provisioner testbed.stateful-operator.io/local): a Pending claim gets a
- * `local` PV on that node, backed by a file system of the requested size
+ * `local` PV on one of the real nodes (local_nodes.h: the one the claim
+ * names, else the first), backed by a file system of the requested size
  * (local_volume.h), pre-bound to the claim (a claim in volumeMode Block: a
  * Block PV whose path is the loop device itself, no file system, with any of
  * these classes); a Released PV of reclaim policy
@@ -18,13 +19,13 @@
 #include <jansson.h>
 
 #include "client/kube_client.h"
+#include "local_nodes.h"
 
 #define LOCAL_PROVISIONER_NAME "testbed.stateful-operator.io/local"
 
 struct local_provisioner {
 	struct kube_client *client; /* borrowed */
-	const char *dir;            /* backing files and mount points */
-	const char *node;           /* the node the PVs are bound to */
+	struct local_nodes nodes;   /* where the volumes go, each node its own dir; none: not served */
 };
 
 /* Informer filters: a claim waiting for us; a PV of ours to delete. */

@@ -6,10 +6,11 @@
  * is accepted and then nothing happens. A test tool, not product code.
  *
  *   testbed-pvc-resizer [--kubeconfig PATH] [--class NAME]... [--log-level LEVEL]
- *                       [--local-volumes DIR --local-node NAME]
+ *                       [--local-volumes DIR --local-node NAME]...
  *
- * With --local-volumes it also provisions, grows and deletes the real node's
- * volumes (local_provisioner.h). For those, the PV's capacity grows only with
+ * With --local-volumes it also provisions, grows and deletes the real nodes'
+ * volumes (local_provisioner.h): one pair of flags per node, the first the
+ * default node (local_nodes.h). For those, the PV's capacity grows only with
  * the real file system: at the finish in online mode, and in offline mode
  * once the pods that had the claim mounted are gone (a real kubelet would
  * otherwise finish the expansion itself as soon as the PV is bigger).
@@ -105,7 +106,7 @@ struct resizer {
 	int nclasses;
 	/* "ns/name" -> struct attempt; main thread only. */
 	struct hashmap attempts;
-	/* The real node's volumes; local.dir NULL = not served (no --local-volumes). */
+	/* The real nodes' volumes; local.nodes.n 0 = not served (no --local-volumes). */
 	struct local_provisioner local;
 	/* volumeAttributesClass changes. */
 	struct pvc_modifier modifier;
@@ -630,7 +631,7 @@ static bool old_pod_left(const struct attempt *a, const json_t *pods)
 /* The claim's volume is a real one of the test bed (local_provisioner.h). */
 static bool real_volume(struct resizer *r, const struct observed *o)
 {
-	if (!r->local.dir)
+	if (!r->local.nodes.n)
 		return false;
 	json_t *pv = store_get(informer_store(r->pvs), o->volume);
 	bool real = pv && local_provisioner_owns(pv);
@@ -642,7 +643,7 @@ static bool real_volume(struct resizer *r, const struct observed *o)
 static int grow_backing(struct resizer *r, const struct observed *o)
 {
 	int64_t bytes;
-	if (!r->local.dir || quantity_to_int64(&o->request, &bytes) < 0)
+	if (!r->local.nodes.n || quantity_to_int64(&o->request, &bytes) < 0)
 		return 0;
 	json_t *pv = store_get(informer_store(r->pvs), o->volume);
 	int rc = pv ? local_provisioner_grow(&r->local, pv, bytes) : 0;
@@ -905,7 +906,7 @@ static void enqueue_pvs_missing_class(struct resizer *r, const char *uid, const 
 static void pvc_changed(void *ctx, const json_t *obj)
 {
 	struct resizer *r = ctx;
-	if (r->local.dir && local_claim_needs_volume(obj)) {
+	if (r->local.nodes.n && local_claim_needs_volume(obj)) {
 		char *key = kube_obj_key(obj);
 		enqueue_prefixed(r, KEY_PROVISION, key);
 		free(key);
@@ -963,7 +964,7 @@ static void pod_updated(void *ctx, const json_t *old, const json_t *pod)
 static void pv_changed(void *ctx, const json_t *pv)
 {
 	struct resizer *r = ctx;
-	if (r->local.dir && local_volume_releasable(pv))
+	if (r->local.nodes.n && local_volume_releasable(pv))
 		enqueue_prefixed(r, KEY_RELEASE, kube_obj_str(pv, "metadata.name"));
 	enqueue_if_needed(ctx, kube_obj_str(pv, "spec.claimRef.namespace"),
 			  kube_obj_str(pv, "spec.claimRef.name"));
@@ -1058,9 +1059,10 @@ static const char usage[] =
 	"Completes PVC expansions on the test bed like a CSI external-resizer.\n"
 	"  --kubeconfig PATH   default $KUBECONFIG, then ~/.kube/config\n"
 	"  --class NAME        StorageClass to serve; repeatable (default: expandable)\n"
-	"  --local-volumes DIR provision the real node's volumes (provisioner\n"
+	"  --local-volumes DIR provision a real node's volumes (provisioner\n"
 	"                      " LOCAL_PROVISIONER_NAME "): backing files and mounts in DIR\n"
-	"  --local-node NAME   the node those volumes are on (with --local-volumes)\n"
+	"  --local-node NAME   the node those volumes are on; one pair per node (the\n"
+	"                      first: claims that name no node), repeatable\n"
 	"  --log-level LEVEL   error, warn, info (default), debug\n"
 	"Mode: ConfigMap kube-system/" CONFIG_NAME " keys mode (online|offline|fail|slow) and\n"
 	"delay (e.g. 3s); per PVC the annotations " ANN_MODE " and " ANN_DELAY ".\n"
@@ -1098,6 +1100,8 @@ int main(int argc, char **argv)
 	bool sig_started = false;
 	struct event_recorder *events = NULL;
 	pthread_t sig_thread;
+	const char *local_dirs[LOCAL_NODES_MAX], *local_names[LOCAL_NODES_MAX];
+	size_t ndirs = 0, nnames = 0;
 
 	sigset_t signals;
 	sigemptyset(&signals);
@@ -1131,10 +1135,16 @@ int main(int argc, char **argv)
 			}
 			break;
 		case OPT_LOCAL_VOLUMES:
-			r.local.dir = optarg;
-			break;
 		case OPT_LOCAL_NODE:
-			r.local.node = optarg;
+			if ((c == OPT_LOCAL_NODE ? nnames : ndirs) == LOCAL_NODES_MAX) {
+				fprintf(stderr, "testbed-pvc-resizer: at most %d real nodes\n", LOCAL_NODES_MAX);
+				status = 2;
+				goto out;
+			}
+			if (c == OPT_LOCAL_NODE)
+				local_names[nnames++] = optarg;
+			else
+				local_dirs[ndirs++] = optarg;
 			break;
 		case OPT_HELP:
 			fputs(usage, stdout);
@@ -1153,11 +1163,15 @@ int main(int argc, char **argv)
 	}
 	if (!r.nclasses)
 		r.classes[r.nclasses++] = "expandable";
-	if ((r.local.dir == NULL) != (r.local.node == NULL)) {
-		fprintf(stderr, "testbed-pvc-resizer: --local-volumes and --local-node go together\n");
+	if (ndirs != nnames) {
+		fprintf(stderr, "testbed-pvc-resizer: --local-volumes and --local-node go in pairs "
+				"(%zu and %zu given)\n", ndirs, nnames);
 		status = 2;
 		goto out;
 	}
+	for (size_t k = 0; k < ndirs; k++) /* the n-th directory with the n-th name */
+		if (local_nodes_add(&r.local.nodes, local_names[k], local_dirs[k]) < 0)
+			abort(); /* at most LOCAL_NODES_MAX, counted above */
 	log_setup(level, LOG_FORMAT_TEXT);
 
 	if (kubeconfig_load(kubeconfig, NULL, &cfg, &err) < 0) {

@@ -6,6 +6,11 @@
  * pods mount (the test and the node are one machine): manifests of its
  * volume at every start and stop, and df. Failures abort the test through
  * cmocka's fail_msg. Test-only; call from the test's thread.
+ *
+ * The workloads select RN_NODE_LABEL=real, which only local-node-0 carries:
+ * the bed's second real node, local-node-1, is labelled real-1 (same taint),
+ * so these tests never land there; its volumes come from class local-wffc
+ * or a claim annotated volume.kubernetes.io/selected-node: local-node-1.
  */
 #ifndef SOP_RN_REALNODE_H
 #define SOP_RN_REALNODE_H
