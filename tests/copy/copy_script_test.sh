@@ -409,6 +409,20 @@ check "forged-delta: checksummed everything and copied the file again" \
 check "forged-delta: did not take the mark" bash -c "! grep -q 'changed since the precopy' '$work/forged-delta.out'"
 same_tree forged-delta "$tick/src" "$tick/dst"
 
+# A target ls cannot read (an I/O error, say) is not taken for empty: it may
+# hold an earlier attempt's files, into which cp -a must not write.
+nols=$work/nols-bin
+mkdir "$nols"
+printf '#!/bin/sh\necho "ls: reading directory: Input/output error" >&2\nexit 2\n' >"$nols/ls"
+chmod +x "$nols/ls"
+mkdir -p "$work/unreadable/src" "$work/unreadable/dst"
+head -c 6000000 /dev/urandom >"$work/unreadable/src/big" # large: cp would take it
+run unreadable PATH="$nols:$PATH" -- full 0 "$work/unreadable/src" "$work/unreadable/dst"
+expect_rc unreadable 0
+check "unreadable: no first copy by cp -a into a target ls could not read" \
+	bash -c "! grep -q 'first copy by cp' '$work/unreadable.out'"
+same_tree unreadable "$work/unreadable/src" "$work/unreadable/dst"
+
 # A difference the delta's quick check cannot see (same size and mtime, as
 # when the precopy read a file within one timestamp tick of a write) is
 # found by the verify and copied again by checksum.

@@ -253,11 +253,13 @@ while [ $i -le $npairs ]; do
 		continue
 	fi
 	# A target holding nothing (or only an empty lost+found, as mkfs leaves
-	# it) gets its first copy by cp (see cp_pair).
+	# it) gets its first copy by cp (see cp_pair). Only one that ls read and
+	# found empty ("?": it failed): an unreadable target may hold an earlier
+	# attempt's files, into which cp must not write.
 	empty=0
-	case $(ls -A -- "$d" 2>/dev/null | head -n 2) in
+	case $({ ls -A -- "$d" 2>/dev/null || echo '?'; } | head -n 2) in
 	'') empty=1 ;;
-	lost+found) [ -n "$(ls -A -- "$d/lost+found" 2>/dev/null | head -n 1)" ] || empty=1 ;;
+	lost+found) [ -n "$({ ls -A -- "$d/lost+found" 2>/dev/null || echo '?'; } | head -n 1)" ] || empty=1 ;;
 	esac
 	# rsync's own count: the same entries and sizes the copy reports.
 	if ! rsync -aHAXSx --numeric-ids --modify-window=-1 --delete --dry-run --stats --no-h "$s/" "$d/" >"$tmp/stats" 2>"$tmp/stats.err"; then
