@@ -361,12 +361,23 @@ progress() {
 floor_bytes=0
 floor_files=0
 
-if sleep 0.2 2>/dev/null; then
-	tick=0.2 ticks_per_report=10
-else
-	tick=1 ticks_per_report=2
-fi
-ticks=0
+# The loops that watch cp or rsync report every 2 s and end as soon as the
+# job does: the job's subshell sends USR1 when it ends, which cuts the wait
+# for the nap short. One sleep per report, not a poll every 0.2 s: under a
+# tight CPU limit (copy-resources) a fork per tick starved the reports.
+job_ended=0
+trap 'job_ended=1' USR1
+nap() { # the flag is taken once: a late signal costs one early report, never a busy loop
+	if [ "$job_ended" = 1 ]; then
+		job_ended=0
+		return 0
+	fi
+	sleep 2 &
+	napper=$!
+	wait "$napper" 2>/dev/null
+	kill "$napper" 2>/dev/null
+	napper=""
+}
 
 # cp_pair I: the first copy of pair I, of large files, into an empty target by GNU cp -a
 # (links, xattrs and ACLs, holes, owners by number, nanosecond times, one
@@ -382,18 +393,18 @@ cp_pair() {
 	base=$(used_kib "$d")
 	case $base in '' | *[!0-9]*) return 0 ;; esac
 	rm -f "$tmp/cp.rc" "$tmp/cp.err"
+	job_ended=0
 	{
 		cp -a --one-file-system -- "$s/." "$d/" 2>"$tmp/cp.err" &
 		echo $! >"$tmp/pid"
 		wait $!
 		echo $? >"$tmp/cp.rc"
+		kill -USR1 $$ 2>/dev/null
 	} &
 	cp_job=$!
 	while [ ! -s "$tmp/cp.rc" ] && kill -0 "$cp_job" 2>/dev/null; do
-		sleep $tick
-		ticks=$((ticks + 1))
-		[ $ticks -ge $ticks_per_report ] || continue
-		ticks=0
+		nap
+		[ ! -s "$tmp/cp.rc" ] || break
 		used=$(used_kib "$d")
 		case $used in '' | *[!0-9]*) continue ;; esac
 		b=$(((used - base) * 1024))
@@ -417,7 +428,11 @@ cp_pair() {
 
 # used_kib DIR: KiB in use on DIR's file system (GNU stat, as cp_pair is).
 used_kib() {
-	stat -f -c '%b %f %S' -- "$1" 2>/dev/null | awk '{ printf "%.0f\n", ($1 - $2) * $3 / 1024 }'
+	# shellcheck disable=SC2046 # three numbers, split on purpose
+	set -- $(stat -f -c '%b %f %S' -- "$1" 2>/dev/null)
+	[ $# -eq 3 ] || return 0
+	case "$1$2$3" in *[!0-9]*) return 0 ;; esac
+	echo $((($1 - $2) * $3 / 1024))
 }
 
 # Whether cp_pair may run: GNU cp (busybox cp keeps no ACLs or holes).
@@ -435,6 +450,7 @@ copy_pair() {
 	pair "$1"
 	rm -f "$tmp/rc" "$tmp/pid" "$tmp/error" "$tmp/done"
 	: >"$tmp/state"
+	job_ended=0
 	cur_bytes=0
 	cur_files=0
 	{
@@ -443,7 +459,7 @@ copy_pair() {
 		echo $! >"$tmp/pid"
 		wait $!
 		echo $? >"$tmp/rc"
-	} | split_lines | stream_awk -v state="$tmp/state" -v errfile="$tmp/error" -v donefile="$tmp/done" '
+	} | split_lines | stream_awk -v state="$tmp/state" -v errfile="$tmp/error" -v donefile="$tmp/done" -v parent=$$ '
 		function save() {
 			printf "%.0f %.0f\n", unmoved + moved, files > state
 			close(state)
@@ -483,15 +499,14 @@ copy_pair() {
 			if (first != "")
 				print first > errfile
 			print "" > donefile
+			close(donefile)
+			system("kill -USR1 " parent " 2>/dev/null")
 		}' &
 	stream=$!
 	while [ ! -e "$tmp/done" ] && kill -0 "$stream" 2>/dev/null; do
-		sleep $tick
-		ticks=$((ticks + 1))
-		if [ $ticks -ge $ticks_per_report ]; then
-			ticks=0
-			progress
-		fi
+		nap
+		[ ! -e "$tmp/done" ] || break
+		progress
 	done
 	wait "$stream"
 	stream=""
