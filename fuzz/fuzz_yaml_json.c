@@ -73,6 +73,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	char *text = json_dumps(doc, JSON_ENCODE_ANY | JSON_COMPACT);
 	FUZZ_CHECK(text != NULL, "an accepted tree serialises");
+	/*
+	 * YAML reads U+2028 and U+2029 (which a "\L" or "\P" escape makes, and
+	 * which JSON writes raw) as line breaks and folds them: such text is not
+	 * read back the same, by YAML's definition, not by a fault of ours.
+	 */
+	if (strstr(text, "\xe2\x80\xa8") || strstr(text, "\xe2\x80\xa9")) {
+		free(text);
+		json_decref(doc);
+		return 0;
+	}
 	json_t *again = NULL;
 	if (yaml_to_json(text, strlen(text), &again, &msg) < 0) {
 		free(msg);

@@ -134,6 +134,7 @@ spec:
     command: ["sh", "-c", "rm -rf /data/*"]
     volumeMounts: [{name: data, mountPath: /data}]
 '
+seed yaml_json paragraph_separator '{"a\\Pb": ["\\L"]}'
 seed yaml_json scalars 'a: null
 b: ~
 c: true
